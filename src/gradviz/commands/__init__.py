@@ -1,0 +1,1 @@
+"""Subcommands of `python -m gradviz`, one module each."""

@@ -1,0 +1,1 @@
+"""Streamlit pages. The only package in gradviz that imports streamlit."""
