@@ -1,0 +1,227 @@
+"""Interpreter state -> GraphModel: the autograd graph as plain data.
+
+Nodes are the tensors a program named (with value and gradient) and the backward
+functions between them (PowBackward0, MeanBackward0, ...). A leaf's AccumulateGrad
+node is folded into the leaf itself: it is where `x.grad` comes from. Edges point
+the way data flows forward (inputs -> function -> output), as torchviz draws them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from gradviz import tables
+from gradviz.explain import rule_for
+from gradviz.run import Interpreter, TensorInfo, _walk_graph, tensor_values
+
+
+@dataclass
+class GraphNode:
+    id: str
+    kind: str  # tensor | function
+    title: str  # a tensor's label, or a function's name
+    role: str  # leaf | intermediate | output | untracked | function
+    tensor: str | None = None  # TensorInfo.id for tensor nodes
+    rule: str | None = None
+    saved: list[tuple[str, str]] = field(default_factory=list)
+    shape: list[int] | None = None  # for unnamed leaves
+
+
+@dataclass
+class GraphEdge:
+    src: str
+    dst: str
+
+
+@dataclass
+class GraphModel:
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+    tensors: list[TensorInfo] = field(default_factory=list)
+
+    def node(self, node_id: str) -> GraphNode | None:
+        return next((n for n in self.nodes if n.id == node_id), None)
+
+    def tensor_info(self, tensor_id: str | None) -> TensorInfo | None:
+        return next((t for t in self.tensors if t.id == tensor_id), None)
+
+    def by_title(self, title: str) -> GraphNode | None:
+        return next((n for n in self.nodes if n.title == title), None)
+
+
+def _note(binding, tensor: torch.Tensor) -> str | None:
+    if tensor.requires_grad:
+        return None
+    if binding.no_grad:
+        return "made under torch.no_grad(): autograd recorded nothing"
+    if binding.op in ("detach", "detach_"):
+        return "detached: cut out of the graph, no gradient flows through it"
+    if binding.op in tables.CONSTRUCTORS or binding.op in ("Constant", "List"):
+        return "requires_grad=False: a constant as far as autograd is concerned"
+    return "none of its inputs requires grad, so autograd recorded nothing"
+
+
+def _saved_values(fn) -> list[tuple[str, str]]:
+    out = []
+    for attr in dir(fn):
+        if not attr.startswith("_saved_"):
+            continue
+        try:
+            value = getattr(fn, attr)
+        except RuntimeError:
+            out.append((attr[len("_saved_") :], "(freed by backward)"))
+            continue
+        if isinstance(value, torch.Tensor):
+            shape = "x".join(map(str, value.shape)) or "scalar"
+            out.append((attr[len("_saved_") :], f"{shape} {tensor_values(value)[1]}"))
+        elif value is None:
+            continue
+        else:
+            text = repr(value)
+            out.append((attr[len("_saved_") :], text if len(text) <= 40 else text[:39] + "…"))
+    return out
+
+
+def build_graph(interp: Interpreter) -> GraphModel:
+    model = GraphModel()
+    registry = interp.registry
+
+    # 1. One TensorInfo per distinct tensor a program named (aliases share a node).
+    seen: dict[int, TensorInfo] = {}
+    name_counts: dict[str, int] = {}
+    for b in interp.bindings:
+        name_counts[b.name] = name_counts.get(b.name, 0) + 1
+    tensor_of: dict[str, torch.Tensor] = {}
+    for b in interp.bindings:
+        t = b.tensor
+        if id(t) in seen:
+            info = seen[id(t)]
+            if b.name not in info.label.split(" = "):
+                info.label = f"{info.label} = {b.name}"
+            continue
+        label = b.name if name_counts[b.name] == 1 else f"{b.name}·L{b.line}"
+        value, preview = tensor_values(t)
+        grad = t.grad if (t.is_leaf or t.retains_grad) else None
+        grad_value, grad_preview = tensor_values(grad) if grad is not None else (None, None)
+        info = TensorInfo(
+            id=f"t{len(model.tensors)}",
+            name=b.name,
+            label=label,
+            line=b.line,
+            expr=b.expr,
+            shape=list(t.shape),
+            dtype=str(t.dtype).replace("torch.", ""),
+            device=str(t.device),
+            requires_grad=t.requires_grad,
+            is_leaf=t.is_leaf,
+            retains_grad=bool(t.retains_grad) if not t.is_leaf else False,
+            grad_fn=t.grad_fn.name() if t.grad_fn is not None else None,
+            value=value,
+            preview=preview,
+            grad=grad_value,
+            grad_preview=grad_preview,
+            note=_note(b, t),
+        )
+        seen[id(t)] = info
+        tensor_of[info.id] = t
+        model.tensors.append(info)
+
+    # 2. Where each named tensor sits in the autograd graph.
+    output_slot: dict[tuple[str, int], str] = {}  # (function key, output_nr) -> tensor node
+    leaf_node: dict[int, str] = {}  # id(leaf tensor) -> tensor node
+    roots = []
+    for info in model.tensors:
+        t = tensor_of[info.id]
+        if t.grad_fn is not None:
+            output_slot.setdefault((registry.key(t.grad_fn), t.output_nr), info.id)
+            roots.append(t.grad_fn)
+        elif t.requires_grad:
+            leaf_node[id(t)] = info.id
+
+    functions = []
+    seen_fn: set[int] = set()
+    for root in roots:
+        for fn in _walk_graph(root):
+            if id(fn) not in seen_fn:
+                seen_fn.add(id(fn))
+                functions.append(fn)
+    for fn in functions:
+        registry.key(fn)
+    functions.sort(key=lambda f: int(registry.key(f)[1:]))
+
+    # 3. Function nodes; AccumulateGrad folds into its leaf.
+    node_of_fn: dict[str, str] = {}
+    unnamed_leaves = 0
+    for fn in functions:
+        key = registry.key(fn)
+        if hasattr(fn, "variable"):  # AccumulateGrad
+            var = fn.variable
+            tid = leaf_node.get(id(var))
+            if tid is None:
+                unnamed_leaves += 1
+                tid = f"u{unnamed_leaves}"
+                model.nodes.append(
+                    GraphNode(tid, "tensor", "unnamed leaf", "leaf", shape=list(var.shape))
+                )
+            node_of_fn[key] = tid
+            continue
+        node_of_fn[key] = key
+        model.nodes.append(
+            GraphNode(
+                key,
+                "function",
+                fn.name(),
+                "function",
+                rule=rule_for(fn.name()),
+                saved=_saved_values(fn),
+            )
+        )
+
+    # 4. Tensor nodes, with roles.
+    consumed: set[str] = set()
+    for fn in functions:
+        if hasattr(fn, "variable"):
+            continue
+        for u, nr in fn.next_functions:
+            if u is not None:
+                consumed.add(output_slot.get((registry.key(u), nr), ""))
+    tensor_nodes = []
+    for info in model.tensors:
+        t = tensor_of[info.id]
+        if not t.requires_grad:
+            role = "untracked"
+        elif t.is_leaf:
+            role = "leaf"
+        elif info.id in consumed:
+            role = "intermediate"
+        else:
+            role = "output"
+        tensor_nodes.append(GraphNode(info.id, "tensor", info.label, role, tensor=info.id))
+    model.nodes = tensor_nodes + model.nodes
+
+    # 5. Edges, forward: input -> function, function -> named output.
+    edges: list[tuple[str, str]] = []
+    for fn in functions:
+        if hasattr(fn, "variable"):
+            continue
+        key = registry.key(fn)
+        for u, nr in fn.next_functions:
+            if u is None:
+                continue
+            ukey = registry.key(u)
+            src = output_slot.get((ukey, nr)) or node_of_fn.get(ukey)
+            if src:
+                edges.append((src, key))
+    for (fkey, _nr), tid in output_slot.items():
+        if fkey in node_of_fn:
+            edges.append((fkey, tid))
+    unique = list(dict.fromkeys(edges))
+    model.edges = [GraphEdge(s, d) for s, d in unique]
+
+    # 6. Backward steps point at graph nodes.
+    for record in interp.backward:
+        for step in record.steps:
+            step.node = node_of_fn.get(step.node, step.node)
+    return model

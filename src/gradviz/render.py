@@ -1,0 +1,327 @@
+"""GraphModel -> DOT text -> svg/png/pdf bytes.
+
+Two views of one graph:
+- "values": gradviz's enriched drawing. Each named tensor is a node with name,
+  shape, dtype, device and `data | grad` (micrograd style); each backward function
+  is a node between them; a legend explains the colours.
+- "classic": torchviz.make_dot's drawing, unchanged, so users can compare with what
+  they see elsewhere. Only direction and background follow the chosen options.
+
+DOT text needs no binary. Turning it into svg/png/pdf needs Graphviz's `dot`;
+without it, `render_bytes` raises RenderUnavailable saying what to install.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from gradviz.graph import GraphModel, GraphNode
+
+FORMATS = ("svg", "png", "pdf", "dot")
+RANKDIRS = ("TB", "LR")
+
+
+@dataclass(frozen=True)
+class Theme:
+    bg: str
+    font: str
+    edge: str
+    leaf: str
+    intermediate: str
+    output: str
+    untracked: str
+    function: str
+    border: str
+    highlight: str
+    done: str
+
+
+THEMES: dict[str, Theme] = {
+    "light": Theme(
+        "white",
+        "#1b1b1b",
+        "#555555",
+        "#cfe6ff",
+        "#fff4c7",
+        "#d6f5d0",
+        "#eeeeee",
+        "#f3f0ff",
+        "#6b6b6b",
+        "#d62728",
+        "#9e9e9e",
+    ),
+    "dark": Theme(
+        "#1e1e1e",
+        "#f2f2f2",
+        "#bdbdbd",
+        "#1f4e79",
+        "#5a4a00",
+        "#1d5a32",
+        "#333333",
+        "#3b2f5c",
+        "#9e9e9e",
+        "#ff6b6b",
+        "#777777",
+    ),
+    "print": Theme(
+        "white",
+        "black",
+        "black",
+        "white",
+        "white",
+        "white",
+        "white",
+        "white",
+        "black",
+        "black",
+        "#777777",
+    ),
+}
+
+ROLE_TEXT = {
+    "leaf": "leaf (requires grad): .grad is filled here",
+    "intermediate": "intermediate tensor",
+    "output": "output",
+    "untracked": "not tracked by autograd",
+    "function": "backward function",
+}
+
+
+class RenderUnavailable(RuntimeError):
+    """Graphviz's `dot` is missing or failed; the message says what to do."""
+
+
+def dot_available() -> bool:
+    return shutil.which("dot") is not None
+
+
+def _q(text: str) -> str:
+    """A DOT double-quoted string."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _h(text: str) -> str:
+    """Text inside an HTML-like label."""
+    return html.escape(str(text), quote=True)
+
+
+def _fill(theme: Theme, role: str) -> str:
+    return getattr(theme, role, theme.function)
+
+
+def _tensor_label(node: GraphNode, model: GraphModel, show_values: bool) -> str:
+    info = model.tensor_info(node.tensor)
+    if info is None:  # an unnamed leaf
+        shape = "x".join(map(str, node.shape or [])) or "scalar"
+        return f'<<B>{_h(node.title)}</B><BR/><FONT POINT-SIZE="10">{_h(shape)}</FONT>>'
+    shape = "(" + ", ".join(map(str, info.shape)) + ("," if len(info.shape) == 1 else "") + ")"
+    head = f"<B>{_h(info.label)}</B>"
+    if info.expr and info.expr != info.label:
+        head += f" = {_h(info.expr[:40])}"
+    rows = [
+        f'<TR><TD COLSPAN="2">{head}</TD></TR>',
+        f'<TR><TD COLSPAN="2"><FONT POINT-SIZE="10">{_h(shape)} {_h(info.dtype)} · {_h(info.device)}</FONT></TD></TR>',
+    ]
+    if show_values:
+        grad = info.grad_preview if info.grad_preview is not None else "—"
+        rows.append(
+            f'<TR><TD ALIGN="LEFT">data {_h(info.preview[:60])}</TD>'
+            f'<TD ALIGN="LEFT">grad {_h(grad[:60])}</TD></TR>'
+        )
+    return (
+        '<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">'
+        + "".join(rows)
+        + "</TABLE>>"
+    )
+
+
+def _function_label(node: GraphNode, show_saved: bool) -> str:
+    name = node.title.split("::")[-1]
+    if not (show_saved and node.saved):
+        return _q(name)
+    rows = [f"<TR><TD><B>{_h(name)}</B></TD></TR>"]
+    rows += [
+        f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">saved {_h(k)}: {_h(v[:50])}</FONT></TD></TR>'
+        for k, v in node.saved
+    ]
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0">' + "".join(rows) + "</TABLE>>"
+
+
+def to_dot(
+    model: GraphModel,
+    rankdir: str = "TB",
+    theme: str = "light",
+    show_values: bool = True,
+    show_saved: bool = False,
+    legend: bool = True,
+    highlight: str | None = None,
+    done: frozenset[str] | set[str] = frozenset(),
+) -> str:
+    """The enriched drawing. `highlight` marks the backward step being shown,
+    `done` the nodes whose backward already ran."""
+    th = THEMES.get(theme, THEMES["light"])
+    rankdir = rankdir if rankdir in RANKDIRS else "TB"
+    out = [
+        "digraph gradviz {",
+        f"  graph [rankdir={rankdir} bgcolor={_q(th.bg)} fontname=Helvetica fontcolor={_q(th.font)} nodesep=0.3 ranksep=0.35];",
+        f"  node [fontname=Helvetica fontsize=11 fontcolor={_q(th.font)} color={_q(th.border)} style=filled];",
+        f"  edge [color={_q(th.edge)} arrowsize=0.7];",
+    ]
+    for node in model.nodes:
+        attrs = {}
+        if node.kind == "tensor":
+            attrs["shape"] = "plaintext" if node.tensor else "box"
+            attrs["label"] = _tensor_label(node, model, show_values)
+            if node.tensor:
+                attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
+                attrs["shape"] = "box"
+                attrs["margin"] = "0.05"
+            if theme == "print":
+                attrs["penwidth"] = "2" if node.role in ("leaf", "output") else "1"
+                if node.role == "untracked":
+                    attrs["style"] = '"rounded,dashed"'
+            elif node.role == "untracked":
+                attrs["style"] = '"filled,rounded,dashed"'
+        else:
+            attrs["shape"] = "box"
+            attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
+            attrs["label"] = _function_label(node, show_saved)
+            attrs["fontsize"] = "10"
+        attrs["fillcolor"] = _q(_fill(th, node.role))
+        attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
+        if node.id == highlight:
+            attrs["color"] = _q(th.highlight)
+            attrs["penwidth"] = "3"
+        elif node.id in done:
+            attrs["color"] = _q(th.done)
+            attrs["penwidth"] = "2"
+        out.append(f"  {_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];")
+    for e in model.edges:
+        out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
+    if legend and model.nodes:
+        out.extend(_legend(th, theme))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _legend(th: Theme, theme: str) -> list[str]:
+    style = '"filled,rounded"' if theme != "print" else "rounded"
+    lines = [
+        "  subgraph cluster_legend {",
+        f'    label="legend" fontsize=10 color={_q(th.border)} style=dashed;',
+    ]
+    for role in ("leaf", "intermediate", "output", "untracked", "function"):
+        extra = " penwidth=2" if theme == "print" and role in ("leaf", "output") else ""
+        if role == "untracked":
+            extra += (
+                ' style="filled,rounded,dashed"' if theme != "print" else ' style="rounded,dashed"'
+            )
+        else:
+            extra += f" style={style}"
+        lines.append(
+            f"    {_q('legend_' + role)} [label={_q(ROLE_TEXT[role])} shape=box fontsize=9 fillcolor={_q(_fill(th, role))}{extra}];"
+        )
+    lines.append('    "legend_leaf" -> "legend_intermediate" -> "legend_output" [style=invis];')
+    lines.append('    "legend_untracked" -> "legend_function" [style=invis];')
+    lines.append("  }")
+    return lines
+
+
+# ---------------------------------------------------------------- torchviz classic view
+
+
+def classic_dot(interp) -> str | None:
+    """torchviz.make_dot over every named tensor that ends a branch of the graph."""
+    from torchviz import make_dot
+
+    tensors = [b.tensor for b in interp.bindings]
+    with_graph = [t for t in tensors if t.grad_fn is not None]
+    if not with_graph:
+        return None
+    # Named outputs: tensors whose grad_fn no other named tensor's graph consumes.
+    consumed: set[int] = set()
+    for t in with_graph:
+        for u, _ in t.grad_fn.next_functions:
+            if u is not None:
+                consumed.add(id(u))
+    roots = tuple({id(t): t for t in with_graph if id(t.grad_fn) not in consumed}.values()) or (
+        with_graph[-1],
+    )
+    params = {
+        b.name: b.tensor for b in interp.bindings if b.tensor.is_leaf and b.tensor.requires_grad
+    }
+    try:
+        dot = make_dot(roots if len(roots) > 1 else roots[0], params=params)
+    except (RuntimeError, RecursionError):
+        return None
+    return dot.source
+
+
+def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> str:
+    """Direction and background for torchviz's DOT, its node colours unchanged."""
+    th = THEMES.get(theme, THEMES["light"])
+    rankdir = rankdir if rankdir in RANKDIRS else "TB"
+    head, sep, rest = source.partition("{")
+    if not sep:
+        return source
+    attrs = f"\n\tgraph [rankdir={rankdir} bgcolor={_q(th.bg)}]\n\tedge [color={_q(th.edge)}]"
+    return head + sep + attrs + rest
+
+
+# ---------------------------------------------------------------- bytes
+
+
+def render_bytes(dot_source: str, fmt: str, scale: float = 1.0, timeout: float = 60.0) -> bytes:
+    """svg/png/pdf bytes from DOT via Graphviz's `dot`, or the DOT text itself."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt == "dot":
+        return dot_source.encode("utf-8")
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RenderUnavailable(
+            f"Exporting {fmt.upper()} needs Graphviz's `dot` program, which is not installed here. "
+            "Install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`; macOS: "
+            "`brew install graphviz`; Windows: `winget install graphviz`), or export DOT and "
+            "render it elsewhere."
+        )
+    cmd = [exe, f"-T{fmt}"]
+    if fmt == "png":
+        scale = min(max(float(scale), 0.5), 4.0)
+        cmd.append(f"-Gdpi={int(96 * scale)}")
+    try:
+        proc = subprocess.run(
+            cmd, input=dot_source.encode("utf-8"), capture_output=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise RenderUnavailable(
+            f"Graphviz took longer than {timeout:.0f} s to lay out this graph"
+        ) from None
+    if proc.returncode != 0 or not proc.stdout:
+        raise RenderUnavailable(
+            "Graphviz could not draw this graph: " + proc.stderr.decode(errors="replace")[:500]
+        )
+    return proc.stdout
+
+
+def draw(
+    trace,
+    view: str = "values",
+    rankdir: str = "TB",
+    theme: str = "light",
+    show_saved: bool = False,
+    legend: bool = True,
+    highlight: str | None = None,
+    done=frozenset(),
+) -> str | None:
+    """The DOT of either view for a Trace (None when the classic view has nothing to draw)."""
+    if view == "classic":
+        return (
+            None
+            if trace.classic_dot is None
+            else restyle_classic(trace.classic_dot, rankdir, theme)
+        )
+    return to_dot(trace.graph, rankdir, theme, True, show_saved, legend, highlight, done)

@@ -1,0 +1,1139 @@
+"""Checked program -> Trace. gradviz's own interpreter for the program language.
+
+The interpreter walks the checked AST and performs each step itself against the
+tables in gradviz.tables: there is no eval, exec or compile of user text. Before a
+tensor operation runs for real it runs on "meta" tensors (shapes only, no data) under
+torch's FLOP counter, so sizes and matrix work are checked before anything is
+allocated. The result of a run is a Trace: plain data, safe to cache, pickle or send
+across a process boundary.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils.flop_counter import FlopCounterMode
+
+from gradviz import tables
+from gradviz.explain import explain_error
+from gradviz.lang import (
+    DEFAULT_LIMITS,
+    Limits,
+    ProgramError,
+    char_col,
+    did_you_mean,
+    fmt_bytes,
+    parse,
+)
+
+# ---------------------------------------------------------------- plain-data results
+
+
+@dataclass
+class TensorInfo:
+    """One tensor a program named, as plain data."""
+
+    id: str
+    name: str
+    label: str  # name, or name·L3 when the name was bound more than once
+    line: int
+    expr: str
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    retains_grad: bool
+    grad_fn: str | None
+    value: list | float | int | bool | None
+    preview: str
+    grad: list | float | None = None
+    grad_preview: str | None = None
+    note: str | None = None  # why autograd does not track it, when it does not
+
+
+@dataclass
+class BackwardStep:
+    index: int
+    node: str  # graph node id (a function node, or a leaf tensor for AccumulateGrad)
+    fn: str
+    upstream: list[str]  # gradients flowing in (grad_outputs), previews
+    produced: list[str]  # gradients for the inputs (grad_inputs), previews
+
+
+@dataclass
+class BackwardRecord:
+    target: str
+    line: int | None
+    gradient: str  # "implicit" (scalar) | "ones" | "given"
+    origin: str  # "program" or "request"
+    steps: list[BackwardStep] = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    source: str
+    tensors: list[TensorInfo] = field(default_factory=list)
+    error: dict | None = None
+    backward: list[BackwardRecord] = field(default_factory=list)
+    stdout: list[str] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
+    graph: object = None  # gradviz.graph.GraphModel
+    classic_dot: str | None = None
+    stats: dict = field(default_factory=dict)
+
+    def tensor(self, name: str) -> TensorInfo | None:
+        """The latest tensor bound to `name`."""
+        found = [t for t in self.tensors if t.name == name]
+        return found[-1] if found else None
+
+    def to_json(self) -> dict:
+        """The CLI's JSON: tensors, error and backward, as documented in the README."""
+        last = self.backward[-1] if self.backward else None
+        return {
+            "tensors": [
+                {
+                    "name": t.label,
+                    "shape": t.shape,
+                    "dtype": t.dtype,
+                    "device": t.device,
+                    "requires_grad": t.requires_grad,
+                    "is_leaf": t.is_leaf,
+                    "value": t.value,
+                    "grad": t.grad,
+                    "line": t.line,
+                }
+                for t in self.tensors
+            ],
+            "error": self.error,
+            "backward": None
+            if last is None
+            else {
+                "output": last.target,
+                "origin": last.origin,
+                "gradient": last.gradient,
+                "order": [s.fn for s in last.steps],
+            },
+            "stdout": self.stdout,
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class RunOptions:
+    backward: str | None = None  # name of a tensor to run backward on after the program
+    backward_ones: bool = False  # use a ones-like gradient for a non-scalar output
+    retain_intermediate: bool = False  # retain_grad() on every named non-leaf tensor
+    classic: bool = True  # also build torchviz's classic DOT
+    seed: int = 0
+    limits: Limits = DEFAULT_LIMITS
+
+
+# ---------------------------------------------------------------- values programs hold
+
+
+@dataclass(frozen=True)
+class Namespace:
+    path: str
+    members: dict
+
+    def __repr__(self) -> str:
+        return f"<module {self.path}>"
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    fn: object
+
+    def __repr__(self) -> str:
+        return f"<built-in {self.name}>"
+
+
+@dataclass(frozen=True)
+class GradFnRef:
+    """What `t.grad_fn` gives a program: a name to print, nothing to reach through."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+class _Marker:
+    def __init__(self, name: str):
+        self.name = name
+
+
+NO_GRAD = _Marker("no_grad")
+ENABLE_GRAD = _Marker("enable_grad")
+MANUAL_SEED = _Marker("manual_seed")
+DEVICE = _Marker("device")
+
+
+def _namespaces() -> dict[str, Namespace]:
+    functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
+    nn = Namespace("torch.nn", {"functional": functional})
+    cuda = Namespace(
+        "torch.cuda",
+        {
+            "is_available": tables.FnSpec(torch.cuda.is_available, check="bounded"),
+            "device_count": tables.FnSpec(torch.cuda.device_count, check="bounded"),
+        },
+    )
+    linalg = Namespace("torch.linalg", dict(tables.LINALG))
+    members: dict = {
+        **tables.TORCH_FUNCTIONS,
+        **tables.DTYPES,
+        **tables.CONSTANTS,
+        "nn": nn,
+        "cuda": cuda,
+        "linalg": linalg,
+        "no_grad": NO_GRAD,
+        "enable_grad": ENABLE_GRAD,
+        "manual_seed": MANUAL_SEED,
+        "device": DEVICE,
+    }
+    return {"torch": Namespace("torch", members), "F": functional}
+
+
+NAMESPACES = _namespaces()
+
+SAFE_VALUE_TYPES = (
+    torch.Tensor,
+    bool,
+    int,
+    float,
+    str,
+    type(None),
+    torch.dtype,
+    torch.device,
+    torch.Size,
+    GradFnRef,
+    slice,
+    type(Ellipsis),
+)
+
+BINOPS = {
+    ast.Add: ("+", operator.add),
+    ast.Sub: ("-", operator.sub),
+    ast.Mult: ("*", operator.mul),
+    ast.Div: ("/", operator.truediv),
+    ast.FloorDiv: ("//", operator.floordiv),
+    ast.Mod: ("%", operator.mod),
+    ast.Pow: ("**", operator.pow),
+    ast.MatMult: ("@", operator.matmul),
+}
+UNARYOPS = {
+    ast.USub: ("-", operator.neg),
+    ast.UAdd: ("+", operator.pos),
+    ast.Invert: ("~", operator.invert),
+    ast.Not: ("not", operator.not_),
+}
+CMPOPS = {
+    ast.Eq: ("==", operator.eq),
+    ast.NotEq: ("!=", operator.ne),
+    ast.Lt: ("<", operator.lt),
+    ast.LtE: ("<=", operator.le),
+    ast.Gt: (">", operator.gt),
+    ast.GtE: (">=", operator.ge),
+}
+INPLACE = {
+    ast.Add: operator.iadd,
+    ast.Sub: operator.isub,
+    ast.Mult: operator.imul,
+    ast.Div: operator.itruediv,
+    ast.Pow: operator.ipow,
+    ast.MatMult: operator.imatmul,
+    ast.FloorDiv: operator.ifloordiv,
+    ast.Mod: operator.imod,
+}
+
+# ---------------------------------------------------------------- formatting
+
+
+def _fmt_number(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-4):
+            return f"{v:.4e}"
+        return f"{v:.4f}"
+    return str(v)
+
+
+def format_values(value, max_items: int = 6) -> str:
+    """Short text for a (nested) list of numbers: [2.0000, 2.6667, 3.3333]."""
+    if not isinstance(value, list):
+        return _fmt_number(value)
+    shown = [format_values(v, max_items) for v in value[:max_items]]
+    if len(value) > max_items:
+        shown.append("…")
+    return "[" + ", ".join(shown) + "]"
+
+
+MAX_STORED_ELEMENTS = 4096
+
+
+def tensor_values(t: torch.Tensor) -> tuple[list | float | int | bool | None, str]:
+    """(value as plain data when small, preview text) for a tensor on any device."""
+    if t.device.type == "meta":
+        return None, "(no data: meta)"
+    data = t.detach()
+    if data.dtype in (torch.bfloat16, torch.float16):
+        data = data.float()
+    numel = data.numel()
+    if numel <= MAX_STORED_ELEMENTS:
+        value = data.cpu().tolist()
+        return value, format_values(value)
+    flat = data.reshape(-1)[:6].cpu().tolist()
+    return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
+
+
+# ---------------------------------------------------------------- the interpreter
+
+
+@dataclass
+class Binding:
+    name: str
+    tensor: torch.Tensor
+    line: int
+    expr: str
+    no_grad: bool
+    op: str
+
+
+class NodeRegistry:
+    """Stable ids for autograd nodes; keeps each node alive so its id() is not reused."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, str] = {}
+        self.nodes: dict[str, object] = {}
+
+    def key(self, fn) -> str:
+        k = self.ids.get(id(fn))
+        if k is None:
+            k = f"f{len(self.ids)}"
+            self.ids[id(fn)] = k
+            self.nodes[k] = fn
+        return k
+
+
+def _walk_graph(root) -> list:
+    """Every autograd node reachable from `root`, without recursion."""
+    seen: dict[int, object] = {}
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen[id(fn)] = fn
+        stack.extend(n for n, _ in fn.next_functions)
+    return list(seen.values())
+
+
+def _runtime_message(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    for marker in ("\nException raised from", "\nFrame", "\n\nThe above exception"):
+        text = text.split(marker)[0]
+    if len(text) > 1500:
+        text = text[:1500] + " …"
+    return text
+
+
+class Interpreter:
+    """Runs a checked program statement by statement."""
+
+    def __init__(
+        self,
+        source: str,
+        tree: ast.Module,
+        options: RunOptions,
+        leaf_overrides: dict[tuple[str, int], torch.Tensor] | None = None,
+    ):
+        self.source = source
+        self.lines = source.splitlines()
+        self.tree = tree
+        self.options = options
+        self.limits = options.limits
+        self.env: dict[str, object] = {}
+        self.bindings: list[Binding] = []
+        self.stdout: list[str] = []
+        self.warnings: list[dict] = []
+        self.backward: list[BackwardRecord] = []
+        self.registry = NodeRegistry()
+        self.generator = torch.Generator().manual_seed(options.seed)
+        self.leaf_overrides = leaf_overrides or {}
+        self.no_grad_depth = 0
+        self.total_bytes = 0
+        self.total_elements = 0
+        self.total_flops = 0.0
+        self.statements = 0
+        self.ops = 0
+        self.node: ast.AST | None = None
+        self.builtins = {
+            "print": Builtin("print", self._print),
+            "len": Builtin("len", len),
+            "abs": Builtin("abs", abs),
+            "min": Builtin("min", min),
+            "max": Builtin("max", max),
+            "round": Builtin("round", round),
+            "float": Builtin("float", float),
+            "int": Builtin("int", int),
+        }
+
+    # -- errors
+
+    def error(self, kind: str, message: str, node: ast.AST | None = None, hint: str | None = None):
+        node = node or self.node
+        line = getattr(node, "lineno", None)
+        col = char_col(self.lines, line, getattr(node, "col_offset", None))
+        return ProgramError(kind, message, line, col, hint)
+
+    def segment(self, node: ast.AST, max_len: int = 60) -> str:
+        from gradviz.lang import source_segment
+
+        return source_segment(self.lines, node, max_len)
+
+    # -- statements
+
+    def run(self) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self._run_block(self.tree.body, caught)
+
+    def _run_block(self, body: list[ast.stmt], caught: list) -> None:
+        for stmt in body:
+            self.statements += 1
+            if self.statements > self.limits.max_statements:
+                raise self.error(
+                    "limit", f"more than {self.limits.max_statements:,} statements ran", stmt
+                )
+            self.node = stmt
+            before = len(caught)
+            try:
+                self._exec(stmt, caught)
+            finally:
+                for w in caught[before:]:
+                    self.warnings.append(
+                        {
+                            "line": stmt.lineno,
+                            "message": str(w.message).split("\n")[0],
+                            "category": w.category.__name__,
+                        }
+                    )
+                del caught[before:]
+
+    def _exec(self, stmt: ast.stmt, caught: list) -> None:
+        if isinstance(stmt, ast.Expr):
+            self.eval(stmt.value)
+        elif isinstance(stmt, ast.Assign):
+            value = self.eval(stmt.value)
+            for target in stmt.targets:
+                self.assign(target, value, stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            self.aug_assign(stmt)
+        elif isinstance(stmt, ast.With):
+            self.with_block(stmt, caught)
+        elif isinstance(stmt, ast.Pass):
+            return
+        else:  # the checker refuses everything else; this is a second line of defence
+            raise self.error(
+                "forbidden", f"`{type(stmt).__name__}` is not part of this language", stmt
+            )
+
+    def with_block(self, stmt: ast.With, caught: list) -> None:
+        managers = []
+        for item in stmt.items:
+            func = item.context_expr.func  # checked: torch.no_grad() / torch.enable_grad()
+            managers.append(torch.no_grad() if func.attr == "no_grad" else torch.enable_grad())
+        for m in managers:
+            m.__enter__()
+        depth_change = sum(1 if isinstance(m, torch.no_grad) else 0 for m in managers)
+        self.no_grad_depth += depth_change
+        try:
+            self._run_block(stmt.body, caught)
+        finally:
+            self.no_grad_depth -= depth_change
+            for m in reversed(managers):
+                m.__exit__(None, None, None)
+
+    def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value, stmt)
+        elif isinstance(target, ast.Tuple | ast.List):
+            if not isinstance(value, tuple | list):
+                raise self.error(
+                    "type", f"cannot unpack a {self.type_name(value)} into names", target
+                )
+            if len(value) != len(target.elts):
+                raise self.error(
+                    "type",
+                    f"{len(target.elts)} names on the left but {len(value)} values on the right",
+                    target,
+                )
+            for elt, v in zip(target.elts, value, strict=True):
+                self.bind(elt.id, v, stmt)
+        elif isinstance(target, ast.Subscript):
+            obj = self.lookup(target.value)
+            if not isinstance(obj, torch.Tensor):
+                raise self.error("type", "item assignment works on tensors only", target)
+            index = self.eval_index(target.slice)
+            self.call(
+                "item assignment", operator.setitem, (obj, index, value), {}, target, "bounded"
+            )
+        elif isinstance(target, ast.Attribute):
+            obj = self.lookup(target.value)
+            if not isinstance(obj, torch.Tensor):
+                raise self.error("type", f"`.{target.attr}` can be set on tensors only", target)
+            if target.attr == "grad" and not (value is None or isinstance(value, torch.Tensor)):
+                raise self.error("type", "`t.grad` can be set to None or a tensor", target)
+            if target.attr == "requires_grad" and not isinstance(value, bool):
+                raise self.error("type", "`t.requires_grad` can be set to True or False", target)
+            self.call(
+                f"setting .{target.attr}", setattr, (obj, target.attr, value), {}, target, "bounded"
+            )
+
+    def bind(self, name: str, value, stmt: ast.stmt) -> None:
+        if isinstance(value, Namespace | Builtin | _Marker):
+            raise self.error(
+                "type", f"`{name}` cannot hold a module or a function; call it instead", stmt
+            )
+        if isinstance(value, torch.Tensor):
+            key = (name, stmt.lineno)
+            if key in self.leaf_overrides and value.is_leaf:
+                value = self.leaf_overrides[key]
+            if self.options.retain_intermediate and value.requires_grad and not value.is_leaf:
+                value.retain_grad()
+            op = ""
+            if isinstance(stmt, ast.Assign):
+                op = self.op_name(stmt.value)
+            self.bindings.append(
+                Binding(
+                    name,
+                    value,
+                    stmt.lineno,
+                    self.segment(
+                        stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign) else stmt
+                    ),
+                    self.no_grad_depth > 0,
+                    op,
+                )
+            )
+        self.env[name] = value
+
+    def op_name(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return node.func.id
+        return type(node).__name__
+
+    def aug_assign(self, stmt: ast.AugAssign) -> None:
+        value = self.eval(stmt.value)
+        if isinstance(stmt.target, ast.Name):
+            current = self.lookup(stmt.target)
+            if isinstance(current, torch.Tensor):
+                symbol = BINOPS[type(stmt.op)][0]
+                result = self.call(
+                    f"{symbol}=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "meta"
+                )
+                self.bind(stmt.target.id, result, stmt)
+            else:
+                self.bind(stmt.target.id, self.binop(stmt.op, current, value, stmt), stmt)
+        else:  # t[i] += v: read, add, write back, as Python does
+            obj = self.lookup(stmt.target.value)
+            if not isinstance(obj, torch.Tensor):
+                raise self.error("type", "item assignment works on tensors only", stmt.target)
+            index = self.eval_index(stmt.target.slice)
+            current = self.call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
+            updated = self.call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "meta")
+            self.call(
+                "item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded"
+            )
+
+    # -- expressions
+
+    def eval(self, node: ast.AST):
+        self.node = node
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.lookup(node)
+        if isinstance(node, ast.List | ast.Tuple):
+            items = [self.eval(e) for e in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        if isinstance(node, ast.BinOp):
+            left = self.eval(node.left)
+            right = self.eval(node.right)
+            return self.binop(node.op, left, right, node)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand)
+            symbol, fn = UNARYOPS[type(node.op)]
+            if isinstance(operand, torch.Tensor):
+                return self.call(f"unary {symbol}", fn, (operand,), {}, node, "meta")
+            if isinstance(operand, bool | int | float):
+                return fn(operand)
+            raise self.error(
+                "type", f"`{symbol}` does not apply to a {self.type_name(operand)}", node
+            )
+        if isinstance(node, ast.Compare):
+            left = self.eval(node.left)
+            right = self.eval(node.comparators[0])
+            symbol, fn = CMPOPS[type(node.ops[0])]
+            self.require_operands(symbol, left, right, node, allow_str=True)
+            if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
+                return self.call(symbol, fn, (left, right), {}, node, "meta")
+            return fn(left, right)
+        if isinstance(node, ast.Subscript):
+            obj = self.eval(node.value)
+            index = self.eval_index(node.slice)
+            if isinstance(obj, torch.Tensor):
+                return self.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
+            if isinstance(obj, tuple | list | torch.Size):
+                try:
+                    return obj[index]
+                except (IndexError, TypeError) as exc:
+                    raise self.error("runtime", str(exc), node) from None
+            raise self.error("type", f"a {self.type_name(obj)} cannot be indexed", node)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, ast.Call):
+            return self.call_node(node)
+        if isinstance(node, ast.Slice):
+            return self.eval_index(node)
+        raise self.error("forbidden", f"`{type(node).__name__}` is not part of this language", node)
+
+    def eval_index(self, node: ast.AST):
+        if isinstance(node, ast.Slice):
+            parts = [
+                None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)
+            ]
+            for p in parts:
+                if p is not None and not isinstance(p, int | torch.Tensor):
+                    raise self.error("type", "slice bounds must be integers", node)
+            return slice(*parts)
+        if isinstance(node, ast.Tuple):
+            return tuple(self.eval_index(e) for e in node.elts)
+        value = self.eval(node)
+        if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
+            return value
+        if not isinstance(value, int | torch.Tensor | type(None) | type(Ellipsis) | slice):
+            raise self.error(
+                "type",
+                f"an index must be an integer, slice or tensor, not a {self.type_name(value)}",
+                node,
+            )
+        return value
+
+    def lookup(self, node: ast.Name):
+        name = node.id
+        if name in self.env:
+            return self.env[name]
+        if name in NAMESPACES:
+            return NAMESPACES[name]
+        if name in self.builtins:
+            return self.builtins[name]
+        known = list(self.env) + list(NAMESPACES) + list(self.builtins)
+        hint = did_you_mean(name, known)
+        if hint is None and name in tables.all_known_names():
+            hint = f"Did you mean `torch.{name}`?"
+        raise self.error("name", f"`{name}` is not defined", node, hint)
+
+    def type_name(self, value) -> str:
+        if isinstance(value, torch.Tensor):
+            return "tensor"
+        if isinstance(value, Namespace):
+            return f"module ({value.path})"
+        return type(value).__name__
+
+    def require_operands(self, symbol: str, left, right, node, allow_str: bool = False) -> None:
+        ok = (torch.Tensor, bool, int, float) + (
+            (str, type(None), torch.dtype, torch.device) if allow_str else ()
+        )
+        for v in (left, right):
+            if not isinstance(v, ok):
+                raise self.error(
+                    "type",
+                    f"`{symbol}` works on tensors and numbers here, not on a {self.type_name(v)}",
+                    node,
+                )
+
+    def binop(self, op: ast.operator, left, right, node):
+        symbol, fn = BINOPS[type(op)]
+        self.require_operands(symbol, left, right, node)
+        if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
+            return self.call(symbol, fn, (left, right), {}, node, "meta")
+        self.check_number_op(symbol, left, right, node)
+        try:
+            return fn(left, right)
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
+            raise self.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+
+    def check_number_op(self, symbol: str, left, right, node) -> None:
+        """Refuse integer arithmetic whose result would be huge, before computing it."""
+        if not (isinstance(left, int) and isinstance(right, int)):
+            return
+        bits_l, bits_r = abs(left).bit_length(), abs(right).bit_length()
+        if symbol == "**":
+            estimate = bits_l * right if right > 0 else 0
+        elif symbol == "*":
+            estimate = bits_l + bits_r
+        else:
+            estimate = max(bits_l, bits_r) + 1
+        if estimate > self.limits.max_int_bits:
+            raise self.error(
+                "limit",
+                f"`{symbol}` would make an integer of about {estimate:,} bits; the limit is "
+                f"{self.limits.max_int_bits:,} bits",
+                node,
+            )
+
+    def attribute(self, node: ast.Attribute):
+        obj = self.eval(node.value)
+        name = node.attr
+        if isinstance(obj, Namespace):
+            if name in obj.members:
+                member = obj.members[name]
+                if isinstance(member, tables.FnSpec | _Marker):
+                    raise self.error(
+                        "type",
+                        f"`{obj.path}.{name}` is a function: call it, e.g. {obj.path}.{name}(...)",
+                        node,
+                    )
+                return member
+            raise self.error(
+                "name",
+                f"`{obj.path}.{name}` is not available in this language",
+                node,
+                did_you_mean(name, obj.members),
+            )
+        if isinstance(obj, torch.Tensor):
+            if name in tables.TENSOR_ATTRIBUTES:
+                if name == "grad_fn":
+                    return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+                return self.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
+            if name in tables.TENSOR_METHODS:
+                raise self.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
+            raise self.error(
+                "name",
+                f"tensors have no attribute `.{name}` in this language",
+                node,
+                did_you_mean(name, set(tables.TENSOR_ATTRIBUTES) | set(tables.TENSOR_METHODS)),
+            )
+        if isinstance(obj, torch.device) and name in ("type", "index"):
+            return getattr(obj, name)
+        if isinstance(obj, torch.dtype) and name in ("is_floating_point", "itemsize"):
+            return getattr(obj, name)
+        raise self.error(
+            "type", f"a {self.type_name(obj)} has no attribute `.{name}` in this language", node
+        )
+
+    def call_node(self, node: ast.Call):
+        args = tuple(self.eval(a) for a in node.args)
+        kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        self.node = node
+        func = node.func
+        # Method call on a tensor: t.name(...)
+        if isinstance(func, ast.Attribute):
+            owner = self.eval(func.value)
+            self.node = node
+            if isinstance(owner, torch.Tensor):
+                return self.tensor_method(owner, func.attr, args, kwargs, node)
+            if isinstance(owner, Namespace):
+                member = owner.members.get(func.attr)
+                if member is None:
+                    raise self.error(
+                        "name",
+                        f"`{owner.path}.{func.attr}` is not available in this language",
+                        func,
+                        did_you_mean(func.attr, owner.members),
+                    )
+                return self.call_member(f"{owner.path}.{func.attr}", member, args, kwargs, node)
+            raise self.error(
+                "type",
+                f"a {self.type_name(owner)} has no method `.{func.attr}` in this language",
+                func,
+            )
+        callee = self.eval(func)
+        self.node = node
+        if isinstance(callee, Builtin):
+            return self.call_builtin(callee, args, kwargs, node)
+        raise self.error("type", f"a {self.type_name(callee)} cannot be called", node)
+
+    def call_builtin(self, builtin: Builtin, args, kwargs, node):
+        if builtin.name == "print":
+            return self._print(*args, **kwargs)
+        if kwargs:
+            raise self.error("type", f"{builtin.name}() takes no keyword arguments here", node)
+        for a in args:
+            if not isinstance(a, bool | int | float | torch.Tensor | tuple | list | torch.Size):
+                raise self.error(
+                    "type", f"{builtin.name}() does not take a {self.type_name(a)}", node
+                )
+        if builtin.name in ("min", "max") and any(isinstance(a, torch.Tensor) for a in args):
+            raise self.error(
+                "type",
+                f"use torch.{builtin.name}(t) or t.{builtin.name}() for tensors",
+                node,
+            )
+        try:
+            return self.checked(builtin.fn(*args), node, builtin.name)
+        except ProgramError:
+            raise
+        except Exception as exc:
+            raise self.runtime_error(exc, node, builtin.name) from None
+
+    def _print(self, *args, sep=" ", end="\n"):
+        if not isinstance(sep, str) or not isinstance(end, str):
+            raise self.error("type", "print's sep and end must be strings")
+        text = sep.join(a if isinstance(a, str) else repr(a) for a in args)
+        if len(self.stdout) < 500:
+            self.stdout.append(text[:5000] + ("" if end == "\n" else end))
+        return None
+
+    def call_member(self, label: str, member, args, kwargs, node):
+        if member is NO_GRAD or member is ENABLE_GRAD:
+            raise self.error(
+                "type",
+                f"{label}() is used as `with {label}():` followed by an indented block",
+                node,
+            )
+        if member is MANUAL_SEED:
+            if len(args) != 1 or kwargs or not isinstance(args[0], int):
+                raise self.error("type", "torch.manual_seed takes one integer", node)
+            self.generator.manual_seed(args[0] % 2**63)  # the run's own generator, not torch's
+            return None
+        if member is DEVICE:
+            return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
+        if not isinstance(member, tables.FnSpec):
+            raise self.error("type", f"`{label}` cannot be called", node)
+        if member.random:
+            kwargs = {**kwargs, "generator": self.generator}
+        return self.call(label, member.target, args, kwargs, node, member.check)
+
+    def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
+        check = tables.TENSOR_METHODS.get(name)
+        if check is None:
+            if name in tables.TENSOR_ATTRIBUTES:
+                raise self.error(
+                    "type", f"`.{name}` is an attribute, not a method: write t.{name}", node
+                )
+            raise self.error(
+                "name",
+                f"tensors have no method `.{name}` in this language",
+                node.func,
+                did_you_mean(name, set(tables.TENSOR_METHODS) | set(tables.TENSOR_ATTRIBUTES)),
+            )
+        if name == "backward":
+            return self.run_backward(tensor, args, kwargs, node, origin="program")
+        if name == "numpy":
+            # torch decides (and refuses, for GPU tensors or ones that require grad);
+            # the program gets plain numbers, never an ndarray.
+            array = self.call(".numpy()", lambda t: t.numpy(), (tensor,), {}, node, "bounded")
+            return array.tolist()
+        method = getattr(torch.Tensor, name)
+        return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
+
+    # -- the one place tensor work happens
+
+    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str):
+        self.node = node
+        self.ops += 1
+        if check == "meta":
+            self.precheck(label, fn, args, kwargs, node)
+        try:
+            result = fn(*args, **kwargs)
+        except ProgramError:
+            raise
+        except (RecursionError, MemoryError) as exc:
+            raise self.error(
+                "limit", f"{label} ran out of resources ({type(exc).__name__})", node
+            ) from None
+        except Exception as exc:
+            raise self.runtime_error(exc, node, label) from None
+        return self.checked(result, node, label)
+
+    def runtime_error(self, exc: BaseException, node, label: str) -> ProgramError:
+        message = _runtime_message(exc)
+        explanation = explain_error(message)
+        err = self.error("runtime", message, node, explanation.plain if explanation else None)
+        err.details = {"exception": type(exc).__name__, "operation": label}
+        if explanation:
+            err.details.update(explanation.as_details())
+        return err
+
+    def checked(self, value, node, label: str):
+        """Only plain, safe values reach a program's variables."""
+        if (
+            isinstance(value, tuple)
+            and type(value) is not tuple
+            and not isinstance(value, torch.Size)
+        ):
+            value = tuple(value)  # torch.return_types.* (named tuples of tensors)
+        if isinstance(value, SAFE_VALUE_TYPES):
+            if isinstance(value, str) and len(value) > 10_000:
+                raise self.error("limit", f"{label} made a string that is too long", node)
+            return value
+        if isinstance(value, tuple | list):
+            leaves, _ = tree_flatten(value)
+            if len(leaves) > 1_000_000:
+                raise self.error("limit", f"{label} made a list with {len(leaves):,} items", node)
+            for leaf in leaves:
+                if not isinstance(leaf, SAFE_VALUE_TYPES):
+                    raise self.error(
+                        "type",
+                        f"{label} gave a {type(leaf).__name__}, which programs cannot hold",
+                        node,
+                    )
+            return value
+        raise self.error(
+            "type", f"{label} gave a {type(value).__name__}, which programs cannot hold", node
+        )
+
+    def precheck(self, label: str, fn, args, kwargs, node) -> None:
+        """Run the operation on shape-only tensors and refuse it if a cap would be passed."""
+
+        def to_meta(v):
+            if isinstance(v, torch.Tensor):
+                return torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device="meta")
+            if isinstance(v, torch.Generator):
+                return None
+            return v
+
+        meta_args = tree_map(to_meta, args)
+        meta_kwargs = {
+            k: to_meta(v) for k, v in kwargs.items() if k not in ("generator", "pin_memory")
+        }
+        if "device" in meta_kwargs:
+            meta_kwargs["device"] = "meta"
+        if fn is torch.Tensor.to:
+            meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
+            meta_kwargs.pop("device", None)
+        try:
+            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+                out = fn(*meta_args, **meta_kwargs)
+        except Exception:
+            # Invalid arguments: the real call raises torch's own message, with real devices,
+            # before it allocates anything. tests/unit/test_tables.py checks every table entry
+            # has a meta kernel, so this path is only taken for bad input.
+            return
+        flops = float(counter.get_total_flops())
+        leaves, _ = tree_flatten(out)
+        for t in leaves:
+            if not isinstance(t, torch.Tensor):
+                continue
+            numel = t.numel()
+            nbytes = numel * t.element_size()
+            what = self.segment(node, 50) or label
+            if numel > self.limits.max_tensor_elements or nbytes > self.limits.max_tensor_bytes:
+                shape = "x".join(str(s) for s in t.shape) or "scalar"
+                raise self.error(
+                    "limit",
+                    f"`{what}` would allocate {fmt_bytes(nbytes)} ({numel:,} {str(t.dtype).replace('torch.', '')} "
+                    f"values, shape {shape}); the limit is {fmt_bytes(self.limits.max_tensor_bytes)} "
+                    f"and {self.limits.max_tensor_elements:,} values per tensor",
+                    node,
+                    "Use smaller sizes: the ideas are the same at 3x3 as at 3000x3000.",
+                )
+            self.total_bytes += nbytes
+            self.total_elements += numel
+        if self.total_bytes > self.limits.max_total_bytes:
+            raise self.error(
+                "limit",
+                f"this program would allocate more than {fmt_bytes(self.limits.max_total_bytes)} "
+                f"in all (the limit) by this line",
+                node,
+            )
+        if self.total_elements > self.limits.max_total_elements:
+            raise self.error(
+                "limit",
+                f"this program would compute more than {self.limits.max_total_elements:,} values "
+                "in all (the limit) by this line",
+                node,
+            )
+        if flops > self.limits.max_flops_per_op:
+            raise self.error(
+                "limit",
+                f"`{self.segment(node, 50) or label}` is {flops:.3g} floating-point operations of "
+                f"matrix work; the limit is {self.limits.max_flops_per_op:.3g} per operation",
+                node,
+            )
+        self.total_flops += flops
+        if self.total_flops > self.limits.max_total_flops:
+            raise self.error(
+                "limit",
+                f"this program would do more than {self.limits.max_total_flops:.3g} floating-point "
+                "operations of matrix work in all (the limit) by this line",
+                node,
+            )
+
+    # -- backward, watched
+
+    def run_backward(
+        self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
+    ):
+        gradient = args[0] if args else kwargs.get("gradient")
+        allowed = {"gradient", "retain_graph", "create_graph"}
+        extra = set(kwargs) - allowed
+        if extra or len(args) > 3:
+            raise self.error(
+                "type",
+                f"backward() takes gradient, retain_graph, create_graph; not {sorted(extra)}",
+                node,
+            )
+        name = (
+            target
+            or self.name_of(tensor)
+            or self.segment(
+                getattr(node, "func", node).value
+                if isinstance(getattr(node, "func", None), ast.Attribute)
+                else node,
+                40,
+            )
+        )
+        record = BackwardRecord(
+            target=name,
+            line=getattr(node, "lineno", None),
+            gradient="given" if gradient is not None else "implicit",
+            origin=origin,
+        )
+        handles = []
+        if tensor.grad_fn is not None:
+            for fn in _walk_graph(tensor.grad_fn):
+                key = self.registry.key(fn)
+
+                def hook(grad_inputs, grad_outputs, key=key, fn=fn):
+                    record.steps.append(
+                        BackwardStep(
+                            index=len(record.steps),
+                            node=key,
+                            fn=fn.name(),
+                            upstream=[_grad_preview(g) for g in grad_outputs],
+                            produced=[_grad_preview(g) for g in grad_inputs],
+                        )
+                    )
+
+                handles.append(fn.register_hook(hook))
+        try:
+            self.call(
+                ".backward()", torch.Tensor.backward, (tensor, *args), kwargs, node, "bounded"
+            )
+        finally:
+            for h in handles:
+                h.remove()
+        self.backward.append(record)
+        return None
+
+    def name_of(self, tensor: torch.Tensor) -> str | None:
+        for b in reversed(self.bindings):
+            if b.tensor is tensor:
+                return b.name
+        return None
+
+
+def _grad_preview(g) -> str:
+    if g is None:
+        return "None"
+    _, preview = tensor_values(g)
+    return preview
+
+
+# ---------------------------------------------------------------- entry point
+
+RESERVED_NAMES = frozenset(NAMESPACES) | {
+    "print",
+    "len",
+    "abs",
+    "min",
+    "max",
+    "round",
+    "float",
+    "int",
+}
+
+
+def run_program(source: object, options: RunOptions | None = None) -> Trace:
+    """Parse, check and run a program. Never raises for anything a user typed."""
+    from gradviz.graph import build_graph
+    from gradviz.render import classic_dot
+
+    options = options or RunOptions()
+    started = time.perf_counter()
+    text = source if isinstance(source, str) else ""
+    try:
+        tree = parse(source, options.limits, RESERVED_NAMES)
+    except ProgramError as exc:
+        return Trace(
+            source=text, error=exc.to_dict(), stats={"seconds": time.perf_counter() - started}
+        )
+    interp = Interpreter(text, tree, options)
+    error = _guarded(interp.run, interp)
+    if error is None and options.backward:
+        error = _guarded(lambda: requested_backward(interp, options), interp)
+    graph = build_graph(interp)
+    trace = Trace(
+        source=text,
+        tensors=graph.tensors,
+        error=None if error is None else error.to_dict(),
+        backward=interp.backward,
+        stdout=interp.stdout,
+        warnings=interp.warnings,
+        graph=graph,
+        stats={
+            "seconds": time.perf_counter() - started,
+            "operations": interp.ops,
+            "statements": interp.statements,
+            "bytes": interp.total_bytes,
+            "flops": interp.total_flops,
+        },
+    )
+    if options.classic:
+        trace.classic_dot = classic_dot(interp)
+    return trace
+
+
+def _guarded(fn, interp: Interpreter) -> ProgramError | None:
+    try:
+        fn()
+    except ProgramError as exc:
+        return exc
+    except (RecursionError, MemoryError) as exc:
+        return interp.error("limit", f"the program ran out of resources ({type(exc).__name__})")
+    except Exception as exc:  # a gap in gradviz, reported without a traceback
+        return interp.error(
+            "internal", f"gradviz could not run this line: {type(exc).__name__}: {exc}"
+        )
+    return None
+
+
+def requested_backward(interp: Interpreter, options: RunOptions) -> None:
+    name = options.backward
+    value = interp.env.get(name)
+    if not isinstance(value, torch.Tensor):
+        hint = did_you_mean(name, [k for k, v in interp.env.items() if isinstance(v, torch.Tensor)])
+        raise ProgramError(
+            "name", f"there is no tensor named `{name}` to run backward on", None, None, hint
+        )
+    node = None
+    for b in reversed(interp.bindings):
+        if b.name == name:
+            node = ast.Name(id=name, lineno=b.line, col_offset=0)
+            break
+    args: tuple = ()
+    if options.backward_ones and value.numel() != 1:
+        args = (torch.ones_like(value),)
+    interp.run_backward(value, args, {}, node, origin="request", target=name)
+    if args:
+        interp.backward[-1].gradient = "ones"
