@@ -18,7 +18,13 @@ from gradviz.ui import autograd  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
 PAGES = [
-    st.Page(autograd.page, title="Autograd", icon=":material/account_tree:", url_path="autograd", default=True),
+    st.Page(
+        autograd.page,
+        title="Autograd",
+        icon=":material/account_tree:",
+        url_path="autograd",
+        default=True,
+    ),
 ]
 
 st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")

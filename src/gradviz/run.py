@@ -376,6 +376,7 @@ class Interpreter:
         self.generator = torch.Generator().manual_seed(options.seed)
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
+        self.skip_backward = False  # gradient checks re-run programs without their backward()
         self.total_bytes = 0
         self.total_elements = 0
         self.total_flops = 0.0
@@ -514,6 +515,8 @@ class Interpreter:
             key = (name, stmt.lineno)
             if key in self.leaf_overrides and value.is_leaf:
                 value = self.leaf_overrides[key]
+            elif self.leaf_overrides and value.is_leaf and value.is_floating_point():
+                value = value.to(torch.float64)  # gradient checks run every constant in float64
             if self.options.retain_intermediate and value.requires_grad and not value.is_leaf:
                 value.retain_grad()
             op = ""
@@ -837,6 +840,8 @@ class Interpreter:
                 did_you_mean(name, set(tables.TENSOR_METHODS) | set(tables.TENSOR_ATTRIBUTES)),
             )
         if name == "backward":
+            if self.skip_backward:
+                return None
             return self.run_backward(tensor, args, kwargs, node, origin="program")
         if name == "numpy":
             # torch decides (and refuses, for GPU tensors or ones that require grad);

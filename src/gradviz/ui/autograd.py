@@ -1,0 +1,390 @@
+"""Autograd playground page: type a program, see its graph, run backward, export it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gradviz.check import check_gradients
+from gradviz.presets import PRESETS, PRESETS_BY_KEY
+from gradviz.render import RenderUnavailable, dot_available, draw, render_bytes
+from gradviz.run import RunOptions, Trace, run_program
+from gradviz.share import ShareState, from_params, to_params
+from gradviz.ui.common import show_unexpected
+
+VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
+RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
+MIME = {
+    "svg": "image/svg+xml",
+    "png": "image/png",
+    "pdf": "application/pdf",
+    "dot": "text/vnd.graphviz",
+}
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def cached_run(source: str, backward: str | None, ones: bool, retain: bool) -> Trace:
+    return run_program(
+        source, RunOptions(backward=backward, backward_ones=ones, retain_intermediate=retain)
+    )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
+    return render_bytes(dot, fmt, scale)
+
+
+def _init_state() -> None:
+    """First visit: the share link's state if there is one, else the seed lesson."""
+    if "program" in st.session_state:
+        return
+    shared = from_params(st.query_params.to_dict())
+    st.session_state.share_problems = shared.problems
+    st.session_state.program = shared.program if shared.program is not None else PRESETS[0].source
+    st.session_state.submitted = st.session_state.program
+    st.session_state.preset = PRESETS[0].key if shared.program is None else None
+    st.session_state.view = shared.view
+    st.session_state.rankdir = shared.rankdir
+    st.session_state.theme = shared.theme
+    st.session_state.saved = shared.saved
+    st.session_state.retain = shared.retain
+    st.session_state.ones = shared.ones
+    st.session_state.backward_target = (
+        shared.backward if shared.program is not None else PRESETS[0].backward
+    )
+    st.session_state.step = 0
+
+
+def _load_preset() -> None:
+    key = st.session_state.get("preset")
+    if key in PRESETS_BY_KEY:
+        preset = PRESETS_BY_KEY[key]
+        st.session_state.program = preset.source
+        st.session_state.submitted = preset.source
+        st.session_state.backward_target = preset.backward
+        st.session_state.ones = False
+        st.session_state.step = 0
+
+
+def _submit() -> None:
+    if st.session_state.program != st.session_state.submitted:
+        st.session_state.backward_target = None
+        st.session_state.step = 0
+    st.session_state.submitted = st.session_state.program
+
+
+def _show_error(err: dict, source: str) -> None:
+    where = f"Line {err['line']}, column {err['col']}: " if err.get("line") else ""
+    details = err.get("details") or {}
+    title = details.get("title")
+    st.error(
+        f"**{title + ' — ' if title else ''}{err['kind']} error.** {where}{err['message']}",
+        icon=":material/error:",
+    )
+    lines = source.splitlines()
+    if err.get("line") and 1 <= err["line"] <= len(lines):
+        caret = " " * max((err.get("col") or 1) - 1, 0) + "^"
+        st.code(f"{err['line']:>3} | {lines[err['line'] - 1]}\n    | {caret}", language=None)
+    if err.get("hint"):
+        st.info(err["hint"], icon=":material/lightbulb:")
+    if details.get("fix"):
+        st.success(f"**Fix:** {details['fix']}", icon=":material/build:")
+
+
+def page() -> None:
+    _init_state()
+    st.title("Autograd playground")
+    st.caption(
+        "Type a PyTorch program (a safe subset: tensors, math, torch.nn.functional), see the graph "
+        "autograd builds, run backward and watch the gradients arrive."
+    )
+    for problem in st.session_state.get("share_problems", []):
+        st.warning(problem)
+
+    editor, options = st.columns([3, 2])
+    with editor:
+        st.selectbox(
+            "Preset",
+            [p.key for p in PRESETS],
+            format_func=lambda k: PRESETS_BY_KEY[k].title,
+            key="preset",
+            index=None,
+            placeholder="Pick a preset…",
+            on_change=_load_preset,
+        )
+        if st.session_state.get("preset") in PRESETS_BY_KEY:
+            st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
+        with st.form("editor", border=False):
+            st.text_area("Program", key="program", height=220)
+            st.form_submit_button(
+                "Run program", type="primary", on_click=_submit, icon=":material/play_arrow:"
+            )
+    with options:
+        st.radio(
+            "View", list(VIEW_LABELS), format_func=VIEW_LABELS.get, key="view", horizontal=True
+        )
+        st.radio(
+            "Direction",
+            list(RANKDIR_LABELS),
+            format_func=RANKDIR_LABELS.get,
+            key="rankdir",
+            horizontal=True,
+        )
+        st.radio("Theme", ["light", "dark", "print"], key="theme", horizontal=True)
+        st.checkbox(
+            "Show saved tensors",
+            key="saved",
+            help="What each backward function saved in the forward pass.",
+        )
+        st.checkbox("Keep intermediate gradients (retain_grad)", key="retain")
+
+    source = st.session_state.submitted
+    try:
+        trace = cached_run(
+            source, st.session_state.backward_target, st.session_state.ones, st.session_state.retain
+        )
+    except Exception as exc:  # never a traceback on the page
+        show_unexpected(exc, "running the program")
+        return
+    if trace.error:
+        _show_error(trace.error, source)
+    for w in trace.warnings:
+        st.warning(f"Line {w['line']}: PyTorch warns: {w['message']}", icon=":material/warning:")
+    if trace.stdout:
+        st.code("\n".join(trace.stdout), language=None)
+
+    _backward_controls(trace)
+    _graph_and_tabs(trace, source)
+    _update_share_link(source)
+
+
+def _backward_controls(trace: Trace) -> None:
+    candidates = [t.name for t in trace.tensors if t.requires_grad]
+    ran = [b for b in trace.backward if b.origin == "program"]
+    if ran:
+        st.info(
+            "The program itself ran backward: "
+            + ", ".join(f"`{b.target}.backward()` (line {b.line})" for b in ran),
+            icon=":material/undo:",
+        )
+    if not candidates:
+        return
+    names = list(dict.fromkeys(reversed(candidates)))
+    col1, col2, col3 = st.columns([2, 2, 3])
+    with col1:
+        current = st.session_state.backward_target
+        target = st.selectbox(
+            "Output to run backward on",
+            names,
+            index=names.index(current) if current in names else 0,
+            key="backward_pick",
+        )
+    info = trace.tensor(target)
+    with col2:
+        st.write("")
+        if st.button("Run backward", icon=":material/undo:", type="primary"):
+            st.session_state.backward_target = target
+            st.session_state.step = 0
+            st.rerun()
+    with col3:
+        if info is not None and info.shape and max(1, _numel(info.shape)) > 1:
+            st.caption(
+                f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
+                "created only for scalar outputs*. backward() needs to know how to weigh each "
+                "element; a ones-like gradient weighs them equally (the same as "
+                f"`{target}.sum().backward()`)."
+            )
+            st.checkbox(f"Use torch.ones_like({target}) as the gradient", key="ones")
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _graph_and_tabs(trace: Trace, source: str) -> None:
+    record = trace.backward[-1] if trace.backward else None
+    tabs = st.tabs(
+        ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
+    )
+    highlight, done = None, frozenset()
+    with tabs[2]:
+        if record and record.steps:
+            steps = record.steps
+            st.markdown(
+                f"Backward from **`{record.target}`** ran these {len(steps)} functions, in this order "
+                "(each receives the gradient of the output, *upstream*, and passes one to each input):"
+            )
+            if st.session_state.get("step", 0) > len(steps):
+                st.session_state.step = 0
+            k = st.slider(
+                "Step", 0, len(steps), key="step", help="0 shows the graph before backward starts"
+            )
+            if k:
+                step = steps[k - 1]
+                highlight = step.node
+                done = frozenset(s.node for s in steps[: k - 1])
+                from gradviz.explain import rule_for
+
+                st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
+                st.markdown(
+                    f"upstream: `{', '.join(step.upstream)}` → gradients for inputs: `{', '.join(step.produced) or '(into .grad)'}`"
+                )
+            from gradviz.explain import rule_for as _rule
+
+            st.dataframe(
+                [
+                    {
+                        "step": s.index + 1,
+                        "function": s.fn.split("::")[-1],
+                        "rule": _rule(s.fn),
+                        "upstream": ", ".join(s.upstream),
+                        "gradients out": ", ".join(s.produced),
+                    }
+                    for s in steps
+                ],
+                hide_index=True,
+            )
+        else:
+            st.info("Run backward to see the order autograd runs its backward functions.")
+    view = st.session_state.view
+    dot = draw(
+        trace,
+        view,
+        st.session_state.rankdir,
+        st.session_state.theme,
+        st.session_state.saved,
+        True,
+        highlight,
+        done,
+    )
+    with tabs[0]:
+        if dot is None:
+            st.info(
+                "torchviz draws only tensors that autograd tracks; nothing here requires grad yet."
+            )
+        else:
+            st.graphviz_chart(dot, width="stretch")
+            if highlight:
+                st.caption(
+                    f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
+                )
+    with tabs[1]:
+        if trace.tensors:
+            st.dataframe(
+                [
+                    {
+                        "name": t.label,
+                        "line": t.line,
+                        "shape": str(tuple(t.shape)),
+                        "dtype": t.dtype,
+                        "device": t.device,
+                        "requires_grad": t.requires_grad,
+                        "is_leaf": t.is_leaf,
+                        "grad_fn": t.grad_fn or "",
+                        "value": t.preview,
+                        "grad": t.grad_preview or "",
+                        "note": t.note or "",
+                    }
+                    for t in trace.tensors
+                ],
+                hide_index=True,
+            )
+        else:
+            st.info("The program has not named any tensor yet.")
+    with tabs[3]:
+        _gradient_check(trace, source, record)
+    with tabs[4]:
+        _export(dot)
+    with tabs[5]:
+        st.markdown(
+            "This page's address holds the program and view options: copy it to share exactly this graph."
+        )
+        url = getattr(st.context, "url", None) or ""
+        if url:
+            from urllib.parse import urlencode
+
+            st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+
+
+def _gradient_check(trace: Trace, source: str, record) -> None:
+    if record is None:
+        st.info(
+            "Run backward first; the check compares the gradients shown with finite differences."
+        )
+        return
+    if not st.button("Check gradients (float64 finite differences)", icon=":material/fact_check:"):
+        return
+    shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
+    with st.spinner("Re-running the program with nudged inputs…"):
+        result = check_gradients(source, record.target, shown, ones=st.session_state.ones)
+    (st.success if result.ok else st.error)(result.message)
+    if result.leaves:
+        st.dataframe(
+            [
+                {
+                    "leaf": c.name,
+                    "shown grad": str(c.shown),
+                    "finite differences": str(c.numerical)[:200],
+                    "max |diff|": c.max_abs_diff,
+                    "ok": c.ok,
+                }
+                for c in result.leaves
+            ],
+            hide_index=True,
+        )
+
+
+def _export(dot: str | None) -> None:
+    if dot is None:
+        st.info("Nothing to export in this view.")
+        return
+    c1, c2 = st.columns(2)
+    fmt = c1.radio("Format", ["svg", "png", "pdf", "dot"], horizontal=True, key="export_fmt")
+    scale = c2.select_slider(
+        "PNG scale", [1.0, 2.0, 3.0, 4.0], value=2.0, key="export_scale", disabled=fmt != "png"
+    )
+    if fmt != "dot" and not dot_available():
+        st.warning(
+            "SVG, PNG and PDF export need Graphviz's `dot` program, which is not installed on this "
+            "server. Install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`; macOS: "
+            "`brew install graphviz`), or download the DOT source below and render it elsewhere."
+        )
+        fmt = "dot"
+    try:
+        data = cached_bytes(dot, fmt, scale if fmt == "png" else 1.0)
+    except RenderUnavailable as exc:
+        st.error(str(exc))
+        return
+    st.download_button(
+        f"Download {fmt.upper()}",
+        data,
+        file_name=f"gradviz-graph.{fmt}",
+        mime=MIME[fmt],
+        icon=":material/download:",
+        on_click="ignore",
+    )
+    st.caption(
+        "The same drawing from the command line: `python -m gradviz render PROGRAM.py -o graph.svg`."
+    )
+
+
+def _share_params(source: str) -> dict[str, str]:
+    state = ShareState(
+        program=source,
+        view=st.session_state.view,
+        rankdir=st.session_state.rankdir,
+        theme=st.session_state.theme,
+        backward=st.session_state.backward_target,
+        ones=st.session_state.ones,
+        saved=st.session_state.saved,
+        retain=st.session_state.retain,
+    )
+    return to_params(state)
+
+
+def _update_share_link(source: str) -> None:
+    params = _share_params(source)
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
