@@ -324,4 +324,6 @@ def draw(
             if trace.classic_dot is None
             else restyle_classic(trace.classic_dot, rankdir, theme)
         )
-    return to_dot(trace.graph, rankdir, theme, True, show_saved, legend, highlight, done)
+    # A program refused before it ran (syntax, forbidden, limit) has no graph: draw an empty one.
+    model = trace.graph if trace.graph is not None else GraphModel()
+    return to_dot(model, rankdir, theme, True, show_saved, legend, highlight, done)

@@ -1,0 +1,298 @@
+"""`python -m gradviz run|render`: called in-process (fast), plus one real subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradviz import render
+from gradviz.cli import main
+from gradviz.presets import PRESETS_BY_KEY
+
+SEED = PRESETS_BY_KEY["seed"].source
+SRC = Path(__file__).resolve().parents[2] / "src"
+needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
+
+
+@pytest.fixture
+def seed_file(tmp_path: Path) -> Path:
+    path = tmp_path / "seed.py"
+    path.write_text(SEED, encoding="utf-8")
+    return path
+
+
+def write(tmp_path: Path, text: str, name: str = "prog.py") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- run
+
+
+def test_run_json_seed_gives_lesson_gradient(seed_file, capsys):
+    code = main(["run", str(seed_file), "--json", "--backward", "y"])
+    out = capsys.readouterr().out
+    assert code == 0
+    data = json.loads(out)
+    assert data["error"] is None
+    x = next(t for t in data["tensors"] if t["name"] == "x")
+    assert x["grad"] == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)
+    assert x["shape"] == [3]
+    assert x["dtype"] == "float32"
+    assert x["device"] == "cpu"
+    assert x["requires_grad"] is True and x["is_leaf"] is True
+    assert x["value"] == [1.0, 2.0, 3.0]
+    assert [t["name"] for t in data["tensors"]] == ["x", "a", "b", "c", "y"]
+    assert data["backward"]["output"] == "y"
+    assert data["backward"]["order"][0] == "MeanBackward0"
+
+
+def test_run_json_without_backward_has_no_grads(seed_file, capsys):
+    assert main(["run", str(seed_file), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["backward"] is None
+    assert all(t["grad"] is None for t in data["tensors"])
+
+
+def test_run_json_program_backward_is_reported(tmp_path, capsys):
+    prog = write(tmp_path, SEED + "y.backward()\n")
+    assert main(["run", str(prog), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["backward"]["output"] == "y"
+    assert data["backward"]["origin"] == "program"
+
+
+def test_run_table_output(seed_file, capsys):
+    assert main(["run", str(seed_file), "--backward", "y"]) == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[0].split()
+    assert header == ["name", "shape", "dtype", "device", "value", "grad"]
+    x_row = next(line for line in out.splitlines() if line.startswith("x "))
+    assert "float32" in x_row and "cpu" in x_row
+    assert "[2.0000, 2.6667, 3.3333]" in x_row
+
+
+def test_run_program_error_exit_1_json(tmp_path, capsys):
+    prog = write(tmp_path, "x = torch.ones(3)\ny = torch.onse(3)\n")
+    assert main(["run", str(prog), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    err = data["error"]
+    assert err["kind"] == "name"
+    assert err["line"] == 2
+    assert err["col"] == 5
+    assert "ones" in err["hint"]
+    assert [t["name"] for t in data["tensors"]] == ["x"]  # what ran before the error
+
+
+def test_run_program_error_readable(tmp_path, capsys):
+    prog = write(tmp_path, "x = torch.ones(3)\ny = torch.onse(3)\n")
+    assert main(["run", str(prog)]) == 1
+    captured = capsys.readouterr()
+    assert f"{prog}:2:5: name: " in captured.err
+    assert "ones" in captured.err  # the hint
+    assert "x " in captured.out  # the table of what exists
+
+
+def test_run_runtime_error_has_fix(tmp_path, capsys):
+    prog = write(tmp_path, PRESETS_BY_KEY["mistake_backward_twice"].source)
+    assert main(["run", str(prog)]) == 1
+    err = capsys.readouterr().err
+    assert f"{prog}:4:1: runtime: " in err
+    assert "retain_graph" in err
+
+
+def test_run_backward_unknown_name(seed_file, capsys):
+    assert main(["run", str(seed_file), "--json", "--backward", "yy"]) == 1
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert err["kind"] == "name"
+    assert "`y`" in err["hint"]
+
+
+def test_run_ones_for_non_scalar(tmp_path, capsys):
+    prog = write(tmp_path, "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n")
+    assert main(["run", str(prog), "--json", "--backward", "y"]) == 1
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert "scalar" in err["message"]
+    assert main(["run", str(prog), "--json", "--backward", "y", "--ones"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tensors"][0]["grad"] == [3.0, 3.0]
+    assert data["backward"]["gradient"] == "ones"
+
+
+def test_run_missing_file_exit_2(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.py")]) == 2
+    captured = capsys.readouterr()
+    assert "no such file" in captured.err
+    assert "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+def test_run_directory_exit_2(tmp_path, capsys):
+    assert main(["run", str(tmp_path)]) == 2
+    assert "directory" in capsys.readouterr().err
+
+
+def test_run_non_utf8_exit_2(tmp_path, capsys):
+    prog = tmp_path / "latin1.py"
+    prog.write_bytes("x = torch.ones(3)  # café\n".encode("latin-1"))
+    assert main(["run", str(prog), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "UTF-8" in captured.err
+    assert "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+def test_run_utf8_bom_is_accepted(tmp_path, capsys):
+    prog = tmp_path / "bom.py"
+    prog.write_bytes(b"\xef\xbb\xbf" + SEED.encode())
+    assert main(["run", str(prog), "--json"]) == 0
+    capsys.readouterr()
+
+
+def test_run_stdin(monkeypatch, capsys):
+    stdin = io.TextIOWrapper(io.BytesIO(SEED.encode("utf-8")), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["run", "-", "--json", "--backward", "y"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tensors"][0]["grad"] == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)
+
+
+def test_run_stdin_error_names_stdin(monkeypatch, capsys):
+    stdin = io.TextIOWrapper(io.BytesIO(b"y = xx + 1\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["run", "-"]) == 1
+    assert "<stdin>:1:5: name: " in capsys.readouterr().err
+
+
+def test_no_command_is_usage(capsys):
+    assert main([]) == 2
+    assert "run" in capsys.readouterr().err
+
+
+def test_bad_option_is_usage(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run"])
+    assert exc.value.code == 2
+    capsys.readouterr()
+
+
+def test_module_entry_point_subprocess(seed_file):
+    env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gradviz", "run", str(seed_file), "--json", "--backward", "y"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    x = data["tensors"][0]
+    assert x["name"] == "x"
+    assert x["grad"] == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)
+
+
+# ---------------------------------------------------------------- render
+
+
+@needs_dot
+def test_render_svg(seed_file, tmp_path, capsys):
+    out = tmp_path / "seed.svg"
+    assert main(["render", str(seed_file), "-o", str(out), "--backward", "y"]) == 0
+    data = out.read_bytes()
+    assert data.startswith(b"<?xml") or b"<svg" in data
+    assert b"2.6667" in data  # the gradient preview is drawn
+
+
+@needs_dot
+def test_render_png(seed_file, tmp_path):
+    out = tmp_path / "seed.png"
+    assert main(["render", str(seed_file), "-o", str(out), "--scale", "0.5"]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@needs_dot
+def test_render_pdf(seed_file, tmp_path):
+    out = tmp_path / "seed.pdf"
+    assert main(["render", str(seed_file), "-o", str(out), "--theme", "print"]) == 0
+    assert out.read_bytes().startswith(b"%PDF")
+
+
+def test_render_dot_with_options(seed_file, tmp_path):
+    out = tmp_path / "seed.dot"
+    args = ["render", str(seed_file), "-o", str(out), "--rankdir", "LR", "--theme", "dark"]
+    assert main([*args, "--no-legend", "--saved", "--backward", "y"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("digraph")
+    assert "rankdir=LR" in text
+    assert render.THEMES["dark"].bg in text
+    assert "legend" not in text
+    assert "saved" in text  # --saved: PowBackward0's saved self
+
+
+def test_render_classic_dot(seed_file, tmp_path):
+    out = tmp_path / "classic.dot"
+    assert main(["render", str(seed_file), "-o", str(out), "--view", "classic"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "digraph" in text
+    assert "lightblue" in text or "darkolivegreen1" in text
+
+
+def test_render_classic_nothing_requires_grad(tmp_path, capsys):
+    prog = write(tmp_path, "x = torch.ones(3)\ny = x * 2\n")
+    out = tmp_path / "c.dot"
+    assert main(["render", str(prog), "-o", str(out), "--view", "classic"]) == 1
+    assert "requires_grad" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_render_program_error_still_draws(tmp_path, capsys):
+    prog = write(tmp_path, SEED + "z = torch.onse(3)\n")
+    out = tmp_path / "partial.dot"
+    assert main(["render", str(prog), "-o", str(out)]) == 1
+    assert f"{prog}:7:5: name: " in capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert "digraph" in text and "MeanBackward0" in text
+
+
+def test_render_syntax_error_draws_empty_graph(tmp_path, capsys):
+    prog = write(tmp_path, "x = torch.ones(3)\ny = x +\n")
+    out = tmp_path / "empty.dot"
+    assert main(["render", str(prog), "-o", str(out)]) == 1
+    assert f"{prog}:2:" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8").startswith("digraph")
+
+
+def test_render_without_dot_binary(seed_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    out = tmp_path / "seed.svg"
+    assert main(["render", str(seed_file), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "Graphviz" in err and "apt-get install graphviz" in err
+    assert not out.exists()
+    # DOT needs no binary
+    assert main(["render", str(seed_file), "-o", str(tmp_path / "seed.dot")]) == 0
+
+
+def test_render_unknown_suffix_is_usage(seed_file, tmp_path, capsys):
+    assert main(["render", str(seed_file), "-o", str(tmp_path / "seed.jpg")]) == 2
+    assert ".svg" in capsys.readouterr().err
+
+
+def test_render_missing_program_is_usage(tmp_path, capsys):
+    assert main(["render", str(tmp_path / "nope.py"), "-o", str(tmp_path / "x.svg")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_render_unwritable_output_is_usage(seed_file, tmp_path, capsys):
+    out = tmp_path / "no" / "such" / "dir" / "x.dot"
+    assert main(["render", str(seed_file), "-o", str(out)]) == 2
+    assert "cannot write" in capsys.readouterr().err
