@@ -46,7 +46,7 @@ def decode_program(text: str, max_chars: int = DEFAULT_LIMITS.max_source_chars) 
             f"the shared program is {len(text):,} characters long; the limit is {MAX_PARAM_CHARS:,}"
         )
     try:
-        packed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        packed = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError):
         raise ValueError(
             "the shared program is not valid base64; the link may be cut short"
@@ -60,6 +60,8 @@ def decode_program(text: str, max_chars: int = DEFAULT_LIMITS.max_source_chars) 
         ) from None
     if len(raw) > max_chars * 4 or inflater.unconsumed_tail:
         raise ValueError("the shared program is larger than the program limit")
+    if not inflater.eof:
+        raise ValueError("the shared program is incomplete; the link may be cut short")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,0 +1,139 @@
+"""AppTest: the autograd page as a user drives it, without a browser."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradviz.presets import PRESETS_BY_KEY
+from gradviz.share import encode_program
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=120)
+
+
+def _graph_dot(at: AppTest) -> str:
+    charts = at.get("graphviz_chart")
+    assert charts, "no graph on the page"
+    return charts[0].proto.spec
+
+
+def _tensor_table(at: AppTest):
+    return at.dataframe[0].value
+
+
+def test_landing_shows_seed_graph_with_gradients():
+    at = _app().run()
+    assert not at.exception, at.exception
+    dot = _graph_dot(at)
+    for name in ("x", "a", "b", "c", "y"):
+        assert f"<B>{name}</B>" in dot
+    assert "PowBackward0" in dot and "MeanBackward0" in dot
+    table = _tensor_table(at)
+    x = table[table["name"] == "x"].iloc[0]
+    assert x["grad"] == "[2.0000, 2.6667, 3.3333]"
+    assert "grad [2.0000, 2.6667, 3.3333]" in dot
+
+
+def test_preset_then_backward_shows_gradients():
+    at = _app().run()
+    at.selectbox(key="preset").select("broadcasting").run()
+    assert not at.exception
+    assert at.text_area(key="program").value == PRESETS_BY_KEY["broadcasting"].source
+    table = _tensor_table(at)
+    col = table[table["name"] == "col"].iloc[0]
+    assert col["grad"] == "[[100.0000], [100.0000], [100.0000]]"
+
+    # A program of our own: no backward yet, then the Run backward button.
+    at.text_area(key="program").input("w = torch.tensor([1.0, -2.0], requires_grad=True)\nq = (w * w * w).sum()\n")
+    at.button[0].click().run()  # the form's Run program
+    table = _tensor_table(at)
+    assert table[table["name"] == "w"].iloc[0]["grad"] == ""
+    run_backward = next(b for b in at.button if b.label == "Run backward")
+    run_backward.click().run()
+    table = _tensor_table(at)
+    assert table[table["name"] == "w"].iloc[0]["grad"] == "[3.0000, 12.0000]"
+    assert "MulBackward0" in _graph_dot(at)
+
+
+def test_non_scalar_output_explained_and_ones_gradient():
+    at = _app().run()
+    at.text_area(key="program").input("x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n")
+    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Run backward").click().run()
+    assert any("implicitly created only for scalar outputs" in e.value for e in at.error)
+    assert any("grad can be implicitly created only for scalar outputs" in c.value for c in at.caption)
+    at.checkbox(key="ones").check().run()
+    table = _tensor_table(at)
+    assert table[table["name"] == "x"].iloc[0]["grad"] == "[3.0000, 3.0000]"
+
+
+def test_mistake_preset_shows_line_and_fix():
+    at = _app().run()
+    at.selectbox(key="preset").select("mistake_backward_twice").run()
+    err = at.error[0].value
+    assert "Line 4, column 1" in err
+    assert "backward through the graph a second time" in err
+    assert any("retain_graph=True" in s.value for s in at.success)
+
+
+def test_forbidden_program_refused_with_position():
+    at = _app().run()
+    at.text_area(key="program").input("x = torch.ones(2)\ny = x.__class__\n")
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("Line 2, column 5" in e.value and "underscore" in e.value for e in at.error)
+
+
+def test_classic_view_and_walkthrough_highlight():
+    at = _app().run()
+    at.radio(key="view").set_value("classic").run()
+    dot = _graph_dot(at)
+    assert "lightblue" in dot and "darkolivegreen1" in dot  # torchviz's own colours
+    at.radio(key="view").set_value("values").run()
+    at.slider(key="step").set_value(3).run()
+    dot = _graph_dot(at)
+    assert "penwidth=3" in dot
+    assert any("PowBackward0" in m.value for m in at.markdown)
+
+
+def test_gradient_check_passes_for_seed():
+    at = _app().run()
+    next(b for b in at.button if b.label.startswith("Check gradients")).click().run()
+    assert any(s.value.startswith("Pass") for s in at.success)
+
+
+def test_share_link_reproduces_program_and_options():
+    program = "p = torch.tensor([2.0], requires_grad=True)\nq = p ** 3\n"
+    at = _app()
+    at.query_params["p"] = encode_program(program)
+    at.query_params["dir"] = "LR"
+    at.query_params["theme"] = "dark"
+    at.query_params["backward"] = "q"
+    at.run()
+    assert not at.exception
+    assert at.text_area(key="program").value == program
+    dot = _graph_dot(at)
+    assert "rankdir=LR" in dot and "#1e1e1e" in dot
+    table = _tensor_table(at)
+    assert table[table["name"] == "p"].iloc[0]["grad"] == "[12.0000]"
+
+
+@pytest.mark.parametrize("bad", ["!!!", "eJzLSM3JyQ", "A" * 20000])
+def test_broken_share_link_is_a_message_not_a_crash(bad):
+    at = _app()
+    at.query_params["p"] = bad
+    at.run()
+    assert not at.exception
+    assert any("Could not open the shared program" in w.value for w in at.warning)
+    assert at.get("graphviz_chart")  # the seed lesson is shown instead
+
+
+def test_export_offers_download(monkeypatch):
+    at = _app().run()
+    at.radio(key="export_fmt").set_value("dot").run()
+    assert not at.exception
+    assert any("Download DOT" in str(b.proto) for b in at.get("download_button"))
