@@ -199,8 +199,11 @@ class Checker:
         self.lines = source.splitlines()
         self.limits = limits
         self.known_names = set(known_names)
+        self.anchor: ast.AST | None = None  # nearest node with a position (operators have none)
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
+        if getattr(node, "lineno", None) is None:
+            node = self.anchor
         line = getattr(node, "lineno", None)
         col = char_col(self.lines, line, getattr(node, "col_offset", None))
         return ProgramError(kind, message, line, col, hint)
@@ -208,9 +211,12 @@ class Checker:
     def check(self, tree: ast.Module) -> None:
         count = 0
         # Iterative walk with depth, so a deep tree cannot exhaust Python's stack here.
-        stack: list[tuple[ast.AST, int, ast.AST | None]] = [(tree, 0, None)]
+        stack: list[tuple[ast.AST, int, ast.AST | None, ast.AST | None]] = [(tree, 0, None, None)]
         while stack:
-            node, depth, parent = stack.pop()
+            node, depth, parent, anchor = stack.pop()
+            if getattr(node, "lineno", None) is not None:
+                anchor = node
+            self.anchor = anchor
             count += 1
             if count > self.limits.max_ast_nodes:
                 raise self.error(
@@ -228,7 +234,7 @@ class Checker:
                 )
             self.check_node(node, parent)
             for child in ast.iter_child_nodes(node):
-                stack.append((child, depth + 1, node))
+                stack.append((child, depth + 1, node, anchor))
 
     def check_node(self, node: ast.AST, parent: ast.AST | None) -> None:
         if not isinstance(node, ALLOWED_NODES):

@@ -1,0 +1,291 @@
+"""gradviz.lang: what the language refuses, with kind and 1-based line/column, and its caps."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from gradviz.lang import Limits, ProgramError, char_col, did_you_mean, fmt_bytes, parse
+from gradviz.run import RESERVED_NAMES
+
+
+def refuse(source: object, limits: Limits | None = None) -> ProgramError:
+    kwargs = {"known_names": RESERVED_NAMES}
+    if limits is not None:
+        kwargs["limits"] = limits
+    with pytest.raises(ProgramError) as info:
+        parse(source, **kwargs)
+    err = info.value
+    assert err.kind in ("syntax", "forbidden", "name", "limit", "type")
+    return err
+
+
+# (source, kind, line, col, words in the message)
+FORBIDDEN = [
+    ("import os\n", "forbidden", 1, 1, "import"),
+    ("x = 1\nfrom os import path\n", "forbidden", 2, 1, "import"),
+    ("def f():\n    pass\n", "forbidden", 1, 1, "def"),
+    ("class A:\n    pass\n", "forbidden", 1, 1, "classes"),
+    ("f = lambda: 1\n", "forbidden", 1, 5, "lambda"),
+    ("for i in [1, 2]:\n    pass\n", "forbidden", 1, 1, "for"),
+    ("while True:\n    pass\n", "forbidden", 1, 1, "while"),
+    ("x = [i for i in [1]]\n", "forbidden", 1, 5, "omprehension"),
+    ("x = {i: i for i in [1]}\n", "forbidden", 1, 5, "omprehension"),
+    ("x = (i for i in [1])\n", "forbidden", 1, 5, "generator"),
+    ("x = 1\nprint(f'{x}')\n", "forbidden", 2, 7, "f-strings"),
+    ("x = torch.ones(3)\ny = x.__class__\n", "forbidden", 2, 5, "__class__"),
+    ("__import__('os')\n", "forbidden", 1, 1, "__import__"),
+    ("x = torch._C\n", "forbidden", 1, 5, "_C"),
+    ("_x = 1\n", "forbidden", 1, 1, "_x"),
+    ("x = torch.ones(3, **{'a': 1})\n", "forbidden", 1, 19, "**"),
+    ("x = torch.ones(3)\ntorch.add(x, x, out=x)\n", "forbidden", 2, 17, "out="),
+    ("x = torch.ones(*[3])\n", "forbidden", 1, 16, "*args"),
+    ("x = {1: 2}\n", "forbidden", 1, 5, "ictionar"),
+    ("x = {1, 2}\n", "forbidden", 1, 5, "ets"),
+    ("with open('f') as f:\n    pass\n", "forbidden", 1, 6, "no_grad"),
+    ("with torch.no_grad() as g:\n    pass\n", "forbidden", 1, 25, "as"),
+    ("torch = 1\n", "forbidden", 1, 1, "torch"),
+    ("a, torch = 1, 2\n", "forbidden", 1, 4, "torch"),
+    ("F = 2\n", "forbidden", 1, 1, "F"),
+    ("print = 2\n", "forbidden", 1, 1, "print"),
+    ("if 1:\n    pass\n", "forbidden", 1, 1, "if"),
+    ("x = 1 if 2 else 3\n", "forbidden", 1, 5, "where"),
+    ("try:\n    x = 1\nexcept Exception:\n    pass\n", "forbidden", 1, 1, "try"),
+    ("x = 1\ndel x\n", "forbidden", 2, 1, "del"),
+    ("global x\n", "forbidden", 1, 1, "global"),
+    ("assert 1\n", "forbidden", 1, 1, "assert"),
+    ("(x := 1)\n", "forbidden", 1, 2, "walrus"),
+    ("x = 1 and 2\n", "forbidden", 1, 5, "and"),
+    ("x = 1 < 2 < 3\n", "forbidden", 1, 5, "chained"),
+    ("x = 1 is None\n", "forbidden", 1, 5, "is"),
+    ("x = b'a'\n", "forbidden", 1, 5, "bytes"),
+    ("x = 1j\n", "forbidden", 1, 5, "complex"),
+    ("x: int = 1\n", "forbidden", 1, 1, "annotated"),
+    ("x = torch.ones(1)\nx.grad += 1\n", "forbidden", 2, 1, "augmented"),
+    ("x = torch.ones(1)\nx.data = 1\n", "forbidden", 2, 1, "grad"),
+    ("x = torch.ones(2)\ntorch.ones(2)[0] = 1\n", "forbidden", 2, 1, "named tensor"),
+]
+
+
+@pytest.mark.parametrize(("source", "kind", "line", "col", "words"), FORBIDDEN)
+def test_refusals_with_position(source, kind, line, col, words):
+    err = refuse(source)
+    assert err.kind == kind
+    assert (err.line, err.col) == (line, col)
+    assert words.lower() in err.message.lower()
+
+
+def test_operator_refusal_has_a_position():
+    # Operator nodes (ast.BitAnd) carry no position themselves; the error uses the BinOp's.
+    err = refuse("x = 1\ny = (x & 2)\n")
+    assert err.kind == "forbidden"
+    assert "logical_and" in err.message
+    assert (err.line, err.col) == (2, 6)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = torch.ones(3)\ny = x.＿＿class＿＿\n",  # fullwidth low lines: not an identifier start
+        "x = torch.ones(3)\ny = x._＿class＿＿\n",  # NFKC-normalised to __class__ by the parser
+        "x = torch.ones(3)\ny = x.__ｃｌａｓｓ__\n",
+        "＿＿import＿＿('os')\n",
+    ],
+)
+def test_unicode_lookalike_dunders_are_refused(source):
+    err = refuse(source)
+    assert err.kind in ("forbidden", "syntax")
+    assert err.line == 2 or source.startswith("＿")
+
+
+def test_nfkc_normalised_dunder_is_seen_by_the_checker():
+    err = refuse("x = torch.ones(3)\ny = x._＿class＿＿\n")
+    assert err.kind == "forbidden"
+    assert "__class__" in err.message
+    assert (err.line, err.col) == (2, 5)
+
+
+def test_nfkc_normalised_builtin_name_cannot_be_reassigned():
+    err = refuse("ｔｏｒｃｈ = 1\n")
+    assert err.kind == "forbidden"
+    assert "torch" in err.message
+
+
+def test_column_counts_characters_not_bytes():
+    # 'é' and 'ö' are two bytes each in UTF-8; the column counts characters.
+    err = refuse("s = 'héllo wörld'; y = x.__dict__\n")
+    assert (err.line, err.col) == (1, 24)
+    err = refuse("a = 1\n# ünïcödé\nb = 'ééé'; c = {1: 2}\n")
+    assert (err.line, err.col) == (3, 16)
+
+
+def test_syntax_error_line_and_col():
+    err = refuse("x = torch.ones(3)\ny = x +\n")
+    assert err.kind == "syntax"
+    assert (err.line, err.col) == (2, 8)
+    err = refuse("s = 'éé'; x = 1 +\n")
+    assert err.kind == "syntax"
+    assert (err.line, err.col) == (1, 18)
+
+
+def test_syntax_error_unclosed_bracket():
+    err = refuse("x = (1,\ny = 2\n")
+    assert err.kind == "syntax"
+    assert err.line == 1
+    assert err.col == 5
+
+
+def test_unexpected_indent_has_hint():
+    err = refuse("x = 1\n    y = 2\n")
+    assert err.kind == "syntax"
+    assert err.line == 2
+    assert "first column" in err.hint
+
+
+# ---------------------------------------------------------------- caps
+
+
+def test_source_length_cap():
+    err = refuse("#" * 50_001)
+    assert err.kind == "limit"
+    assert "50,000" in err.message
+    err = refuse("x = 1\n" * 10, Limits(max_source_chars=20))
+    assert err.kind == "limit"
+
+
+def test_line_count_cap():
+    err = refuse("x = 1\n" * 1_001)
+    assert err.kind == "limit"
+    assert "1,000" in err.message
+    parse("x = 1\n" * 999, known_names=RESERVED_NAMES)  # under the cap
+
+
+def test_deep_brackets_refused_before_parsing():
+    err = refuse("x = " + "(" * 100 + "1" + ")" * 100 + "\n")
+    assert err.kind == "limit"
+    assert (err.line, err.col) == (1, 35)  # the 31st bracket
+    err = refuse("x = " + "[" * 5_000 + "]" * 5_000 + "\n")
+    assert err.kind == "limit"
+
+
+def test_brackets_in_strings_and_comments_do_not_count():
+    parse("x = '" + "(" * 40 + "'\n", known_names=RESERVED_NAMES)
+    parse("x = 1  # " + "(" * 40 + "\n", known_names=RESERVED_NAMES)
+
+
+@pytest.mark.parametrize("terms", [2_000, 20_000, 200_000])
+def test_long_operator_chain_refused_without_recursion_error(terms):
+    source = "x = " + "+".join(["1"] * terms) + "\n"
+    err = refuse(source, Limits(max_source_chars=10**6))  # reach the parser, not the length cap
+    assert err.kind == "limit"
+    assert err.line == 1
+    # And with the default caps, the 200,000-term version is refused on length.
+    if terms == 200_000:
+        assert refuse(source).kind == "limit"
+
+
+def test_deep_unary_and_attribute_chains():
+    assert refuse("x = " + "-" * 5_000 + "1\n", Limits(max_source_chars=10**6)).kind == "limit"
+    assert refuse("x = " + "-" * 40 + "1\n").kind == "limit"
+    assert refuse("x = torch" + ".t()" * 3_000 + "\n").kind == "limit"
+    err = refuse("x = y" + "[0]" * 40 + "\n")
+    assert err.kind == "limit"
+    assert (err.line, err.col) == (1, 5)
+
+
+def test_ast_node_cap():
+    source = "x = [" + ", ".join(["1"] * 200) + "]\n"
+    err = refuse(source, Limits(max_ast_nodes=100))
+    assert err.kind == "limit"
+    assert "100" in err.message
+
+
+def test_long_string_literal():
+    err = refuse("s = '" + "a" * 300 + "'\n")
+    assert err.kind == "limit"
+    assert (err.line, err.col) == (1, 5)
+    assert "200" in err.message
+    parse("s = '" + "a" * 200 + "'\n", known_names=RESERVED_NAMES)
+
+
+def test_huge_int_literal():
+    err = refuse("x = 2 ** " + "9" * 1_300 + "\n")
+    assert err.kind == "limit"
+    assert (err.line, err.col) == (1, 10)
+    assert "bits" in err.message
+
+
+def test_list_literal_size():
+    err = refuse("x = [" + ",".join(["1"] * 10_001) + "]\n")
+    assert err.kind == "limit"
+    assert "10,001" in err.message
+    assert (err.line, err.col) == (1, 5)
+
+
+@pytest.mark.parametrize("source", ["", "   \n\n", "\n\t\n"])
+def test_empty_program(source):
+    err = refuse(source)
+    assert err.kind == "syntax"
+    assert "empty" in err.message
+    assert err.line == 1
+
+
+def test_comment_only_program_is_allowed():
+    tree = parse("# nothing yet\n", known_names=RESERVED_NAMES)
+    assert tree.body == []
+
+
+@pytest.mark.parametrize("source", [None, b"x = 1", 42, ["x = 1"]])
+def test_non_str_input(source):
+    err = refuse(source)
+    assert err.kind == "type"
+    assert type(source).__name__ in err.message
+
+
+def test_nul_byte():
+    err = refuse("x = 1\ny = 2\x00\n")
+    assert err.kind == "syntax"
+    assert "NUL" in err.message
+    assert (err.line, err.col) == (2, 6)
+
+
+def test_allowed_program_parses():
+    tree = parse(
+        "x = torch.arange(1, 4, dtype=torch.float32, requires_grad=True)\n"
+        "a, b = x[0], x[1:]\n"
+        "x.grad = None\n"
+        "y = (x ** 2 + -x @ x) / 2 % 3 // 1\n"
+        "with torch.no_grad():\n"
+        "    z = x * 2\n"
+        "print(x.shape, y >= 0)\n"
+        "pass\n",
+        known_names=RESERVED_NAMES,
+    )
+    assert isinstance(tree, ast.Module)
+    assert len(tree.body) == 7
+
+
+def test_error_to_dict_and_str():
+    err = refuse("import os\n")
+    d = err.to_dict()
+    assert set(d) == {"kind", "message", "line", "col", "hint", "details"}
+    assert str(err).startswith("line 1, col 1: ")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def test_char_col():
+    lines = ["héllo = x"]
+    assert char_col(lines, 1, len("héllo = ".encode())) == 9
+    assert char_col(lines, None, 3) is None
+    assert char_col(lines, 5, 3) == 4  # out of range: best effort
+
+
+def test_did_you_mean_and_fmt_bytes():
+    assert did_you_mean("onse", ["ones", "zeros"]) == "Did you mean `ones`?"
+    assert did_you_mean("qqqq", ["ones"]) is None
+    assert fmt_bytes(40e9) == "40 GB"
+    assert fmt_bytes(1.5e6) == "1.5 MB"
+    assert fmt_bytes(12) == "12 bytes"
