@@ -120,7 +120,7 @@ def _tensor_label(node: GraphNode, model: GraphModel, show_values: bool) -> str:
     shape = "(" + ", ".join(map(str, info.shape)) + ("," if len(info.shape) == 1 else "") + ")"
     head = f"<B>{_h(info.label)}</B>"
     if info.expr and info.expr != info.label:
-        head += f" = {_h(info.expr[:40])}"
+        head += " = " + _h(info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
     rows = [
         f'<TR><TD COLSPAN="2">{head}</TD></TR>',
         f'<TR><TD COLSPAN="2"><FONT POINT-SIZE="10">{_h(shape)} {_h(info.dtype)} · {_h(info.device)}</FONT></TD></TR>',

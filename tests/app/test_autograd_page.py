@@ -48,7 +48,9 @@ def test_preset_then_backward_shows_gradients():
     assert col["grad"] == "[[100.0000], [100.0000], [100.0000]]"
 
     # A program of our own: no backward yet, then the Run backward button.
-    at.text_area(key="program").input("w = torch.tensor([1.0, -2.0], requires_grad=True)\nq = (w * w * w).sum()\n")
+    at.text_area(key="program").input(
+        "w = torch.tensor([1.0, -2.0], requires_grad=True)\nq = (w * w * w).sum()\n"
+    )
     at.button[0].click().run()  # the form's Run program
     table = _tensor_table(at)
     assert table[table["name"] == "w"].iloc[0]["grad"] == ""
@@ -61,11 +63,15 @@ def test_preset_then_backward_shows_gradients():
 
 def test_non_scalar_output_explained_and_ones_gradient():
     at = _app().run()
-    at.text_area(key="program").input("x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n")
+    at.text_area(key="program").input(
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 3\n"
+    )
     at.button[0].click().run()
     next(b for b in at.button if b.label == "Run backward").click().run()
     assert any("implicitly created only for scalar outputs" in e.value for e in at.error)
-    assert any("grad can be implicitly created only for scalar outputs" in c.value for c in at.caption)
+    assert any(
+        "grad can be implicitly created only for scalar outputs" in c.value for c in at.caption
+    )
     at.checkbox(key="ones").check().run()
     table = _tensor_table(at)
     assert table[table["name"] == "x"].iloc[0]["grad"] == "[3.0000, 3.0000]"

@@ -1,0 +1,59 @@
+"""Real browser: the autograd page draws the seed lesson and exports a valid SVG."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def test_seed_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        chart = page.locator('[data-testid="stGraphVizChart"] svg')
+        chart.first.wait_for(timeout=60_000)
+        page.get_by_text("PowBackward0").first.wait_for(timeout=30_000)
+        svg_text = chart.first.inner_html()
+        for label in ("MeanBackward0", "AddBackward0", "2.0000, 2.6667, 3.3333"):
+            assert label in svg_text
+        # The share link is in the address bar.
+        assert "p=" in page.url
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "autograd.png"), full_page=False)
+
+        page.get_by_role("tab", name="Export").click()
+        button = page.get_by_role("button", name="Download SVG")
+        button.wait_for(timeout=30_000)
+        with page.expect_download(timeout=30_000) as info:
+            button.click()
+        target = tmp_path / "graph.svg"
+        info.value.save_as(target)
+        data = target.read_bytes()
+        root = ET.fromstring(data)  # well-formed XML
+        assert root.tag.endswith("svg")
+        assert b"PowBackward0" in data and b"MeanBackward0" in data
+    finally:
+        page.close()
+
+
+def test_share_link_opens_same_graph(browser, app_server):
+    from gradviz.share import encode_program
+
+    program = "p = torch.tensor([2.0], requires_grad=True)\nq = p ** 3\n"
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(
+            f"{app_server}/?p={encode_program(program)}&backward=q&dir=LR",
+            wait_until="domcontentloaded",
+        )
+        chart = page.locator('[data-testid="stGraphVizChart"] svg')
+        chart.first.wait_for(timeout=60_000)
+        page.get_by_text("12.0000").first.wait_for(timeout=30_000)
+        assert "PowBackward0" in chart.first.inner_html()
+    finally:
+        page.close()
