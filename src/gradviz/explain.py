@@ -94,7 +94,7 @@ EXPLANATIONS: list[tuple[str, Explanation]] = [
         ),
     ),
     (
-        r"only Tensors of floating point( and complex)? dtype can require gradients",
+        r"[Oo]nly Tensors of floating point( and complex)? dtype can require gradients",
         Explanation(
             "int_requires_grad",
             "Integer tensors cannot require grad",

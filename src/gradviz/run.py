@@ -206,6 +206,13 @@ def _namespaces() -> dict[str, Namespace]:
 
 NAMESPACES = _namespaces()
 
+# Functions that make tensors from numbers: the pre-check must ask for device="meta".
+FACTORIES = frozenset(
+    tables.TORCH_FUNCTIONS[name].target
+    for name in tables.CONSTRUCTORS
+    if name in tables.TORCH_FUNCTIONS
+)
+
 SAFE_VALUE_TYPES = (
     torch.Tensor,
     bool,
@@ -846,8 +853,9 @@ class Interpreter:
         if name == "numpy":
             # torch decides (and refuses, for GPU tensors or ones that require grad);
             # the program gets plain numbers, never an ndarray.
-            array = self.call(".numpy()", lambda t: t.numpy(), (tensor,), {}, node, "bounded")
-            return array.tolist()
+            return self.call(
+                ".numpy()", lambda t: t.numpy().tolist(), (tensor,), {}, node, "bounded"
+            )
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
 
@@ -921,7 +929,8 @@ class Interpreter:
         meta_kwargs = {
             k: to_meta(v) for k, v in kwargs.items() if k not in ("generator", "pin_memory")
         }
-        if "device" in meta_kwargs:
+        if "device" in meta_kwargs or fn in FACTORIES:
+            # Factories (torch.ones(...)) have no tensor input to take the meta device from.
             meta_kwargs["device"] = "meta"
         if fn is torch.Tensor.to:
             meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
