@@ -51,7 +51,7 @@ TORCH_FUNCTIONS: dict[str, FnSpec] = {
         "unbind broadcast_to tril triu diag diagonal trace flip roll gather index_select take "
         "cartesian_prod sort argsort topk "
         # comparisons
-        "eq ne lt le gt ge allclose isclose equal isnan isinf isfinite",
+        "eq ne lt le gt ge isclose isnan isinf isfinite",
         torch,
     ),
     **_specs(
@@ -59,7 +59,9 @@ TORCH_FUNCTIONS: dict[str, FnSpec] = {
     ),
     **_specs("bernoulli multinomial", torch, random=True),
     **_specs(
-        "masked_select nonzero unique numel is_tensor is_floating_point is_grad_enabled",
+        # allclose/equal give one Python bool and have no meta kernel (they read the data)
+        "masked_select nonzero unique numel is_tensor is_floating_point is_grad_enabled "
+        "allclose equal",
         torch,
         check="bounded",
     ),
