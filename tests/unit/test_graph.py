@@ -1,0 +1,165 @@
+"""gradviz.graph: the seed lesson's GraphModel, roles, edges and backward steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradviz.graph import GraphModel
+from gradviz.presets import PRESETS_BY_KEY
+from gradviz.run import RunOptions, run_program
+
+
+@pytest.fixture(scope="module")
+def seed():
+    trace = run_program(PRESETS_BY_KEY["seed"].source, RunOptions(backward="y"))
+    assert trace.error is None
+    return trace
+
+
+def titles(model: GraphModel, edges) -> list[tuple[str, str]]:
+    return [(model.node(e.src).title, model.node(e.dst).title) for e in edges]
+
+
+def test_seed_tensor_nodes_and_roles(seed):
+    model = seed.graph
+    tensors = [n for n in model.nodes if n.kind == "tensor"]
+    assert [(n.title, n.role) for n in tensors] == [
+        ("x", "leaf"),
+        ("a", "intermediate"),
+        ("b", "intermediate"),
+        ("c", "intermediate"),
+        ("y", "output"),
+    ]
+    for n in tensors:
+        assert model.tensor_info(n.tensor).label == n.title
+
+
+def test_seed_function_nodes(seed):
+    functions = [n for n in seed.graph.nodes if n.kind == "function"]
+    assert sorted(n.title for n in functions) == sorted(
+        ["AddBackward0", "PowBackward0", "AddBackward0", "MeanBackward0"]
+    )
+    assert all(n.role == "function" for n in functions)
+    assert not any("AccumulateGrad" in n.title for n in seed.graph.nodes)  # folded into x
+    pow_node = next(n for n in functions if n.title == "PowBackward0")
+    assert "2·a" in pow_node.rule
+    assert ("exponent", "2") in pow_node.saved
+
+
+def test_seed_edges_follow_the_chain(seed):
+    model = seed.graph
+    x = model.by_title("x").id
+    # Walk forward from x: x -> AddBackward0 -> a -> PowBackward0 -> b -> AddBackward0
+    # -> c -> MeanBackward0 -> y, every step the only way out.
+    out = {}
+    for e in model.edges:
+        out.setdefault(e.src, []).append(e.dst)
+    path = [x]
+    while path[-1] in out:
+        (nxt,) = out[path[-1]]
+        path.append(nxt)
+    assert [model.node(n).title for n in path] == [
+        "x",
+        "AddBackward0",
+        "a",
+        "PowBackward0",
+        "b",
+        "AddBackward0",
+        "c",
+        "MeanBackward0",
+        "y",
+    ]
+    assert len(model.edges) == 8
+    assert sorted(titles(model, model.edges)) == sorted(
+        [
+            ("x", "AddBackward0"),
+            ("AddBackward0", "a"),
+            ("a", "PowBackward0"),
+            ("PowBackward0", "b"),
+            ("b", "AddBackward0"),
+            ("AddBackward0", "c"),
+            ("c", "MeanBackward0"),
+            ("MeanBackward0", "y"),
+        ]
+    )
+
+
+def test_seed_backward_steps(seed):
+    steps = seed.backward[-1].steps
+    assert [s.fn.split("::")[-1] for s in steps] == [
+        "MeanBackward0",
+        "AddBackward0",
+        "PowBackward0",
+        "AddBackward0",
+        "AccumulateGrad",
+    ]
+    model = seed.graph
+    assert steps[-1].node == model.by_title("x").id
+    assert model.node(steps[0].node).title == "MeanBackward0"
+    for step in steps[:-1]:
+        node = model.node(step.node)
+        assert node is not None and node.kind == "function"
+        assert node.title == step.fn
+    # The gradient that reaches x is the lesson's.
+    assert steps[-1].upstream == ["[2.0000, 2.6667, 3.3333]"]
+
+
+def test_seed_without_backward_has_no_steps():
+    trace = run_program(PRESETS_BY_KEY["seed"].source, RunOptions())
+    assert trace.backward == []
+    assert trace.tensor("x").grad is None
+    assert len(trace.graph.nodes) == 9
+
+
+def test_detach_and_no_grad_are_untracked_with_notes():
+    trace = run_program(PRESETS_BY_KEY["detach_no_grad"].source, RunOptions(backward="out"))
+    assert trace.error is None
+    model = trace.graph
+    roles = {n.title: n.role for n in model.nodes if n.kind == "tensor"}
+    assert roles == {
+        "w": "leaf",
+        "tracked": "intermediate",
+        "frozen": "untracked",
+        "scale": "untracked",
+        "out": "output",
+    }
+    assert "detached" in trace.tensor("frozen").note
+    assert "no_grad" in trace.tensor("scale").note
+    assert trace.tensor("w").note is None
+    # Untracked tensors have no edges: no gradient flows through them.
+    untracked = {model.by_title("frozen").id, model.by_title("scale").id}
+    assert not any(e.src in untracked or e.dst in untracked for e in model.edges)
+    assert trace.tensor("w").grad == [20.0, 40.0, 60.0]
+
+
+def test_constant_note():
+    trace = run_program("x = torch.ones(3)\ny = x * 2\n", RunOptions())
+    assert "requires_grad=False" in trace.tensor("x").note
+    assert "none of its inputs" in trace.tensor("y").note
+    assert [n.role for n in trace.graph.nodes] == ["untracked", "untracked"]
+    assert trace.graph.edges == []
+
+
+def test_aliases_share_a_node():
+    trace = run_program("x = torch.ones(2, requires_grad=True)\ny = x * 2\nz = y\n", RunOptions())
+    tensors = [n for n in trace.graph.nodes if n.kind == "tensor"]
+    assert [n.title for n in tensors] == ["x", "y = z"]
+
+
+def test_unnamed_leaf_gets_a_node():
+    trace = run_program(
+        "y = (torch.ones(2, requires_grad=True) * 3).sum()\n", RunOptions(backward="y")
+    )
+    assert trace.error is None
+    unnamed = [n for n in trace.graph.nodes if n.title == "unnamed leaf"]
+    assert len(unnamed) == 1
+    assert unnamed[0].shape == [2]
+    assert unnamed[0].role == "leaf"
+
+
+def test_saved_values_freed_after_backward(seed):
+    pow_node = seed.graph.by_title("PowBackward0")
+    assert ("self", "(freed by backward)") in pow_node.saved
+    before = run_program(PRESETS_BY_KEY["seed"].source, RunOptions())
+    saved = dict(before.graph.by_title("PowBackward0").saved)
+    assert saved["self"].startswith("3 [3.0000, 4.0000, 5.0000]")
