@@ -1,0 +1,210 @@
+"""gradviz.render: DOT text of both views, themes, escaping, and bytes via Graphviz."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gradviz import render
+from gradviz.graph import GraphModel
+from gradviz.presets import PRESETS_BY_KEY
+from gradviz.run import RunOptions, run_program
+
+SEED = PRESETS_BY_KEY["seed"].source
+needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
+
+
+@pytest.fixture(scope="module")
+def seed_after():
+    trace = run_program(SEED, RunOptions(backward="y"))
+    assert trace.error is None
+    return trace
+
+
+@pytest.fixture(scope="module")
+def seed_before():
+    return run_program(SEED, RunOptions())
+
+
+def node_line(dot: str, node_id: str) -> str:
+    return next(line for line in dot.splitlines() if line.strip().startswith(f'"{node_id}" ['))
+
+
+def test_values_dot_has_names_values_and_grads(seed_after):
+    dot = render.draw(seed_after)
+    assert dot.startswith("digraph gradviz {")
+    for name in ("x", "a", "b", "c", "y"):
+        assert f"<B>{name}</B>" in dot
+    assert "data [1.0000, 2.0000, 3.0000]" in dot  # x
+    assert "data [9.0000, 16.0000, 25.0000]" in dot  # b
+    assert "data 19.6667" in dot  # y
+    assert "grad [2.0000, 2.6667, 3.3333]" in dot  # x.grad after backward
+    for fn in ("MeanBackward0", "PowBackward0", "AddBackward0"):
+        assert fn in dot
+    assert "AccumulateGrad" not in dot
+    assert "(3,) float32 · cpu" in dot
+    assert "cluster_legend" in dot
+
+
+def test_values_dot_before_backward_has_no_grad(seed_before):
+    dot = render.draw(seed_before)
+    assert "grad —" in dot
+    assert "2.6667" not in dot
+
+
+def test_every_edge_names_known_nodes(seed_after):
+    dot = render.to_dot(seed_after.graph, legend=False)
+    ids = set(re.findall(r'^\s*"([^"]+)" \[', dot, flags=re.M))
+    edges = re.findall(r'^\s*"([^"]+)" -> "([^"]+)";', dot, flags=re.M)
+    assert len(edges) == 8
+    for src, dst in edges:
+        assert src in ids and dst in ids
+
+
+@pytest.mark.parametrize("theme", ["light", "dark", "print"])
+def test_themes(seed_after, theme):
+    dot = render.draw(seed_after, theme=theme)
+    th = render.THEMES[theme]
+    assert f'bgcolor="{th.bg}"' in dot
+    assert f'fontcolor="{th.font}"' in dot
+    if theme == "print":
+        assert "style=rounded" in node_line(dot, seed_after.graph.by_title("x").id)
+        assert "penwidth=2" in node_line(dot, seed_after.graph.by_title("x").id)
+
+
+def test_dark_theme_differs_from_light(seed_after):
+    assert render.draw(seed_after, theme="dark") != render.draw(seed_after, theme="light")
+
+
+def test_rankdir(seed_after):
+    assert "rankdir=LR" in render.draw(seed_after, rankdir="LR")
+    assert "rankdir=TB" in render.draw(seed_after)
+    assert "rankdir=TB" in render.draw(seed_after, rankdir="sideways")  # unknown: default
+
+
+def test_legend_can_be_left_out(seed_after):
+    assert "legend" not in render.draw(seed_after, legend=False)
+
+
+def test_show_saved(seed_after, seed_before):
+    assert "saved exponent: 2" in render.draw(seed_before, show_saved=True)
+    assert "saved self: (freed by backward)" in render.draw(seed_after, show_saved=True)
+    assert "saved " not in render.draw(seed_after)
+
+
+def test_highlight_and_done(seed_after):
+    model = seed_after.graph
+    mean = model.by_title("MeanBackward0").id
+    pow_ = model.by_title("PowBackward0").id
+    dot = render.to_dot(model, highlight=pow_, done={mean})
+    assert "penwidth=3" in node_line(dot, pow_)
+    assert f'color="{render.THEMES["light"].highlight}"' in node_line(dot, pow_)
+    assert "penwidth=2" in node_line(dot, mean)
+    assert "penwidth" not in node_line(dot, model.by_title("x").id)
+
+
+def test_classic_view_is_torchviz(seed_after):
+    dot = render.draw(seed_after, view="classic")
+    assert dot is not None
+    assert "lightblue" in dot  # torchviz's colour for parameters (x)
+    assert "darkolivegreen1" in dot  # ... and for outputs (y)
+    assert "MeanBackward0" in dot
+    assert "rankdir=TB" in dot
+    assert "rankdir=LR" in render.draw(seed_after, view="classic", rankdir="LR")
+
+
+def test_restyle_classic():
+    source = 'digraph {\n\tnode [shape=box]\n\t1 [label="x" fillcolor=lightblue]\n}\n'
+    out = render.restyle_classic(source, "LR", "dark")
+    assert out.startswith("digraph {")
+    assert "rankdir=LR" in out
+    assert render.THEMES["dark"].bg in out
+    assert "fillcolor=lightblue" in out
+    assert render.restyle_classic("not dot at all") == "not dot at all"
+
+
+def test_classic_view_nothing_requires_grad():
+    trace = run_program("x = torch.ones(3)\ny = x * 2\n", RunOptions())
+    assert trace.classic_dot is None
+    assert render.draw(trace, view="classic") is None
+
+
+def test_refused_program_draws_an_empty_graph():
+    trace = run_program("import os\n", RunOptions())
+    assert trace.graph is None
+    dot = render.draw(trace)
+    assert dot.startswith("digraph")
+    assert "legend" not in dot  # nothing to explain
+    assert render.to_dot(GraphModel()).startswith("digraph")
+
+
+def escaping_trace():
+    source = 'x = torch.ones(3, requires_grad=True) + ("<b>&\\"]" == "a")\ny = (x * 2).sum()\n'
+    trace = run_program(source, RunOptions(backward="y"))
+    assert trace.error is None, trace.error
+    return trace
+
+
+def test_html_escaping_in_labels():
+    dot = render.draw(escaping_trace())
+    assert "&quot;&lt;" in dot
+    assert "<b>&" not in dot
+
+
+@needs_dot
+def test_html_escaping_renders():
+    data = render.render_bytes(render.draw(escaping_trace()), "svg")
+    assert b"<svg" in data
+
+
+@needs_dot
+@pytest.mark.parametrize(
+    ("fmt", "check"),
+    [
+        ("svg", lambda b: b.startswith(b"<?xml") or b"<svg" in b),
+        ("png", lambda b: b.startswith(b"\x89PNG\r\n\x1a\n")),
+        ("pdf", lambda b: b.startswith(b"%PDF")),
+    ],
+)
+def test_render_bytes_formats(seed_after, fmt, check):
+    data = render.render_bytes(render.draw(seed_after), fmt)
+    assert check(data)
+
+
+@needs_dot
+def test_png_scale_changes_size(seed_after):
+    dot = render.draw(seed_after)
+    small = render.render_bytes(dot, "png", scale=0.5)
+    large = render.render_bytes(dot, "png", scale=2.0)
+
+    def width(png: bytes) -> int:
+        return int.from_bytes(png[16:20], "big")
+
+    assert width(large) > width(small)
+
+
+def test_render_bytes_dot_needs_no_binary(seed_after, monkeypatch):
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    dot = render.draw(seed_after)
+    assert render.render_bytes(dot, "dot") == dot.encode("utf-8")
+
+
+def test_render_unavailable_without_dot(seed_after, monkeypatch):
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    assert render.dot_available() is False
+    with pytest.raises(render.RenderUnavailable) as info:
+        render.render_bytes(render.draw(seed_after), "svg")
+    assert "apt-get install graphviz" in str(info.value)
+
+
+def test_unknown_format(seed_after):
+    with pytest.raises(ValueError):
+        render.render_bytes(render.draw(seed_after), "jpg")
+
+
+@needs_dot
+def test_graphviz_failure_is_render_unavailable():
+    with pytest.raises(render.RenderUnavailable) as info:
+        render.render_bytes("digraph { this is not dot ", "svg")
+    assert "Graphviz could not draw" in str(info.value)
