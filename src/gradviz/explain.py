@@ -36,7 +36,7 @@ EXPLANATIONS: list[tuple[str, Explanation]] = [
         ),
     ),
     (
-        r"leaf Variable that requires grad is being used in an in-place operation",
+        r"(?<!view of a )leaf Variable that requires grad is being used in an in-place operation",
         Explanation(
             "inplace_leaf",
             "In-place change to a leaf that requires grad",
