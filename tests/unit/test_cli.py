@@ -69,6 +69,25 @@ def test_run_json_program_backward_is_reported(tmp_path, capsys):
     assert data["backward"]["origin"] == "program"
 
 
+def test_run_json_is_standard_json_with_nan_and_inf(tmp_path, capsys):
+    prog = write(
+        tmp_path,
+        "x = torch.tensor([1.0, 0.0], requires_grad=True)\ny = torch.log(x)\n"
+        "z = y.sum()\nw = z * 0 / 0\nz.backward()\n",
+    )
+    assert main(["run", str(prog), "--json"]) == 0
+    out = capsys.readouterr().out
+
+    def refuse_constant(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    data = json.loads(out, parse_constant=refuse_constant)
+    by_name = {t["name"]: t for t in data["tensors"]}
+    assert by_name["y"]["value"] == [0.0, "-inf"]
+    assert by_name["x"]["grad"] == [1.0, "inf"]
+    assert by_name["w"]["value"] == "nan"
+
+
 def test_run_table_output(seed_file, capsys):
     assert main(["run", str(seed_file), "--backward", "y"]) == 0
     out = capsys.readouterr().out

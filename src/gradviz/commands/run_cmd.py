@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
-from gradviz.run import RunOptions, Trace, format_values, run_program
+from gradviz.run import RunOptions, Trace, run_program
 
 
 class UsageError(Exception):
@@ -65,8 +66,15 @@ def format_error(path: str, error: dict) -> str:
     return "\n".join(lines)
 
 
-def _cell(value) -> str:
-    return "—" if value is None else format_values(value)
+def json_safe(value):
+    """Standard JSON has no NaN or Infinity: write them as the strings "nan", "inf", "-inf"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def format_table(trace: Trace) -> str:
@@ -123,7 +131,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"gradviz run: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(trace.to_json(), indent=2, default=str))
+        print(json.dumps(json_safe(trace.to_json()), indent=2, default=str, allow_nan=False))
         return 1 if trace.error else 0
     for line in trace.stdout:
         print(line)
