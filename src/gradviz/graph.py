@@ -40,12 +40,15 @@ class GraphModel:
     nodes: list[GraphNode] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)
     tensors: list[TensorInfo] = field(default_factory=list)
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, node_id: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.id == node_id), None)
 
     def tensor_info(self, tensor_id: str | None) -> TensorInfo | None:
-        return next((t for t in self.tensors if t.id == tensor_id), None)
+        if len(self._index) != len(self.tensors):
+            self._index = {t.id: t for t in self.tensors}
+        return self._index.get(tensor_id)
 
     def by_title(self, title: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.title == title), None)
@@ -63,11 +66,15 @@ def _note(binding, tensor: torch.Tensor) -> str | None:
     return "none of its inputs requires grad, so autograd recorded nothing"
 
 
+_SAVED_ATTRS: dict[type, list[str]] = {}
+
+
 def _saved_values(fn) -> list[tuple[str, str]]:
     out = []
-    for attr in dir(fn):
-        if not attr.startswith("_saved_"):
-            continue
+    attrs = _SAVED_ATTRS.get(type(fn))
+    if attrs is None:  # dir() of an autograd node is slow; its class fixes the answer
+        attrs = _SAVED_ATTRS[type(fn)] = [a for a in dir(fn) if a.startswith("_saved_")]
+    for attr in attrs:
         try:
             value = getattr(fn, attr)
         except RuntimeError:
@@ -140,13 +147,7 @@ def build_graph(interp: Interpreter) -> GraphModel:
         elif t.requires_grad:
             leaf_node[id(t)] = info.id
 
-    functions = []
-    seen_fn: set[int] = set()
-    for root in roots:
-        for fn in _walk_graph(root):
-            if id(fn) not in seen_fn:
-                seen_fn.add(id(fn))
-                functions.append(fn)
+    functions = _walk_graph(*reversed(roots))
     for fn in functions:
         registry.key(fn)
     functions.sort(key=lambda f: int(registry.key(f)[1:]))

@@ -30,14 +30,15 @@ class Limits:
 
     max_source_chars: int = 50_000
     max_lines: int = 1_000
-    max_nesting: int = 30  # bracket depth and expression depth
+    max_nesting: int = 30  # bracket depth
+    max_expr_depth: int = 100  # depth of the syntax tree (a+b+c+... nests one level a term)
     max_ast_nodes: int = 30_000
     max_string_chars: int = 200
     max_literal_elements: int = 10_000
     max_int_bits: int = 4_096
     max_tensor_elements: int = 25_000_000
-    max_tensor_bytes: int = 100 * 2**20
-    max_total_bytes: int = 400 * 2**20
+    max_tensor_bytes: int = 100_000_000
+    max_total_bytes: int = 400_000_000
     max_total_elements: int = 500_000_000  # elements produced by all ops together
     max_flops_per_op: float = 5e9
     max_total_flops: float = 2e10
@@ -225,10 +226,10 @@ class Checker:
                     "that is the limit",
                     node,
                 )
-            if depth > self.limits.max_nesting + 2:
+            if depth > self.limits.max_expr_depth:
                 raise self.error(
                     "limit",
-                    f"expressions are nested more than {self.limits.max_nesting} levels deep; "
+                    f"expressions are nested more than {self.limits.max_expr_depth} levels deep; "
                     "that is the limit: split it into several lines",
                     node,
                 )

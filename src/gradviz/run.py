@@ -11,6 +11,7 @@ across a process boundary.
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import operator
 import time
@@ -337,10 +338,10 @@ class NodeRegistry:
         return k
 
 
-def _walk_graph(root) -> list:
-    """Every autograd node reachable from `root`, without recursion."""
+def _walk_graph(*roots) -> list:
+    """Every autograd node reachable from the roots (each once), without recursion."""
     seen: dict[int, object] = {}
-    stack = [root]
+    stack = list(roots)
     while stack:
         fn = stack.pop()
         if fn is None or id(fn) in seen:
@@ -556,8 +557,9 @@ class Interpreter:
             current = self.lookup(stmt.target)
             if isinstance(current, torch.Tensor):
                 symbol = BINOPS[type(stmt.op)][0]
+                check = "meta" if symbol == "@" else "broadcast"
                 result = self.call(
-                    f"{symbol}=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "meta"
+                    f"{symbol}=", INPLACE[type(stmt.op)], (current, value), {}, stmt, check
                 )
                 self.bind(stmt.target.id, result, stmt)
             else:
@@ -568,7 +570,9 @@ class Interpreter:
                 raise self.error("type", "item assignment works on tensors only", stmt.target)
             index = self.eval_index(stmt.target.slice)
             current = self.call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
-            updated = self.call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "meta")
+            updated = self.call(
+                "+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "broadcast"
+            )
             self.call(
                 "item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded"
             )
@@ -592,7 +596,7 @@ class Interpreter:
             operand = self.eval(node.operand)
             symbol, fn = UNARYOPS[type(node.op)]
             if isinstance(operand, torch.Tensor):
-                return self.call(f"unary {symbol}", fn, (operand,), {}, node, "meta")
+                return self.call(f"unary {symbol}", fn, (operand,), {}, node, "bounded")
             if isinstance(operand, bool | int | float):
                 return fn(operand)
             raise self.error(
@@ -604,7 +608,7 @@ class Interpreter:
             symbol, fn = CMPOPS[type(node.ops[0])]
             self.require_operands(symbol, left, right, node, allow_str=True)
             if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
-                return self.call(symbol, fn, (left, right), {}, node, "meta")
+                return self.call(symbol, fn, (left, right), {}, node, "broadcast")
             return fn(left, right)
         if isinstance(node, ast.Subscript):
             obj = self.eval(node.value)
@@ -684,7 +688,9 @@ class Interpreter:
         symbol, fn = BINOPS[type(op)]
         self.require_operands(symbol, left, right, node)
         if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
-            return self.call(symbol, fn, (left, right), {}, node, "meta")
+            return self.call(
+                symbol, fn, (left, right), {}, node, "meta" if symbol == "@" else "broadcast"
+            )
         self.check_number_op(symbol, left, right, node)
         try:
             return fn(left, right)
@@ -829,6 +835,8 @@ class Interpreter:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
         if not isinstance(member, tables.FnSpec):
             raise self.error("type", f"`{label}` cannot be called", node)
+        if label.endswith("norm"):
+            self.refuse_matrix_norm(args, kwargs, node)
         if member.random:
             kwargs = {**kwargs, "generator": self.generator}
         return self.call(label, member.target, args, kwargs, node, member.check)
@@ -856,8 +864,21 @@ class Interpreter:
             return self.call(
                 ".numpy()", lambda t: t.numpy().tolist(), (tensor,), {}, node, "bounded"
             )
+        if name == "norm":
+            self.refuse_matrix_norm(args, kwargs, node)
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
+
+    def refuse_matrix_norm(self, args, kwargs, node) -> None:
+        """Nuclear and spectral norms run an SVD (cubic cost the FLOP counter cannot see)."""
+        for v in (*args, kwargs.get("p"), kwargs.get("ord")):
+            if isinstance(v, str) and v != "fro":
+                raise self.error(
+                    "forbidden",
+                    f"the '{v}' norm is not available here (it needs a matrix decomposition); "
+                    "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
+                    node,
+                )
 
     # -- the one place tensor work happens
 
@@ -866,6 +887,8 @@ class Interpreter:
         self.ops += 1
         if check == "meta":
             self.precheck(label, fn, args, kwargs, node)
+        elif check == "broadcast":
+            self.precheck_broadcast(label, args, kwargs, node)
         try:
             result = fn(*args, **kwargs)
         except ProgramError:
@@ -935,28 +958,48 @@ class Interpreter:
         if fn is torch.Tensor.to:
             meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
             meta_kwargs.pop("device", None)
+        counter = FlopCounterMode(display=False) if fn in tables.MATRIX_WORK else None
         try:
-            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            with torch.no_grad(), counter or contextlib.nullcontext():
                 out = fn(*meta_args, **meta_kwargs)
         except Exception:
             # Invalid arguments: the real call raises torch's own message, with real devices,
             # before it allocates anything. tests/unit/test_tables.py checks every table entry
             # has a meta kernel, so this path is only taken for bad input.
             return
-        flops = float(counter.get_total_flops())
         leaves, _ = tree_flatten(out)
-        for t in leaves:
-            if not isinstance(t, torch.Tensor):
-                continue
-            numel = t.numel()
-            nbytes = numel * t.element_size()
-            what = self.segment(node, 50) or label
+        outputs = [
+            (t.shape, t.numel(), t.element_size(), t.dtype)
+            for t in leaves
+            if isinstance(t, torch.Tensor)
+        ]
+        self.account(label, outputs, float(counter.get_total_flops()) if counter else 0.0, node)
+
+    def precheck_broadcast(self, label: str, args, kwargs, node) -> None:
+        """Element-wise operations: the output has the broadcast shape of the inputs."""
+        tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+        if not tensors:
+            return
+        try:
+            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+        except RuntimeError:
+            return  # shapes do not broadcast: the real call raises torch's own message
+        numel = math.prod(shape)
+        size = max(max(t.element_size() for t in tensors), 4)
+        dtype = max(tensors, key=lambda t: t.element_size()).dtype
+        self.account(label, [(shape, numel, size, dtype)], 0.0, node)
+
+    def account(self, label: str, outputs, flops: float, node) -> None:
+        """Refuse outputs or work over the caps; otherwise add them to the program's totals."""
+        what = self.segment(node, 50) or label
+        for shape, numel, size, dtype in outputs:
+            nbytes = numel * size
             if numel > self.limits.max_tensor_elements or nbytes > self.limits.max_tensor_bytes:
-                shape = "x".join(str(s) for s in t.shape) or "scalar"
+                dims = "x".join(str(s) for s in shape) or "scalar"
                 raise self.error(
                     "limit",
-                    f"`{what}` would allocate {fmt_bytes(nbytes)} ({numel:,} {str(t.dtype).replace('torch.', '')} "
-                    f"values, shape {shape}); the limit is {fmt_bytes(self.limits.max_tensor_bytes)} "
+                    f"`{what}` would allocate {fmt_bytes(nbytes)} ({numel:,} {str(dtype).replace('torch.', '')} "
+                    f"values, shape {dims}); the limit is {fmt_bytes(self.limits.max_tensor_bytes)} "
                     f"and {self.limits.max_tensor_elements:,} values per tensor",
                     node,
                     "Use smaller sizes: the ideas are the same at 3x3 as at 3000x3000.",
@@ -980,7 +1023,7 @@ class Interpreter:
         if flops > self.limits.max_flops_per_op:
             raise self.error(
                 "limit",
-                f"`{self.segment(node, 50) or label}` is {flops:.3g} floating-point operations of "
+                f"`{what}` is {flops:.3g} floating-point operations of "
                 f"matrix work; the limit is {self.limits.max_flops_per_op:.3g} per operation",
                 node,
             )

@@ -5,8 +5,10 @@ before it runs:
 
 - "meta": run first on shape-only ("meta") tensors to learn the output's size and
   the matrix work, then refuse if a cap would be passed;
-- "bounded": the output is no larger than the inputs (or is not a tensor), so
-  no pre-check is needed.
+- "broadcast": element-wise on several inputs; the output's size is the broadcast
+  of theirs, computed from shapes alone (cheap, the common case);
+- "bounded": the output has no more values than an input (unary element-wise
+  operations, reductions) or is not a tensor, so no pre-check is needed.
 
 Random functions get the run's own torch.Generator, so a program's values are
 reproducible (share links, gradient checks) and no global RNG is touched.
@@ -14,6 +16,7 @@ reproducible (share links, gradient checks) and no global RNG is touched.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import torch
@@ -32,32 +35,38 @@ def _specs(names: str, namespace, **kw) -> dict[str, FnSpec]:
 
 
 # torch.* functions. `empty`/`empty_like` are left out on purpose: uninitialised
-# memory can show bytes another computation left behind.
+# memory can show bytes another computation left behind. Matrix norms other than
+# Frobenius (SVD-based) and linalg inverses are left out: their cost is cubic and
+# torch's FLOP counter does not see it.
+UNARY = (
+    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
+    "sigmoid relu abs neg sign square floor ceil round trunc frac reciprocal erf logical_not "
+    "isnan isinf isfinite softmax log_softmax cumsum cumprod"
+)
+REDUCTIONS = (
+    "sum mean prod max min amax amin argmax argmin std var logsumexp all any median dist trace"
+)
+ELEMENTWISE = (
+    "add sub mul div true_divide pow atan2 clamp clip maximum minimum where lerp logaddexp "
+    "logical_and logical_or logical_xor eq ne lt le gt ge isclose"
+)
+
 TORCH_FUNCTIONS: dict[str, FnSpec] = {
     **_specs(
         "tensor zeros ones full arange linspace logspace eye zeros_like ones_like full_like "
-        # math
-        "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan atan2 sinh cosh "
-        "tanh sigmoid relu abs neg sign pow square clamp clip floor ceil round trunc frac "
-        "reciprocal maximum minimum where add sub mul div true_divide lerp erf logaddexp "
-        "softmax log_softmax dist logical_and logical_or logical_xor logical_not "
-        # linear algebra
-        "matmul mm bmm mv dot outer einsum kron cross "
-        # reductions
-        "sum mean prod max min amax amin argmax argmin std var norm logsumexp cumsum cumprod "
-        "all any median "
-        # shape
+        "matmul mm bmm mv dot outer einsum kron cross norm "
         "cat concat stack reshape flatten squeeze unsqueeze transpose permute t chunk split "
-        "unbind broadcast_to tril triu diag diagonal trace flip roll gather index_select take "
-        "cartesian_prod sort argsort topk "
-        # comparisons
-        "eq ne lt le gt ge isclose isnan isinf isfinite",
+        "unbind broadcast_to tril triu diag diagonal flip roll gather index_select take "
+        "cartesian_prod sort argsort topk",
         torch,
     ),
+    **_specs(UNARY + " " + REDUCTIONS, torch, check="bounded"),
+    **_specs(ELEMENTWISE, torch, check="broadcast"),
     **_specs(
-        "rand randn randint randperm rand_like randn_like randint_like normal", torch, random=True
+        "rand randn randint randperm rand_like randn_like randint_like normal bernoulli multinomial",
+        torch,
+        random=True,
     ),
-    **_specs("bernoulli multinomial", torch, random=True),
     **_specs(
         # allclose/equal give one Python bool and have no meta kernel (they read the data)
         "masked_select nonzero unique numel is_tensor is_floating_point is_grad_enabled "
@@ -67,164 +76,56 @@ TORCH_FUNCTIONS: dict[str, FnSpec] = {
     ),
 }
 
-FUNCTIONAL: dict[str, FnSpec] = _specs(
-    "relu relu6 leaky_relu gelu silu elu selu softplus softsign mish hardtanh logsigmoid "
-    "sigmoid tanh softmax log_softmax linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss "
-    "cross_entropy nll_loss binary_cross_entropy binary_cross_entropy_with_logits kl_div "
-    "cosine_similarity normalize one_hot pad conv1d conv2d max_pool1d max_pool2d avg_pool1d "
-    "avg_pool2d layer_norm embedding",
-    F,
+FUNCTIONAL: dict[str, FnSpec] = {
+    **_specs(
+        "linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss "
+        "binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity one_hot "
+        "pad conv1d conv2d max_pool1d max_pool2d avg_pool1d avg_pool2d layer_norm embedding",
+        F,
+    ),
+    **_specs(
+        "relu relu6 leaky_relu gelu silu elu selu softplus softsign mish hardtanh logsigmoid "
+        "sigmoid tanh softmax log_softmax normalize",
+        F,
+        check="bounded",
+    ),
+}
+
+LINALG: dict[str, FnSpec] = _specs("vector_norm", torch.linalg)
+
+# Operations whose cost is matrix work: their pre-check also counts FLOPs.
+MATRIX_WORK = frozenset(
+    [torch.matmul, torch.mm, torch.bmm, torch.mv, torch.dot, torch.einsum, F.linear, F.bilinear]
+    + [F.conv1d, F.conv2d, operator.matmul, operator.imatmul]
+    + [torch.Tensor.matmul, torch.Tensor.mm, torch.Tensor.mv, torch.Tensor.dot]
 )
 
-LINALG: dict[str, FnSpec] = _specs("norm vector_norm matrix_norm inv det", torch.linalg)
+
+def _methods(names: str, check: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), check)
+
 
 # Tensor methods, by how their cost is checked.
 TENSOR_METHODS: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "add",
-            "sub",
-            "mul",
-            "div",
-            "pow",
-            "matmul",
-            "mm",
-            "mv",
-            "dot",
-            "neg",
-            "abs",
-            "exp",
-            "log",
-            "log2",
-            "sqrt",
-            "rsqrt",
-            "sin",
-            "cos",
-            "tanh",
-            "sigmoid",
-            "relu",
-            "clamp",
-            "clip",
-            "square",
-            "reciprocal",
-            "floor",
-            "ceil",
-            "round",
-            "sign",
-            "maximum",
-            "minimum",
-            "softmax",
-            "log_softmax",
-            "sum",
-            "mean",
-            "prod",
-            "max",
-            "min",
-            "amax",
-            "amin",
-            "argmax",
-            "argmin",
-            "std",
-            "var",
-            "norm",
-            "logsumexp",
-            "cumsum",
-            "all",
-            "any",
-            "view",
-            "view_as",
-            "reshape",
-            "reshape_as",
-            "flatten",
-            "squeeze",
-            "unsqueeze",
-            "transpose",
-            "permute",
-            "t",
-            "expand",
-            "expand_as",
-            "repeat",
-            "contiguous",
-            "chunk",
-            "split",
-            "unbind",
-            "flip",
-            "roll",
-            "gather",
-            "index_select",
-            "masked_fill",
-            "narrow",
-            "select",
-            "tril",
-            "triu",
-            "diag",
-            "diagonal",
-            "sort",
-            "argsort",
-            "topk",
-            "eq",
-            "ne",
-            "lt",
-            "le",
-            "gt",
-            "ge",
-            "where",
-            "float",
-            "double",
-            "half",
-            "bfloat16",
-            "int",
-            "long",
-            "bool",
-            "type_as",
-            "to",
-            "outer",
-            "add_",
-            "sub_",
-            "mul_",
-            "div_",
-            "pow_",
-            "clamp_",
-            "fill_",
-            "exp_",
-            "neg_",
-            "relu_",
-            "sigmoid_",
-            "tanh_",
-            "abs_",
-            "masked_fill_",
-            "copy_",
-            "clone",
-        ],
+    **_methods(
+        "matmul mm mv dot outer norm view view_as reshape reshape_as flatten squeeze unsqueeze "
+        "transpose permute t expand expand_as repeat contiguous chunk split unbind flip roll "
+        "gather index_select narrow select tril triu diag diagonal sort argsort topk float "
+        "double half bfloat16 int long bool type_as to clone copy_",
         "meta",
     ),
-    **dict.fromkeys(
-        [
-            "masked_select",
-            "nonzero",
-            "unique",
-            "item",
-            "tolist",
-            "numpy",
-            "numel",
-            "size",
-            "dim",
-            "is_floating_point",
-            "is_contiguous",
-            "element_size",
-            "allclose",
-            "equal",
-            "isnan",
-            "isinf",
-            "detach",
-            "detach_",
-            "requires_grad_",
-            "retain_grad",
-            "zero_",
-            "backward",
-            "cuda",
-            "cpu",
-        ],
+    **_methods(
+        "add sub mul div pow clamp clip maximum minimum eq ne lt le gt ge where masked_fill "
+        "add_ sub_ mul_ div_ pow_ clamp_ masked_fill_",
+        "broadcast",
+    ),
+    **_methods(
+        "neg abs exp log log2 sqrt rsqrt sin cos tanh sigmoid relu square reciprocal floor ceil "
+        "round sign softmax log_softmax sum mean prod max min amax amin argmax argmin std var "
+        "logsumexp cumsum all any fill_ exp_ neg_ relu_ sigmoid_ tanh_ abs_ "
+        "masked_select nonzero unique item tolist numpy numel size dim is_floating_point "
+        "is_contiguous element_size allclose equal isnan isinf detach detach_ requires_grad_ "
+        "retain_grad zero_ backward cuda cpu",
         "bounded",
     ),
 }

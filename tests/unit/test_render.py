@@ -35,7 +35,7 @@ def test_values_dot_has_names_values_and_grads(seed_after):
     dot = render.draw(seed_after)
     assert dot.startswith("digraph gradviz {")
     for name in ("x", "a", "b", "c", "y"):
-        assert f"<B>{name}</B>" in dot
+        assert f"{{{name} = " in dot or f'label="{{{name}|' in dot
     assert "data [1.0000, 2.0000, 3.0000]" in dot  # x
     assert "data [9.0000, 16.0000, 25.0000]" in dot  # b
     assert "data 19.6667" in dot  # y
@@ -69,7 +69,8 @@ def test_themes(seed_after, theme):
     assert f'bgcolor="{th.bg}"' in dot
     assert f'fontcolor="{th.font}"' in dot
     if theme == "print":
-        assert "style=rounded" in node_line(dot, seed_after.graph.by_title("x").id)
+        assert "shape=Mrecord" in node_line(dot, seed_after.graph.by_title("x").id)
+        assert "style=solid" in node_line(dot, seed_after.graph.by_title("x").id)
         assert "penwidth=2" in node_line(dot, seed_after.graph.by_title("x").id)
 
 
@@ -140,16 +141,19 @@ def test_refused_program_draws_an_empty_graph():
 
 
 def escaping_trace():
-    source = 'x = torch.ones(3, requires_grad=True) + ("<b>&\\"]" == "a")\ny = (x * 2).sum()\n'
+    source = (
+        'w = torch.ones(3, requires_grad=True)\nx = w + ("<b>|{&\\"]" == "a")\ny = (x * 2).sum()\n'
+    )
     trace = run_program(source, RunOptions(backward="y"))
     assert trace.error is None, trace.error
     return trace
 
 
-def test_html_escaping_in_labels():
+def test_record_escaping_in_labels():
     dot = render.draw(escaping_trace())
-    assert "&quot;&lt;" in dot
-    assert "<b>&" not in dot
+    # Record fields escape their structure characters, and the DOT string its quotes.
+    assert '(\\"\\<b\\>\\|\\{&' in dot
+    assert "<b>" not in dot
 
 
 @needs_dot

@@ -276,9 +276,9 @@ def test_tables_name_real_callables():
     for table in (tables.TORCH_FUNCTIONS, tables.FUNCTIONAL, tables.LINALG):
         for name, spec in table.items():
             assert callable(spec.target), name
-            assert spec.check in ("meta", "bounded"), name
+            assert spec.check in ("meta", "broadcast", "bounded"), name
     for name, check in tables.TENSOR_METHODS.items():
-        assert check in ("meta", "bounded"), name
+        assert check in ("meta", "broadcast", "bounded"), name
         assert hasattr(torch.Tensor, name), name
     for name in tables.TENSOR_ATTRIBUTES:
         assert hasattr(torch.ones(2, 2), name), name
@@ -298,3 +298,42 @@ def test_constructors_are_functions():
 def test_all_known_names():
     names = tables.all_known_names()
     assert {"ones", "relu", "grad", "float32", "pi", "backward"} <= names
+
+
+def _broadcast(table: dict) -> list[str]:
+    return [name for name, spec in table.items() if spec.check == "broadcast"]
+
+
+@pytest.mark.parametrize("name", _broadcast(tables.TORCH_FUNCTIONS))
+def test_broadcast_function_size_matches_real_output(name):
+    # The shape-only estimate must cover what the real call allocates.
+    spec = tables.TORCH_FUNCTIONS[name]
+    args, kwargs = TORCH_ARGS.get(name, ((A(), A()), {}))
+    real = spec.target(*args, **kwargs)
+    shapes = [v.shape for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+    assert torch.broadcast_shapes(*shapes).numel() >= real.numel()
+    interp = Interpreter(
+        "", ast.Module(body=[], type_ignores=[]), RunOptions(limits=Limits(max_tensor_elements=-1))
+    )
+    with pytest.raises(ProgramError) as info:
+        interp.precheck_broadcast(f"torch.{name}", args, kwargs, None)
+    assert info.value.kind == "limit"
+
+
+def test_broadcast_bomb_refused_before_allocation():
+    from gradviz.run import run_program
+
+    trace = run_program("a = torch.ones(1, 20000)\nb = torch.ones(20000, 1)\nc = a * b\n")
+    assert trace.error["kind"] == "limit" and trace.error["line"] == 3
+    assert "20000x20000" in trace.error["message"]
+
+
+def test_spectral_norm_refused():
+    from gradviz.run import run_program
+
+    for program in (
+        "x = torch.ones(3, 3)\ny = x.norm(p='nuc')\n",
+        "x = torch.ones(3, 3)\ny = torch.norm(x, 'nuc')\n",
+    ):
+        trace = run_program(program)
+        assert trace.error["kind"] == "forbidden" and trace.error["line"] == 2
