@@ -143,3 +143,14 @@ def test_export_offers_download(monkeypatch):
     at.radio(key="export_fmt").set_value("dot").run()
     assert not at.exception
     assert any("Download DOT" in str(b.proto) for b in at.get("download_button"))
+
+
+def test_big_graph_drawn_on_request():
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
+    at = _app().run()
+    at.text_area(key="program").input("\n".join(lines) + "\n")
+    at.button[0].click().run()
+    assert not at.get("graphviz_chart")
+    assert any("nodes" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Draw it anyway").click().run()
+    assert at.get("graphviz_chart")

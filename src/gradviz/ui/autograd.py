@@ -13,6 +13,7 @@ from gradviz.ui.common import show_unexpected
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
+BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 MIME = {
     "svg": "image/svg+xml",
     "png": "image/png",
@@ -259,11 +260,20 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
         highlight,
         done,
     )
+    n_nodes = len(trace.graph.nodes) if trace.graph else 0
     with tabs[0]:
         if dot is None:
             st.info(
                 "torchviz draws only tensors that autograd tracks; nothing here requires grad yet."
             )
+        elif n_nodes > BIG_GRAPH and st.session_state.get("draw_big") != source:
+            st.warning(
+                f"This graph has {n_nodes:,} nodes. Laying it out in your browser "
+                "can take a while; the tables, the walk-through and export work without it."
+            )
+            if st.button("Draw it anyway", icon=":material/draw:"):
+                st.session_state.draw_big = source
+                st.rerun()
         else:
             st.graphviz_chart(dot, width="stretch")
             if highlight:
