@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
+import gc
 import math
 import operator
 import time
@@ -1121,6 +1123,25 @@ RESERVED_NAMES = frozenset(NAMESPACES) | {
 }
 
 
+def _without_gc(fn):
+    """Run without the cyclic garbage collector: a run allocates many small objects,
+    and a full collection in the middle (tens of ms with torch loaded) was the largest
+    single cost of big programs. Collection resumes afterwards."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return wrapper
+
+
+@_without_gc
 def run_program(source: object, options: RunOptions | None = None) -> Trace:
     """Parse, check and run a program. Never raises for anything a user typed."""
     from gradviz.graph import build_graph
