@@ -422,6 +422,12 @@ def measure(
         work()
         synchronize()
         times.append(clock() - start)
+    return timing_from_times(times, warmup=warmup, label=label)
+
+
+def timing_from_times(times: Iterable[float], *, warmup: int, label: str = "work") -> Timing:
+    """Median, interquartile range and noise flag of per-call times (torch.utils.benchmark)."""
+    times = list(times)
     threads = torch.get_num_threads()
     m = Measurement(
         number_per_run=1,
@@ -441,6 +447,15 @@ def measure(
 # ---------------------------------------------------------------------------------------------
 # Running jobs: one measurement, the seed's comparison, and a size sweep.
 # ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Sent before each step: `done` of `total` steps finished, `label` is the one starting."""
+
+    done: int
+    total: int
+    label: str
 
 
 @dataclass(frozen=True)
@@ -509,8 +524,14 @@ class Comparison:
     timing: Timing
 
 
-def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) -> Comparison:
-    """Run the job the seed's way first (so it pays any first-call cost), then correctly."""
+def comparison_events(
+    job: Job, *, repeats: int = 3, warmup: int = 1
+) -> Iterator[Progress | Comparison]:
+    """The seed's naive run first (so it pays any first-call cost), then warm-up and repeats,
+    one call per step: Progress before each call, the Comparison at the end.
+
+    The caller stops by no longer iterating; a call already started runs to its end.
+    """
     validate_job(job)
     check_memory(job)
     spec, choice = job.spec, job.choice
@@ -521,17 +542,30 @@ def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) ->
         holder["inputs"] = spec.make_inputs(job.size, job.device, choice.dtype)
         return holder["inputs"]
 
+    def work() -> torch.Tensor:
+        return spec.run(holder["inputs"], job.iterations)
+
+    total = 1 + warmup + repeats
     with torch.inference_mode(), matmul_precision(choice.tf32, job.device):
-        naive = naive_time(setup, lambda x: spec.run(x, job.iterations), synchronize=sync)
-        inputs = holder.pop("inputs")
-        timing = measure(
-            lambda: spec.run(inputs, job.iterations),
-            repeats=repeats,
-            warmup=warmup,
-            synchronize=sync,
-            label=job.describe(),
-        )
-    return Comparison(job, naive, timing)
+        yield Progress(0, total, "naive run, timed the seed's way")
+        naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
+        for i in range(warmup):
+            yield Progress(1 + i, total, f"warm-up call {i + 1} of {warmup}")
+            work()
+        times = []
+        for i in range(repeats):
+            yield Progress(1 + warmup + i, total, f"timed call {i + 1} of {repeats}")
+            times.extend(measure(work, repeats=1, warmup=0, synchronize=sync).times_s)
+        holder.clear()
+    yield Progress(total, total, "done")
+    yield Comparison(job, naive, timing_from_times(times, warmup=warmup, label=job.describe()))
+
+
+def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) -> Comparison:
+    """Run comparison_events to the end and return its Comparison."""
+    *_, result = comparison_events(job, repeats=repeats, warmup=warmup)
+    assert isinstance(result, Comparison)
+    return result
 
 
 def estimate_seconds(job: Job, calibration: Point) -> float:
@@ -542,15 +576,6 @@ def estimate_seconds(job: Job, calibration: Point) -> float:
     if job.spec.metric == "GB/s":
         return calibration.median_s * ours.bytes_moved() / theirs.bytes_moved()
     return calibration.median_s * ours.flops() / theirs.flops()
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Sent before each step: `done` of `total` steps finished, `label` is the one starting."""
-
-    done: int
-    total: int
-    label: str
 
 
 @dataclass(frozen=True)
@@ -603,15 +628,28 @@ def sweep(
     yield Progress(len(jobs), len(jobs), "done")
 
 
+SWEEP_ITERATIONS = {"elementwise": 10, "matmul": 1}  # the page and bench/speed_gpu.py agree
+
+
+def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
+    """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
+
+    Big enough that tensors leave the allocator's cache (page faults count, as in the seed).
+    """
+    size = 4_000_000 if workload == "elementwise" else 512
+    return Job(workload, size, device, dtype, 2 if workload == "elementwise" else 1)
+
+
 def sweep_jobs(
     workload: str,
     sizes: Iterable[int],
     devices: Iterable[str],
     dtype: str = "float32",
-    iterations: int = 1,
+    iterations: int | None = None,
 ) -> list[Job]:
     """Jobs for a sweep: each size (small first) on each device."""
-    return [Job(workload, s, d, dtype, iterations) for s in sorted(sizes) for d in devices]
+    its = SWEEP_ITERATIONS[workload] if iterations is None else iterations
+    return [Job(workload, s, d, dtype, its) for s in sorted(sizes) for d in devices]
 
 
 def crossover(points: Iterable[Point], slow: str = "cpu", fast: str = "cuda") -> int | None:
@@ -751,13 +789,13 @@ def _point_from(obj: Any, where: str) -> Point:
     return point
 
 
-def load_reference(path: Path | str = REFERENCE_PATH) -> Reference | None:
+def load_reference(path: Path | str | None = None) -> Reference | None:
     """Read and check the GPU reference file; None when it does not exist.
 
     Raises ReferenceFileError naming the first problem (bad JSON, missing or mistyped field,
     unknown workload, no GPU points).
     """
-    path = Path(path)
+    path = Path(REFERENCE_PATH if path is None else path)
     if not path.exists():
         return None
     try:

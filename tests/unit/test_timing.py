@@ -393,3 +393,34 @@ def test_reference_dict_round_trips(tmp_path):
     assert ref.comparisons[0].naive == comp.naive
     assert ref.comparisons[0].job == comp.job
     assert ref.torch == torch.__version__
+
+
+def test_comparison_events_step_by_step_and_stoppable():
+    job = Job("elementwise", 10_000, "cpu", "float32", 2)
+    events = list(timing.comparison_events(job, repeats=2, warmup=1))
+    labels = [e.label for e in events if isinstance(e, Progress)]
+    assert labels[0].startswith("naive run")
+    assert labels[1].startswith("warm-up")
+    assert labels[2:4] == ["timed call 1 of 2", "timed call 2 of 2"]
+    assert labels[-1] == "done"
+    result = events[-1]
+    assert isinstance(result, timing.Comparison)
+    assert result.timing.repeats == 2
+    # Stopping after the naive run: the generator closes, nothing more runs, no error.
+    gen = timing.comparison_events(job, repeats=50, warmup=0)
+    steps = [next(gen), next(gen)]
+    gen.close()
+    assert steps[1].label == "timed call 1 of 50"
+
+
+def test_comparison_refuses_oversized_jobs_before_allocating():
+    with pytest.raises(SizeTooLarge):
+        next(timing.comparison_events(Job("elementwise", 10**13)))
+
+
+def test_calibration_jobs_are_quick_and_valid():
+    for key in timing.WORKLOADS:
+        job = timing.calibration_job(key)
+        timing.validate_job(job)
+        assert job.memory_needed() < 200_000_000
+    assert {j.iterations for j in sweep_jobs("elementwise", [10], ["cpu"])} == {10}
