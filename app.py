@@ -14,12 +14,17 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import autograd  # noqa: E402
-from gradviz.ui import speed  # noqa: E402
+from gradviz.ui import autograd, speed  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
 PAGES = [
-    st.Page(autograd.page, title="Autograd", icon=":material/account_tree:", url_path="autograd", default=True),
+    st.Page(
+        autograd.page,
+        title="Autograd",
+        icon=":material/account_tree:",
+        url_path="autograd",
+        default=True,
+    ),
     st.Page(speed.page, title="Speed", icon=":material/speed:", url_path="speed"),
 ]
 
