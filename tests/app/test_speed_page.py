@@ -163,3 +163,15 @@ def test_tf32_on_cpu_is_explained(no_reference):
     at = _app()
     at.selectbox(key="speed_dtype").set_value("tf32").run()
     assert "the CPU runs strict float32" in _text(at.caption)
+
+
+def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
+    at = _app()
+    at.button(key="speed_seed_size").click().run()
+    assert at.number_input(key="speed_cmp_size_elementwise").value == timing.SEED_ELEMENTS
+    assert at.number_input(key="speed_cmp_iters").value == timing.SEED_ITERATIONS
+    assert "Estimated on this CPU" in _text(at.caption)
+    warning = _text(at.warning)
+    if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
+        assert "Stop ends it between calls" in warning
+    assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing

@@ -18,6 +18,7 @@ from gradviz.ui.common import show_unexpected
 
 SWEEP_KEY = "speed_sweep"
 COMPARE_KEY = "speed_compare"
+LONG_RUN_S = 60.0  # warn before a comparison estimated to take longer than this
 
 INTRO = """
 A lesson times `result = result + tensor1 * tensor2` over `100x1000x1000` tensors, 1000 times,
@@ -47,6 +48,8 @@ def _gpu_name() -> str | None:
 
 
 def _fmt_s(seconds: float) -> str:
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
     if seconds >= 1:
         return f"{seconds:.3f} s"
     if seconds >= 1e-3:
@@ -100,6 +103,11 @@ def _size_input(workload: timing.Workload, key: str, default: int) -> int:
             key=key,
         )
     )
+
+
+def _use_seed_size() -> None:
+    st.session_state["speed_cmp_size_elementwise"] = timing.SEED_ELEMENTS
+    st.session_state["speed_cmp_iters"] = timing.SEED_ITERATIONS
 
 
 def _memory_problem(job: timing.Job) -> str | None:
@@ -164,6 +172,7 @@ def _comparison_section(
             f"{timing.SEED_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
             "here are smaller so the page answers in seconds."
         )
+        st.button("Use the seed's full size", on_click=_use_seed_size, key="speed_seed_size")
     jobs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
     problems = [p for p in (_memory_problem(j) for j in jobs) if p]
     for problem in problems:
@@ -178,6 +187,11 @@ def _comparison_section(
             f"(naive, warm-up, {repeats} timed) ≈ {_fmt_s(per_call * calls)} in all, from a "
             f"quick run at {cal.job.describe()}."
         )
+        if per_call * calls > LONG_RUN_S:
+            st.warning(
+                f"This takes about {_fmt_s(per_call * calls)} on this CPU. It shows progress "
+                f"and Stop ends it between calls (each about {_fmt_s(per_call)})."
+            )
     except Exception as exc:  # an estimate is a nicety; never block the page on it
         st.caption(f"No estimate: {type(exc).__name__}: {exc}")
 
