@@ -113,6 +113,7 @@ def test_stopped_sweep_keeps_what_was_measured(no_reference):
         "skipped": [],
         "total": 4,
         "done": False,
+        "error": None,
     }
     at.run()
     assert not at.exception
@@ -175,3 +176,18 @@ def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
     if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
         assert "Stop ends it between calls" in warning
     assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
+
+
+def test_failed_comparison_says_why_and_not_stopped(no_reference, monkeypatch):
+    def failing(job, **_):
+        raise timing.SizeTooLarge("too big for this test")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(timing, "comparison_events", failing)
+    at = _app()
+    _button(at, "Time it both ways").click().run()
+    assert not at.exception
+    assert "too big for this test" in _text(at.error)
+    assert "Stopped" not in _text(at.warning)
+    at.run()  # the message stays on later reruns
+    assert "too big for this test" in _text(at.error)

@@ -118,6 +118,19 @@ def _memory_problem(job: timing.Job) -> str | None:
     return None
 
 
+def _new_run_state(total: int, **lists) -> dict:
+    """Session-state record of a run: updated after every step, so a Stop keeps it."""
+    return {"total": total, "done": False, "error": None, **lists}
+
+
+def _report_unfinished(state: dict, stopped_message: str) -> None:
+    """An unfinished run either failed (say why) or was stopped by a rerun (say so)."""
+    if state["error"]:
+        st.error(state["error"])
+    elif state["error"] is None and not state["done"]:
+        st.warning(stopped_message)
+
+
 def _run_steps(events, total_label: str, on_result) -> None:
     """Drive a generator of Progress/result events with a progress bar.
 
@@ -199,7 +212,7 @@ def _comparison_section(
     run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
     stop_col.button("Stop", key="speed_cmp_stop", help="Stops after the call in progress.")
     if run:
-        st.session_state[COMPARE_KEY] = {"results": [], "total": len(jobs), "done": False}
+        st.session_state[COMPARE_KEY] = _new_run_state(total=len(jobs), results=[])
         state = st.session_state[COMPARE_KEY]
         try:
             for job in jobs:
@@ -210,10 +223,11 @@ def _comparison_section(
                 )
             state["done"] = True
         except ValueError as exc:  # SizeTooLarge and invalid jobs: plain messages
-            st.error(str(exc))
+            state["error"] = str(exc)
         except torch.OutOfMemoryError:
-            st.error("The device ran out of memory; choose a smaller size.")
+            state["error"] = "The device ran out of memory; choose a smaller size."
         except Exception as exc:
+            state["error"] = ""  # reported here, once
             show_unexpected(exc, "timing the workload")
     _show_comparison(st.session_state.get(COMPARE_KEY), reference)
 
@@ -243,11 +257,11 @@ def _show_comparison(state: dict | None, reference: timing.Reference | None = No
     rows = []
     if state:
         rows += _comparison_rows(state["results"], "live")
-        if not state["done"]:
-            st.warning(
-                f"Stopped: {len(state['results'])} of {state['total']} devices finished. "
-                "Press *Time it both ways* to start again."
-            )
+        _report_unfinished(
+            state,
+            f"Stopped: {len(state['results'])} of {state['total']} devices finished. "
+            "Press *Time it both ways* to start again.",
+        )
     if reference is not None and reference.comparisons:
         rows += _comparison_rows(reference.comparisons, f"reference: {reference.device}")
     if not rows:
@@ -290,13 +304,9 @@ def _sweep_section(
     config = {"workload": workload.key, "dtype": dtype}
     if run:
         jobs = timing.sweep_jobs(workload.key, sizes, devices, dtype)
-        st.session_state[SWEEP_KEY] = {
-            "config": config,
-            "points": [],
-            "skipped": [],
-            "total": len(jobs),
-            "done": False,
-        }
+        st.session_state[SWEEP_KEY] = _new_run_state(
+            total=len(jobs), config=config, points=[], skipped=[]
+        )
         state = st.session_state[SWEEP_KEY]
 
         def keep(event) -> None:
@@ -313,6 +323,7 @@ def _sweep_section(
             )
             state["done"] = True
         except Exception as exc:
+            state["error"] = ""  # reported here, once
             show_unexpected(exc, "running the sweep")
     state = st.session_state.get(SWEEP_KEY)
     if state and state["config"] != config:
@@ -347,11 +358,11 @@ def _show_sweep(
     if state:
         for reason in state["skipped"]:
             st.warning(f"Skipped {reason}")
-        if not state["done"]:
-            st.warning(
-                f"Stopped after {len(state['points']) + len(state['skipped'])} of "
-                f"{state['total']} steps; the chart shows what was measured."
-            )
+        _report_unfinished(
+            state,
+            f"Stopped after {len(state['points']) + len(state['skipped'])} of "
+            f"{state['total']} steps; the chart shows what was measured.",
+        )
     if not live and not ref_points:
         st.caption("Run a sweep to draw time against size.")
         return
