@@ -66,7 +66,12 @@ def _matmul_run(inputs: tuple[torch.Tensor, ...], iterations: int) -> torch.Tens
 
 @dataclass(frozen=True)
 class Workload:
-    """One thing to time, with what it costs: FLOPs, bytes moved, peak memory held."""
+    """One thing to time, with its cost model (a row of WORKLOADS).
+
+    flops(size, iterations); bytes_moved(size, iterations, itemsize): what eager PyTorch
+    reads and writes, each op reading its inputs and writing its output;
+    memory_needed(size, itemsize): peak bytes held at once (inputs, result, temporaries).
+    """
 
     key: str
     title: str
@@ -75,28 +80,10 @@ class Workload:
     sweep_sizes: tuple[int, ...]
     make_inputs: Callable[[int, str, torch.dtype], tuple[torch.Tensor, ...]] = field(repr=False)
     run: Callable[[tuple[torch.Tensor, ...], int], torch.Tensor] = field(repr=False)
-
-    def flops(self, size: int, iterations: int) -> float:
-        if self.key == "elementwise":
-            return float(size) * (1 + 2 * iterations)  # one mul, then a mul and an add per step
-        return 2.0 * size**3 * iterations
-
-    def bytes_moved(self, size: int, iterations: int, itemsize: int) -> float:
-        """Bytes eager PyTorch reads and writes (each op reads its inputs, writes its output)."""
-        if self.key == "elementwise":
-            return float(itemsize) * size * (3 + 6 * iterations)
-        return float(itemsize) * 3 * size * size * iterations
-
-    def memory_needed(self, size: int, itemsize: int) -> int:
-        """Peak bytes held at once: inputs, result and the temporaries of one step."""
-        if self.key == "elementwise":
-            return 5 * size * itemsize  # tensor1, tensor2, result, tensor1*tensor2, new result
-        return 3 * size * size * itemsize
-
-    def describe_size(self, size: int) -> str:
-        if self.key == "elementwise":
-            return "x".join(str(d) for d in elementwise_shape(size))
-        return f"{size}x{size} @ {size}x{size}"
+    flops: Callable[[int, int], float] = field(repr=False)
+    bytes_moved: Callable[[int, int, int], float] = field(repr=False)
+    memory_needed: Callable[[int, int], int] = field(repr=False)
+    describe_size: Callable[[int], str] = field(repr=False)
 
 
 def elementwise_shape(size: int) -> tuple[int, ...]:
@@ -115,6 +102,13 @@ WORKLOADS: dict[str, Workload] = {
         sweep_sizes=(1_000, 10_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000),
         make_inputs=_elementwise_inputs,
         run=_elementwise_run,
+        # one mul, then a mul and an add per iteration
+        flops=lambda size, its: float(size) * (1 + 2 * its),
+        # each op reads two tensors and writes one
+        bytes_moved=lambda size, its, item: float(item) * size * (3 + 6 * its),
+        # tensor1, tensor2, result, tensor1 * tensor2, the new result
+        memory_needed=lambda size, item: 5 * size * item,
+        describe_size=lambda size: "x".join(str(d) for d in elementwise_shape(size)),
     ),
     "matmul": Workload(
         key="matmul",
@@ -124,6 +118,10 @@ WORKLOADS: dict[str, Workload] = {
         sweep_sizes=(64, 128, 256, 512, 1024, 2048, 4096, 8192),
         make_inputs=_matmul_inputs,
         run=_matmul_run,
+        flops=lambda n, its: 2.0 * n**3 * its,
+        bytes_moved=lambda n, its, item: float(item) * 3 * n * n * its,  # read a, b; write c
+        memory_needed=lambda n, item: 3 * n * n * item,
+        describe_size=lambda n: f"{n}x{n} @ {n}x{n}",
     ),
 }
 
@@ -489,12 +487,20 @@ class Point:
         return self.gbps if self.job.spec.metric == "GB/s" else self.gflops
 
 
-def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
-    """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
+@contextmanager
+def _prepared(job: Job) -> Iterator[None]:
+    """Check a job (valid, fits in memory), then run its body without autograd and with the
+    dtype's matmul precision."""
     validate_job(job)
     check_memory(job)
+    with torch.inference_mode(), matmul_precision(job.choice.tf32, job.device):
+        yield
+
+
+def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
+    """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
     spec, choice = job.spec, job.choice
-    with torch.inference_mode(), matmul_precision(choice.tf32, job.device):
+    with _prepared(job):
         inputs = spec.make_inputs(job.size, job.device, choice.dtype)
         timing = measure(
             lambda: spec.run(inputs, job.iterations),
@@ -532,8 +538,6 @@ def comparison_events(
 
     The caller stops by no longer iterating; a call already started runs to its end.
     """
-    validate_job(job)
-    check_memory(job)
     spec, choice = job.spec, job.choice
     sync = synchronizer(job.device)
     holder: dict[str, Any] = {}
@@ -546,7 +550,7 @@ def comparison_events(
         return spec.run(holder["inputs"], job.iterations)
 
     total = 1 + warmup + repeats
-    with torch.inference_mode(), matmul_precision(choice.tf32, job.device):
+    with _prepared(job):
         yield Progress(0, total, "naive run, timed the seed's way")
         naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
         for i in range(warmup):
