@@ -683,20 +683,22 @@ class Peak:
     match: tuple[str, ...]  # all must appear in torch.cuda.get_device_name()
     memory_gbps: float
     fp32_tflops: float
-    tf32_tflops: float
-    half_tflops: float  # bfloat16/float16 tensor cores, dense
+    tf32_tflops: float  # GPUs without TF32 run these matmuls in FP32: their FP32 figure
+    half_tflops: float | None  # bfloat16/float16 tensor cores, dense; None: no figure known
     source: str = "vendor datasheet (dense, boost clock)"
 
 
-PEAKS: tuple[Peak, ...] = (
+PEAKS: tuple[Peak, ...] = (  # first match wins: more specific names first
     Peak("NVIDIA H200", ("H200",), 4800, 67, 495, 989),
     Peak("NVIDIA H100 SXM", ("H100", "HBM3"), 3350, 67, 495, 989),
     Peak("NVIDIA H100 PCIe", ("H100", "PCIe"), 2000, 51, 378, 756),
-    Peak("NVIDIA A100 SXM 80GB", ("A100", "80GB"), 2039, 19.5, 156, 312),
-    Peak("NVIDIA A100 40GB", ("A100",), 1555, 19.5, 156, 312),
+    Peak("NVIDIA A100 SXM 80GB", ("A100", "SXM4-80GB"), 2039, 19.5, 156, 312),
+    Peak("NVIDIA A100 PCIe 80GB", ("A100", "80GB", "PCIe"), 1935, 19.5, 156, 312),
+    Peak("NVIDIA A100 40GB", ("A100", "40GB"), 1555, 19.5, 156, 312),
     Peak("NVIDIA L4", ("L4",), 300, 30.3, 60, 121),
     Peak("NVIDIA T4", ("T4",), 320, 8.1, 8.1, 65),
-    Peak("NVIDIA GeForce GTX 1060 (the seed's GPU)", ("GTX 1060",), 192, 4.4, 4.4, 4.4),
+    # The seed's laptop GPU. Pascal has no tensor cores and runs float16 slowly.
+    Peak("NVIDIA GeForce GTX 1060 (the seed's GPU)", ("GTX 1060",), 192, 4.4, 4.4, None),
 )
 
 
@@ -707,18 +709,18 @@ def peak_for(device_name: str) -> Peak | None:
     return None
 
 
-def peak_rate(peak: Peak, workload: str, dtype: str) -> float:
-    """The peak that bounds a workload: memory GB/s for the loop, GFLOP/s for matmul."""
+def peak_rate(peak: Peak, workload: str, dtype: str) -> float | None:
+    """The peak that bounds a workload: memory GB/s for the loop, GFLOP/s for matmul
+    (None where the table has no figure)."""
     if WORKLOADS[workload].metric == "GB/s":
         return peak.memory_gbps
     tflops = {"float32": peak.fp32_tflops, "tf32": peak.tf32_tflops}.get(dtype, peak.half_tflops)
-    return tflops * 1000
+    return None if tflops is None else tflops * 1000
 
 
 def fraction_of_peak(point: Point, peak: Peak | None) -> float | None:
-    if peak is None:
-        return None
-    return point.rate / peak_rate(peak, point.workload, point.dtype)
+    rate = None if peak is None else peak_rate(peak, point.workload, point.dtype)
+    return None if rate is None else point.rate / rate
 
 
 # ---------------------------------------------------------------------------------------------

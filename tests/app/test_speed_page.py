@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import asdict
 from pathlib import Path
@@ -191,3 +192,21 @@ def test_failed_comparison_says_why_and_not_stopped(no_reference, monkeypatch):
     assert "Stopped" not in _text(at.warning)
     at.run()  # the message stays on later reruns
     assert "too big for this test" in _text(at.error)
+
+
+def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
+    data = json.loads(FIXTURE.read_text())
+    data["device"] = "NVIDIA H100 80GB HBM3 (test fixture)"  # a name the peak table knows
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+    at = _app()
+    at.radio(key="speed_workload").set_value("matmul").run()
+    assert "Peak for NVIDIA H100 SXM: 3,350 GB/s memory, 67 TFLOP/s for float32" in _text(
+        at.caption
+    )
+    rows = at.dataframe[-1].value
+    gpu_rows = rows[rows["series"].str.startswith("GPU")]
+    assert len(gpu_rows) == 3
+    assert all(v.endswith("%") for v in gpu_rows["of peak"])
+    assert len(_charts(at)) == 2

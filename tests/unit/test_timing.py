@@ -312,6 +312,12 @@ def test_peaks_match_device_names():
     assert timing.fraction_of_peak(p, peak) == pytest.approx(p.gbps / 4800)
     assert timing.fraction_of_peak(p, None) is None
     assert timing.peak_rate(peak, "matmul", "bfloat16") == 989_000
+    assert timing.peak_for("NVIDIA A100 80GB PCIe").memory_gbps == 1935
+    assert timing.peak_for("NVIDIA A100-SXM4-40GB").memory_gbps == 1555
+    seed_gpu = timing.peak_for("NVIDIA GeForce GTX 1060 6GB")
+    half = Point("matmul", "cuda", "float16", 1024, 1, 1.0, 0, 3)
+    assert timing.peak_rate(seed_gpu, "matmul", "float16") is None
+    assert timing.fraction_of_peak(half, seed_gpu) is None
 
 
 # --- reference file -----------------------------------------------------------------------

@@ -402,10 +402,11 @@ def _show_sweep(
     if peak is None and gpu:
         st.caption("No peak figures are known for this GPU, so no fraction of peak is shown.")
     elif peak is not None:
+        matmul_peak = timing.peak_rate(peak, "matmul", dtype)
+        matmul_text = "unknown" if matmul_peak is None else f"{matmul_peak / 1000:,.0f} TFLOP/s"
         st.caption(
-            f"Peak for {peak.label}: {peak.memory_gbps:,.0f} GB/s memory, "
-            f"{timing.peak_rate(peak, 'matmul', dtype) / 1000:,.0f} TFLOP/s for {dtype} "
-            f"matmul ({peak.source}). CPU peaks are not known to this page."
+            f"Peak for {peak.label}: {peak.memory_gbps:,.0f} GB/s memory, {matmul_text} for "
+            f"{dtype} matmul ({peak.source}). CPU peaks are not known to this page."
         )
     st.dataframe(rows, hide_index=True, width="stretch")
 
@@ -422,8 +423,8 @@ def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) 
     rate = base.mark_line(point=True).encode(
         y=alt.Y(f"{workload.metric}:Q", scale=alt.Scale(type="log"), title=workload.metric)
     )
-    if peak is not None:
-        value = timing.peak_rate(peak, workload.key, dtype)
+    value = None if peak is None else timing.peak_rate(peak, workload.key, dtype)
+    if value is not None:
         rule = (
             alt.Chart(alt.Data(values=[{"peak": value, "label": f"{peak.label} peak"}]))
             .mark_rule(strokeDash=[4, 4], color="gray")
