@@ -35,27 +35,6 @@ from gradviz import timing  # noqa: E402
 QUICK_SIZES = {"elementwise": (1_000, 100_000, 1_000_000), "matmul": (64, 256, 1024)}
 
 
-def _print_point(p: timing.Point) -> None:
-    print(
-        f"  {p.workload:11s} {p.dtype:8s} {p.device:6s} {p.job.spec.describe_size(p.size):>22s}"
-        f"  median {p.median_s * 1e3:10.4f} ms  IQR {p.iqr_s * 1e3:9.4f} ms"
-        f"  {p.rate:10.1f} {p.job.spec.metric}",
-        flush=True,
-    )
-
-
-def _print_comparison(c: timing.Comparison) -> None:
-    n, t = c.naive, c.timing
-    print(
-        f"  {c.job.describe()}, {c.job.iterations} iterations:\n"
-        f"    naive (seed): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
-        f" pending at synchronize {n.pending_s:.4f} s\n"
-        f"    correct: median {t.median_s:.4f} s, IQR {t.iqr_s:.4f} s over {t.repeats} repeats"
-        f" (warm-up {t.warmup}); naive/correct = {n.total_s / t.median_s:.2f}x",
-        flush=True,
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -109,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         except timing.SizeTooLarge as exc:
             print(f"  skipped: {exc}", flush=True)
             continue
-        _print_comparison(comparison)
+        print(timing.format_comparison(comparison), flush=True)
         comparisons.append(comparison)
 
     devices = [args.device] + ([] if args.no_cpu or args.device == "cpu" else ["cpu"])
@@ -123,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 jobs, repeats=args.repeats, warmup=1, max_step_s=args.max_step_s
             ):
                 if isinstance(event, timing.Point):
-                    _print_point(event)
+                    print(timing.format_point(event), flush=True)
                     points.append(event)
                 elif isinstance(event, timing.Skipped):
                     print(f"  skipped {event.job.describe()}: {event.reason}", flush=True)

@@ -672,6 +672,27 @@ def crossover(points: Iterable[Point], slow: str = "cpu", fast: str = "cuda") ->
     return answer
 
 
+def format_point(p: Point) -> str:
+    """One line for a terminal: workload, dtype, device, size, median, IQR, rate."""
+    return (
+        f"  {p.workload:11s} {p.dtype:8s} {p.device:6s} {p.job.spec.describe_size(p.size):>22s}"
+        f"  median {p.median_s * 1e3:10.4f} ms  IQR {p.iqr_s * 1e3:9.4f} ms"
+        f"  {p.rate:10.1f} {p.job.spec.metric}"
+    )
+
+
+def format_comparison(c: Comparison) -> str:
+    """The seed's naive figure, its parts, and the correct one, for a terminal."""
+    n, t = c.naive, c.timing
+    return (
+        f"  {c.job.describe()}, {c.job.iterations} iterations:\n"
+        f"    naive (seed): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
+        f" pending at synchronize {n.pending_s:.4f} s\n"
+        f"    correct: median {t.median_s:.4f} s, IQR {t.iqr_s:.4f} s over {t.repeats} repeats"
+        f" (warm-up {t.warmup}); naive/correct = {n.total_s / t.median_s:.2f}x"
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Peak figures (vendor datasheets, dense, no sparsity) to say how close a device came.
 # ---------------------------------------------------------------------------------------------
