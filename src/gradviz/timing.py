@@ -487,20 +487,24 @@ class Point:
         return self.gbps if self.job.spec.metric == "GB/s" else self.gflops
 
 
-@contextmanager
-def _prepared(job: Job) -> Iterator[None]:
-    """Check a job (valid, fits in memory), then run its body without autograd and with the
-    dtype's matmul precision."""
+def _check(job: Job) -> None:
+    """Refuse a job that is invalid or would not fit in memory, before allocating anything."""
     validate_job(job)
     check_memory(job)
+
+
+@contextmanager
+def _modes(job: Job) -> Iterator[None]:
+    """Run without autograd and with the dtype's matmul precision (TF32 or not)."""
     with torch.inference_mode(), matmul_precision(job.choice.tf32, job.device):
         yield
 
 
 def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
     """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
+    _check(job)
     spec, choice = job.spec, job.choice
-    with _prepared(job):
+    with _modes(job):
         inputs = spec.make_inputs(job.size, job.device, choice.dtype)
         timing = measure(
             lambda: spec.run(inputs, job.iterations),
@@ -536,8 +540,10 @@ def comparison_events(
     """The seed's naive run first (so it pays any first-call cost), then warm-up and repeats,
     one call per step: Progress before each call, the Comparison at the end.
 
-    The caller stops by no longer iterating; a call already started runs to its end.
+    The caller stops by no longer iterating; a call already started runs to its end. The
+    modes are entered per step, not held across a yield, so nothing leaks to the caller.
     """
+    _check(job)
     spec, choice = job.spec, job.choice
     sync = synchronizer(job.device)
     holder: dict[str, Any] = {}
@@ -550,17 +556,19 @@ def comparison_events(
         return spec.run(holder["inputs"], job.iterations)
 
     total = 1 + warmup + repeats
-    with _prepared(job):
-        yield Progress(0, total, "naive run, timed the seed's way")
+    yield Progress(0, total, "naive run, timed the seed's way")
+    with _modes(job):
         naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
-        for i in range(warmup):
-            yield Progress(1 + i, total, f"warm-up call {i + 1} of {warmup}")
+    for i in range(warmup):
+        yield Progress(1 + i, total, f"warm-up call {i + 1} of {warmup}")
+        with _modes(job):
             work()
-        times = []
-        for i in range(repeats):
-            yield Progress(1 + warmup + i, total, f"timed call {i + 1} of {repeats}")
+    times = []
+    for i in range(repeats):
+        yield Progress(1 + warmup + i, total, f"timed call {i + 1} of {repeats}")
+        with _modes(job):
             times.extend(measure(work, repeats=1, warmup=0, synchronize=sync).times_s)
-        holder.clear()
+    holder.clear()
     yield Progress(total, total, "done")
     yield Comparison(job, naive, timing_from_times(times, warmup=warmup, label=job.describe()))
 

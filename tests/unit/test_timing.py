@@ -417,6 +417,10 @@ def test_comparison_events_step_by_step_and_stoppable():
     steps = [next(gen), next(gen)]
     gen.close()
     assert steps[1].label == "timed call 1 of 50"
+    # While suspended between steps, the caller's thread is not left in inference mode.
+    gen = timing.comparison_events(job, repeats=2, warmup=1)
+    for _ in gen:
+        assert not torch.is_inference_mode_enabled()
 
 
 def test_comparison_refuses_oversized_jobs_before_allocating():
