@@ -1,0 +1,905 @@
+"""Correct CPU/GPU timing: the seeds' workloads, the naive timer they used and the right one.
+
+A seed times the GPU with `time.time()` around code that only *queues* CUDA kernels, so it
+measures launches (plus tensor creation and the first call's start-up), not the work. This
+module keeps both timers side by side so the page can show the difference:
+
+- `naive_time`: the seed's way, one call, `time.time()`, no warm-up, no synchronize; it also
+  records what the naive clock missed (the wait at a synchronize afterwards).
+- `measure`: warm-up calls, synchronize before each clock read, several repeats, median and
+  interquartile range (statistics from torch.utils.benchmark.Measurement).
+
+Sizes are checked against available memory before anything is allocated (`check_memory`),
+and `sweep` yields progress events so a caller can draw a progress bar and stop between steps.
+No streamlit here; values that leave this module are plain dataclasses of numbers and strings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.benchmark import Measurement
+from torch.utils.benchmark.utils.common import TaskSpec
+
+# ---------------------------------------------------------------------------------------------
+# Workloads: the seed's elementwise loop and a matmul, with their cost model.
+# ---------------------------------------------------------------------------------------------
+
+SEED_ELEMENTS = 100 * 1000 * 1000  # torch.randn(100, 1000, 1000)
+SEED_ITERATIONS = 1000
+
+
+def _elementwise_inputs(size: int, device: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    shape = elementwise_shape(size)
+    # Like the seed: random numbers made on the CPU, then copied to the device.
+    return tuple(torch.randn(shape, dtype=dtype).to(device) for _ in range(2))
+
+
+def _elementwise_run(inputs: tuple[torch.Tensor, ...], iterations: int) -> torch.Tensor:
+    tensor1, tensor2 = inputs
+    result = tensor1 * tensor2
+    for _ in range(iterations):
+        result = result + tensor1 * tensor2
+    return result
+
+
+def _matmul_inputs(size: int, device: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.randn(size, size, dtype=dtype).to(device) for _ in range(2))
+
+
+def _matmul_run(inputs: tuple[torch.Tensor, ...], iterations: int) -> torch.Tensor:
+    a, b = inputs
+    result = a @ b
+    for _ in range(iterations - 1):
+        result = a @ b
+    return result
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One thing to time, with its cost model (a row of WORKLOADS).
+
+    flops(size, iterations); bytes_moved(size, iterations, itemsize): what eager PyTorch
+    reads and writes, each op reading its inputs and writing its output;
+    memory_needed(size, itemsize): peak bytes held at once (inputs, result, temporaries).
+    """
+
+    key: str
+    title: str
+    size_label: str  # what `size` counts
+    metric: str  # "GB/s" (memory-bound) or "GFLOP/s" (compute-bound)
+    sweep_sizes: tuple[int, ...]
+    make_inputs: Callable[[int, str, torch.dtype], tuple[torch.Tensor, ...]] = field(repr=False)
+    run: Callable[[tuple[torch.Tensor, ...], int], torch.Tensor] = field(repr=False)
+    flops: Callable[[int, int], float] = field(repr=False)
+    bytes_moved: Callable[[int, int, int], float] = field(repr=False)
+    memory_needed: Callable[[int, int], int] = field(repr=False)
+    describe_size: Callable[[int], str] = field(repr=False)
+
+
+def elementwise_shape(size: int) -> tuple[int, ...]:
+    """The seed's (100, 1000, 1000) layout when the size allows it, else a flat vector."""
+    if size >= 1_000_000 and size % 1_000_000 == 0:
+        return (size // 1_000_000, 1000, 1000)
+    return (size,)
+
+
+WORKLOADS: dict[str, Workload] = {
+    "elementwise": Workload(
+        key="elementwise",
+        title="Seed loop: result = result + tensor1 * tensor2",
+        size_label="elements per tensor",
+        metric="GB/s",
+        sweep_sizes=(1_000, 10_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000),
+        make_inputs=_elementwise_inputs,
+        run=_elementwise_run,
+        # one mul, then a mul and an add per iteration
+        flops=lambda size, its: float(size) * (1 + 2 * its),
+        # each op reads two tensors and writes one
+        bytes_moved=lambda size, its, item: float(item) * size * (3 + 6 * its),
+        # tensor1, tensor2, result, tensor1 * tensor2, the new result
+        memory_needed=lambda size, item: 5 * size * item,
+        describe_size=lambda size: "x".join(str(d) for d in elementwise_shape(size)),
+    ),
+    "matmul": Workload(
+        key="matmul",
+        title="Matrix product: a @ b",
+        size_label="n (n x n matrices)",
+        metric="GFLOP/s",
+        sweep_sizes=(64, 128, 256, 512, 1024, 2048, 4096, 8192),
+        make_inputs=_matmul_inputs,
+        run=_matmul_run,
+        flops=lambda n, its: 2.0 * n**3 * its,
+        bytes_moved=lambda n, its, item: float(item) * 3 * n * n * its,  # read a, b; write c
+        memory_needed=lambda n, item: 3 * n * n * item,
+        describe_size=lambda n: f"{n}x{n} @ {n}x{n}",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DtypeChoice:
+    key: str
+    label: str
+    dtype_name: str  # attribute of torch
+    tf32: bool = False
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return getattr(torch, self.dtype_name)
+
+    @property
+    def itemsize(self) -> int:
+        return torch.empty((), dtype=self.dtype).element_size()
+
+
+DTYPES: dict[str, DtypeChoice] = {
+    "float32": DtypeChoice("float32", "float32 (strict IEEE)", "float32"),
+    "tf32": DtypeChoice("tf32", "float32 with TF32 matmuls (GPU)", "float32", tf32=True),
+    "bfloat16": DtypeChoice("bfloat16", "bfloat16", "bfloat16"),
+    "float16": DtypeChoice("float16", "float16", "float16"),
+}
+
+
+def dtype_note(dtype_key: str, device: str) -> str | None:
+    """What a dtype choice means on a device, where it is not the obvious thing."""
+    if dtype_key == "tf32" and not device.startswith("cuda"):
+        return "TF32 exists only on NVIDIA GPUs (Ampere and later); the CPU runs strict float32."
+    if dtype_key == "tf32":
+        return "TF32 changes matmuls only; the elementwise loop is identical to float32."
+    if dtype_key in ("bfloat16", "float16") and not device.startswith("cuda"):
+        return (
+            f"{dtype_key} on a CPU is often slower than float32: few CPUs have fast units for it."
+        )
+    return None
+
+
+@contextmanager
+def matmul_precision(tf32: bool, device: str) -> Iterator[None]:
+    """Allow TF32 in CUDA float32 matmuls (or forbid it) for the duration, then restore."""
+    if not device.startswith("cuda"):
+        yield
+        return
+    settings = torch.backends.cuda.matmul
+    previous = settings.fp32_precision
+    settings.fp32_precision = "tf32" if tf32 else "ieee"
+    try:
+        yield
+    finally:
+        settings.fp32_precision = previous
+
+
+@dataclass(frozen=True)
+class Job:
+    """One workload at one size, dtype and device."""
+
+    workload: str
+    size: int
+    device: str = "cpu"
+    dtype: str = "float32"
+    iterations: int = 1
+
+    @property
+    def spec(self) -> Workload:
+        return WORKLOADS[self.workload]
+
+    @property
+    def choice(self) -> DtypeChoice:
+        return DTYPES[self.dtype]
+
+    def flops(self) -> float:
+        return self.spec.flops(self.size, self.iterations)
+
+    def bytes_moved(self) -> float:
+        return self.spec.bytes_moved(self.size, self.iterations, self.choice.itemsize)
+
+    def memory_needed(self) -> int:
+        return self.spec.memory_needed(self.size, self.choice.itemsize)
+
+    def describe(self) -> str:
+        return f"{self.spec.describe_size(self.size)} {self.dtype} on {self.device}"
+
+
+def validate_job(job: Job) -> None:
+    """Raise ValueError with a plain message for a job that cannot be run as asked."""
+    if job.workload not in WORKLOADS:
+        raise ValueError(f"Unknown workload {job.workload!r}; choose one of {sorted(WORKLOADS)}.")
+    if job.dtype not in DTYPES:
+        raise ValueError(f"Unknown dtype {job.dtype!r}; choose one of {sorted(DTYPES)}.")
+    if job.size < 1:
+        raise ValueError(f"Size must be at least 1, got {job.size}.")
+    if job.iterations < 1:
+        raise ValueError(f"Iterations must be at least 1, got {job.iterations}.")
+    if job.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("This host has no CUDA GPU, so GPU timings cannot run live here.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Host facts: CPU threads and memory.
+# ---------------------------------------------------------------------------------------------
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        count = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            count = min(count, max(1, math.floor(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, count)
+
+
+def use_available_cpus() -> int:
+    """Set torch's intra-op threads to the CPUs this host gives us; return that number."""
+    threads = available_cpus()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
+
+
+def _meminfo_available() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _cgroup_available() -> int | None:
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit == "max":
+            return None
+        used = int(Path("/sys/fs/cgroup/memory.current").read_text().strip())
+        return max(0, int(limit) - used)
+    except (OSError, ValueError):
+        return None
+
+
+def available_memory(device: str) -> int | None:
+    """Bytes free for new tensors on `device` (None where it cannot be known)."""
+    if device.startswith("cuda"):
+        free, _total = torch.cuda.mem_get_info(torch.device(device))
+        return int(free)
+    known = [b for b in (_meminfo_available(), _cgroup_available()) if b is not None]
+    return min(known) if known else None
+
+
+MEMORY_FRACTION = 0.5  # use at most this share of what is free: the server and others need room
+
+
+class SizeTooLarge(ValueError):
+    """A size whose tensors would not fit in the memory this host has free."""
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def check_memory(job: Job, available: int | None = None) -> None:
+    """Refuse a job whose peak memory is over MEMORY_FRACTION of what `job.device` has free."""
+    if available is None:
+        available = available_memory(job.device)
+    if available is None:
+        return
+    need = job.memory_needed()
+    limit = int(available * MEMORY_FRACTION)
+    if need > limit:
+        where = "GPU memory" if job.device.startswith("cuda") else "RAM"
+        raise SizeTooLarge(
+            f"{job.spec.describe_size(job.size)} {job.dtype} needs about {format_bytes(need)} of "
+            f"{where} at once, over the limit of {format_bytes(limit)} "
+            f"({MEMORY_FRACTION:.0%} of the {format_bytes(available)} free on {job.device}). "
+            "Choose a smaller size."
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers.
+# ---------------------------------------------------------------------------------------------
+
+
+def _no_sync() -> None:
+    return None
+
+
+def synchronizer(device: str) -> Callable[[], None]:
+    """What waits for queued work on `device`: torch.cuda.synchronize on a GPU, nothing on CPU."""
+    if device.startswith("cuda"):
+        index = torch.device(device).index
+        return lambda: torch.cuda.synchronize(index)
+    return _no_sync
+
+
+@dataclass(frozen=True)
+class NaiveTiming:
+    """The seed's figure, and what it hid.
+
+    total_s is what the seed printed: tensor creation (+ copy to the device) and one call of
+    the work, `time.time()` read right after the last kernel was *queued*. pending_s is how
+    long a synchronize afterwards still had to wait for the device to finish.
+    """
+
+    total_s: float
+    setup_s: float
+    launch_s: float
+    pending_s: float
+
+    @property
+    def work_s(self) -> float:
+        """The work of that first call, measured to its real end (launch + pending)."""
+        return self.launch_s + self.pending_s
+
+
+def naive_time(
+    setup: Callable[[], Any],
+    work: Callable[[Any], Any],
+    *,
+    clock: Callable[[], float] = time.time,
+    synchronize: Callable[[], None] = _no_sync,
+) -> NaiveTiming:
+    """Time as the seed did: clock, make inputs, run once, clock. No warm-up, no synchronize.
+
+    `synchronize` is called only *after* the naive clock stopped, to measure what it missed.
+    """
+    t0 = clock()
+    inputs = setup()
+    t1 = clock()
+    work(inputs)
+    t2 = clock()  # the seed stops here
+    synchronize()
+    t3 = clock()
+    return NaiveTiming(total_s=t2 - t0, setup_s=t1 - t0, launch_s=t2 - t1, pending_s=t3 - t2)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Repeated, synchronised measurement of one call: median and spread in seconds."""
+
+    median_s: float
+    iqr_s: float
+    times_s: tuple[float, ...]
+    warmup: int
+    threads: int
+    noisy: bool  # torch.utils.benchmark flags an interquartile range over 10% of the median
+
+    @property
+    def repeats(self) -> int:
+        return len(self.times_s)
+
+
+def measure(
+    work: Callable[[], Any],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+    synchronize: Callable[[], None] = _no_sync,
+    label: str = "work",
+) -> Timing:
+    """Time `work()` correctly: warm-up calls, then `repeats` calls each between synchronizes.
+
+    The device is synchronised before the clock starts (so earlier queued work is not counted)
+    and before it stops (so this call's queued work is). torch.utils.benchmark's Measurement
+    gives the median, interquartile range and its noise warning.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if warmup < 0:
+        raise ValueError(f"warmup must be 0 or more, got {warmup}")
+    for _ in range(warmup):
+        work()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        times.append(clock() - start)
+    return timing_from_times(times, warmup=warmup, label=label)
+
+
+def timing_from_times(times: Iterable[float], *, warmup: int, label: str = "work") -> Timing:
+    """Median, interquartile range and noise flag of per-call times (torch.utils.benchmark)."""
+    times = list(times)
+    threads = torch.get_num_threads()
+    m = Measurement(
+        number_per_run=1,
+        raw_times=times,
+        task_spec=TaskSpec(stmt=label, setup="", num_threads=threads),
+    )
+    return Timing(
+        median_s=m.median,
+        iqr_s=m.iqr,
+        times_s=tuple(times),
+        warmup=warmup,
+        threads=threads,
+        noisy=m.has_warnings,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Running jobs: one measurement, the seed's comparison, and a size sweep.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Sent before each step: `done` of `total` steps finished, `label` is the one starting."""
+
+    done: int
+    total: int
+    label: str
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured job (plain data: crosses into the page and into the reference file)."""
+
+    workload: str
+    device: str
+    dtype: str
+    size: int
+    iterations: int
+    median_s: float
+    iqr_s: float
+    repeats: int
+
+    @property
+    def job(self) -> Job:
+        return Job(self.workload, self.size, self.device, self.dtype, self.iterations)
+
+    @property
+    def gflops(self) -> float:
+        return self.job.flops() / self.median_s / 1e9
+
+    @property
+    def gbps(self) -> float:
+        return self.job.bytes_moved() / self.median_s / 1e9
+
+    @property
+    def rate(self) -> float:
+        """The workload's headline figure: GB/s for the loop, GFLOP/s for matmul."""
+        return self.gbps if self.job.spec.metric == "GB/s" else self.gflops
+
+
+def _check(job: Job) -> None:
+    """Refuse a job that is invalid or would not fit in memory, before allocating anything."""
+    validate_job(job)
+    check_memory(job)
+
+
+@contextmanager
+def _modes(job: Job) -> Iterator[None]:
+    """Run without autograd and with the dtype's matmul precision (TF32 or not)."""
+    with torch.inference_mode(), matmul_precision(job.choice.tf32, job.device):
+        yield
+
+
+def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
+    """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
+    _check(job)
+    spec, choice = job.spec, job.choice
+    with _modes(job):
+        inputs = spec.make_inputs(job.size, job.device, choice.dtype)
+        timing = measure(
+            lambda: spec.run(inputs, job.iterations),
+            repeats=repeats,
+            warmup=warmup,
+            synchronize=synchronizer(job.device),
+            label=job.describe(),
+        )
+    return Point(
+        job.workload,
+        job.device,
+        job.dtype,
+        job.size,
+        job.iterations,
+        timing.median_s,
+        timing.iqr_s,
+        timing.repeats,
+    )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The seed's naive figure next to the correct one for the same job."""
+
+    job: Job
+    naive: NaiveTiming
+    timing: Timing
+
+
+def comparison_events(
+    job: Job, *, repeats: int = 3, warmup: int = 1
+) -> Iterator[Progress | Comparison]:
+    """The seed's naive run first (so it pays any first-call cost), then warm-up and repeats,
+    one call per step: Progress before each call, the Comparison at the end.
+
+    The caller stops by no longer iterating; a call already started runs to its end. The
+    modes are entered per step, not held across a yield, so nothing leaks to the caller.
+    """
+    _check(job)
+    spec, choice = job.spec, job.choice
+    sync = synchronizer(job.device)
+    holder: dict[str, Any] = {}
+
+    def setup() -> tuple[torch.Tensor, ...]:
+        holder["inputs"] = spec.make_inputs(job.size, job.device, choice.dtype)
+        return holder["inputs"]
+
+    def work() -> torch.Tensor:
+        return spec.run(holder["inputs"], job.iterations)
+
+    total = 1 + warmup + repeats
+    yield Progress(0, total, "naive run, timed the seed's way")
+    with _modes(job):
+        naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
+    for i in range(warmup):
+        yield Progress(1 + i, total, f"warm-up call {i + 1} of {warmup}")
+        with _modes(job):
+            work()
+    times = []
+    for i in range(repeats):
+        yield Progress(1 + warmup + i, total, f"timed call {i + 1} of {repeats}")
+        with _modes(job):
+            times.extend(measure(work, repeats=1, warmup=0, synchronize=sync).times_s)
+    holder.clear()
+    yield Progress(total, total, "done")
+    yield Comparison(job, naive, timing_from_times(times, warmup=warmup, label=job.describe()))
+
+
+def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) -> Comparison:
+    """Run comparison_events to the end and return its Comparison."""
+    *_, result = comparison_events(job, repeats=repeats, warmup=warmup)
+    assert isinstance(result, Comparison)
+    return result
+
+
+def estimate_seconds(job: Job, calibration: Point) -> float:
+    """Scale a measured point of the same workload/device/dtype to `job` by its cost."""
+    if (calibration.workload, calibration.device) != (job.workload, job.device):
+        raise ValueError("calibration point must be the same workload on the same device")
+    ours, theirs = job, calibration.job
+    if job.spec.metric == "GB/s":
+        return calibration.median_s * ours.bytes_moved() / theirs.bytes_moved()
+    return calibration.median_s * ours.flops() / theirs.flops()
+
+
+@dataclass(frozen=True)
+class Skipped:
+    job: Job
+    reason: str
+
+
+SweepEvent = Progress | Point | Skipped
+
+
+def sweep(
+    jobs: Iterable[Job],
+    *,
+    repeats: int = 3,
+    warmup: int = 1,
+    max_step_s: float | None = None,
+    run: Callable[..., Point] = run_job,
+) -> Iterator[SweepEvent]:
+    """Run jobs in order, yielding Progress before each and a Point or Skipped after.
+
+    The caller stops the sweep by no longer iterating (it ends between steps). With
+    `max_step_s`, a job whose time, extrapolated from the last point on the same device,
+    would exceed it is skipped rather than run.
+    """
+    jobs = list(jobs)
+    last: dict[tuple[str, str], Point] = {}
+    for index, job in enumerate(jobs):
+        yield Progress(index, len(jobs), job.describe())
+        previous = last.get((job.workload, job.device))
+        if max_step_s is not None and previous is not None:
+            predicted = estimate_seconds(job, previous) * (repeats + warmup)
+            if predicted > max_step_s:
+                yield Skipped(
+                    job,
+                    f"would take about {predicted:.1f} s ({repeats + warmup} calls), over the "
+                    f"{max_step_s:.0f} s allowed per step",
+                )
+                continue
+        try:
+            point = run(job, repeats=repeats, warmup=warmup)
+        except (SizeTooLarge, ValueError) as exc:
+            yield Skipped(job, str(exc))
+            continue
+        except torch.OutOfMemoryError:
+            yield Skipped(job, f"{job.describe()} ran out of device memory")
+            continue
+        last[(job.workload, job.device)] = point
+        yield point
+    yield Progress(len(jobs), len(jobs), "done")
+
+
+SWEEP_ITERATIONS = {"elementwise": 10, "matmul": 1}  # the page and bench/speed_gpu.py agree
+
+
+def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
+    """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
+
+    Big enough that tensors leave the allocator's cache (page faults count, as in the seed).
+    """
+    size = 4_000_000 if workload == "elementwise" else 512
+    return Job(workload, size, device, dtype, 2 if workload == "elementwise" else 1)
+
+
+def sweep_jobs(
+    workload: str,
+    sizes: Iterable[int],
+    devices: Iterable[str],
+    dtype: str = "float32",
+    iterations: int | None = None,
+) -> list[Job]:
+    """Jobs for a sweep: each size (small first) on each device."""
+    its = SWEEP_ITERATIONS[workload] if iterations is None else iterations
+    return [Job(workload, s, d, dtype, its) for s in sorted(sizes) for d in devices]
+
+
+def crossover(points: Iterable[Point], slow: str = "cpu", fast: str = "cuda") -> int | None:
+    """Smallest size from which `fast` beats `slow` at every larger size measured on both."""
+    by_device: dict[str, dict[int, float]] = {slow: {}, fast: {}}
+    for p in points:
+        if p.device.split(":")[0] in by_device:
+            by_device[p.device.split(":")[0]][p.size] = p.median_s
+    common = sorted(set(by_device[slow]) & set(by_device[fast]))
+    answer = None
+    for size in reversed(common):
+        if by_device[fast][size] < by_device[slow][size]:
+            answer = size
+        else:
+            break
+    return answer
+
+
+def format_point(p: Point) -> str:
+    """One line for a terminal: workload, dtype, device, size, median, IQR, rate."""
+    return (
+        f"  {p.workload:11s} {p.dtype:8s} {p.device:6s} {p.job.spec.describe_size(p.size):>22s}"
+        f"  median {p.median_s * 1e3:10.4f} ms  IQR {p.iqr_s * 1e3:9.4f} ms"
+        f"  {p.rate:10.1f} {p.job.spec.metric}"
+    )
+
+
+def format_comparison(c: Comparison) -> str:
+    """The seed's naive figure, its parts, and the correct one, for a terminal."""
+    n, t = c.naive, c.timing
+    return (
+        f"  {c.job.describe()}, {c.job.iterations} iterations:\n"
+        f"    naive (seed): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
+        f" pending at synchronize {n.pending_s:.4f} s\n"
+        f"    correct: median {t.median_s:.4f} s, IQR {t.iqr_s:.4f} s over {t.repeats} repeats"
+        f" (warm-up {t.warmup}); naive/correct = {n.total_s / t.median_s:.2f}x"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Peak figures (vendor datasheets, dense, no sparsity) to say how close a device came.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Peak:
+    label: str
+    match: tuple[str, ...]  # all must appear in torch.cuda.get_device_name()
+    memory_gbps: float
+    fp32_tflops: float
+    tf32_tflops: float  # GPUs without TF32 run these matmuls in FP32: their FP32 figure
+    half_tflops: float | None  # bfloat16/float16 tensor cores, dense; None: no figure known
+    source: str = "vendor datasheet (dense, boost clock)"
+
+
+PEAKS: tuple[Peak, ...] = (  # first match wins: more specific names first
+    Peak("NVIDIA H200", ("H200",), 4800, 67, 495, 989),
+    Peak("NVIDIA H100 SXM", ("H100", "HBM3"), 3350, 67, 495, 989),
+    Peak("NVIDIA H100 PCIe", ("H100", "PCIe"), 2000, 51, 378, 756),
+    Peak("NVIDIA A100 SXM 80GB", ("A100", "SXM4-80GB"), 2039, 19.5, 156, 312),
+    Peak("NVIDIA A100 PCIe 80GB", ("A100", "80GB", "PCIe"), 1935, 19.5, 156, 312),
+    Peak("NVIDIA A100 40GB", ("A100", "40GB"), 1555, 19.5, 156, 312),
+    Peak("NVIDIA L4", ("L4",), 300, 30.3, 60, 121),
+    Peak("NVIDIA T4", ("T4",), 320, 8.1, 8.1, 65),
+    # The seed's laptop GPU. Pascal has no tensor cores and runs float16 slowly.
+    Peak("NVIDIA GeForce GTX 1060 (the seed's GPU)", ("GTX 1060",), 192, 4.4, 4.4, None),
+)
+
+
+def peak_for(device_name: str) -> Peak | None:
+    for peak in PEAKS:
+        if all(m.lower() in device_name.lower() for m in peak.match):
+            return peak
+    return None
+
+
+def peak_rate(peak: Peak, workload: str, dtype: str) -> float | None:
+    """The peak that bounds a workload: memory GB/s for the loop, GFLOP/s for matmul
+    (None where the table has no figure)."""
+    if WORKLOADS[workload].metric == "GB/s":
+        return peak.memory_gbps
+    tflops = {"float32": peak.fp32_tflops, "tf32": peak.tf32_tflops}.get(dtype, peak.half_tflops)
+    return None if tflops is None else tflops * 1000
+
+
+def fraction_of_peak(point: Point, peak: Peak | None) -> float | None:
+    rate = None if peak is None else peak_rate(peak, point.workload, point.dtype)
+    return None if rate is None else point.rate / rate
+
+
+# ---------------------------------------------------------------------------------------------
+# The GPU reference file: figures measured on a real GPU, shown where the host has none.
+# ---------------------------------------------------------------------------------------------
+
+REFERENCE_SCHEMA = "gradviz.gpu_speed_reference/1"
+REFERENCE_COMMAND = "python bench/speed_gpu.py"
+REFERENCE_PATH = Path(__file__).resolve().parents[2] / "docs" / "gpu_speed_reference.json"
+
+
+class ReferenceFileError(ValueError):
+    """The reference file exists but is not a valid, complete record."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    device: str
+    torch: str
+    cuda: str
+    date: str
+    command: str
+    points: tuple[Point, ...]
+    comparisons: tuple[Comparison, ...] = ()
+    note: str = ""
+
+
+_POINT_FIELDS = {
+    "workload": str,
+    "device": str,
+    "dtype": str,
+    "size": int,
+    "iterations": int,
+    "median_s": float,
+    "iqr_s": float,
+    "repeats": int,
+}
+_NAIVE_FIELDS = {"total_s": float, "setup_s": float, "launch_s": float, "pending_s": float}
+
+
+def _field(obj: dict, name: str, kind: type, where: str) -> Any:
+    if name not in obj:
+        raise ReferenceFileError(f"{where}: missing field {name!r}")
+    value = obj[name]
+    ok = (
+        isinstance(value, int | float) and not isinstance(value, bool)
+        if kind is float
+        else isinstance(value, kind) and not isinstance(value, bool)
+    )
+    if not ok:
+        raise ReferenceFileError(
+            f"{where}: field {name!r} should be {kind.__name__}, got {type(value).__name__}"
+        )
+    if kind is float and not (math.isfinite(value) and value >= 0):
+        raise ReferenceFileError(f"{where}: field {name!r} must be a finite number >= 0")
+    if kind is str and not value.strip():
+        raise ReferenceFileError(f"{where}: field {name!r} is empty")
+    return float(value) if kind is float else value
+
+
+def _point_from(obj: Any, where: str) -> Point:
+    if not isinstance(obj, dict):
+        raise ReferenceFileError(f"{where}: should be an object")
+    values = {name: _field(obj, name, kind, where) for name, kind in _POINT_FIELDS.items()}
+    point = Point(**values)
+    try:
+        validate_job(replace(point.job, device="cpu"))  # the device may be absent here
+    except ValueError as exc:
+        raise ReferenceFileError(f"{where}: {exc}") from None
+    if point.median_s <= 0:
+        raise ReferenceFileError(f"{where}: median_s must be positive")
+    return point
+
+
+def load_reference(path: Path | str | None = None) -> Reference | None:
+    """Read and check the GPU reference file; None when it does not exist.
+
+    Raises ReferenceFileError naming the first problem (bad JSON, missing or mistyped field,
+    unknown workload, no GPU points).
+    """
+    path = Path(REFERENCE_PATH if path is None else path)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReferenceFileError(f"{path.name} is not readable JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ReferenceFileError(f"{path.name}: top level should be an object")
+    if data.get("schema") != REFERENCE_SCHEMA:
+        raise ReferenceFileError(
+            f"{path.name}: schema should be {REFERENCE_SCHEMA!r}, got {data.get('schema')!r}"
+        )
+    head = {k: _field(data, k, str, path.name) for k in ("device", "torch", "cuda", "date")}
+    command = _field(data, "command", str, path.name)
+    if not isinstance(data.get("points"), list) or not data["points"]:
+        raise ReferenceFileError(f"{path.name}: 'points' should be a non-empty list")
+    points = tuple(_point_from(p, f"{path.name} points[{i}]") for i, p in enumerate(data["points"]))
+    if not any(p.device.startswith("cuda") for p in points):
+        raise ReferenceFileError(f"{path.name}: no point was measured on a cuda device")
+    comparisons = []
+    for i, c in enumerate(data.get("comparisons", [])):
+        where = f"{path.name} comparisons[{i}]"
+        point = _point_from(c, where)
+        naive_obj = c.get("naive")
+        if not isinstance(naive_obj, dict):
+            raise ReferenceFileError(f"{where}: missing object 'naive'")
+        naive = NaiveTiming(**{k: _field(naive_obj, k, t, where) for k, t in _NAIVE_FIELDS.items()})
+        timing = Timing(point.median_s, point.iqr_s, (), 0, 0, False)
+        comparisons.append(Comparison(point.job, naive, timing))
+    note = data.get("note", "")
+    return Reference(
+        command=command,
+        points=points,
+        comparisons=tuple(comparisons),
+        note=note if isinstance(note, str) else "",
+        **head,
+    )
+
+
+def reference_dict(
+    *,
+    device: str,
+    command: str,
+    points: Iterable[Point],
+    comparisons: Iterable[Comparison] = (),
+    date: str | None = None,
+    note: str = "",
+) -> dict[str, Any]:
+    """The JSON object load_reference reads back (written by bench/speed_gpu.py)."""
+    date = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    comp = []
+    for c in comparisons:
+        comp.append(
+            {
+                **asdict(c.job),
+                "median_s": c.timing.median_s,
+                "iqr_s": c.timing.iqr_s,
+                "repeats": c.timing.repeats,
+                "naive": asdict(c.naive),
+            }
+        )
+    return {
+        "schema": REFERENCE_SCHEMA,
+        "device": device,
+        "torch": torch.__version__,
+        "cuda": str(torch.version.cuda),
+        "date": date,
+        "command": command,
+        "note": note,
+        "points": [asdict(p) for p in points],
+        "comparisons": comp,
+    }

@@ -1,0 +1,475 @@
+"""Speed page: CPU against GPU, the seed's naive timing beside the correct one, a size sweep.
+
+Thin: widgets in, gradviz.timing does the work, results out. Long work runs as steps with a
+progress bar; results are kept in session state after every step, so pressing Stop (which
+makes Streamlit rerun, interrupting the script at its next update) keeps what was measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import altair as alt
+import streamlit as st
+import torch
+
+from gradviz import timing
+from gradviz.ui.common import show_unexpected
+
+SWEEP_KEY = "speed_sweep"
+COMPARE_KEY = "speed_compare"
+LONG_RUN_S = 60.0  # warn before a comparison estimated to take longer than this
+
+INTRO = """
+A lesson times `result = result + tensor1 * tensor2` over `100x1000x1000` tensors, 1000 times,
+with `time.time()` before and after, on the CPU and then on the GPU. On the GPU that measures
+almost nothing of the work: CUDA calls return as soon as the kernel is **queued**, so the clock
+stops while the GPU is still busy. It also counts making the random tensors, the copy to the
+GPU and the one-off start-up of the first CUDA call. Below, the same code is timed both ways.
+"""
+
+EXPLAIN = """
+**Why the two figures differ**
+
+- **Setup counted**: the seed's clock includes `torch.randn` on the CPU and the copy to the
+  device; the correct figure times only the loop.
+- **First call**: the first call pays one-off costs (CUDA context, library loading, memory
+  allocation); the correct timer runs a warm-up call first.
+- **No synchronize**: on a GPU, the loop returns once its kernels are queued. The *pending*
+  column is how long `torch.cuda.synchronize()` then still had to wait. The correct timer
+  synchronizes before starting and before stopping the clock.
+- **One sample**: a single run says nothing about noise; the correct figure is the median of
+  several runs, with the interquartile range (IQR) as its spread.
+"""
+
+
+def _gpu_name() -> str | None:
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
+def _fmt_s(seconds: float) -> str:
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+@st.cache_data(show_spinner=False)
+def _calibration(workload: str, device: str, dtype: str) -> dict:
+    """A quick measurement to estimate bigger runs (cached per workload/device/dtype)."""
+    return asdict(timing.run_job(timing.calibration_job(workload, device, dtype), repeats=3))
+
+
+def _reference_panel(gpu: str | None) -> timing.Reference | None:
+    """Say where GPU figures come from; return the reference file's data when it is used."""
+    try:
+        reference = timing.load_reference()
+    except timing.ReferenceFileError as exc:
+        st.error(
+            f"The GPU reference file is not valid, so no GPU figures are shown: {exc}. "
+            f"Re-create it on a GPU machine with `{timing.REFERENCE_COMMAND}`."
+        )
+        return None
+    if gpu:
+        st.success(f"GPU: **{gpu}**, timed live on this host.")
+        return None
+    if reference is None:
+        st.info(
+            "This host has no CUDA GPU, so only the CPU runs live. **No GPU reference has been "
+            "recorded yet**: run `"
+            f"{timing.REFERENCE_COMMAND}` on a machine with an NVIDIA GPU; it writes "
+            "`docs/gpu_speed_reference.json`, which this page then shows beside the live CPU."
+        )
+        return None
+    st.info(
+        f"This host has no CUDA GPU. GPU figures below come from a results file measured on "
+        f"**{reference.device}** on {reference.date} (torch {reference.torch}, CUDA "
+        f"{reference.cuda}) with `{reference.command}`; they are not live."
+    )
+    return reference
+
+
+def _size_input(workload: timing.Workload, key: str, default: int) -> int:
+    return int(
+        st.number_input(
+            f"Size ({workload.size_label})",
+            min_value=1,
+            max_value=10**10,
+            value=default,
+            step=default,
+            key=key,
+        )
+    )
+
+
+def _use_seed_size() -> None:
+    st.session_state["speed_cmp_size_elementwise"] = timing.SEED_ELEMENTS
+    st.session_state["speed_cmp_iters"] = timing.SEED_ITERATIONS
+
+
+def _memory_problem(job: timing.Job) -> str | None:
+    try:
+        timing.check_memory(job)
+    except timing.SizeTooLarge as exc:
+        return str(exc)
+    return None
+
+
+def _new_run_state(total: int, **lists) -> dict:
+    """Session-state record of a run: updated after every step, so a Stop keeps it."""
+    return {"total": total, "done": False, "error": None, **lists}
+
+
+def _report_unfinished(state: dict, stopped_message: str) -> None:
+    """An unfinished run either failed (say why) or was stopped by a rerun (say so)."""
+    if state["error"]:
+        st.error(state["error"])
+    elif state["error"] is None and not state["done"]:
+        st.warning(stopped_message)
+
+
+def _run_steps(events, total_label: str, on_result) -> None:
+    """Drive a generator of Progress/result events with a progress bar.
+
+    Pressing Stop (or any widget) makes Streamlit interrupt this loop at the next bar update.
+    """
+    bar = st.progress(0.0, text=total_label)
+    for event in events:
+        if isinstance(event, timing.Progress):
+            if event.done >= event.total:
+                bar.progress(1.0, text=f"{total_label}: done")
+            else:
+                bar.progress(
+                    event.done / event.total,
+                    text=f"{total_label}: step {event.done + 1} of {event.total}, {event.label}",
+                )
+        else:
+            on_result(event)
+
+
+# ---------------------------------------------------------------------------------------------
+# Naive vs correct
+# ---------------------------------------------------------------------------------------------
+
+
+def _comparison_section(
+    workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
+) -> None:
+    st.subheader("1. The seed's timing, and the correct one")
+    default = 1_000_000 if workload.key == "elementwise" else 1024
+    cols = st.columns(3)
+    with cols[0]:
+        size = _size_input(workload, f"speed_cmp_size_{workload.key}", default)
+    with cols[1]:
+        iterations = (
+            int(
+                st.number_input(
+                    "Iterations of the loop",
+                    min_value=1,
+                    max_value=timing.SEED_ITERATIONS,
+                    value=10,
+                    key="speed_cmp_iters",
+                )
+            )
+            if workload.key == "elementwise"
+            else 1
+        )
+    with cols[2]:
+        repeats = int(st.slider("Timed repeats", 3, 15, 3, key="speed_cmp_repeats"))
+    if workload.key == "elementwise":
+        st.caption(
+            f"The seed used {timing.SEED_ELEMENTS:,} elements per tensor (100x1000x1000) and "
+            f"{timing.SEED_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
+            "here are smaller so the page answers in seconds."
+        )
+        st.button("Use the seed's full size", on_click=_use_seed_size, key="speed_seed_size")
+    jobs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
+    problems = [p for p in (_memory_problem(j) for j in jobs) if p]
+    for problem in problems:
+        st.warning(problem)
+    cpu_job = jobs[0]
+    calls = 1 + 1 + repeats
+    try:
+        cal = timing.Point(**_calibration(workload.key, "cpu", dtype))
+        per_call = timing.estimate_seconds(cpu_job, cal)
+        st.caption(
+            f"Estimated on this CPU: about {_fmt_s(per_call)} per call, {calls} calls "
+            f"(naive, warm-up, {repeats} timed) ≈ {_fmt_s(per_call * calls)} in all, from a "
+            f"quick run at {cal.job.describe()}."
+        )
+        if per_call * calls > LONG_RUN_S:
+            st.warning(
+                f"This takes about {_fmt_s(per_call * calls)} on this CPU. It shows progress "
+                f"and Stop ends it between calls (each about {_fmt_s(per_call)})."
+            )
+    except Exception as exc:  # an estimate is a nicety; never block the page on it
+        st.caption(f"No estimate: {type(exc).__name__}: {exc}")
+
+    run_col, stop_col = st.columns([1, 1])
+    run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
+    stop_col.button("Stop", key="speed_cmp_stop", help="Stops after the call in progress.")
+    if run:
+        st.session_state[COMPARE_KEY] = _new_run_state(total=len(jobs), results=[])
+        state = st.session_state[COMPARE_KEY]
+        try:
+            for job in jobs:
+                _run_steps(
+                    timing.comparison_events(job, repeats=repeats, warmup=1),
+                    f"{job.describe()}",
+                    lambda c: state["results"].append(c),
+                )
+            state["done"] = True
+        except ValueError as exc:  # SizeTooLarge and invalid jobs: plain messages
+            state["error"] = str(exc)
+        except torch.OutOfMemoryError:
+            state["error"] = "The device ran out of memory; choose a smaller size."
+        except Exception as exc:
+            state["error"] = ""  # reported here, once
+            show_unexpected(exc, "timing the workload")
+    _show_comparison(st.session_state.get(COMPARE_KEY), reference)
+
+
+def _comparison_rows(comparisons, source: str) -> list[dict]:
+    rows = []
+    for c in comparisons:
+        n, t = c.naive, c.timing
+        rows.append(
+            {
+                "device": f"{c.job.device} ({source})",
+                "job": c.job.describe() + f", {c.job.iterations} it.",
+                "naive (seed)": _fmt_s(n.total_s),
+                "of which setup": _fmt_s(n.setup_s),
+                "launch returned": _fmt_s(n.launch_s),
+                "pending at sync": _fmt_s(n.pending_s),
+                "correct median": _fmt_s(t.median_s),
+                "IQR": _fmt_s(t.iqr_s),
+                "repeats": t.repeats or "",
+                "naive / correct": f"{n.total_s / t.median_s:.2f}x",
+            }
+        )
+    return rows
+
+
+def _show_comparison(state: dict | None, reference: timing.Reference | None = None) -> None:
+    rows = []
+    if state:
+        rows += _comparison_rows(state["results"], "live")
+        _report_unfinished(
+            state,
+            f"Stopped: {len(state['results'])} of {state['total']} devices finished. "
+            "Press *Time it both ways* to start again.",
+        )
+    if reference is not None and reference.comparisons:
+        rows += _comparison_rows(reference.comparisons, f"reference: {reference.device}")
+    if not rows:
+        return
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.markdown(EXPLAIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweep
+# ---------------------------------------------------------------------------------------------
+
+
+def _sweep_section(
+    workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
+) -> None:
+    st.subheader("2. Size sweep: where does the GPU start to win?")
+    options = list(workload.sweep_sizes)
+    default = [s for s in options if timing.Job(workload.key, s).memory_needed() <= 64_000_000]
+    cols = st.columns([3, 1, 1])
+    with cols[0]:
+        sizes = st.multiselect(
+            f"Sizes ({workload.size_label})",
+            options,
+            default=default,
+            key=f"speed_sweep_sizes_{workload.key}",
+        )
+    with cols[1]:
+        repeats = int(st.slider("Repeats", 3, 15, 3, key="speed_sweep_repeats"))
+    with cols[2]:
+        max_step_s = float(
+            st.number_input("Max s per step", 1.0, 600.0, 20.0, key="speed_sweep_max_step")
+        )
+    its = timing.SWEEP_ITERATIONS[workload.key]
+    if workload.key == "elementwise":
+        st.caption(f"Each call runs the seed's loop with {its} iterations.")
+    run_col, stop_col = st.columns([1, 1])
+    run = run_col.button("Run sweep", type="primary", disabled=not sizes)
+    stop_col.button("Stop", key="speed_sweep_stop", help="Stops after the step in progress.")
+    config = {"workload": workload.key, "dtype": dtype}
+    if run:
+        jobs = timing.sweep_jobs(workload.key, sizes, devices, dtype)
+        st.session_state[SWEEP_KEY] = _new_run_state(
+            total=len(jobs), config=config, points=[], skipped=[]
+        )
+        state = st.session_state[SWEEP_KEY]
+
+        def keep(event) -> None:
+            if isinstance(event, timing.Point):
+                state["points"].append(asdict(event))
+            else:
+                state["skipped"].append(f"{event.job.describe()}: {event.reason}")
+
+        try:
+            _run_steps(
+                timing.sweep(jobs, repeats=repeats, warmup=1, max_step_s=max_step_s),
+                "Sweep",
+                keep,
+            )
+            state["done"] = True
+        except Exception as exc:
+            state["error"] = ""  # reported here, once
+            show_unexpected(exc, "running the sweep")
+    state = st.session_state.get(SWEEP_KEY)
+    if state and state["config"] != config:
+        state = None  # results of another workload/dtype: do not mix them in
+    _show_sweep(workload, dtype, state, reference)
+
+
+def _series_name(point: timing.Point, reference: timing.Reference | None, live: bool) -> str:
+    if point.device == "cpu":
+        return "CPU, this host (live)" if live else f"CPU of {reference.device} host (reference)"
+    if live:
+        return f"GPU {_gpu_name()} (live)"
+    return f"GPU {reference.device} (reference, {reference.date[:10]})"
+
+
+def _show_sweep(
+    workload: timing.Workload,
+    dtype: str,
+    state: dict | None,
+    reference: timing.Reference | None,
+) -> None:
+    live = [timing.Point(**p) for p in state["points"]] if state else []
+    ref_points = []
+    if reference is not None:
+        ref_points = [
+            p
+            for p in reference.points
+            if p.workload == workload.key
+            and p.dtype == dtype
+            and p.iterations == timing.SWEEP_ITERATIONS[workload.key]
+        ]
+    if state:
+        for reason in state["skipped"]:
+            st.warning(f"Skipped {reason}")
+        _report_unfinished(
+            state,
+            f"Stopped after {len(state['points']) + len(state['skipped'])} of "
+            f"{state['total']} steps; the chart shows what was measured.",
+        )
+    if not live and not ref_points:
+        st.caption("Run a sweep to draw time against size.")
+        return
+    peak = timing.peak_for(_gpu_name() or (reference.device if reference else ""))
+    rows = []
+    for p, is_live in [(p, True) for p in live] + [(p, False) for p in ref_points]:
+        frac = timing.fraction_of_peak(p, peak) if p.device.startswith("cuda") else None
+        rows.append(
+            {
+                "series": _series_name(p, reference, is_live),
+                "size": p.size,
+                "shape": workload.describe_size(p.size),
+                "median_ms": p.median_s * 1e3,
+                "iqr_ms": p.iqr_s * 1e3,
+                workload.metric: p.rate,
+                "of peak": "" if frac is None else f"{frac:.0%}",
+            }
+        )
+    _draw_charts(rows, workload, peak, dtype)
+    # Crossover: this host's CPU against the GPU shown (live, or the reference's).
+    cpu = [p for p in live if p.device == "cpu"]
+    gpu = [p for p in live if p.device.startswith("cuda")] or [
+        p for p in ref_points if p.device.startswith("cuda")
+    ]
+    if cpu and gpu:
+        size = timing.crossover(cpu + gpu)
+        common = {p.size for p in cpu} & {p.size for p in gpu}
+        if not common:
+            st.info("CPU and GPU were measured at no common size, so no crossover is given.")
+        elif size is None:
+            st.info("The GPU did not win at the largest size measured on both devices.")
+        else:
+            st.success(
+                f"Crossover: the GPU is faster from size **{size:,}** "
+                f"({workload.describe_size(size)}) upwards, among sizes measured on both."
+            )
+    if peak is None and gpu:
+        st.caption("No peak figures are known for this GPU, so no fraction of peak is shown.")
+    elif peak is not None:
+        matmul_peak = timing.peak_rate(peak, "matmul", dtype)
+        matmul_text = "unknown" if matmul_peak is None else f"{matmul_peak / 1000:,.0f} TFLOP/s"
+        st.caption(
+            f"Peak for {peak.label}: {peak.memory_gbps:,.0f} GB/s memory, {matmul_text} for "
+            f"{dtype} matmul ({peak.source}). CPU peaks are not known to this page."
+        )
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) -> None:
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        x=alt.X("size:Q", scale=alt.Scale(type="log"), title=workload.size_label),
+        color=alt.Color("series:N", legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=["series:N", "shape:N", "median_ms:Q", "iqr_ms:Q", f"{workload.metric}:Q"],
+    )
+    time_chart = base.mark_line(point=True).encode(
+        y=alt.Y("median_ms:Q", scale=alt.Scale(type="log"), title="median time per call (ms)")
+    )
+    rate = base.mark_line(point=True).encode(
+        y=alt.Y(f"{workload.metric}:Q", scale=alt.Scale(type="log"), title=workload.metric)
+    )
+    value = None if peak is None else timing.peak_rate(peak, workload.key, dtype)
+    if value is not None:
+        rule = (
+            alt.Chart(alt.Data(values=[{"peak": value, "label": f"{peak.label} peak"}]))
+            .mark_rule(strokeDash=[4, 4], color="gray")
+            .encode(y="peak:Q", tooltip=["label:N", "peak:Q"])
+        )
+        rate = rate + rule
+    left, right = st.columns(2)
+    left.altair_chart(time_chart.properties(title="Time against size"), width="stretch")
+    right.altair_chart(rate.properties(title=f"{workload.metric} against size"), width="stretch")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def page() -> None:
+    st.title("CPU vs GPU speed")
+    st.markdown(INTRO)
+    threads = timing.use_available_cpus()
+    gpu = _gpu_name()
+    st.caption(
+        f"CPU threads: **{threads}** (`torch.set_num_threads({threads})`, all the CPUs this "
+        f"host gives us). GPU: **{gpu or 'none'}**."
+    )
+    reference = _reference_panel(gpu)
+    devices = ["cpu", "cuda"] if gpu else ["cpu"]
+    cols = st.columns(2)
+    with cols[0]:
+        key = st.radio(
+            "Workload",
+            list(timing.WORKLOADS),
+            format_func=lambda k: timing.WORKLOADS[k].title,
+            key="speed_workload",
+        )
+    with cols[1]:
+        dtype = st.selectbox(
+            "dtype",
+            list(timing.DTYPES),
+            format_func=lambda k: timing.DTYPES[k].label,
+            key="speed_dtype",
+        )
+        for device in devices:
+            note = timing.dtype_note(dtype, device)
+            if note:
+                st.caption(note)
+    workload = timing.WORKLOADS[key]
+    _comparison_section(workload, dtype, devices, reference)
+    st.divider()
+    _sweep_section(workload, dtype, devices, reference)

@@ -1,0 +1,212 @@
+"""AppTest of the Speed page on its own (app.py also imports pages still being written)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradviz import timing
+from gradviz.ui import speed
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
+
+
+def _script() -> None:
+    from gradviz.ui import speed
+
+    speed.page()
+
+
+@pytest.fixture
+def no_reference(tmp_path, monkeypatch):
+    monkeypatch.setattr(timing, "REFERENCE_PATH", tmp_path / "absent.json")
+
+
+@pytest.fixture
+def fixture_reference(tmp_path, monkeypatch):
+    path = tmp_path / "ref.json"
+    shutil.copy(FIXTURE, path)
+    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+
+
+def _app() -> AppTest:
+    at = AppTest.from_function(_script, default_timeout=120)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def _text(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def _charts(at: AppTest):
+    return at.get("vega_lite_chart")
+
+
+def test_page_renders_on_cpu_and_says_no_gpu_reference(no_reference):
+    at = _app()
+    assert at.title[0].value == "CPU vs GPU speed"
+    captions = _text(at.caption)
+    assert f"CPU threads: **{timing.available_cpus()}**" in captions
+    assert "Estimated on this CPU" in captions
+    info = _text(at.info)
+    assert "No GPU reference has been recorded yet" in info
+    assert timing.REFERENCE_COMMAND in info
+    assert not at.error
+
+
+def test_comparison_shows_naive_and_correct_side_by_side(no_reference):
+    at = _app()
+    at.number_input(key="speed_cmp_size_elementwise").set_value(10_000)
+    _button(at, "Time it both ways").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["device"]) == ["cpu (live)"]
+    for column in ("naive (seed)", "pending at sync", "correct median", "IQR"):
+        assert column in table.columns
+    assert "Why the two figures differ" in _text(at.markdown)
+    assert at.session_state[speed.COMPARE_KEY]["done"] is True
+
+
+def test_oversized_request_is_refused_with_a_message(no_reference):
+    at = _app()
+    at.number_input(key="speed_cmp_size_elementwise").set_value(10**10).run()
+    warning = _text(at.warning)
+    assert "10000x1000x1000" in warning
+    assert "Choose a smaller size" in warning
+    assert _button(at, "Time it both ways").disabled
+    assert not at.exception
+
+
+def test_sweep_draws_charts_and_table(no_reference):
+    at = _app()
+    at.radio(key="speed_workload").set_value("matmul").run()
+    at.multiselect(key="speed_sweep_sizes_matmul").set_value([64, 128]).run()
+    _button(at, "Run sweep").click().run()
+    assert not at.exception and not at.error
+    state = at.session_state[speed.SWEEP_KEY]
+    assert state["done"] is True
+    assert [p["size"] for p in state["points"]] == [64, 128]
+    assert len(_charts(at)) == 2
+    rows = at.dataframe[-1].value
+    assert set(rows["series"]) == {"CPU, this host (live)"}
+    assert "GFLOP/s" in rows.columns
+    assert not at.warning  # matmul has its own size input: no leftover elementwise size
+
+
+def test_stopped_sweep_keeps_what_was_measured(no_reference):
+    """Stop makes Streamlit rerun mid-sweep; the rerun finds the unfinished state."""
+    at = AppTest.from_function(_script, default_timeout=120)
+    point = timing.Point("elementwise", "cpu", "float32", 1000, 10, 1e-4, 1e-5, 3)
+    at.session_state[speed.SWEEP_KEY] = {
+        "config": {"workload": "elementwise", "dtype": "float32"},
+        "points": [asdict(point)],
+        "skipped": [],
+        "total": 4,
+        "done": False,
+        "error": None,
+    }
+    at.run()
+    assert not at.exception
+    assert "Stopped after 1 of 4 steps" in _text(at.warning)
+    assert len(_charts(at)) == 2
+
+
+def test_reference_file_is_shown_with_device_date_and_command(fixture_reference):
+    at = _app()
+    info = _text(at.info)
+    assert "FAKE GPU (test fixture)" in info
+    assert "2000-01-01" in info
+    assert "TEST FIXTURE, not produced by any command" in info
+    # The seed comparison recorded on the GPU is listed beside the live CPU (none run yet).
+    at.radio(key="speed_workload").set_value("elementwise").run()
+    table = at.dataframe[0].value
+    assert list(table["device"]) == ["cuda (reference: FAKE GPU (test fixture))"]
+    # Reference GPU points draw without a live sweep.
+    at.radio(key="speed_workload").set_value("matmul").run()
+    assert len(_charts(at)) == 2
+    assert "GPU FAKE GPU (test fixture) (reference, 2000-01-01)" in set(
+        at.dataframe[-1].value["series"]
+    )
+
+
+def test_sweep_against_reference_reports_crossover(fixture_reference):
+    at = _app()
+    at.radio(key="speed_workload").set_value("matmul").run()
+    at.multiselect(key="speed_sweep_sizes_matmul").set_value([64, 128, 256]).run()
+    _button(at, "Run sweep").click().run()
+    assert not at.exception
+    # Whichever way the live CPU figures fall, the page states a crossover outcome.
+    outcome = _text(at.success) + _text(at.info)
+    assert "Crossover" in outcome or "did not win" in outcome
+
+
+def test_invalid_reference_file_is_reported_not_raised(tmp_path, monkeypatch):
+    bad = tmp_path / "ref.json"
+    bad.write_text('{"schema": "gradviz.gpu_speed_reference/1", "device": "X"}')
+    monkeypatch.setattr(timing, "REFERENCE_PATH", bad)
+    at = _app()
+    error = _text(at.error)
+    assert "not valid" in error and "missing field 'torch'" in error
+    assert timing.REFERENCE_COMMAND in error
+
+
+def test_tf32_on_cpu_is_explained(no_reference):
+    at = _app()
+    at.selectbox(key="speed_dtype").set_value("tf32").run()
+    assert "the CPU runs strict float32" in _text(at.caption)
+
+
+def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
+    at = _app()
+    at.button(key="speed_seed_size").click().run()
+    assert at.number_input(key="speed_cmp_size_elementwise").value == timing.SEED_ELEMENTS
+    assert at.number_input(key="speed_cmp_iters").value == timing.SEED_ITERATIONS
+    assert "Estimated on this CPU" in _text(at.caption)
+    warning = _text(at.warning)
+    if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
+        assert "Stop ends it between calls" in warning
+    assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
+
+
+def test_failed_comparison_says_why_and_not_stopped(no_reference, monkeypatch):
+    def failing(job, **_):
+        raise timing.SizeTooLarge("too big for this test")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(timing, "comparison_events", failing)
+    at = _app()
+    _button(at, "Time it both ways").click().run()
+    assert not at.exception
+    assert "too big for this test" in _text(at.error)
+    assert "Stopped" not in _text(at.warning)
+    at.run()  # the message stays on later reruns
+    assert "too big for this test" in _text(at.error)
+
+
+def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
+    data = json.loads(FIXTURE.read_text())
+    data["device"] = "NVIDIA H100 80GB HBM3 (test fixture)"  # a name the peak table knows
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+    at = _app()
+    at.radio(key="speed_workload").set_value("matmul").run()
+    assert "Peak for NVIDIA H100 SXM: 3,350 GB/s memory, 67 TFLOP/s for float32" in _text(
+        at.caption
+    )
+    rows = at.dataframe[-1].value
+    gpu_rows = rows[rows["series"].str.startswith("GPU")]
+    assert len(gpu_rows) == 3
+    assert all(v.endswith("%") for v in gpu_rows["of peak"])
+    assert len(_charts(at)) == 2

@@ -1,0 +1,133 @@
+"""Real browser: the Speed page runs a sweep and draws its charts; Stop stops a long run.
+
+Starts `streamlit run` on a free loopback port with a script that runs only the Speed page,
+drives headless Chromium, saves docs/screenshots/speed.png, and stops the server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "e2e" / "apps" / "speed_only.py"
+SCREENSHOT = ROOT / "docs" / "screenshots" / "speed.png"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(tmp_path):
+    port = _free_port()
+    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(SCRIPT)]
+        + ["--server.headless", "true", "--server.address", "127.0.0.1"]
+        + ["--server.port", str(port), "--server.fileWatcherType", "none"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                pytest.fail("streamlit did not start:\n" + (tmp_path / "streamlit.log").read_text())
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+        log.close()
+
+
+def _set_number(page, label: str, value: int) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def test_sweep_draws_chart_and_stop_stops(server):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 2300})
+            page.goto(server, timeout=60_000)
+            expect(page.get_by_text("CPU vs GPU speed")).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("No GPU reference has been recorded yet")).to_be_visible()
+
+            # 1. The seed's timing both ways at the default (small) size.
+            page.get_by_role("button", name="Time it both ways").click()
+            expect(page.get_by_text("Why the two figures differ")).to_be_visible(timeout=120_000)
+
+            # 2. A sweep at the default sizes draws both charts.
+            page.get_by_role("button", name="Run sweep").click()
+            charts = page.locator('[data-testid="stVegaLiteChart"]')
+            expect(charts).to_have_count(2, timeout=180_000)
+            expect(page.get_by_text("Sweep: done")).to_be_visible(timeout=180_000)
+            # vega-embed has drawn marks (canvas or svg) inside each chart
+            expect(charts.first.locator("canvas, svg").first).to_be_visible(timeout=30_000)
+            page.wait_for_timeout(1500)  # let the charts finish their first paint
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+            # 3. A long comparison (17 calls), stopped with the page's own Stop button (not
+            # the Stop of Streamlit's toolbar): the page says so and keeps serving.
+            _set_number(page, "Size (elements per tensor)", 4_000_000)
+            _set_number(page, "Iterations of the loop", 100)
+            repeats = page.get_by_role("slider").first
+            repeats.focus()
+            repeats.press("End")  # 15 timed repeats
+            expect(page.get_by_text("17 calls", exact=False)).to_be_visible(timeout=60_000)
+            page.get_by_role("button", name="Time it both ways").click()
+            progress = page.locator('[data-testid="stProgress"]')
+            running = progress.get_by_text(re.compile(r"step \d+ of 17"))
+            expect(running).to_be_visible(timeout=180_000)
+            page.locator(".st-key-speed_cmp_stop button:visible").click()
+            expect(page.get_by_text("Stopped: 0 of 1 devices finished")).to_be_visible(
+                timeout=120_000
+            )
+            expect(page.get_by_text("Why the two figures differ")).to_have_count(0)
+            # The sweep's charts survive the rerun that Stop caused.
+            expect(charts).to_have_count(2)
+        finally:
+            browser.close()

@@ -1,0 +1,42 @@
+"""bench/speed_gpu.py: refuses to record GPU figures without a GPU; its CPU dry run writes a
+file that the page's loader will not take for a GPU reference."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from bench import speed_gpu
+from gradviz import timing
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU refusal")
+def test_refuses_without_a_gpu(capsys):
+    assert speed_gpu.main([]) == 2
+    assert "No CUDA GPU on this host" in capsys.readouterr().err
+
+
+def test_cpu_run_may_not_write_the_reference_file(capsys):
+    assert speed_gpu.main(["--device", "cpu"]) == 2
+    assert "must not write the GPU reference file" in capsys.readouterr().err
+
+
+def test_cpu_dry_run_writes_a_file_the_loader_rejects(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(speed_gpu, "QUICK_SIZES", {"elementwise": (1000,), "matmul": (32,)})
+    out = tmp_path / "cpu.json"
+    argv = ["--device", "cpu", "--quick", "--no-seed-size", "--dtypes", "float32"]
+    argv += ["--repeats", "2", "--out", str(out)]
+    assert speed_gpu.main(argv) == 0
+    data = json.loads(out.read_text())
+    assert data["device"] == "CPU only"
+    assert data["command"].startswith("python bench/speed_gpu.py --device cpu")
+    assert [(p["workload"], p["size"]) for p in data["points"]] == [
+        ("elementwise", 1000),
+        ("matmul", 32),
+    ]
+    assert data["comparisons"][0]["naive"]["total_s"] > 0
+    with pytest.raises(timing.ReferenceFileError, match="no point was measured on a cuda"):
+        timing.load_reference(out)
+    assert "wrote" in capsys.readouterr().out
