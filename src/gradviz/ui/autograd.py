@@ -67,6 +67,9 @@ def _load_preset() -> None:
 
 
 def _submit() -> None:
+    preset = PRESETS_BY_KEY.get(st.session_state.get("preset"))
+    if preset is not None and st.session_state.program != preset.source:
+        st.session_state.preset = None  # the editor no longer holds the preset
     if st.session_state.program != st.session_state.submitted:
         st.session_state.backward_target = None
         st.session_state.step = 0
