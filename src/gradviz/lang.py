@@ -140,6 +140,14 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.GtE,
 )
 
+_ALLOWED_TYPES = frozenset(ALLOWED_NODES)
+# Allowed nodes with no rule of their own (their children are checked): the fast path.
+_NOTHING_TO_CHECK = frozenset(
+    {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
+    | {ast.Slice, ast.withitem, ast.Pass}
+    | {t for t in ALLOWED_NODES if issubclass(t, ast.operator | ast.unaryop | ast.cmpop)}
+)
+
 # Plain words for constructs that are refused, by node type.
 REFUSALS: dict[type, str] = {
     ast.Import: "imports are not allowed: `torch` and `F` (torch.nn.functional) are already available",
@@ -238,7 +246,10 @@ class Checker:
                 stack.append((child, depth + 1, node, anchor))
 
     def check_node(self, node: ast.AST, parent: ast.AST | None) -> None:
-        if not isinstance(node, ALLOWED_NODES):
+        kind = type(node)
+        if kind in _NOTHING_TO_CHECK:
+            return
+        if kind not in _ALLOWED_TYPES:
             reason = REFUSALS.get(
                 type(node), f"`{type(node).__name__}` is not part of this language"
             )
