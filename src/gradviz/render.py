@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from gradviz.graph import GraphModel, GraphNode
 
 FORMATS = ("svg", "png", "pdf", "dot")
+# Above this many nodes a drawing is compact: tensors show name, shape and values (no
+# expression, dtype or device line) and edges are straight. Unreadable detail at that
+# size costs most of Graphviz's layout time.
+COMPACT_NODES = 300
 RANKDIRS = ("TB", "LR")
 
 
@@ -120,20 +124,26 @@ def _r(text: str) -> str:
     return out
 
 
-def _tensor_label(node: GraphNode, model: GraphModel, show_values: bool, rankdir: str) -> str:
+def _tensor_label(
+    node: GraphNode, model: GraphModel, show_values: bool, rankdir: str, compact: bool = False
+) -> str:
     """A record: name = expression | shape dtype · device | { data | grad }.
 
     Records lay out much faster than HTML tables in Graphviz, which matters for big
-    graphs. Their fields flip with the direction, so the outer braces depend on it."""
+    graphs. Their fields flip with the direction, so the outer braces depend on it.
+    `compact` (big graphs) keeps the name with its shape, and the values."""
     info = model.tensor_info(node.tensor)
     if info is None:  # an unnamed leaf
         shape = "x".join(map(str, node.shape or [])) or "scalar"
         return _q(f"{node.title}\n{shape}")
     shape = "(" + ", ".join(map(str, info.shape)) + ("," if len(info.shape) == 1 else "") + ")"
     head = info.label
-    if info.expr and info.expr != info.label:
-        head += " = " + (info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
-    fields = [_r(head), _r(f"{shape} {info.dtype} · {info.device}")]
+    if compact:
+        fields = [_r(f"{head} {shape}")]
+    else:
+        if info.expr and info.expr != info.label:
+            head += " = " + (info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
+        fields = [_r(head), _r(f"{shape} {info.dtype} · {info.device}")]
     if show_values:
         grad = info.grad_preview if info.grad_preview is not None else "—"
         fields.append("{" + _r(f"data {info.preview[:60]}") + "|" + _r(f"grad {grad[:60]}") + "}")
@@ -167,9 +177,11 @@ def to_dot(
     `done` the nodes whose backward already ran."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
+    compact = len(model.nodes) > COMPACT_NODES
+    spacing = "nodesep=0.2 ranksep=0.25 splines=line" if compact else "nodesep=0.3 ranksep=0.35"
     out = [
         "digraph gradviz {",
-        f"  graph [rankdir={rankdir} bgcolor={_q(th.bg)} fontname=Helvetica fontcolor={_q(th.font)} nodesep=0.3 ranksep=0.35];",
+        f"  graph [rankdir={rankdir} bgcolor={_q(th.bg)} fontname=Helvetica fontcolor={_q(th.font)} {spacing}];",
         f"  node [fontname=Helvetica fontsize=11 fontcolor={_q(th.font)} color={_q(th.border)} style=filled];",
         f"  edge [color={_q(th.edge)} arrowsize=0.7];",
     ]
@@ -177,7 +189,7 @@ def to_dot(
         attrs = {}
         if node.kind == "tensor":
             attrs["shape"] = "Mrecord" if node.tensor else "box"
-            attrs["label"] = _tensor_label(node, model, show_values, rankdir)
+            attrs["label"] = _tensor_label(node, model, show_values, rankdir, compact)
             attrs["style"] = "filled" if theme != "print" else "solid"
             if theme == "print":
                 attrs["penwidth"] = "2" if node.role in ("leaf", "output") else "1"

@@ -212,3 +212,15 @@ def test_graphviz_failure_is_render_unavailable():
     with pytest.raises(render.RenderUnavailable) as info:
         render.render_bytes("digraph { this is not dot ", "svg")
     assert "Graphviz could not draw" in str(info.value)
+
+
+def test_big_graphs_are_drawn_compact():
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 120 + ["y = h.sum()"]
+    trace = run_program("\n".join(lines) + "\n", RunOptions(backward="y"))
+    assert len(trace.graph.nodes) > render.COMPACT_NODES
+    dot = render.to_dot(trace.graph)
+    assert "splines=line" in dot
+    assert "float32 · cpu" not in dot  # the dtype/device line is dropped
+    assert "data [" in dot and "grad [" in dot  # values stay
+    small = render.draw(run_program("x = torch.ones(2, requires_grad=True)\ny = x.sum()\n"))
+    assert "splines=line" not in small and "float32 · cpu" in small
