@@ -215,7 +215,7 @@ def test_graphviz_failure_is_render_unavailable():
 
 
 def test_big_graphs_are_drawn_compact():
-    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 120 + ["y = h.sum()"]
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
     trace = run_program("\n".join(lines) + "\n", RunOptions(backward="y"))
     assert len(trace.graph.nodes) > render.COMPACT_NODES
     dot = render.to_dot(trace.graph)
