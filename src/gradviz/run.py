@@ -141,7 +141,8 @@ class RunOptions:
     limits: Limits = DEFAULT_LIMITS
     # None: simulate CUDA exactly when torch has no CUDA device (gradviz.devices)
     simulate_cuda: bool | None = None
-    # leaf name -> device: the interpreter moves those leaves when they are bound
+    # leaf name (or "*" for every leaf) -> device: the interpreter moves those leaves when
+    # they are bound, as if the program had made them there
     device_overrides: dict[str, str] | None = None
 
 
@@ -540,8 +541,9 @@ class Interpreter:
                 value = self.leaf_overrides[key]
             elif self.leaf_overrides and value.is_leaf and value.is_floating_point():
                 value = value.to(torch.float64)  # gradient checks run every constant in float64
-            if name in self.device_overrides and value.is_leaf:
-                value = self.move_leaf(name, value, self.device_overrides[name], stmt)
+            target = self.device_overrides.get(name, self.device_overrides.get("*"))
+            if target and value.is_leaf:  # "*": every leaf
+                value = self.move_leaf(name, value, target, stmt)
             if self.options.retain_intermediate and value.requires_grad and not value.is_leaf:
                 value.retain_grad()
             op = ""
