@@ -1104,6 +1104,7 @@ class Interpreter:
             err.details.update(device.as_details())
             err.details["title"] = device.title
             err.details["fix"] = f"`{device.fix_code}`"
+            err.hint = device.rule
             err.details["device_source"] = devices.message_source(self.simulated, rule_by_gradviz)
         return err
 

@@ -70,11 +70,10 @@ def test_mixing_error_explained_with_the_tensor_to_move():
     errors = [e.value for e in at.error]
     assert any("Expected all tensors to be on the same device" in e for e in errors), errors
     assert any("Line 3" in e for e in errors)
-    codes = [c.value for c in at.code]
-    assert "x = x.to(w.device)" in codes
+    assert any("x = x.to(w.device)" in s.value for s in at.success)  # the fix, as code
     text = " ".join(m.value for m in at.markdown)
     assert "`w` on **cuda:0**" in text and "`x` on **cpu**" in text
-    assert "0-dim CPU tensor" in text
+    assert any("0-dim CPU tensor" in i.value for i in at.info)  # the rule in words
     if SIMULATED:
         assert any("simulated" in w.value for w in at.warning)
     # moving every leaf fixes it

@@ -98,7 +98,7 @@ def _show_error(err: dict, source: str) -> None:
         st.info(err["hint"], icon=":material/lightbulb:")
     if details.get("fix"):
         st.success(f"**Fix:** {details['fix']}", icon=":material/build:")
-    device_panel.error_details(details)
+    device_panel.error_details(details, rule=False)
 
 
 def page() -> None:

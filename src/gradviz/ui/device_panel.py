@@ -125,8 +125,9 @@ def memory(trace) -> None:
         )
 
 
-def error_details(details: dict) -> None:
-    """The device part of an error: where the message came from, who is where, the rule."""
+def error_details(details: dict, rule: bool = True) -> None:
+    """The device part of an error: where the message came from, who is where, and (unless
+    the page already shows them as hint and fix) the rule and the fix as code."""
     if not details.get("device_kind"):
         return
     source = details.get("device_source", "")
@@ -139,6 +140,7 @@ def error_details(details: dict) -> None:
         st.markdown(
             "Operands: " + ", ".join(f"`{name}` on **{dev}**" for name, dev in tensors.items())
         )
-    st.markdown(f"**Rule:** {details.get('device_rule', '')}")
-    if details.get("fix_code"):
-        st.code(details["fix_code"], language="python")
+    if rule:
+        st.markdown(f"**Rule:** {details.get('device_rule', '')}")
+        if details.get("fix_code"):
+            st.code(details["fix_code"], language="python")
