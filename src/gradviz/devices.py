@@ -101,9 +101,24 @@ class SimulatedDeviceError(RuntimeError):
 
 
 def is_device_like(v) -> bool:
+    """A torch.device, or a string torch accepts as one ("cuda", "cuda:1", "cpu", ...)."""
     if isinstance(v, torch.device):
         return True
-    return isinstance(v, str) and (v.startswith(("cuda", "cpu", "mps")))
+    if not (isinstance(v, str) and v.startswith(("cuda", "cpu", "mps"))):
+        return False
+    try:
+        torch.device(v)
+    except (RuntimeError, ValueError):
+        return False
+    return True
+
+
+def check_simulated_index(device: torch.device) -> None:
+    if device.type == "cuda" and (device.index or 0) >= SIMULATED_CUDA_COUNT:
+        raise SimulatedDeviceError(
+            f"{device} does not exist: simulated CUDA has {SIMULATED_CUDA_COUNT} devices "
+            f"(cuda:0 to cuda:{SIMULATED_CUDA_COUNT - 1})"
+        )
 
 
 def is_device_error(exc: BaseException) -> bool:
@@ -161,6 +176,7 @@ class FakeShadow:
         device = torch.device(device)
         if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", 0)
+        check_simulated_index(device)
         with torch.no_grad(), self.mode:
             fake = self.mode.from_tensor(t.detach()).to(device)
         self._twins[id(t)] = (t, fake)
@@ -205,7 +221,13 @@ class FakeShadow:
         fkwargs.pop("generator", None)
         check_index_devices(fn, fargs)
         with torch.no_grad(), self.mode:
-            return fn(*fargs, **fkwargs)
+            out = fn(*fargs, **fkwargs)
+        from torch.utils._pytree import tree_flatten
+
+        for leaf in tree_flatten(out)[0]:
+            if isinstance(leaf, torch.Tensor):
+                check_simulated_index(leaf.device)
+        return out
 
 
 def check_index_devices(fn, args) -> None:

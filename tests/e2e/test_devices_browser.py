@@ -17,7 +17,7 @@ PROGRAM = (
 def test_move_leaf_to_cuda_error_then_colours(browser, app_server):
     from gradviz.share import encode_program
 
-    page = browser.new_page(viewport={"width": 1400, "height": 1500})
+    page = browser.new_page(viewport={"width": 1400, "height": 1700})
     try:
         page.goto(
             f"{app_server}/?p={encode_program(PROGRAM)}&backward=y",
@@ -59,6 +59,9 @@ def test_move_leaf_to_cuda_error_then_colours(browser, app_server):
         # the previous run's error and fix leave once this run has finished
         page.get_by_text("x = x.to(w.device)").first.wait_for(state="detached", timeout=30_000)
         assert "Expected all tensors" not in page.content()
+        # Streamlit's "running" widget is gone once the rerun has finished: no stale elements
+        page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+        page.wait_for_timeout(1_000)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "devices.png"), full_page=True)
     finally:

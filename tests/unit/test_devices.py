@@ -174,3 +174,30 @@ def test_trace_memory_per_device():
     rows = {r["device"]: r for r in devices.trace_memory(trace.tensors, trace.simulated)}
     assert rows["cpu"]["bytes"] == 12 + 4  # x (3 float32 values) and back (a scalar)
     assert rows["cuda:0 (simulated)"]["tensors"] == 2
+
+
+def test_simulated_cuda_has_two_devices_and_says_so():
+    err = run("x = torch.randn(3, device='cuda:5')\n").error
+    assert err["kind"] == "runtime" and "simulated CUDA has 2 devices" in err["message"]
+    err = run("x = torch.randn(3).to('cuda:7')\n").error
+    assert "cuda:7 does not exist" in err["message"]
+    assert run("x = torch.randn(3, device='cudaX')\n").error["kind"] == "runtime"
+
+
+def test_ops_fake_tensor_mode_cannot_run_follow_their_input():
+    trace = run("x = torch.randn(3, device='cuda')\ni = x.nonzero()\nj = x.sum().item()\nk = x.T\n")
+    assert trace.error is None
+    assert {t.label: t.device for t in trace.tensors} == {
+        "x": "cuda:0",
+        "i": "cuda:0",
+        "k": "cuda:0",
+    }
+
+
+def test_gradient_check_works_with_simulated_devices():
+    from gradviz.check import check_gradients
+
+    source = LESSONS_BY_KEY["copy"].source
+    trace = run(source)
+    shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
+    assert check_gradients(source, "y", shown).ok
