@@ -202,10 +202,11 @@ class FakeShadow:
         """Does this operation need the fake run? (Only once simulated devices are in play.)"""
         if self.active:
             return True
-        from torch.utils._pytree import tree_flatten
-
-        leaves, _ = tree_flatten((args, kwargs))
-        return any(is_device_like(v) and torch.device(v).type != "cpu" for v in leaves)
+        # devices are passed at the top level: device=..., or .to("cuda") positionally
+        return any(
+            is_device_like(v) and torch.device(v).type != "cpu"
+            for v in (*args, *kwargs.values())
+        )
 
     def fakes_for(self, args, kwargs):
         from torch.utils._pytree import tree_map

@@ -187,7 +187,8 @@ def build_graph(interp: Interpreter) -> GraphModel:
                 "function",
                 rule=rule_for(fn.name()),
                 saved=_saved_values(fn),
-                device=interp.fn_devices.get(id(fn), (None, None))[1],
+                # not recorded: made while every tensor was still on the CPU
+                device=interp.fn_devices.get(id(fn), (None, "cpu"))[1],
             )
         )
 

@@ -984,7 +984,8 @@ class Interpreter:
                 self.shadow_fallback(result, args, kwargs)
         elif self.shadow is not None and self.shadow.active:
             self.shadow_fallback(result, args, kwargs)
-        self.note_fn_devices(result)
+        if self.shadow is None or self.shadow.active:  # before that, everything is on the CPU
+            self.note_fn_devices(result)
         return self.checked(result, node, label)
 
     # -- simulated CUDA: PyTorch decides devices on fake twins, values come from the CPU
