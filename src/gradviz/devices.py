@@ -204,8 +204,7 @@ class FakeShadow:
             return True
         # devices are passed at the top level: device=..., or .to("cuda") positionally
         return any(
-            is_device_like(v) and torch.device(v).type != "cpu"
-            for v in (*args, *kwargs.values())
+            is_device_like(v) and torch.device(v).type != "cpu" for v in (*args, *kwargs.values())
         )
 
     def fakes_for(self, args, kwargs):
