@@ -204,7 +204,7 @@ class FakeShadow:
             return True
         # devices are passed at the top level: device=..., or .to("cuda") positionally
         return any(
-            is_device_like(v) and torch.device(v).type != "cpu" for v in (*args, *kwargs.values())
+            is_device_like(v) and torch.device(v).type == "cuda" for v in (*args, *kwargs.values())
         )
 
     def fakes_for(self, args, kwargs):
@@ -309,6 +309,9 @@ class DeviceExplanation:
 
 
 MISMATCH_RE = re.compile(r"found at least two devices, ([\w:]+) and ([\w:]+)")
+# Another form of the same error, naming the argument: "... but got mat2 is on cpu, different
+# from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_mm)".
+GOT_RE = re.compile(r"but got \w+ is on ([\w:]+), different from other tensors on ([\w:]+)")
 RULE_SAME_DEVICE = (
     "An operation's tensor operands must all live on the same device: PyTorch never copies "
     "between devices behind your back, because copies are slow and should be visible. One "
@@ -326,8 +329,14 @@ def explain_device_error(message: str, tensors_by_name: dict[str, str]) -> Devic
     tensor operands, name -> device (as str). None when the message is not about devices."""
     tensors = dict(tensors_by_name)
     m = MISMATCH_RE.search(message)
+    got = GOT_RE.search(message)
     if "Expected all tensors to be on the same device" in message or m:
-        found = list(m.groups()) if m else sorted(set(tensors.values()))
+        if m:
+            found = list(m.groups())
+        elif got:
+            found = [got.group(2), got.group(1)]
+        else:
+            found = sorted(set(tensors.values()))
         found = list(dict.fromkeys(found))
         cpu_side = [d for d in found if d == "cpu"]
         if cpu_side and len(found) >= 2:

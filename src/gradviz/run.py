@@ -1007,8 +1007,8 @@ class Interpreter:
     def real_call(self, fn, args, kwargs, fake_out):
         """The same call on the real CPU tensors: devices become "cpu"; a move is a copy."""
 
-        def cpu(v):
-            return "cpu" if devices.is_device_like(v) else v
+        def cpu(v):  # simulated CUDA only; a real device (e.g. Apple's mps) stays real
+            return "cpu" if devices.is_device_like(v) and torch.device(v).type == "cuda" else v
 
         kwargs = {k: cpu(v) if k == "device" else v for k, v in kwargs.items()}
         if fn not in _MOVES:

@@ -201,3 +201,18 @@ def test_gradient_check_works_with_simulated_devices():
     trace = run(source)
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
     assert check_gradients(source, "y", shown).ok
+
+
+def test_both_forms_of_the_mismatch_message_are_explained():
+    # Real-GPU texts were not captured here (no GPU); these are the two shapes the message
+    # takes in PyTorch's sources. The operands' devices come from the interpreter either way.
+    named = {"w": "cuda:0", "x": "cpu"}
+    for msg in (
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu! (when checking argument for argument mat2 in method wrapper_CUDA_mm)",
+        "Expected all tensors to be on the same device, but got mat2 is on cpu, different "
+        "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_mm)",
+    ):
+        exp = devices.explain_device_error(msg, named)
+        assert exp.devices == ["cuda:0", "cpu"]
+        assert exp.fix_code == "x = x.to(w.device)"
