@@ -193,8 +193,8 @@ def _costs(simulated: bool) -> None:
     reference = transfer.load_reference()
     if reference is None:
         st.info(
-            "**No recorded GPU numbers yet.** None of gradviz's authors had a GPU to measure "
-            "on, and gradviz does not make numbers up. On a machine with a CUDA GPU, record "
+            "**No recorded GPU numbers yet.** No GPU was available when this page was built, "
+            "and gradviz does not make numbers up. On a machine with a CUDA GPU, record "
             f"them with `{transfer.RECORD_COMMAND}`; they are then shown here with the device "
             "and date they were measured on.",
             icon=":material/info:",
