@@ -14,7 +14,7 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import autograd, speed  # noqa: E402
+from gradviz.ui import autograd, devices, speed  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
 PAGES = [
@@ -25,6 +25,7 @@ PAGES = [
         url_path="autograd",
         default=True,
     ),
+    st.Page(devices.page, title="Devices", icon=":material/memory:", url_path="devices"),
     st.Page(speed.page, title="Speed", icon=":material/speed:", url_path="speed"),
 ]
 

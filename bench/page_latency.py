@@ -49,13 +49,19 @@ def main() -> int:
                 start = time.perf_counter()
                 page.get_by_role("button", name="Run program").click()
                 # a = x + value: its data row shows value + 1 first.
-                page.locator('[data-testid="stGraphVizChart"] svg').get_by_text(f"data [{value + 1}.0000").first.wait_for(timeout=60_000)
+                page.locator('[data-testid="stGraphVizChart"] svg').get_by_text(
+                    f"data [{value + 1}.0000"
+                ).first.wait_for(timeout=60_000)
                 warm.append(time.perf_counter() - start)
             browser.close()
     finally:
         stop(proc)
-    print(f"# {date.today()} · {platform.node()} · {platform.machine()} · Python {platform.python_version()}")
-    print(f"server healthy after {t_healthy:.2f} s; first graph visible {t_cold:.2f} s after launch")
+    print(
+        f"# {date.today()} · {platform.node()} · {platform.machine()} · Python {platform.python_version()}"
+    )
+    print(
+        f"server healthy after {t_healthy:.2f} s; first graph visible {t_cold:.2f} s after launch"
+    )
     print(
         f"warm submit -> new graph drawn: median {statistics.median(warm) * 1000:.0f} ms, "
         f"max {max(warm) * 1000:.0f} ms over {len(warm)} runs"

@@ -27,12 +27,14 @@ class GraphNode:
     rule: str | None = None
     saved: list[tuple[str, str]] = field(default_factory=list)
     shape: list[int] | None = None  # for unnamed leaves
+    device: str | None = None  # where the tensor (or the function's output) lives
 
 
 @dataclass
 class GraphEdge:
     src: str
     dst: str
+    copy: str | None = None  # "cpu→cuda:0" where a value crosses devices (a copy)
 
 
 @dataclass
@@ -40,6 +42,7 @@ class GraphModel:
     nodes: list[GraphNode] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)
     tensors: list[TensorInfo] = field(default_factory=list)
+    simulated: bool = False  # CUDA devices here are simulated (gradviz.devices)
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, node_id: str) -> GraphNode | None:
@@ -92,7 +95,7 @@ def _saved_values(fn) -> list[tuple[str, str]]:
 
 
 def build_graph(interp: Interpreter) -> GraphModel:
-    model = GraphModel()
+    model = GraphModel(simulated=bool(getattr(interp, "simulated", False)))
     registry = interp.registry
 
     # 1. One TensorInfo per distinct tensor a program named (aliases share a node).
@@ -120,7 +123,7 @@ def build_graph(interp: Interpreter) -> GraphModel:
             expr=b.expr,
             shape=list(t.shape),
             dtype=str(t.dtype).replace("torch.", ""),
-            device=str(t.device),
+            device=interp.device_of(t),
             requires_grad=t.requires_grad,
             is_leaf=t.is_leaf,
             retains_grad=bool(t.retains_grad) if not t.is_leaf else False,
@@ -164,7 +167,14 @@ def build_graph(interp: Interpreter) -> GraphModel:
                 unnamed_leaves += 1
                 tid = f"u{unnamed_leaves}"
                 model.nodes.append(
-                    GraphNode(tid, "tensor", "unnamed leaf", "leaf", shape=list(var.shape))
+                    GraphNode(
+                        tid,
+                        "tensor",
+                        "unnamed leaf",
+                        "leaf",
+                        shape=list(var.shape),
+                        device=interp.device_of(var),
+                    )
                 )
             node_of_fn[key] = tid
             continue
@@ -177,6 +187,8 @@ def build_graph(interp: Interpreter) -> GraphModel:
                 "function",
                 rule=rule_for(fn.name()),
                 saved=_saved_values(fn),
+                # not recorded: made while every tensor was still on the CPU
+                device=interp.fn_devices.get(id(fn), (None, "cpu"))[1],
             )
         )
 
@@ -199,7 +211,9 @@ def build_graph(interp: Interpreter) -> GraphModel:
             role = "intermediate"
         else:
             role = "output"
-        tensor_nodes.append(GraphNode(info.id, "tensor", info.label, role, tensor=info.id))
+        tensor_nodes.append(
+            GraphNode(info.id, "tensor", info.label, role, tensor=info.id, device=info.device)
+        )
     model.nodes = tensor_nodes + model.nodes
 
     # 5. Edges, forward: input -> function, function -> named output.
@@ -219,7 +233,15 @@ def build_graph(interp: Interpreter) -> GraphModel:
         if fkey in node_of_fn:
             edges.append((fkey, tid))
     unique = list(dict.fromkeys(edges))
-    model.edges = [GraphEdge(s, d) for s, d in unique]
+    device_of = {n.id: n.device for n in model.nodes}
+    copy_fns = {n.id for n in model.nodes if n.kind == "function" and "Copy" in n.title}
+    model.edges = []
+    for s, d in unique:
+        copy = None
+        a, b = device_of.get(s), device_of.get(d)
+        if d in copy_fns and a and b and a != b:
+            copy = f"{a}→{b}"
+        model.edges.append(GraphEdge(s, d, copy))
 
     # 6. Backward steps point at graph nodes.
     for record in interp.backward:

@@ -94,6 +94,27 @@ ROLE_TEXT = {
 }
 
 
+# Border colours by device (used when a graph has tensors off the CPU); the copy edge's colour.
+DEVICE_COLORS = {"cpu": "#6b6b6b", "cuda:0": "#76b900", "cuda:1": "#e8710a", "mps": "#8e44ad"}
+OTHER_DEVICE_COLOR = "#1f77b4"
+COPY_COLOR = "#d62728"
+
+
+def device_color(device: str | None, theme: str = "light") -> str:
+    if theme == "print":
+        return "black"
+    return DEVICE_COLORS.get(device or "cpu", OTHER_DEVICE_COLOR)
+
+
+def device_text(device: str, simulated: bool) -> str:
+    return device + (" (simulated)" if simulated and device != "cpu" else "")
+
+
+def uses_devices(model: GraphModel) -> bool:
+    """True when some node is off the CPU: only then are nodes coloured by device."""
+    return any(n.device not in (None, "cpu") for n in model.nodes)
+
+
 class RenderUnavailable(RuntimeError):
     """Graphviz's `dot` is missing or failed; the message says what to do."""
 
@@ -138,12 +159,13 @@ def _tensor_label(
         return _q(f"{node.title}\n{shape}")
     shape = "(" + ", ".join(map(str, info.shape)) + ("," if len(info.shape) == 1 else "") + ")"
     head = info.label
+    device = device_text(info.device, model.simulated)
     if compact:
-        fields = [_r(f"{head} {shape}")]
+        fields = [_r(f"{head} {shape}" + ("" if info.device == "cpu" else f" · {device}"))]
     else:
         if info.expr and info.expr != info.label:
             head += " = " + (info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
-        fields = [_r(head), _r(f"{shape} {info.dtype} · {info.device}")]
+        fields = [_r(head), _r(f"{shape} {info.dtype} · {device}")]
     if show_values:
         grad = info.grad_preview if info.grad_preview is not None else "—"
         fields.append("{" + _r(f"data {info.preview[:60]}") + "|" + _r(f"grad {grad[:60]}") + "}")
@@ -185,6 +207,7 @@ def to_dot(
         f"  node [fontname=Helvetica fontsize=11 fontcolor={_q(th.font)} color={_q(th.border)} style=filled];",
         f"  edge [color={_q(th.edge)} arrowsize=0.7];",
     ]
+    by_device = uses_devices(model)
     for node in model.nodes:
         attrs = {}
         if node.kind == "tensor":
@@ -204,6 +227,13 @@ def to_dot(
             attrs["fontsize"] = "10"
         attrs["fillcolor"] = _q(_fill(th, node.role))
         attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
+        if by_device and node.device:
+            attrs["color"] = _q(device_color(node.device, theme))
+            attrs["penwidth"] = "3" if node.device != "cpu" else "1.5"
+            attrs["tooltip"] = _q(
+                f"on {device_text(node.device, model.simulated)}: "
+                + (node.rule or ROLE_TEXT.get(node.role, node.role))
+            )
         if node.id == highlight:
             attrs["color"] = _q(th.highlight)
             attrs["penwidth"] = "3"
@@ -212,9 +242,19 @@ def to_dot(
             attrs["penwidth"] = "2"
         out.append(f"  {_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];")
     for e in model.edges:
-        out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
+        if e.copy:
+            color = COPY_COLOR if theme != "print" else "black"
+            out.append(
+                f"  {_q(e.src)} -> {_q(e.dst)} [color={_q(color)} fontcolor={_q(color)} "
+                f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 label={_q('copy ' + e.copy)} "
+                f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
+            )
+        else:
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
     if legend and model.nodes:
         out.extend(_legend(th, theme))
+        if by_device:
+            out.extend(_device_legend(model, th, theme))
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -240,6 +280,32 @@ def _legend(th: Theme, theme: str) -> list[str]:
         _q("legend_" + r) for r in ("leaf", "intermediate", "output", "untracked", "function")
     )
     lines.append(f"    {{rank=same; {roles}}}")
+    lines.append("  }")
+    return lines
+
+
+def _device_legend(model: GraphModel, th: Theme, theme: str) -> list[str]:
+    present = list(dict.fromkeys(n.device for n in model.nodes if n.device))
+    lines = [
+        "  subgraph cluster_devices {",
+        f'    label="devices" fontsize=10 color={_q(th.border)} style=dashed;',
+    ]
+    ids = []
+    for dev in present:
+        nid = "legend_device_" + dev.replace(":", "_")
+        ids.append(_q(nid))
+        lines.append(
+            f"    {_q(nid)} [label={_q(device_text(dev, model.simulated))} shape=box fontsize=9 "
+            f"color={_q(device_color(dev, theme))} penwidth=3 fillcolor={_q(th.bg)} style=filled];"
+        )
+    if any(e.copy for e in model.edges):
+        color = COPY_COLOR if theme != "print" else "black"
+        ids.append(_q("legend_copy"))
+        lines.append(
+            f'    "legend_copy" [label="bold arrow: copy between devices" shape=plaintext '
+            f"fontsize=9 fontcolor={_q(color)} style=solid fillcolor={_q(th.bg)}];"
+        )
+    lines.append(f"    {{rank=same; {' '.join(ids)}}}")
     lines.append("  }")
     return lines
 

@@ -24,7 +24,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.flop_counter import FlopCounterMode
 
-from gradviz import tables
+from gradviz import devices, tables
 from gradviz.explain import explain_error
 from gradviz.lang import (
     DEFAULT_LIMITS,
@@ -91,6 +91,10 @@ class Trace:
     graph: object = None  # gradviz.graph.GraphModel
     classic_dot: str | None = None
     stats: dict = field(default_factory=dict)
+    simulated: bool = False  # CUDA devices in this run are simulated (gradviz.devices)
+    moves: list[dict] = field(default_factory=list)  # leaves moved by device_overrides
+    device_notes: list[str] = field(default_factory=list)
+    memory: list[dict] = field(default_factory=list)  # real CUDA allocators after the run
 
     def tensor(self, name: str) -> TensorInfo | None:
         """The latest tensor bound to `name`."""
@@ -137,6 +141,11 @@ class RunOptions:
     classic: bool = True  # also build torchviz's classic DOT
     seed: int = 0
     limits: Limits = DEFAULT_LIMITS
+    # None: simulate CUDA exactly when torch has no CUDA device (gradviz.devices)
+    simulate_cuda: bool | None = None
+    # leaf name (or "*" for every leaf) -> device: the interpreter moves those leaves when
+    # they are bound, as if the program had made them there
+    device_overrides: dict[str, str] | None = None
 
 
 # ---------------------------------------------------------------- values programs hold
@@ -393,6 +402,13 @@ class Interpreter:
         self.statements = 0
         self.ops = 0
         self.node: ast.AST | None = None
+        simulate = options.simulate_cuda
+        self.simulated = devices.simulation_needed() if simulate is None else bool(simulate)
+        self.shadow = devices.FakeShadow() if self.simulated else None
+        self.device_overrides = dict(options.device_overrides or {})
+        self.moves: list[dict] = []
+        self.device_notes: list[str] = []
+        self.fn_devices: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, device)
         self.builtins = {
             "print": Builtin("print", self._print),
             "len": Builtin("len", len),
@@ -527,6 +543,9 @@ class Interpreter:
                 value = self.leaf_overrides[key]
             elif self.leaf_overrides and value.is_leaf and value.is_floating_point():
                 value = value.to(torch.float64)  # gradient checks run every constant in float64
+            target = self.device_overrides.get(name, self.device_overrides.get("*"))
+            if target and value.is_leaf:  # "*": every leaf
+                value = self.move_leaf(name, value, target, stmt)
             if self.options.retain_intermediate and value.requires_grad and not value.is_leaf:
                 value.retain_grad()
             op = ""
@@ -545,6 +564,31 @@ class Interpreter:
                 )
             )
         self.env[name] = value
+
+    def device_of(self, t: torch.Tensor) -> str:
+        """Where a tensor lives: its real device, or the simulated one PyTorch's rules gave it."""
+        return str(self.shadow.device_of(t) if self.shadow is not None else t.device)
+
+    def move_leaf(self, name: str, value: torch.Tensor, device: str, stmt) -> torch.Tensor:
+        """device_overrides: the leaf is made on `device`, as if the program had said so."""
+        before = self.device_of(value)
+        if before == str(torch.device(device)) or (device == "cuda" and before == "cuda:0"):
+            return value
+        requires_grad = value.requires_grad
+        if self.shadow is not None and torch.device(device).type == "cuda":
+            moved = value.detach().clone().requires_grad_(requires_grad)
+            self.shadow.place(moved, device)
+        elif self.shadow is not None:  # back to the CPU from a simulated device
+            moved = value.detach().clone().requires_grad_(requires_grad)
+        else:
+            try:
+                moved = value.detach().to(device).requires_grad_(requires_grad)
+            except Exception as exc:
+                raise self.runtime_error(exc, stmt, f"moving {name} to {device}") from None
+        self.moves.append(
+            {"name": name, "line": stmt.lineno, "from": before, "to": self.device_of(moved)}
+        )
+        return moved
 
     def op_name(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -741,6 +785,14 @@ class Interpreter:
             if name in tables.TENSOR_ATTRIBUTES:
                 if name == "grad_fn":
                     return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+                if self.shadow is not None and name in ("device", "is_cuda"):
+                    where = self.shadow.device_of(obj)
+                    return where if name == "device" else where.type == "cuda"
+                if self.shadow is not None and name == "grad":
+                    grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+                    if isinstance(grad, torch.Tensor):  # a gradient lives on its tensor's device
+                        self.shadow.place(grad, self.shadow.device_of(obj))
+                    return grad
                 return self.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
             if name in tables.TENSOR_METHODS:
                 raise self.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
@@ -816,10 +868,15 @@ class Interpreter:
     def _print(self, *args, sep=" ", end="\n"):
         if not isinstance(sep, str) or not isinstance(end, str):
             raise self.error("type", "print's sep and end must be strings")
-        text = sep.join(a if isinstance(a, str) else repr(a) for a in args)
+        text = sep.join(a if isinstance(a, str) else self.repr_value(a) for a in args)
         if len(self.stdout) < 500:
             self.stdout.append(text[:5000] + ("" if end == "\n" else end))
         return None
+
+    def repr_value(self, value) -> str:
+        if isinstance(value, torch.Tensor) and self.shadow is not None:
+            return devices.tensor_repr(value, self.shadow.device_of(value))
+        return repr(value)
 
     def call_member(self, label: str, member, args, kwargs, node):
         if member is NO_GRAD or member is ENABLE_GRAD:
@@ -835,6 +892,18 @@ class Interpreter:
             return None
         if member is DEVICE:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
+        if self.shadow is not None and label in (
+            "torch.cuda.is_available",
+            "torch.cuda.device_count",
+        ):
+            note = (
+                f"{label}() answered as simulated CUDA: this host has no CUDA GPU, so gradviz "
+                f"simulates {devices.SIMULATED_CUDA_COUNT} (cuda:0, cuda:1): values are computed "
+                "on the CPU, device rules are PyTorch's own (FakeTensorMode)."
+            )
+            if note not in self.device_notes:
+                self.device_notes.append(note)
+            return True if label.endswith("is_available") else devices.SIMULATED_CUDA_COUNT
         if not isinstance(member, tables.FnSpec):
             raise self.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
@@ -860,6 +929,11 @@ class Interpreter:
             if self.skip_backward:
                 return None
             return self.run_backward(tensor, args, kwargs, node, origin="program")
+        if name == "numpy" and self.shadow is not None:
+            where = self.shadow.device_of(tensor)
+            if where.type != "cpu":  # PyTorch's own message; FakeTensorMode cannot run .numpy()
+                exc = TypeError(devices.numpy_message(where))
+                raise self.runtime_error(exc, node, ".numpy()", (tensor,), rule_by_gradviz=True)
         if name == "numpy":
             # torch decides (and refuses, for GPU tensors or ones that require grad);
             # the program gets plain numbers, never an ndarray.
@@ -891,8 +965,14 @@ class Interpreter:
             self.precheck(label, fn, args, kwargs, node)
         elif check == "broadcast":
             self.precheck_broadcast(label, args, kwargs, node)
+        fake_out = _NO_FAKE
+        real_fn = fn
+        if self.shadow is not None and fn not in _NO_FAKE_FNS:
+            if fn in _MOVES or self.shadow.needed(args, kwargs):
+                fake_out = self.fake_call(label, fn, args, kwargs, node)
+                real_fn, args, kwargs = self.real_call(fn, args, kwargs, fake_out)
         try:
-            result = fn(*args, **kwargs)
+            result = real_fn(*args, **kwargs)
         except ProgramError:
             raise
         except (RecursionError, MemoryError) as exc:
@@ -900,16 +980,135 @@ class Interpreter:
                 "limit", f"{label} ran out of resources ({type(exc).__name__})", node
             ) from None
         except Exception as exc:
-            raise self.runtime_error(exc, node, label) from None
+            raise self.runtime_error(exc, node, label, _tensors_in(args, kwargs)) from None
+        if self.shadow is not None and fake_out is not _NO_FAKE:
+            if not self.shadow.record(result, fake_out):
+                self.shadow_fallback(result, args, kwargs)
+        elif self.shadow is not None and self.shadow.active:
+            self.shadow_fallback(result, args, kwargs)
+        if self.shadow is None or self.shadow.active:  # before that, everything is on the CPU
+            self.note_fn_devices(result)
         return self.checked(result, node, label)
 
-    def runtime_error(self, exc: BaseException, node, label: str) -> ProgramError:
+    # -- simulated CUDA: PyTorch decides devices on fake twins, values come from the CPU
+
+    def fake_call(self, label: str, fn, args, kwargs, node):
+        try:
+            return self.shadow.run(fn, args, kwargs)
+        except Exception as exc:
+            if devices.is_device_error(exc):
+                raise self.runtime_error(
+                    exc,
+                    node,
+                    label,
+                    _tensors_in(args, kwargs),
+                    rule_by_gradviz=isinstance(exc, devices.SimulatedDeviceError),
+                ) from None
+            return _NO_FAKE  # e.g. data-dependent outputs: the real run decides
+
+    def real_call(self, fn, args, kwargs, fake_out):
+        """The same call on the real CPU tensors: devices become "cpu"; a move is a copy."""
+
+        def cpu(v):  # simulated CUDA only; a real device (e.g. Apple's mps) stays real
+            return "cpu" if devices.is_device_like(v) and torch.device(v).type == "cuda" else v
+
+        kwargs = {k: cpu(v) if k == "device" else v for k, v in kwargs.items()}
+        if fn not in _MOVES:
+            return fn, args, kwargs
+        src = args[0]
+        moved = isinstance(fake_out, torch.Tensor) and fake_out.device != self.shadow.device_of(src)
+        if fn is torch.Tensor.to:
+            args = tuple(cpu(a) for a in args)
+            if moved:
+                kwargs = {**kwargs, "copy": True}
+            return fn, args, kwargs
+        # .cuda(...) / .cpu(): a copy when the device changes, the tensor itself otherwise
+        return (lambda t, *a, **k: t.to("cpu", copy=True) if moved else t), args, {}
+
+    def shadow_fallback(self, result, args, kwargs) -> None:
+        """Outputs FakeTensorMode could not compute (data-dependent shapes, Python numbers):
+        they live where their first tensor input lives."""
+        inputs = _tensors_in(args, kwargs)
+        if not inputs:
+            return
+        where = self.shadow.device_of(inputs[0])
+        if where.type == "cpu":
+            return
+        leaves, _ = tree_flatten(result)
+        for t in leaves:
+            if isinstance(t, torch.Tensor) and self.shadow.device_of(t).type == "cpu":
+                self.shadow.place(t, where)
+
+    def note_fn_devices(self, result) -> None:
+        """The device of each autograd node this operation made (its output's device)."""
+        leaves, _ = tree_flatten(result)
+        for t in leaves:
+            if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+                continue
+            if id(t.grad_fn) in self.fn_devices:
+                continue
+            where = self.device_of(t)
+            stack = [t.grad_fn]
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in self.fn_devices or hasattr(fn, "variable"):
+                    continue
+                self.fn_devices[id(fn)] = (fn, where)
+                stack.extend(n for n, _ in fn.next_functions)
+
+    def operand_names(self, node, operands) -> dict[str, str]:
+        """name (or source text) -> device for the tensors an operation received."""
+        exprs: list = []
+        if isinstance(node, ast.BinOp):
+            exprs = [node.left, node.right]
+        elif isinstance(node, ast.Subscript):
+            exprs = [node.value] + (
+                list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+            )
+        elif isinstance(node, ast.AugAssign):
+            exprs = [node.target, node.value]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and not self._is_namespace(func.value):
+                exprs.append(func.value)
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                exprs.extend(a.elts if isinstance(a, ast.List | ast.Tuple) else [a])
+            exprs = [e for e in exprs if not isinstance(e, ast.Constant)]  # numbers are not tensors
+        out: dict[str, str] = {}
+        for i, t in enumerate(operands):
+            name = self.name_of(t)
+            if name is None and len(exprs) == len(operands):
+                name = self.segment(exprs[i], 40)
+            out[name or f"tensor {i + 1}"] = self.device_of(t)
+        return out
+
+    def _is_namespace(self, node) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id in NAMESPACES and node.id not in self.env
+
+    def runtime_error(
+        self,
+        exc: BaseException,
+        node,
+        label: str,
+        operands: tuple | list = (),
+        rule_by_gradviz: bool = False,
+    ) -> ProgramError:
         message = _runtime_message(exc)
         explanation = explain_error(message)
         err = self.error("runtime", message, node, explanation.plain if explanation else None)
         err.details = {"exception": type(exc).__name__, "operation": label}
         if explanation:
             err.details.update(explanation.as_details())
+        named = self.operand_names(node, operands) if operands else {}
+        device = devices.explain_device_error(message, named)
+        if device is not None:
+            err.details.update(device.as_details())
+            err.details["title"] = device.title
+            err.details["fix"] = f"`{device.fix_code}`"
+            err.hint = device.rule
+            err.details["device_source"] = devices.message_source(self.simulated, rule_by_gradviz)
         return err
 
     def checked(self, value, node, label: str):
@@ -1102,6 +1301,18 @@ class Interpreter:
         return None
 
 
+_NO_FAKE = object()  # no fake run for this call
+_MOVES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu)
+# backward() cannot run on fake CUDA tensors (hasPrimaryContext): values and gradients come
+# from the real CPU run; setting attributes and reading them need no device rules.
+_NO_FAKE_FNS = (torch.Tensor.backward, setattr, getattr)
+
+
+def _tensors_in(args, kwargs) -> list[torch.Tensor]:
+    leaves, _ = tree_flatten((args, kwargs))
+    return [v for v in leaves if isinstance(v, torch.Tensor)]
+
+
 def _grad_preview(g) -> str:
     if g is None:
         return "None"
@@ -1169,6 +1380,10 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         stdout=interp.stdout,
         warnings=interp.warnings,
         graph=graph,
+        simulated=interp.simulated,
+        moves=interp.moves,
+        device_notes=interp.device_notes,
+        memory=devices.memory_summary(),
         stats={
             "seconds": time.perf_counter() - started,
             "operations": interp.ops,

@@ -9,6 +9,7 @@ from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import RenderUnavailable, dot_available, draw, render_bytes
 from gradviz.run import RunOptions, Trace, run_program
 from gradviz.share import ShareState, from_params, to_params
+from gradviz.ui import device_panel
 from gradviz.ui.common import show_unexpected
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
@@ -23,9 +24,17 @@ MIME = {
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def cached_run(source: str, backward: str | None, ones: bool, retain: bool) -> Trace:
+def cached_run(
+    source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
+) -> Trace:
     return run_program(
-        source, RunOptions(backward=backward, backward_ones=ones, retain_intermediate=retain)
+        source,
+        RunOptions(
+            backward=backward,
+            backward_ones=ones,
+            retain_intermediate=retain,
+            device_overrides=dict(moves) or None,
+        ),
     )
 
 
@@ -92,6 +101,7 @@ def _show_error(err: dict, source: str) -> None:
         st.info(err["hint"], icon=":material/lightbulb:")
     if details.get("fix"):
         st.success(f"**Fix:** {details['fix']}", icon=":material/build:")
+    device_panel.error_details(details, rule=False)
 
 
 def page() -> None:
@@ -144,11 +154,17 @@ def page() -> None:
     source = st.session_state.submitted
     try:
         trace = cached_run(
-            source, st.session_state.backward_target, st.session_state.ones, st.session_state.retain
+            source,
+            st.session_state.backward_target,
+            st.session_state.ones,
+            st.session_state.retain,
+            device_panel.overrides(),
         )
     except Exception as exc:  # never a traceback on the page
         show_unexpected(exc, "running the program")
         return
+    device_panel.controls(trace)
+    device_panel.moves(trace)
     if trace.error:
         _show_error(trace.error, source)
     for w in trace.warnings:
@@ -279,6 +295,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 st.rerun()
         else:
             st.graphviz_chart(dot, width="stretch")
+            device_panel.legend(trace)
             if highlight:
                 st.caption(
                     f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
@@ -304,6 +321,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 ],
                 hide_index=True,
             )
+            device_panel.memory(trace)
         else:
             st.info("The program has not named any tensor yet.")
     with tabs[3]:

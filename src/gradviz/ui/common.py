@@ -21,6 +21,13 @@ def _environment() -> dict[str, str]:
     }
 
 
+@st.cache_resource
+def _devices() -> list:
+    from gradviz.devices import list_devices
+
+    return list_devices()
+
+
 def sidebar() -> None:
     """Shared sidebar: versions and what the host can do."""
     env = _environment()
@@ -28,6 +35,24 @@ def sidebar() -> None:
         st.caption(
             f"gradviz {env['gradviz']} · torch {env['torch']} · Python {env['python']} · "
             f"CUDA {env['cuda']}"
+        )
+        device_status(_devices())
+
+
+def device_status(found: list) -> None:
+    """CPU, each GPU (name, memory), MPS; a simulated CUDA device clearly labelled."""
+    lines = []
+    for d in found:
+        memory = f", {d.total_memory / 2**30:.1f} GiB" if d.total_memory else ""
+        if d.simulated:
+            lines.append(f"- :orange[**{d.label}**]")
+        else:
+            lines.append(f"- **{d.label}**: {d.name}{memory}")
+    st.markdown("**Devices**\n" + "\n".join(lines))
+    if any(d.simulated for d in found):
+        st.caption(
+            "No CUDA GPU on this host: CUDA is **simulated** (values on the CPU, device "
+            "rules from PyTorch), so every device lesson still works."
         )
 
 

@@ -1,0 +1,146 @@
+"""Device pieces of the autograd page: move leaves to another device, where tensors live,
+device errors explained. Kept apart from ui/autograd.py so that page changes stay small."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gradviz import devices
+from gradviz.lang import fmt_bytes
+from gradviz.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+
+ALL = "*"
+
+
+def overrides() -> tuple[tuple[str, str], ...]:
+    """The moves the user asked for, as hashable RunOptions.device_overrides items."""
+    target = st.session_state.get("move_to")
+    if not target:
+        return ()
+    if st.session_state.get("move_all"):
+        return ((ALL, target),)
+    return tuple((name, target) for name in sorted(st.session_state.get("move_leaves") or []))
+
+
+def controls(trace) -> None:
+    """Pick leaf tensors (or all) and a device; the page reruns the program with them moved."""
+    simulated = devices.simulation_needed()
+    choices = devices.device_choices()
+    leaves = list(dict.fromkeys(t.name for t in trace.tensors if t.is_leaf))
+    chosen = [n for n in st.session_state.get("move_leaves") or [] if n in leaves]
+    if chosen != (st.session_state.get("move_leaves") or []):
+        st.session_state.move_leaves = chosen
+    if "move_to" not in st.session_state:
+        st.session_state.move_to = "cuda:0" if "cuda:0" in choices else choices[0]
+    with st.expander("Devices: move leaf tensors and rerun", expanded=bool(overrides())):
+        c1, c2, c3 = st.columns([3, 2, 1])
+        c1.multiselect(
+            "Leaf tensors to move",
+            leaves,
+            key="move_leaves",
+            disabled=bool(st.session_state.get("move_all")),
+            help="The program's text is not changed: these leaves are made on the chosen device.",
+        )
+        c2.selectbox(
+            "to device",
+            choices,
+            key="move_to",
+            format_func=lambda d: devices.device_label(d, simulated),
+        )
+        c3.checkbox("all leaves", key="move_all")
+        if simulated:
+            st.caption(
+                "This host has no CUDA GPU: cuda:0 and cuda:1 are **simulated**. Values are "
+                "computed on the CPU; which device each tensor lands on, and every device error, "
+                "come from PyTorch itself (FakeTensorMode). See the Devices page."
+            )
+
+
+def moves(trace) -> None:
+    for m in trace.moves:
+        st.info(
+            f"Moved `{m['name']}` (line {m['line']}) from {m['from']} to "
+            f"**{devices.device_label(m['to'], trace.simulated)}**",
+            icon=":material/swap_horiz:",
+        )
+    for note in trace.device_notes:
+        st.caption(note)
+
+
+def legend(trace) -> None:
+    """Which colour is which device, under the graph (the drawing has the same legend)."""
+    present = list(dict.fromkeys(t.device for t in trace.tensors))
+    if present == ["cpu"] or not present:
+        return
+    parts = []
+    for dev in present:
+        color = DEVICE_COLORS.get(dev, OTHER_DEVICE_COLOR)
+        label = devices.device_label(dev, trace.simulated)
+        parts.append(
+            f'<span style="border:3px solid {color};padding:1px 6px;border-radius:4px">'
+            f"{label}</span>"
+        )
+    copies = sum(1 for e in trace.graph.edges if e.copy) if trace.graph is not None else 0
+    text = "Devices: " + " ".join(parts)
+    if copies:
+        text += f" · <b style='color:#d62728'>bold red arrows</b>: {copies} copy between devices"
+    st.markdown(text, unsafe_allow_html=True)
+
+
+def memory(trace) -> None:
+    rows = devices.trace_memory(trace.tensors, trace.simulated)
+    if rows:
+        st.markdown("**Named tensors per device** (values; gradients where backward ran)")
+        st.dataframe(
+            [
+                {
+                    "device": r["device"],
+                    "tensors": r["tensors"],
+                    "values": fmt_bytes(r["bytes"]),
+                    "gradients": fmt_bytes(r["grad_bytes"]),
+                }
+                for r in rows
+            ],
+            hide_index=True,
+        )
+    if trace.memory:
+        st.markdown("**CUDA allocator after the run** (nvidia-smi shows *reserved* plus context)")
+        st.dataframe(
+            [
+                {
+                    "device": r["device"],
+                    "allocated": fmt_bytes(r["allocated"]),
+                    "reserved": fmt_bytes(r["reserved"]),
+                    "used (all processes)": fmt_bytes(r["used_by_all_processes"]),
+                    "total": fmt_bytes(r["total"]),
+                }
+                for r in trace.memory
+            ],
+            hide_index=True,
+        )
+    elif trace.simulated:
+        st.caption(
+            "Simulated CUDA has no allocator: the sizes above are what these tensors would take "
+            "on the GPU. On a real GPU this shows torch.cuda.memory_allocated / memory_reserved."
+        )
+
+
+def error_details(details: dict, rule: bool = True) -> None:
+    """The device part of an error: where the message came from, who is where, and (unless
+    the page already shows them as hint and fix) the rule and the fix as code."""
+    if not details.get("device_kind"):
+        return
+    source = details.get("device_source", "")
+    if source.startswith("simulated"):
+        st.warning(f"Message {source}.", icon=":material/memory:")
+    else:
+        st.caption(f"Message {source}.")
+    tensors = details.get("device_tensors") or {}
+    if tensors:
+        st.markdown(
+            "Operands: " + ", ".join(f"`{name}` on **{dev}**" for name, dev in tensors.items())
+        )
+    if rule:
+        st.markdown(f"**Rule:** {details.get('device_rule', '')}")
+        if details.get("fix_code"):
+            st.code(details["fix_code"], language="python")

@@ -1,0 +1,207 @@
+"""Devices page: what this host has, every way of mixing devices, model placement, memory,
+and what moving data costs."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from gradviz import devices, transfer
+from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
+from gradviz.lang import fmt_bytes
+from gradviz.run import RunOptions, Trace, run_program
+from gradviz.ui import device_panel
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lesson_trace(source: str) -> Trace:
+    return run_program(source, RunOptions(classic=False))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _measure(device: str) -> list[transfer.Measurement]:
+    return transfer.measure_all(device)
+
+
+def page() -> None:
+    simulated = devices.simulation_needed()
+    st.title("Devices")
+    st.caption("Where every tensor lives, what mixing devices breaks, and what moving data costs.")
+    if simulated:
+        st.warning(
+            "This host has no CUDA GPU, so CUDA is **simulated**: values are computed on the "
+            "CPU while PyTorch's own FakeTensorMode decides which device each result lives on "
+            "and raises PyTorch's own device errors. Every message below is marked *simulated* "
+            "or *captured on a real GPU*.",
+            icon=":material/memory:",
+        )
+    _host()
+    _lessons(simulated)
+    _placement()
+    _memory()
+    _costs(simulated)
+
+
+def _host() -> None:
+    st.header("This host", divider="gray")
+    st.dataframe(
+        [
+            {
+                "device": d.label,
+                "kind": d.kind,
+                "name": d.name,
+                "memory": fmt_bytes(d.total_memory) if d.total_memory else "",
+            }
+            for d in devices.list_devices()
+        ],
+        hide_index=True,
+    )
+
+
+def _lessons(simulated: bool) -> None:
+    st.header("Mixing devices", divider="gray")
+    st.markdown(
+        "Operands of one operation must share a device; PyTorch never copies between devices "
+        "behind your back. The exception: a 0-dim CPU tensor (one number) joins any device. "
+        "Each case below is run now, here."
+    )
+    rows = []
+    for lesson in LESSONS:
+        trace = lesson_trace(lesson.source)
+        err = trace.error or {}
+        details = err.get("details") or {}
+        rows.append(
+            {
+                "case": lesson.title,
+                "PyTorch": err.get("message", "runs")[:110],
+                "line": err.get("line"),
+                "fix": details.get("fix_code", ""),
+                "message source": details.get("device_source", "")
+                or ("simulated devices" if trace.simulated else "this machine"),
+            }
+        )
+    st.dataframe(rows, hide_index=True)
+    key = st.selectbox(
+        "Look at one case",
+        [x.key for x in LESSONS],
+        format_func=lambda k: LESSONS_BY_KEY[k].title,
+        key="device_lesson",
+    )
+    lesson = LESSONS_BY_KEY[key]
+    trace = lesson_trace(lesson.source)
+    st.code(lesson.source, language="python", line_numbers=True)
+    if trace.error:
+        err = trace.error
+        details = err.get("details") or {}
+        st.error(
+            f"**{details.get('title', err['kind'])}.** Line {err.get('line')}: {err['message']}",
+            icon=":material/error:",
+        )
+        device_panel.error_details(details)
+    else:
+        st.success(
+            "PyTorch allows this. Where each tensor lives: "
+            + ", ".join(
+                f"`{t.label}` {devices.device_label(t.device, trace.simulated)}"
+                for t in trace.tensors
+            ),
+            icon=":material/check:",
+        )
+
+
+def _placement() -> None:
+    st.header("Model placement", divider="gray")
+    st.markdown(
+        "A model's parameters live on one device; `next(model.parameters()).device` says which. "
+        "Inputs must be moved to the same device before the forward pass."
+    )
+    choices = devices.device_choices()
+    simulated = devices.simulation_needed()
+    dev = st.selectbox(
+        "Build torch.nn.Linear(4, 2) on",
+        choices,
+        format_func=lambda d: devices.device_label(d, simulated),
+        key="placement_device",
+    )
+    result = devices.model_placement(dev)
+    st.code(result["code"], language="python")
+    label = devices.device_label(result["device"], result["simulated"])
+    st.markdown(f"PyTorch answers: **{label}** (weight and bias: {result['parameters']})")
+
+
+def _memory() -> None:
+    st.header("Memory", divider="gray")
+    rows = devices.memory_summary()
+    if not rows:
+        st.info(
+            "No CUDA GPU here, so there is no CUDA allocator to ask. On a GPU this shows, per "
+            "device, torch.cuda.memory_allocated (tensors alive), memory_reserved (held by "
+            "PyTorch's caching allocator) and the memory all processes use (what nvidia-smi "
+            "shows). The autograd page's Tensors tab shows the bytes of a program's tensors "
+            "per device, simulated or real."
+        )
+        return
+    st.dataframe(
+        [
+            {
+                "device": r["device"],
+                "allocated": fmt_bytes(r["allocated"]),
+                "reserved": fmt_bytes(r["reserved"]),
+                "used (all processes, as nvidia-smi)": fmt_bytes(r["used_by_all_processes"]),
+                "total": fmt_bytes(r["total"]),
+            }
+            for r in rows
+        ],
+        hide_index=True,
+    )
+
+
+def _rows(measurements) -> list[dict]:
+    out = []
+    for m in measurements:
+        m = m if isinstance(m, dict) else m.__dict__ | {"gb_per_s": m.gb_per_s}
+        seconds = m["seconds"]
+        out.append(
+            {
+                "what": m["what"],
+                "device": m["device"],
+                "median": "—"
+                if seconds is None or math.isnan(seconds)
+                else f"{seconds * 1e6:,.1f} µs",
+                "GB/s": "" if not m.get("gb_per_s") else f"{m['gb_per_s']:.2f}",
+                "note": m.get("note", ""),
+            }
+        )
+    return out
+
+
+def _costs(simulated: bool) -> None:
+    st.header("What moving data costs", divider="gray")
+    device = "cpu" if simulated else "cuda:0"
+    st.markdown(
+        "Host↔device copy bandwidth (pageable and pinned memory), the hidden synchronisations "
+        "(`.item()`, `print`, `.numpy()`, `.cpu()` wait for queued GPU work), and one large "
+        "operation against many small ones. Measured live on this machine: warm-up first, then "
+        "the median; CUDA events and synchronize on a GPU, perf_counter on the CPU."
+    )
+    if st.button(f"Measure on {device}", icon=":material/speed:", key="measure"):
+        st.session_state.measured = device
+    if st.session_state.get("measured") == device:
+        with st.spinner("Measuring…"):
+            st.dataframe(_rows(_measure(device)), hide_index=True)
+    reference = transfer.load_reference()
+    if reference is None:
+        st.info(
+            "**No recorded GPU numbers yet.** No GPU was available when this page was built, "
+            "and gradviz does not make numbers up. On a machine with a CUDA GPU, record "
+            f"them with `{transfer.RECORD_COMMAND}`; they are then shown here with the device "
+            "and date they were measured on.",
+            icon=":material/info:",
+        )
+    else:
+        st.markdown(
+            f"**Recorded on {reference['device_name']} ({reference['device']}), "
+            f"{reference['measured_on']}, torch {reference['torch']}**"
+        )
+        st.dataframe(_rows(reference["measurements"]), hide_index=True)

@@ -1,0 +1,104 @@
+"""AppTest: devices as a user meets them: move a leaf to (simulated) CUDA, see the device
+colours, see a mixing error explained; the Devices page."""
+
+from pathlib import Path
+
+import torch
+from streamlit.testing.v1 import AppTest
+
+from gradviz.device_lessons import LESSONS_BY_KEY
+from gradviz.render import COPY_COLOR, DEVICE_COLORS
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+SIMULATED = not torch.cuda.is_available()
+CUDA0 = "cuda:0 (simulated)" if SIMULATED else "cuda:0"
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=120)
+
+
+def _dot(at: AppTest) -> str:
+    return at.get("graphviz_chart")[0].proto.spec
+
+
+def _program(at: AppTest, source: str) -> AppTest:
+    at.text_area(key="program").input(source)
+    return at.button[0].click().run()  # the form's Run program
+
+
+def test_sidebar_lists_devices_with_simulated_cuda_labelled():
+    at = _app().run()
+    assert not at.exception
+    text = "\n".join(m.value for m in at.sidebar.markdown)
+    assert "**cpu**" in text
+    assert CUDA0 in text
+
+
+def test_toggle_a_leaf_to_cuda_colours_the_graph_by_device():
+    at = _app().run()
+    dot = _dot(at)
+    assert DEVICE_COLORS["cuda:0"] not in dot  # the lesson runs on the CPU
+    at.multiselect(key="move_leaves").select("x").run()
+    assert not at.exception
+    assert any("Moved `x`" in i.value and CUDA0 in i.value for i in at.info)
+    dot = _dot(at)
+    assert DEVICE_COLORS["cuda:0"] in dot and CUDA0 in dot
+    table = at.dataframe[0].value
+    assert set(table["device"]) == {"cuda:0"}
+    x = table[table["name"] == "x"].iloc[0]
+    assert x["grad"] == "[2.0000, 2.6667, 3.3333]"  # same gradients as on the CPU
+    legend = " ".join(m.value for m in at.markdown)
+    assert "Devices:" in legend
+
+
+def test_copy_edge_shown_for_to_cuda():
+    at = _app().run()
+    at = _program(at, LESSONS_BY_KEY["copy"].source)
+    assert not at.exception
+    dot = _dot(at)
+    assert "copy cpu→cuda:0" in dot and COPY_COLOR in dot
+
+
+def test_mixing_error_explained_with_the_tensor_to_move():
+    at = _app().run()
+    source = "w = torch.randn(2, 3, requires_grad=True)\nx = torch.randn(3)\ny = (w @ x).sum()\n"
+    at = _program(at, source)
+    assert not at.error
+    at.multiselect(key="move_leaves").select("w").run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("Expected all tensors to be on the same device" in e for e in errors), errors
+    assert any("Line 3" in e for e in errors)
+    assert any("x = x.to(w.device)" in s.value for s in at.success)  # the fix, as code
+    text = " ".join(m.value for m in at.markdown)
+    assert "`w` on **cuda:0**" in text and "`x` on **cpu**" in text
+    assert any("0-dim CPU tensor" in i.value for i in at.info)  # the rule in words
+    if SIMULATED:
+        assert any("simulated" in w.value for w in at.warning)
+    # moving every leaf fixes it
+    at.checkbox(key="move_all").check().run()
+    assert not at.error
+
+
+def test_devices_page():
+    def script():
+        from gradviz.ui import devices
+
+        devices.page()
+
+    at = AppTest.from_function(script, default_timeout=120).run()
+    assert not at.exception
+    cases = at.dataframe[1].value
+    assert len(cases) >= 10
+    assert any("Expected all tensors" in m for m in cases["PyTorch"])
+    at.selectbox(key="device_lesson").select("index_gpu_index").run()
+    assert any("indices should be either on cpu" in e.value for e in at.error)
+    at.selectbox(key="placement_device").select("cuda:0").run()
+    assert any("PyTorch answers: **" + CUDA0 in m.value for m in at.markdown)
+    if SIMULATED:
+        assert any("No recorded GPU numbers yet" in i.value for i in at.info)
+    at.button(key="measure").click().run()
+    assert not at.exception
+    rows = at.dataframe[-1].value
+    assert any("host" in w for w in rows["what"])
