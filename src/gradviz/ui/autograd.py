@@ -6,7 +6,7 @@ import streamlit as st
 
 from gradviz.check import check_gradients
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.render import RenderUnavailable, dot_available, draw, render_bytes
+from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
 from gradviz.run import RunOptions, Trace, run_program
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.ui import device_panel
@@ -196,7 +196,6 @@ def _backward_controls(trace: Trace) -> None:
             "Output to run backward on",
             names,
             index=names.index(current) if current in names else 0,
-            key="backward_pick",
         )
     info = trace.tensor(target)
     with col2:
@@ -269,16 +268,11 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
         else:
             st.info("Run backward to see the order autograd runs its backward functions.")
     view = st.session_state.view
-    dot = draw(
-        trace,
-        view,
-        st.session_state.rankdir,
-        st.session_state.theme,
-        st.session_state.saved,
-        True,
-        highlight,
-        done,
-    )
+    style = (view, st.session_state.rankdir, st.session_state.theme, st.session_state.saved)
+    # On the page the legend sits under the drawing (the graph gets the width);
+    # exported drawings carry it inside, for slides.
+    dot = draw(trace, *style, False, highlight, done)
+    export_dot = draw(trace, *style, True)
     n_nodes = len(trace.graph.nodes) if trace.graph else 0
     with tabs[0]:
         if dot is None:
@@ -295,6 +289,8 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 st.rerun()
         else:
             st.graphviz_chart(dot, width="stretch")
+            if view == "values":
+                _role_legend(st.session_state.theme)
             device_panel.legend(trace)
             if highlight:
                 st.caption(
@@ -327,7 +323,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[3]:
         _gradient_check(trace, source, record)
     with tabs[4]:
-        _export(dot)
+        _export(export_dot)
     with tabs[5]:
         st.markdown(
             "This page's address holds the program and view options: copy it to share exactly this graph."
@@ -337,6 +333,18 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
             from urllib.parse import urlencode
 
             st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+
+
+def _role_legend(theme: str) -> None:
+    th = THEMES.get(theme, THEMES["light"])
+    parts = []
+    for role, text in ROLE_TEXT.items():
+        border = "dashed" if role == "untracked" else "solid"
+        parts.append(
+            f'<span style="background:{getattr(th, role)};color:{th.font};border:1px {border} '
+            f'{th.border};padding:1px 6px;border-radius:6px;font-size:0.85em">{text}</span>'
+        )
+    st.markdown("Legend: " + " ".join(parts), unsafe_allow_html=True)
 
 
 def _gradient_check(trace: Trace, source: str, record) -> None:
