@@ -13,6 +13,7 @@ import sys
 COMMAND_MODULES = [
     "gradviz.commands.run_cmd",
     "gradviz.commands.render_cmd",
+    "gradviz.commands.train_cmd",
 ]
 
 
