@@ -14,11 +14,12 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import autograd  # noqa: E402
+from gradviz.ui import autograd, training  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
 PAGES = [
     st.Page(autograd.page, title="Autograd", icon=":material/account_tree:", url_path="autograd", default=True),
+    st.Page(training.page, title="CIFAR-10 training", icon=":material/model_training:", url_path="training"),
 ]
 
 st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")

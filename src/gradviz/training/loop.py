@@ -125,7 +125,7 @@ PRESETS: dict[str, Preset] = {
         arch=None,
         epochs=10,
         batch_size=512,
-        lr=0.2,
+        lr=0.4,
         momentum=0.9,
         nesterov=True,
         weight_decay=5e-4,
@@ -189,7 +189,10 @@ class TrainResult:
 
 @dataclass
 class Event:
-    """One progress report. kind: start | progress | epoch | end (end carries `result`)."""
+    """One progress report. kind: start | progress | epoch | end.
+
+    `result` is set on start (the live model being trained, history filling as it goes) and on
+    end (the final numbers)."""
 
     kind: str
     epoch: int
@@ -435,7 +438,21 @@ def train(
 
     state["t0"] = time.perf_counter()
     state["last_emit"] = state["t0"]
-    yield make_event("start", 1)
+    start = make_event("start", 1)
+    # The live model (trained in place): a caller interrupted mid-run still has what it learned.
+    start.result = TrainResult(
+        model=model,
+        arch=arch,
+        preset=p.name,
+        device=device_label(dev),
+        epochs_done=0.0,
+        images_seen=0,
+        train_seconds=0.0,
+        images_per_s=0.0,
+        stopped=None,
+        history=state["history"],
+    )
+    yield start
     epoch = 0
     for epoch in range(1, p.epochs + 1):
         model.train()
