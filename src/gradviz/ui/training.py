@@ -216,47 +216,55 @@ def _run_training(data: Dataset, settings: dict) -> None:
             live.empty()
 
 
+def _init_defaults() -> None:
+    """Defaults go into session state once, so widgets never get both a value and a state."""
+    ss = st.session_state
+    if "training_folder" not in ss:
+        default = shared_subset_dir()
+        ss["training_folder"] = str(default) if default else ""
+    ss.setdefault("training_cache", str(default_cache_dir()))
+    ss.setdefault("training_preset", "fast")
+    ss.setdefault("training_device", "auto")
+    ss.setdefault("training_time_limit", 0.0)
+    for name, p in PRESETS.items():
+        ss.setdefault(f"training_epochs_{name}", p.epochs)
+        ss.setdefault(f"training_batch_{name}", p.batch_size)
+        ss.setdefault(f"training_lr_{name}", p.lr)
+
+
 def _settings_form() -> dict:
+    _init_defaults()
     c1, c2 = st.columns([3, 2])
     with c1:
         source = st.radio("Data", [FOLDER, CIFAR], key="training_source")
         if source == FOLDER:
-            default = shared_subset_dir()
             folder = st.text_input(
                 "Folder",
-                value=str(default) if default else "",
                 key="training_folder",
                 help="ImageFolder layout: train/<class>/*.jpg and test/<class>/*.jpg",
             )
             cache_dir = ""
         else:
             folder = ""
-            cache_dir = st.text_input(
-                "Cache folder", value=str(default_cache_dir()), key="training_cache"
-            )
+            cache_dir = st.text_input("Cache folder", key="training_cache")
             st.caption(
                 "About 170 MB is downloaded once with a progress bar; later runs read the cache."
             )
     with c2:
         devices = available_devices()
+        if st.session_state["training_device"] not in devices:
+            st.session_state["training_device"] = "auto"
         device_choice = st.selectbox("Device", devices, key="training_device")
         off = [f"{d}: {why}" for d in ("cuda", "mps") if (why := device_unavailable_reason(d))]
         if off:
-            st.caption("Not on this host — " + "; ".join(off) + ".")
-        preset = st.selectbox("Preset", list(PRESETS), index=1, key="training_preset")
+            st.caption("Not on this host: " + "; ".join(off) + ".")
+        preset = st.selectbox("Preset", list(PRESETS), key="training_preset")
         st.caption(PRESETS[preset].description)
-    p = PRESETS[preset]
     c3, c4, c5, c6 = st.columns(4)
-    epochs = c3.number_input("Epochs", 1, 200, p.epochs, key=f"training_epochs_{preset}")
-    batch_size = c4.number_input(
-        "Batch size", 1, 8192, p.batch_size, key=f"training_batch_{preset}"
-    )
-    lr = c5.number_input(
-        "Learning rate", 1e-5, 10.0, p.lr, format="%.4f", key=f"training_lr_{preset}"
-    )
-    time_limit = c6.number_input(
-        "Time limit (s, 0 = none)", 0.0, 3600.0, 0.0, key="training_time_limit"
-    )
+    epochs = c3.number_input("Epochs", 1, 200, key=f"training_epochs_{preset}")
+    batch_size = c4.number_input("Batch size", 1, 8192, key=f"training_batch_{preset}")
+    lr = c5.number_input("Learning rate", 1e-5, 10.0, format="%.4f", key=f"training_lr_{preset}")
+    time_limit = c6.number_input("Time limit (s, 0 = none)", 0.0, 3600.0, key="training_time_limit")
     return {
         "source": source,
         "folder": folder,
