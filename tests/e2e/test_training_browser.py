@@ -53,7 +53,7 @@ def server(tmp_path):
         os.environ,
         STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
         GRADVIZ_E2E_FOLDER=str(_folder(tmp_path / "data")),
-        GRADVIZ_E2E_PRESET="tutorial",
+        GRADVIZ_E2E_PRESET="fast",
     )
     cmd = [
         sys.executable,
@@ -127,9 +127,9 @@ def test_live_chart_stop_and_results(server):
                 timeout=60_000
             )
 
-            # A long tutorial run: watch it live, then stop it.
-            _set_number(page, "Epochs", "100")
-            page.get_by_role("button", name="Train").click()
+            # A long run of the fast preset: watch it live, then stop it.
+            _set_number(page, "Epochs", "200")
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
             expect(page.get_by_text("images/s", exact=False).first).to_be_visible(timeout=60_000)
             expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
             expect(page.get_by_text("ETA", exact=False).first).to_be_visible()
@@ -137,13 +137,13 @@ def test_live_chart_stop_and_results(server):
                 page.get_by_text("Test accuracy").count() == 0
             )  # still training: the chart is live
             page.wait_for_timeout(1500)
-            page.get_by_role("button", name="Stop").click()
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
             expect(page.get_by_text("stopped by you", exact=False)).to_be_visible(timeout=60_000)
             expect(page.get_by_text("Test accuracy").first).to_be_visible()
 
             # A short run to the end: results, pictures, download.
-            _set_number(page, "Epochs", "2")
-            page.get_by_role("button", name="Train").click()
+            _set_number(page, "Epochs", "30")
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
             expect(page.get_by_text("stopped by you", exact=False)).to_have_count(0, timeout=60_000)
             expect(page.get_by_text("Test accuracy").first).to_be_visible(timeout=120_000)
             expect(
@@ -153,7 +153,8 @@ def test_live_chart_stop_and_results(server):
             assert page.locator('[data-testid="stImage"]').count() >= 2
             assert page.locator(CHART).count() >= 2
             assert page.locator('[data-testid="stException"]').count() == 0
-            page.wait_for_timeout(1500)  # let the images and charts paint
+            page.set_viewport_size({"width": 1400, "height": 2900})  # the whole page in one picture
+            page.wait_for_timeout(2000)  # let the images and charts paint
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)
         finally:

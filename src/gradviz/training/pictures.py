@@ -30,8 +30,8 @@ def confusion_png(confusion: torch.Tensor, classes: tuple[str, ...], cell: int =
     img = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(img)
     font, small = _font(13), _font(11)
-    draw.text((left, 4), "predicted class →", fill="black", font=font)
-    draw.text((4, top - 18), "true class ↓", fill="black", font=font)
+    draw.text((left, 4), "columns: predicted class", fill="black", font=font)
+    draw.text((4, top - 18), "rows: true", fill="black", font=font)
     rows = conf.sum(1).clamp(min=1)
     for j, name in enumerate(classes):
         draw.text(

@@ -38,7 +38,7 @@ from gradviz.training.loop import (
 from gradviz.training.pictures import confusion_png, prediction_grid_png
 from gradviz.ui.common import show_unexpected
 
-FOLDER = "Local folder (train/<class>/*, test/<class>/*)"
+FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
 RUN_KEY = "training_run"  # the run in progress (or interrupted): live model + history
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
@@ -109,7 +109,8 @@ def _curves(history: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     loss = frame[["loss"]]
     acc = frame[["accuracy"]].rename(columns={"accuracy": "train accuracy"})
     if "test_accuracy" in frame and frame["test_accuracy"].notna().any():
-        acc = acc.join(frame[["test_accuracy"]].rename(columns={"test_accuracy": "test accuracy"}))
+        test = frame["test_accuracy"].astype(float).interpolate(limit_area="inside")
+        acc = acc.join(test.rename("test accuracy"))  # measured per epoch, joined up
     return loss, acc
 
 
