@@ -97,3 +97,24 @@ def test_interrupted_run_keeps_what_was_learned(tiny_folder):
     assert "stopped by you" in at.warning[0].value
     assert at.metric[0].label == "Test accuracy"
     assert "training_run" not in at.session_state
+
+
+def test_cifar10_without_network_says_what_to_do(tmp_path, monkeypatch):
+    import urllib.error
+
+    from gradviz.training import data as data_mod
+
+    def offline(*a, **k):
+        raise urllib.error.URLError("Temporary failure in name resolution")
+
+    monkeypatch.setattr(data_mod.urllib.request, "urlopen", offline)
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.run()
+    at.radio(key="training_source").set_value(at.radio(key="training_source").options[1])
+    at.run()
+    at.text_input(key="training_cache").set_value(str(tmp_path))
+    at.run()
+    assert not at.exception
+    message = at.error[0].value
+    assert "Could not download CIFAR-10" in message and "local folder" in message
+    assert at.button(key="training_start").disabled

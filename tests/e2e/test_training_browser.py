@@ -104,7 +104,7 @@ def _set_number(page, label: str, value: str) -> None:
     page.wait_for_timeout(800)
 
 
-def test_live_chart_stop_and_results(server):
+def test_live_chart_stop_and_results(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
@@ -153,7 +153,23 @@ def test_live_chart_stop_and_results(server):
             assert page.locator('[data-testid="stImage"]').count() >= 2
             assert page.locator(CHART).count() >= 2
             assert page.locator('[data-testid="stException"]').count() == 0
-            page.set_viewport_size({"width": 1400, "height": 2900})  # the whole page in one picture
+            # Download the weights, upload them back: evaluated; upload garbage: refused.
+            with page.expect_download() as info:
+                page.get_by_role("button", name="Download weights (state_dict)").click()
+            weights = tmp_path / "weights.pt"
+            info.value.save_as(weights)
+            uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+            uploader.set_input_files(str(weights))
+            expect(page.get_by_text("fast-cpu weights:", exact=False)).to_be_visible(timeout=60_000)
+            garbage = tmp_path / "garbage.pt"
+            garbage.write_bytes(b"this is not a checkpoint")
+            uploader.set_input_files(str(garbage))
+            expect(page.get_by_text("Weights refused", exact=False)).to_be_visible(timeout=60_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            uploader.set_input_files(str(weights))
+            expect(page.get_by_text("fast-cpu weights:", exact=False)).to_be_visible(timeout=60_000)
+
+            page.set_viewport_size({"width": 1400, "height": 3300})  # the whole page in one picture
             page.wait_for_timeout(2000)  # let the images and charts paint
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)

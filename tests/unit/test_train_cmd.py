@@ -117,3 +117,21 @@ def test_usage_errors_exit_2():
     assert info.value.code == 2
     with pytest.raises(SystemExit):
         _parser().parse_args(["train", "--data", "x", "--preset", "slow"])
+
+
+def test_cifar10_without_network_is_a_clear_run_error(tmp_path, capsys, monkeypatch):
+    import urllib.error
+
+    from gradviz.training import data as data_mod
+
+    def offline(*a, **k):
+        raise urllib.error.URLError("no route to host")
+
+    monkeypatch.setattr(data_mod.urllib.request, "urlopen", offline)
+    code = _run(
+        ["train", "--data", "cifar10", "--cache-dir", str(tmp_path), "--device", "cpu", "--json"]
+    )
+    assert code == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Could not download CIFAR-10" in captured.err and "Traceback" not in captured.err

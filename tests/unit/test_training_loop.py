@@ -204,3 +204,17 @@ def test_fast_preset_learns_real_cifar_subset():
         f"subset: {ev.accuracy:.3f} test accuracy after {result.train_seconds:.1f}s, {result.epochs_done:.1f} epochs"
     )
     assert ev.accuracy > 0.30
+
+
+def test_tutorial_transform_matches_to_tensor_normalize():
+    from torchvision import transforms
+
+    from gradviz.training.loop import _TutorialImages, to_input
+
+    data = _toy(n_train=4)
+    ds = _TutorialImages(data.train, "tutorial")
+    x, y = ds[2]
+    ref = transforms.Normalize((0.5,) * 3, (0.5,) * 3)(data.train.images[2].float() / 255)
+    assert torch.allclose(x, ref, atol=1e-6) and y == int(data.train.labels[2])
+    # The fast path's batched conversion gives the same numbers.
+    assert torch.allclose(to_input(data.train.images[2:3], "tutorial")[0], ref, atol=1e-6)

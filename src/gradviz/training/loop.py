@@ -278,20 +278,28 @@ def to_input(images_u8: torch.Tensor, arch: str, channels_last: bool = False) ->
 
 
 class _TutorialImages(torch.utils.data.Dataset):
-    """Per-image transform like torchvision's: ToTensor (/255) then Normalize((.5,)*3, (.5,)*3)."""
+    """Like torchvision.datasets.CIFAR10 with the tutorial's transform: each item becomes a PIL
+    image, then ToTensor() and Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)), one image at a time."""
 
     def __init__(self, split: Split, arch: str) -> None:
-        self.split = split
+        from torchvision import transforms
+
+        self.images = (
+            split.images.permute(0, 2, 3, 1).contiguous().numpy()
+        )  # HWC, as CIFAR10 keeps it
+        self.labels = split.labels.tolist()
         mean, std = normalization_for(arch)
-        self.mean = torch.tensor(mean).view(3, 1, 1)
-        self.std = torch.tensor(std).view(3, 1, 1)
+        self.transform = transforms.Compose(
+            [transforms.ToTensor(), transforms.Normalize(mean, std)]
+        )
 
     def __len__(self) -> int:
-        return len(self.split)
+        return len(self.labels)
 
     def __getitem__(self, i: int):
-        x = self.split.images[i].float().div(255)
-        return (x - self.mean) / self.std, int(self.split.labels[i])
+        from PIL import Image
+
+        return self.transform(Image.fromarray(self.images[i])), self.labels[i]
 
 
 # ----------------------------------------------------------------------------- training

@@ -124,6 +124,7 @@ def _draw_curves(history: list[dict], loss_box, acc_box) -> None:
 
 def _finish(run: dict, data: Dataset, stopped: str | None) -> None:
     """Evaluate the run's model on the test split and keep the results for every rerun."""
+    data = run.get("data", data)
     model, arch = run["model"], run["arch"]
     device = resolve_device(run["device_choice"])
     classes = display_classes(data.classes)
@@ -204,6 +205,7 @@ def _run_training(data: Dataset, settings: dict) -> None:
                 "arch": res.arch,
                 "device": res.device,
                 "history": res.history,
+                "data": data,  # evaluate on what it trained on, even if the choice changes
             }
             st.session_state[RUN_KEY] = run
             status.info(f"Training {res.arch} on {res.device}...")
