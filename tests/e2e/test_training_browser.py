@@ -164,6 +164,8 @@ def test_live_chart_stop_and_results(server, tmp_path):
             garbage = tmp_path / "garbage.pt"
             garbage.write_bytes(b"this is not a checkpoint")
             uploader.set_input_files(str(garbage))
+            page.wait_for_timeout(4000)
+            page.screenshot(path="/tmp/dbg.png", full_page=True)
             expect(page.get_by_text("Weights refused", exact=False)).to_be_visible(timeout=60_000)
             assert page.locator('[data-testid="stException"]').count() == 0
             uploader.set_input_files(str(weights))

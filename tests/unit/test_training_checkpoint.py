@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradviz.training.checkpoint import (
     CheckpointError,
@@ -59,7 +62,13 @@ def test_refuses_whole_model_object():
 
 
 @pytest.mark.parametrize(
-    "blob", [b"garbage bytes \x00\x01", b"PK\x03\x04broken zip", os.urandom(4096)]
+    "blob",
+    [
+        b"garbage bytes \x00\x01",
+        b"this is not a checkpoint",
+        b"PK\x03\x04broken zip",
+        os.urandom(4096),
+    ],
 )
 def test_refuses_garbage(blob):
     with pytest.raises(CheckpointError):
@@ -100,3 +109,21 @@ def test_refuses_nan_weights():
     state["fc1.weight"][0, 0] = float("nan")
     with pytest.raises(CheckpointError, match="NaN"):
         load_weights(_bytes(state))
+
+
+@settings(max_examples=150, deadline=None)
+@given(blob=st.binary(max_size=3000))
+def test_any_bytes_are_refused_with_a_checkpoint_error(blob):
+    with pytest.raises(CheckpointError):
+        load_weights(blob)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cut=st.integers(min_value=1, max_value=400), flip=st.integers(min_value=0, max_value=255))
+def test_damaged_real_checkpoint_is_refused_or_loads(cut, flip):
+    """Truncated or bit-flipped weights: either a CheckpointError or a valid model, never a crash."""
+    blob = bytearray(save_state_dict(TutorialNet()))
+    blob[cut * 7 % len(blob)] ^= flip
+    damaged = bytes(blob[: len(blob) - cut])
+    with contextlib.suppress(CheckpointError):
+        load_weights(damaged)

@@ -413,4 +413,7 @@ def page() -> None:
     if result:
         _show_result(result)
     _show_comparison()
-    _evaluate_upload(data)
+    try:
+        _evaluate_upload(data)
+    except Exception as exc:  # last resort: keep the page up
+        show_unexpected(exc, "evaluating the uploaded weights")
