@@ -118,3 +118,30 @@ def test_cifar10_without_network_says_what_to_do(tmp_path, monkeypatch):
     message = at.error[0].value
     assert "Could not download CIFAR-10" in message and "local folder" in message
     assert at.button(key="training_start").disabled
+
+
+def test_curves_keep_test_accuracy_from_epoch_rows():
+    from gradviz.ui.training import _curves
+
+    history = [
+        {
+            "kind": "progress",
+            "images_seen": 10,
+            "loss": 2.0,
+            "accuracy": 0.1,
+            "test_accuracy": None,
+        },
+        {"kind": "epoch", "images_seen": 20, "loss": None, "accuracy": None, "test_accuracy": 0.3},
+        {
+            "kind": "progress",
+            "images_seen": 30,
+            "loss": 1.5,
+            "accuracy": 0.4,
+            "test_accuracy": None,
+        },
+        {"kind": "epoch", "images_seen": 40, "loss": None, "accuracy": None, "test_accuracy": 0.5},
+    ]
+    loss, acc = _curves(history)
+    assert loss["loss"].tolist() == [2.0, 1.5]
+    assert acc["test accuracy"].dropna().tolist() == [0.3, 0.4, 0.5]
+    assert acc["train accuracy"].iloc[1] == 0.25  # joined up between the two readings

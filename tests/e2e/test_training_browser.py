@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "training_app.py"
 SCREENSHOT = ROOT / "docs" / "screenshots" / "training.png"
 CHROMIUM = "/usr/bin/chromium"
+METRIC = '[data-testid="stMetricLabel"]'
 CHART = '[data-testid="stVegaLiteChart"], [data-testid="stArrowVegaLiteChart"]'
 
 
@@ -134,18 +135,22 @@ def test_live_chart_stop_and_results(server, tmp_path):
             expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
             expect(page.get_by_text("ETA", exact=False).first).to_be_visible()
             assert (
-                page.get_by_text("Test accuracy").count() == 0
+                page.locator(METRIC, has_text="Test accuracy").count() == 0
             )  # still training: the chart is live
             page.wait_for_timeout(1500)
             page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
             expect(page.get_by_text("stopped by you", exact=False)).to_be_visible(timeout=60_000)
-            expect(page.get_by_text("Test accuracy").first).to_be_visible()
+            expect(page.locator(METRIC, has_text="Test accuracy").first).to_be_visible()
 
             # A short run to the end: results, pictures, download.
             _set_number(page, "Epochs", "30")
             page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
-            expect(page.get_by_text("stopped by you", exact=False)).to_have_count(0, timeout=60_000)
-            expect(page.get_by_text("Test accuracy").first).to_be_visible(timeout=120_000)
+            expect(page.get_by_text("stopped by you", exact=False)).to_have_count(
+                0, timeout=180_000
+            )
+            expect(page.locator(METRIC, has_text="Test accuracy").first).to_be_visible(
+                timeout=120_000
+            )
             expect(
                 page.get_by_text("Accuracy of the network on the 50 test images", exact=False)
             ).to_be_visible()

@@ -101,16 +101,16 @@ def _status_text(ev: Event) -> str:
 
 
 def _curves(history: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    rows = [h for h in history if h.get("loss") is not None]
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame, frame
+    """Loss and accuracy (train; test once per epoch) against images seen, gaps joined up."""
+    frame = pd.DataFrame([h for h in history if h.get("kind") != "start"])
+    if frame.empty or "loss" not in frame:
+        return pd.DataFrame(), pd.DataFrame()
     frame = frame.set_index("images_seen")
-    loss = frame[["loss"]]
-    acc = frame[["accuracy"]].rename(columns={"accuracy": "train accuracy"})
+    loss = frame[["loss"]].astype(float).dropna()
+    acc = pd.DataFrame({"train accuracy": frame["accuracy"].astype(float)})
     if "test_accuracy" in frame and frame["test_accuracy"].notna().any():
-        test = frame["test_accuracy"].astype(float).interpolate(limit_area="inside")
-        acc = acc.join(test.rename("test accuracy"))  # measured per epoch, joined up
+        acc["test accuracy"] = frame["test_accuracy"].astype(float)
+    acc = acc.interpolate(limit_area="inside").dropna(how="all")
     return loss, acc
 
 
