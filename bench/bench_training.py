@@ -118,10 +118,18 @@ def main(argv=None) -> int:
     }
     bare_rate(data, arch, fast.batch_size, device, 1.0)  # warm-up
     rates: dict[str, list[float]] = {k: [] for k in runs}
+    cpu_share: dict[str, list[float]] = {k: [] for k in runs}
     for r in range(args.rounds):
         for name, fn in runs.items():
+            wall, cpu = time.perf_counter(), time.process_time()
             rates[name].append(fn())
-            print(f"round {r + 1}: {name}: {rates[name][-1]:,.0f} images/s", file=sys.stderr)
+            # CPU seconds this process got per wall second: low values mean the host was busy.
+            share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+            cpu_share[name].append(share)
+            print(
+                f"round {r + 1}: {name}: {rates[name][-1]:,.0f} images/s ({share:.2f} CPU s per s)",
+                file=sys.stderr,
+            )
     median = {k: statistics.median(v) for k, v in rates.items()}
     names = list(runs)
     out = {
@@ -132,6 +140,7 @@ def main(argv=None) -> int:
         "rounds": args.rounds,
         "images_per_s_median": {k: round(v, 1) for k, v in median.items()},
         "images_per_s_all": {k: [round(x, 1) for x in v] for k, v in rates.items()},
+        "cpu_seconds_per_second_all": {k: [round(x, 2) for x in v] for k, v in cpu_share.items()},
         "fast_over_tutorial": round(median[names[1]] / median[names[0]], 2),
         "fast_over_bare": round(median[names[1]] / median[names[2]], 3),
         # Each round measures the two back to back, so a per-round ratio cancels slow drifts in

@@ -218,3 +218,10 @@ def test_tutorial_transform_matches_to_tensor_normalize():
     assert torch.allclose(x, ref, atol=1e-6) and y == int(data.train.labels[2])
     # The fast path's batched conversion gives the same numbers.
     assert torch.allclose(to_input(data.train.images[2:3], "tutorial")[0], ref, atol=1e-6)
+
+
+def test_epoch_events_carry_the_epochs_last_loss():
+    events = list(train(_toy(), "fast", "cpu", epochs=2, batch_size=16, progress_every_s=0.0))
+    for e in events:
+        if e.kind in ("progress", "epoch"):
+            assert e.loss is not None and e.accuracy is not None

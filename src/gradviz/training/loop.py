@@ -469,7 +469,7 @@ def train(
             batches = ((perm[i : i + p.batch_size]) for i in range(0, n, p.batch_size))
         else:
             batches = iter(loader)
-        for batch in batches:
+        for epoch_step, batch in enumerate(batches, start=1):
             stopped = want_stop()
             if stopped:
                 break
@@ -516,7 +516,9 @@ def train(
             sums["count"] += nb
             state["step"] += 1
             state["seen"] += nb
-            if time.perf_counter() - state["last_emit"] >= progress_every_s:
+            # The last step of an epoch reports in the epoch event that follows at once.
+            due = time.perf_counter() - state["last_emit"] >= progress_every_s
+            if due and epoch_step < steps_per_epoch:
                 yield drain("progress", epoch)
         if stopped:
             break
