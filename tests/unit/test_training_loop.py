@@ -194,11 +194,12 @@ def test_tutorial_preset_is_the_tutorials():
 
 @pytest.mark.slow
 def test_fast_preset_learns_real_cifar_subset():
-    """On the shared 5,000-image CIFAR-10 subset, a short CPU run is well above chance (10%)."""
+    """On the shared 5,000-image CIFAR-10 subset, 5 epochs on CPU are well above chance (10%)."""
     if not SUBSET.is_dir():
         pytest.skip(f"shared cifar10-subset not found at {SUBSET}")
     data = load_image_folder(SUBSET)
-    result = run_to_end(train(data, "fast", "cpu", epochs=4, time_limit=40))
+    # A fixed amount of work (no time limit): the result must not depend on how busy the host is.
+    result = run_to_end(train(data, "fast", "cpu", epochs=5))
     ev = evaluate(result.model, data.test, result.arch, "cpu", data.classes)
     print(
         f"subset: {ev.accuracy:.3f} test accuracy after {result.train_seconds:.1f}s, {result.epochs_done:.1f} epochs"
