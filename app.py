@@ -14,7 +14,7 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import autograd, devices, speed  # noqa: E402
+from gradviz.ui import autograd, devices, speed, training  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
 PAGES = [
@@ -27,6 +27,12 @@ PAGES = [
     ),
     st.Page(devices.page, title="Devices", icon=":material/memory:", url_path="devices"),
     st.Page(speed.page, title="Speed", icon=":material/speed:", url_path="speed"),
+    st.Page(
+        training.page,
+        title="CIFAR-10 training",
+        icon=":material/model_training:",
+        url_path="training",
+    ),
 ]
 
 st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")

@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "gradviz.commands.run_cmd",
     "gradviz.commands.render_cmd",
     "gradviz.commands.speed_cmd",
+    "gradviz.commands.train_cmd",
 ]
 
 

@@ -1,0 +1,258 @@
+"""Datasets as uint8 tensors held in memory: ImageFolder folders and CIFAR-10 via torchvision.
+
+Everything is loaded once into `Split(images uint8 [N,3,H,W], labels int64 [N])`, so the fast
+training path can move the whole set onto the training device in one copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tarfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm", ".tif", ".tiff"}
+
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
+CIFAR10_FOLDER = "cifar-10-batches-py"
+CIFAR10_SIZE = 170_498_071
+
+#: Progress callback for downloads: (bytes done, bytes total or None).
+DownloadProgress = Callable[[int, int | None], None]
+
+
+class DataError(Exception):
+    """A dataset could not be found, downloaded or read; the message says what to do."""
+
+
+@dataclass
+class Split:
+    images: torch.Tensor  # uint8 [N, 3, H, W]
+    labels: torch.Tensor  # int64 [N]
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+@dataclass
+class Dataset:
+    train: Split
+    test: Split
+    classes: tuple[str, ...]
+    source: str
+
+    def describe(self) -> str:
+        h, w = self.train.images.shape[-2:]
+        return (
+            f"{self.source}: {len(self.train):,} training and {len(self.test):,} test images, "
+            f"{len(self.classes)} classes, {h}x{w}"
+        )
+
+
+def default_cache_dir() -> Path:
+    """Where CIFAR-10 is downloaded to: $GRADVIZ_CACHE or ~/.cache/gradviz."""
+    base = os.environ.get("GRADVIZ_CACHE") or Path.home() / ".cache" / "gradviz"
+    return Path(base) / "cifar10"
+
+
+def shared_subset_dir(repo_root: Path | None = None) -> Path | None:
+    """The cifar10-subset folder beside the repository (../shared/data/cifar10-subset), if any."""
+    root = repo_root or Path(__file__).resolve().parents[3]
+    candidate = (root / ".." / "shared" / "data" / "cifar10-subset").resolve()
+    return candidate if (candidate / "train").is_dir() and (candidate / "test").is_dir() else None
+
+
+# ----------------------------------------------------------------------------- ImageFolder
+
+
+def _class_dirs(split_dir: Path) -> list[Path]:
+    return sorted(p for p in split_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _read_split(split_dir: Path, classes: list[str], size: int) -> Split:
+    from PIL import Image, UnidentifiedImageError
+
+    images: list[np.ndarray] = []
+    labels: list[int] = []
+    for index, name in enumerate(classes):
+        folder = split_dir / name
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.suffix.lower() not in IMAGE_SUFFIXES:
+                continue
+            try:
+                with Image.open(path) as im:
+                    im = im.convert("RGB")
+                    if im.size != (size, size):
+                        im = im.resize((size, size), Image.BILINEAR)
+                    images.append(np.asarray(im, dtype=np.uint8))
+            except (UnidentifiedImageError, OSError) as exc:
+                raise DataError(f"Could not read image {path}: {exc}") from exc
+            labels.append(index)
+    if not images:
+        raise DataError(f"No images found under {split_dir} (expected {split_dir}/<class>/*.jpg).")
+    array = np.stack(images).transpose(0, 3, 1, 2).copy()
+    return Split(torch.from_numpy(array), torch.tensor(labels, dtype=torch.int64))
+
+
+def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
+    """Read root/train/<class>/* and root/test/<class>/* into uint8 tensors (resized to size)."""
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise DataError(
+            f"Folder {root} does not exist. Give a folder with train/<class>/*.jpg and "
+            "test/<class>/*.jpg, or choose CIFAR-10 to download it."
+        )
+    train_dir, test_dir = root / "train", root / "test"
+    missing = [d.name for d in (train_dir, test_dir) if not d.is_dir()]
+    if missing:
+        raise DataError(
+            f"Folder {root} has no {' or '.join(missing)} subfolder. Expected the ImageFolder "
+            "layout: train/<class>/*.jpg and test/<class>/*.jpg."
+        )
+    classes = [p.name for p in _class_dirs(train_dir)]
+    if len(classes) < 2:
+        raise DataError(f"{train_dir} needs at least two class folders, found {len(classes)}.")
+    test_classes = {p.name for p in _class_dirs(test_dir)}
+    extra = sorted(test_classes - set(classes))
+    if extra:
+        raise DataError(f"{test_dir} has classes not in train/: {', '.join(extra)}.")
+    return Dataset(
+        train=_read_split(train_dir, classes, size),
+        test=_read_split(test_dir, classes, size),
+        classes=tuple(classes),
+        source=f"folder {root}",
+    )
+
+
+# ----------------------------------------------------------------------------- CIFAR-10
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def download_cifar10(
+    root: str | Path,
+    progress: DownloadProgress | None = None,
+    url: str = CIFAR10_URL,
+    md5: str = CIFAR10_MD5,
+    timeout: float = 30.0,
+) -> Path:
+    """Download and extract the CIFAR-10 python archive into root (once), reporting progress.
+
+    Returns the extracted cifar-10-batches-py folder. Raises DataError with what to do when
+    there is no network, the download is broken, or the archive does not match its checksum.
+    """
+    root = Path(root).expanduser()
+    folder = root / CIFAR10_FOLDER
+    if (folder / "batches.meta").is_file():
+        return folder
+    root.mkdir(parents=True, exist_ok=True)
+    archive = root / "cifar-10-python.tar.gz"
+    if not (archive.is_file() and _md5(archive) == md5):
+        partial = archive.with_suffix(".part")
+        try:
+            with (
+                urllib.request.urlopen(url, timeout=timeout) as response,
+                open(partial, "wb") as out,
+            ):
+                total = (
+                    response.headers.get("Content-Length") if hasattr(response, "headers") else None
+                )
+                total_bytes = int(total) if total else None
+                done = 0
+                if progress:
+                    progress(0, total_bytes)
+                while chunk := response.read(1 << 18):
+                    out.write(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress(done, total_bytes)
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+            partial.unlink(missing_ok=True)
+            reason = getattr(exc, "reason", exc)
+            raise DataError(
+                f"Could not download CIFAR-10 from {url} ({reason}). This host may have no "
+                "network. Either download cifar-10-python.tar.gz elsewhere and put it in "
+                f"{root}, or choose a local folder with train/<class>/*.jpg and "
+                "test/<class>/*.jpg."
+            ) from exc
+        if _md5(partial) != md5:
+            partial.unlink(missing_ok=True)
+            raise DataError(
+                f"The CIFAR-10 download from {url} is damaged (checksum mismatch); try again."
+            )
+        partial.replace(archive)
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(root, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise DataError(f"Could not unpack {archive}: {exc}. Delete it and try again.") from exc
+    if not (folder / "batches.meta").is_file():
+        raise DataError(f"{archive} did not contain {CIFAR10_FOLDER}/batches.meta.")
+    return folder
+
+
+def _split_from_torchvision(ds) -> Split:
+    images = torch.from_numpy(np.ascontiguousarray(ds.data.transpose(0, 3, 1, 2)))
+    return Split(images, torch.tensor(ds.targets, dtype=torch.int64))
+
+
+def load_cifar10(
+    root: str | Path | None = None,
+    download: bool = True,
+    progress: DownloadProgress | None = None,
+) -> Dataset:
+    """CIFAR-10 (50,000 train / 10,000 test) via torchvision.datasets.CIFAR10 from a cache folder.
+
+    With download=True the archive is fetched once (with progress) into root; later calls read
+    the extracted batches.
+    """
+    from torchvision.datasets import CIFAR10
+
+    from gradviz.training import CLASSES
+
+    root = Path(root).expanduser() if root else default_cache_dir()
+    if download:
+        download_cifar10(root, progress=progress)
+    try:
+        train = CIFAR10(str(root), train=True, download=False)
+        test = CIFAR10(str(root), train=False, download=False)
+    except RuntimeError as exc:  # torchvision: "Dataset not found or corrupted."
+        raise DataError(
+            f"CIFAR-10 is not in {root} or is damaged ({exc}). Choose download, or a local "
+            "folder with train/<class>/*.jpg and test/<class>/*.jpg."
+        ) from exc
+    return Dataset(
+        train=_split_from_torchvision(train),
+        test=_split_from_torchvision(test),
+        classes=CLASSES,
+        source=f"CIFAR-10 in {root}",
+    )
+
+
+def load_dataset(spec: str, cache_dir: str | Path | None = None, progress=None) -> Dataset:
+    """'cifar10' downloads/reads CIFAR-10 from the cache; anything else is a folder path."""
+    if spec.strip().lower() in {"cifar10", "cifar-10"}:
+        return load_cifar10(cache_dir, download=True, progress=progress)
+    return load_image_folder(spec)
+
+
+def display_classes(classes: tuple[str, ...]) -> tuple[str, ...]:
+    """Short tutorial names (plane, car) for the folder names torchvision uses."""
+    rename = {"airplane": "plane", "automobile": "car"}
+    return tuple(rename.get(c, c) for c in classes)

@@ -1,0 +1,184 @@
+"""Real browser: the training page shows live progress and charts, Stop keeps the model, results appear."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gradviz.training import CLASSES
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = Path(__file__).resolve().parent / "training_app.py"
+SCREENSHOT = ROOT / "docs" / "screenshots" / "training.png"
+CHROMIUM = "/usr/bin/chromium"
+METRIC = '[data-testid="stMetricLabel"]'
+CHART = '[data-testid="stVegaLiteChart"], [data-testid="stArrowVegaLiteChart"]'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _folder(root: Path) -> Path:
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 20), ("test", 5)):
+        for k, c in enumerate(CLASSES):
+            d = root / split / c
+            d.mkdir(parents=True)
+            for i in range(n):
+                arr = rng.integers(0, 40, (32, 32, 3), dtype=np.uint8) + np.uint8(k * 20)
+                Image.fromarray(arr).save(d / f"{i}.png")
+    return root
+
+
+@pytest.fixture
+def server(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not found")
+    pytest.importorskip("playwright.sync_api")
+    port = _free_port()
+    env = dict(
+        os.environ,
+        STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+        GRADVIZ_E2E_FOLDER=str(_folder(tmp_path / "data")),
+        GRADVIZ_E2E_PRESET="fast",
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.fileWatcherType",
+        "none",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                pytest.fail(f"streamlit did not start: {out[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _set_number(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    page.wait_for_timeout(800)
+
+
+def test_live_chart_stop_and_results(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(server)
+            expect(page.get_by_text("CIFAR-10 training").first).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("200 training and 50 test images", exact=False)).to_be_visible(
+                timeout=60_000
+            )
+
+            # A long run of the fast preset: watch it live, then stop it.
+            _set_number(page, "Epochs", "200")
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+            expect(page.get_by_text("images/s", exact=False).first).to_be_visible(timeout=60_000)
+            expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("ETA", exact=False).first).to_be_visible()
+            assert (
+                page.locator(METRIC, has_text="Test accuracy").count() == 0
+            )  # still training: the chart is live
+            page.wait_for_timeout(1500)
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+            expect(page.get_by_text("stopped by you", exact=False)).to_be_visible(timeout=60_000)
+            expect(page.locator(METRIC, has_text="Test accuracy").first).to_be_visible()
+
+            # A short run to the end: results, pictures, download.
+            _set_number(page, "Epochs", "30")
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+            expect(page.get_by_text("stopped by you", exact=False)).to_have_count(
+                0, timeout=180_000
+            )
+            expect(page.locator(METRIC, has_text="Test accuracy").first).to_be_visible(
+                timeout=120_000
+            )
+            expect(
+                page.get_by_text("Accuracy of the network on the 50 test images", exact=False)
+            ).to_be_visible()
+            expect(page.get_by_role("button", name="Download weights (state_dict)")).to_be_visible()
+            assert page.locator('[data-testid="stImage"]').count() >= 2
+            assert page.locator(CHART).count() >= 2
+            assert page.locator('[data-testid="stException"]').count() == 0
+            # Download the weights, upload them back: evaluated; upload garbage: refused.
+            with page.expect_download() as info:
+                page.get_by_role("button", name="Download weights (state_dict)").click()
+            weights = tmp_path / "weights.pt"
+            info.value.save_as(weights)
+            uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+            uploader.set_input_files(str(weights))
+            expect(page.get_by_text("fast-cpu weights:", exact=False)).to_be_visible(timeout=60_000)
+            garbage = tmp_path / "garbage.pt"
+            garbage.write_bytes(b"this is not a checkpoint")
+            uploader.set_input_files(str(garbage))
+            page.wait_for_timeout(4000)
+            page.screenshot(path="/tmp/dbg.png", full_page=True)
+            expect(page.get_by_text("Weights refused", exact=False)).to_be_visible(timeout=60_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            uploader.set_input_files(str(weights))
+            expect(page.get_by_text("fast-cpu weights:", exact=False)).to_be_visible(timeout=60_000)
+
+            page.set_viewport_size({"width": 1400, "height": 3300})  # the whole page in one picture
+            page.wait_for_timeout(2000)  # let the images and charts paint
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+        finally:
+            browser.close()

@@ -1,0 +1,214 @@
+"""Data loading: ImageFolder folders, CIFAR-10 python batches via torchvision, the download path."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import tarfile
+import urllib.error
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from gradviz.training import data as data_mod
+from gradviz.training.data import (
+    DataError,
+    display_classes,
+    download_cifar10,
+    load_cifar10,
+    load_dataset,
+    load_image_folder,
+    shared_subset_dir,
+)
+
+SUBSET = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "cifar10-subset"
+
+
+def _write_folder(root: Path, classes=("cat", "dog"), per_class=3, size=32) -> None:
+    rng = np.random.default_rng(0)
+    for split in ("train", "test"):
+        for c in classes:
+            d = root / split / c
+            d.mkdir(parents=True)
+            for i in range(per_class):
+                arr = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
+                Image.fromarray(arr).save(d / f"{i}.png")
+
+
+def test_image_folder_reads_uint8_tensors(tmp_path):
+    _write_folder(tmp_path)
+    (tmp_path / "train" / "cat" / "notes.txt").write_text("not an image")
+    ds = load_image_folder(tmp_path)
+    assert ds.classes == ("cat", "dog")
+    assert ds.train.images.shape == (6, 3, 32, 32)
+    assert ds.train.images.dtype == torch.uint8
+    assert ds.train.labels.tolist() == [0, 0, 0, 1, 1, 1]
+    assert len(ds.test) == 6
+    # PNG is lossless: pixels match the file exactly, in CHW order.
+    first = np.array(Image.open(tmp_path / "train" / "cat" / "0.png"))
+    assert torch.equal(ds.train.images[0], torch.from_numpy(first).permute(2, 0, 1))
+
+
+def test_image_folder_resizes_other_sizes(tmp_path):
+    _write_folder(tmp_path, size=40)
+    assert load_image_folder(tmp_path).train.images.shape[-2:] == (32, 32)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda root: None, "does not exist"),
+        (lambda root: (root / "train").mkdir(parents=True), "no test subfolder"),
+        (
+            lambda root: [(root / s / "a").mkdir(parents=True) for s in ("train", "test")],
+            "at least two class folders",
+        ),
+    ],
+)
+def test_image_folder_errors_say_what_to_do(tmp_path, setup, message):
+    root = tmp_path / "data"
+    setup(root)
+    with pytest.raises(DataError, match=message):
+        load_image_folder(root)
+
+
+def test_image_folder_rejects_broken_image(tmp_path):
+    _write_folder(tmp_path)
+    (tmp_path / "train" / "dog" / "bad.jpg").write_bytes(b"not a jpeg")
+    with pytest.raises(DataError, match="Could not read image"):
+        load_image_folder(tmp_path)
+
+
+def test_image_folder_with_empty_test_split(tmp_path):
+    _write_folder(tmp_path)
+    for f in (tmp_path / "test").rglob("*.png"):
+        f.unlink()
+    with pytest.raises(DataError, match="No images found"):
+        load_image_folder(tmp_path)
+
+
+# ----------------------------------------------------------------------------- CIFAR-10 format
+
+
+def _cifar_batches(folder: Path, per_batch: int = 4) -> None:
+    """Write a tiny cifar-10-batches-py folder in the real format (pickled dicts, 3072-byte rows)."""
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    for k, name in enumerate(names):
+        entry = {
+            "batch_label": name,
+            "labels": [(k + i) % 10 for i in range(per_batch)],
+            "data": rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8),
+            "filenames": [f"{name}_{i}.png" for i in range(per_batch)],
+        }
+        (folder / name).write_bytes(pickle.dumps(entry))
+    meta = {
+        "label_names": [
+            "airplane",
+            "automobile",
+            "bird",
+            "cat",
+            "deer",
+            "dog",
+            "frog",
+            "horse",
+            "ship",
+            "truck",
+        ]
+    }
+    (folder / "batches.meta").write_bytes(pickle.dumps(meta))
+
+
+@pytest.fixture
+def no_md5(monkeypatch):
+    # torchvision checks each batch against the real archive's md5; our stand-in batches differ.
+    import torchvision.datasets.cifar as cifar
+
+    monkeypatch.setattr(cifar, "check_integrity", lambda *a, **k: True)
+
+
+def test_cifar10_python_batches_read_via_torchvision(tmp_path, no_md5):
+    _cifar_batches(tmp_path / "cifar-10-batches-py")
+    ds = load_cifar10(tmp_path, download=False)
+    assert ds.train.images.shape == (20, 3, 32, 32)
+    assert ds.test.images.shape == (4, 3, 32, 32)
+    assert ds.train.images.dtype == torch.uint8
+    assert ds.classes[:2] == ("plane", "car")
+    # Row layout: 1024 red, 1024 green, 1024 blue values per image.
+    raw = pickle.loads((tmp_path / "cifar-10-batches-py" / "data_batch_1").read_bytes())["data"]
+    assert torch.equal(ds.train.images[0].reshape(-1), torch.from_numpy(raw[0]))
+    assert ds.train.labels[:4].tolist() == [0, 1, 2, 3]
+
+
+def test_cifar10_missing_says_what_to_do(tmp_path):
+    with pytest.raises(DataError, match="not in .* or is damaged"):
+        load_cifar10(tmp_path, download=False)
+
+
+def _fake_archive(tmp_path: Path) -> tuple[Path, str]:
+    src = tmp_path / "src"
+    _cifar_batches(src / "cifar-10-batches-py")
+    archive = tmp_path / "fake-cifar.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(src / "cifar-10-batches-py", arcname="cifar-10-batches-py")
+    return archive, hashlib.md5(archive.read_bytes()).hexdigest()
+
+
+def test_download_stand_in_archive_with_progress_then_read(tmp_path, no_md5):
+    archive, md5 = _fake_archive(tmp_path)
+    cache = tmp_path / "cache"
+    seen = []
+    folder = download_cifar10(
+        cache,
+        progress=lambda done, total: seen.append((done, total)),
+        url=archive.as_uri(),
+        md5=md5,
+    )
+    assert folder == cache / "cifar-10-batches-py"
+    assert seen[0][0] == 0 and seen[-1][0] == archive.stat().st_size
+    assert all(b >= a for (a, _), (b, _) in zip(seen, seen[1:], strict=False))
+    # Second call: already there, no download (a broken URL would fail otherwise).
+    assert download_cifar10(cache, url="http://127.0.0.1:9/none", md5=md5) == folder
+    assert len(load_cifar10(cache, download=False).train) == 20
+
+
+def test_download_checksum_mismatch(tmp_path):
+    archive, _ = _fake_archive(tmp_path)
+    with pytest.raises(DataError, match="damaged"):
+        download_cifar10(tmp_path / "cache", url=archive.as_uri(), md5="0" * 32)
+    assert not list((tmp_path / "cache").glob("*.part"))
+
+
+def test_no_network_gives_clear_message(tmp_path, monkeypatch):
+    def offline(*a, **k):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(data_mod.urllib.request, "urlopen", offline)
+    with pytest.raises(DataError) as info:
+        load_dataset("cifar10", cache_dir=tmp_path)
+    text = str(info.value)
+    assert "Could not download CIFAR-10" in text
+    assert "no network" in text
+    assert "local folder" in text
+
+
+def test_load_dataset_folder(tmp_path):
+    _write_folder(tmp_path)
+    assert load_dataset(str(tmp_path)).classes == ("cat", "dog")
+
+
+def test_display_classes():
+    assert display_classes(("airplane", "automobile", "bird")) == ("plane", "car", "bird")
+
+
+def test_real_subset_layout():
+    if not SUBSET.is_dir():
+        pytest.skip(f"shared cifar10-subset not found at {SUBSET}")
+    assert shared_subset_dir() is not None
+    ds = load_image_folder(SUBSET)
+    assert len(ds.train) == 5000 and len(ds.test) == 1000
+    assert len(ds.classes) == 10
