@@ -17,6 +17,7 @@ No streamlit here; values that leave this module are plain dataclasses of number
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -27,8 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils.benchmark import Measurement
-from torch.utils.benchmark.utils.common import TaskSpec
+
+# torch.utils.benchmark imports cpp_extension, which warns "No CUDA runtime is found"
+# on every CPU-only host. It is not about anything gradviz does: keep it quiet.
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+
+from torch.utils.benchmark import Measurement  # noqa: E402
+from torch.utils.benchmark.utils.common import TaskSpec  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Workloads: the seed's elementwise loop and a matmul, with their cost model.
