@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, start_streamlit, stop  # noqa: E402
+from e2e_support import CHROMIUM, CHROMIUM_ARGS, free_port, graph_svg, start_streamlit, stop  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 SEED = "x = torch.arange(1, 4, dtype=torch.float32, requires_grad=True)\na = x + {k}\nb = a ** 2\nc = b + 3\ny = c.mean()\n"
@@ -39,19 +39,16 @@ def main() -> int:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             page = browser.new_page(viewport={"width": 1400, "height": 1200})
             page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-            page.locator('[data-testid="stGraphVizChart"] svg').first.wait_for(timeout=120_000)
-            page.get_by_text("PowBackward0").first.wait_for(timeout=60_000)
+            graph_svg(page, "PowBackward0", timeout=120_000)
             t_cold = time.perf_counter() - t0
             warm = []
             for k in range(args.repeats):
                 value = 100 + k  # a fresh program each time, so no cached result helps
-                page.get_by_label("Program").fill(SEED.format(k=value))
+                page.get_by_role("textbox", name="Program", exact=True).fill(SEED.format(k=value))
                 start = time.perf_counter()
                 page.get_by_role("button", name="Run program").click()
                 # a = x + value: its data row shows value + 1 first.
-                page.locator('[data-testid="stGraphVizChart"] svg').get_by_text(
-                    f"data [{value + 1}.0000"
-                ).first.wait_for(timeout=60_000)
+                graph_svg(page, f"data [{value + 1}.0000")
                 warm.append(time.perf_counter() - start)
             browser.close()
     finally:

@@ -15,10 +15,15 @@ def _app() -> AppTest:
     return AppTest.from_file(APP, default_timeout=120)
 
 
+def _graph_shown(at: AppTest) -> bool:
+    """The drawing is on the page: a server-rendered SVG image, or the browser-drawn chart."""
+    images = [m for m in at.markdown if 'alt="autograd graph"' in m.value]
+    return bool(images or at.get("graphviz_chart"))
+
+
 def _graph_dot(at: AppTest) -> str:
-    charts = at.get("graphviz_chart")
-    assert charts, "no graph on the page"
-    return charts[0].proto.spec
+    assert _graph_shown(at), "no graph on the page"
+    return at.session_state["shown_dot"]
 
 
 def _tensor_table(at: AppTest):
@@ -135,7 +140,7 @@ def test_broken_share_link_is_a_message_not_a_crash(bad):
     at.run()
     assert not at.exception
     assert any("Could not open the shared program" in w.value for w in at.warning)
-    assert at.get("graphviz_chart")  # the seed lesson is shown instead
+    assert _graph_shown(at)  # the seed lesson is shown instead
 
 
 def test_export_offers_download(monkeypatch):
@@ -150,7 +155,23 @@ def test_big_graph_drawn_on_request():
     at = _app().run()
     at.text_area(key="program").input("\n".join(lines) + "\n")
     at.button[0].click().run()
-    assert not at.get("graphviz_chart")
+    assert not _graph_shown(at)
     assert any("nodes" in w.value for w in at.warning)
     next(b for b in at.button if b.label == "Draw it anyway").click().run()
+    assert _graph_shown(at)
+
+
+def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
+    import base64
+    import re
+
+    import gradviz.ui.autograd as page
+
+    at = _app().run()
+    image = next(m.value for m in at.markdown if 'alt="autograd graph"' in m.value)
+    svg = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", image).group(1))
+    assert b"<svg" in svg and b"PowBackward0" in svg and b"2.0000, 2.6667, 3.3333" in svg
+    monkeypatch.setattr(page, "dot_available", lambda: False)
+    at = _app().run()
     assert at.get("graphviz_chart")
+    assert "PowBackward0" in at.get("graphviz_chart")[0].proto.spec

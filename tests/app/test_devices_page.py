@@ -19,7 +19,7 @@ def _app() -> AppTest:
 
 
 def _dot(at: AppTest) -> str:
-    return at.get("graphviz_chart")[0].proto.spec
+    return at.session_state["shown_dot"]
 
 
 def _program(at: AppTest, source: str) -> AppTest:

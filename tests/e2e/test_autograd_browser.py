@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from e2e_support import graph_svg
 
 pytestmark = pytest.mark.e2e
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -15,10 +16,7 @@ def test_seed_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
-        chart = page.locator('[data-testid="stGraphVizChart"] svg')
-        chart.first.wait_for(timeout=60_000)
-        page.get_by_text("PowBackward0").first.wait_for(timeout=30_000)
-        svg_text = chart.first.inner_html()
+        svg_text = graph_svg(page, "PowBackward0")
         for label in ("MeanBackward0", "AddBackward0", "2.0000, 2.6667, 3.3333"):
             assert label in svg_text
         # The share link is in the address bar.
@@ -51,9 +49,6 @@ def test_share_link_opens_same_graph(browser, app_server):
             f"{app_server}/?p={encode_program(program)}&backward=q&dir=LR",
             wait_until="domcontentloaded",
         )
-        chart = page.locator('[data-testid="stGraphVizChart"] svg')
-        chart.first.wait_for(timeout=60_000)
-        page.get_by_text("12.0000").first.wait_for(timeout=30_000)
-        assert "PowBackward0" in chart.first.inner_html()
+        assert "PowBackward0" in graph_svg(page, "12.0000")
     finally:
         page.close()

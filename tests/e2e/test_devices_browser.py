@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from e2e_support import graph_svg
 
 pytestmark = pytest.mark.e2e
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -23,8 +24,7 @@ def test_move_leaf_to_cuda_error_then_colours(browser, app_server):
             f"{app_server}/?p={encode_program(PROGRAM)}&backward=y",
             wait_until="domcontentloaded",
         )
-        chart = page.locator('[data-testid="stGraphVizChart"] svg')
-        chart.first.wait_for(timeout=60_000)
+        graph_svg(page)
         # The sidebar says which devices exist.
         page.locator('[data-testid="stSidebar"]').get_by_text("cuda:0", exact=False).first.wait_for(
             timeout=30_000
@@ -52,8 +52,7 @@ def test_move_leaf_to_cuda_error_then_colours(browser, app_server):
 
         # Move every leaf: the graph is drawn, coloured by device, with the copy back to the CPU.
         page.get_by_text("all leaves").click()
-        page.get_by_text("copy cuda:0→cpu").first.wait_for(timeout=60_000)
-        svg = chart.first.inner_html()
+        svg = graph_svg(page, "copy cuda:0→cpu")
         assert "#76b900" in svg  # cuda:0's colour
         assert "cuda:0" in svg
         # the previous run's error and fix leave once this run has finished

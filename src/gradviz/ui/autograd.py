@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import streamlit as st
 
 from gradviz.check import check_gradients
@@ -14,6 +16,7 @@ from gradviz.ui.common import show_unexpected
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
+GRAPH_ALT = "autograd graph"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 MIME = {
     "svg": "image/svg+xml",
@@ -288,7 +291,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 st.session_state.draw_big = source
                 st.rerun()
         else:
-            st.graphviz_chart(dot, width="stretch")
+            show_graph(dot)
             if view == "values":
                 _role_legend(st.session_state.theme)
             device_panel.legend(trace)
@@ -333,6 +336,28 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
             from urllib.parse import urlencode
 
             st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+
+
+def show_graph(dot: str) -> None:
+    """The drawing on the page. With Graphviz installed it is laid out on the server,
+    the same SVG that export gives, and shown as an image: that appears about twice as
+    fast as laying it out in the browser (docs/BENCHMARKS.md), and an <img> runs no
+    script. Without Graphviz, Streamlit lays the DOT out in the browser."""
+    st.session_state.shown_dot = dot
+    if dot_available():
+        try:
+            svg = cached_bytes(dot, "svg", 1.0)
+        except RenderUnavailable as exc:
+            st.warning(f"{exc} Drawing it in the browser instead.")
+        else:
+            data = base64.b64encode(svg).decode("ascii")
+            st.markdown(
+                f'<div style="overflow:auto;max-height:85vh"><img alt="{GRAPH_ALT}" '
+                f'style="max-width:100%" src="data:image/svg+xml;base64,{data}"></div>',
+                unsafe_allow_html=True,
+            )
+            return
+    st.graphviz_chart(dot, width="stretch")
 
 
 def _role_legend(theme: str) -> None:
