@@ -1,9 +1,10 @@
 """gradviz: Streamlit entry point. Routes to the pages in src/gradviz/ui/.
 
 Run with `streamlit run app.py`. Each page is a function in its own module;
-add a page by adding a line to PAGES.
+add a page by adding a line to PAGE_TABLE.
 """
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -14,25 +15,30 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import autograd, devices, speed, training  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
+
+def lazy(module: str):
+    """A page whose module is imported when the page is first opened, so the first
+    visit does not wait for every page's imports (torchvision, benchmark tools, ...)."""
+
+    def page() -> None:
+        importlib.import_module(f"gradviz.ui.{module}").page()
+
+    page.__name__ = module
+    return page
+
+
+# (module in gradviz.ui, title, icon); the first is the landing page.
+PAGE_TABLE = [
+    ("autograd", "Autograd", ":material/account_tree:"),
+    ("devices", "Devices", ":material/memory:"),
+    ("speed", "Speed", ":material/speed:"),
+    ("training", "CIFAR-10 training", ":material/model_training:"),
+]
 PAGES = [
-    st.Page(
-        autograd.page,
-        title="Autograd",
-        icon=":material/account_tree:",
-        url_path="autograd",
-        default=True,
-    ),
-    st.Page(devices.page, title="Devices", icon=":material/memory:", url_path="devices"),
-    st.Page(speed.page, title="Speed", icon=":material/speed:", url_path="speed"),
-    st.Page(
-        training.page,
-        title="CIFAR-10 training",
-        icon=":material/model_training:",
-        url_path="training",
-    ),
+    st.Page(lazy(module), title=title, icon=icon, url_path=module, default=i == 0)
+    for i, (module, title, icon) in enumerate(PAGE_TABLE)
 ]
 
 st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")

@@ -150,11 +150,19 @@ class FakeShadow:
     tensors for values and gradients."""
 
     def __init__(self) -> None:
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
-        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self._mode = None
         self._twins: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # id(real) -> (real, fake)
         self.active = False  # becomes True once any tensor lives on a simulated device
+
+    @property
+    def mode(self):
+        """FakeTensorMode, made on first use: importing it pulls in torch._dynamo (about a
+        second), which a program that stays on the CPU never needs."""
+        if self._mode is None:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            self._mode = FakeTensorMode(allow_non_fake_inputs=True)
+        return self._mode
 
     def device_of(self, t: torch.Tensor) -> torch.device:
         entry = self._twins.get(id(t))
