@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -29,26 +30,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_streamlit(script: Path, port: int, timeout: float = 90.0) -> subprocess.Popen:
-    env = {
+def start_streamlit(
+    script: Path, port: int, timeout: float = 90.0, env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """`streamlit run script` on 127.0.0.1:port, returned once healthy. Its output goes to a
+    file (a pipe nobody reads would fill up and stall the server)."""
+    full_env = {
         **os.environ,
         "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
         "PYTHONPATH": str(ROOT / "src"),
+        **(env or {}),
     }
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "streamlit", "run", str(script),
-            "--server.port", str(port), "--server.address", "127.0.0.1",
-            "--server.headless", "true", "--server.fileWatcherType", "none",
-        ],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    with tempfile.NamedTemporaryFile("w", prefix="streamlit-", suffix=".log", delete=False) as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "streamlit", "run", str(script),
+                "--server.port", str(port), "--server.address", "127.0.0.1",
+                "--server.headless", "true", "--server.fileWatcherType", "none",
+            ],
+            cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    proc.log_path = log.name
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(
-                "streamlit exited: " + proc.stdout.read().decode(errors="replace")[-2000:]
-            )
+            raise RuntimeError("streamlit exited: " + Path(log.name).read_text()[-2000:])
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
                 if r.status == 200:
@@ -56,15 +62,21 @@ def start_streamlit(script: Path, port: int, timeout: float = 90.0) -> subproces
         except OSError:
             time.sleep(0.3)
     proc.kill()
-    raise RuntimeError("streamlit did not become healthy in time")
+    raise RuntimeError(
+        "streamlit did not become healthy in time: " + Path(log.name).read_text()[-2000:]
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
-        proc.wait(timeout=10)
+        proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait(timeout=15)
+    Path(getattr(proc, "log_path", "")).unlink(missing_ok=True) if getattr(
+        proc, "log_path", None
+    ) else None
 
 
 GRAPH_IMG = 'img[alt="autograd graph"]'

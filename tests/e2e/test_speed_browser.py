@@ -6,76 +6,26 @@ drives headless Chromium, saves docs/screenshots/speed.png, and stops the server
 
 from __future__ import annotations
 
-import os
+import contextlib
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from e2e_support import free_port, start_streamlit, stop
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "e2e" / "apps" / "speed_only.py"
 SCREENSHOT = ROOT / "docs" / "screenshots" / "speed.png"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
-def server(tmp_path):
-    port = _free_port()
-    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    log = (tmp_path / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(SCRIPT)]
-        + ["--server.headless", "true", "--server.address", "127.0.0.1"]
-        + ["--server.port", str(port), "--server.fileWatcherType", "none"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail("streamlit did not start:\n" + (tmp_path / "streamlit.log").read_text())
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
-        log.close()
+def server():
+    port = free_port()
+    proc = start_streamlit(SCRIPT, port)
+    yield f"http://127.0.0.1:{port}"
+    stop(proc)
 
 
 def _set_number(page, label: str, value: int) -> None:
@@ -84,13 +34,14 @@ def _set_number(page, label: str, value: int) -> None:
     box.press("Enter")
 
 
-def test_sweep_draws_chart_and_stop_stops(server):
-    from playwright.sync_api import expect, sync_playwright
+def test_sweep_draws_chart_and_stop_stops(server, browser):
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with contextlib.closing(
+        browser.new_context(viewport={"width": 1400, "height": 2300}, accept_downloads=True)
+    ) as context:
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2300})
+            page = context.new_page()
             page.goto(server, timeout=60_000)
             expect(page.get_by_text("CPU vs GPU speed")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("No GPU reference has been recorded yet")).to_be_visible()
@@ -130,4 +81,4 @@ def test_sweep_draws_chart_and_stop_stops(server):
             # The sweep's charts survive the rerun that Stop caused.
             expect(charts).to_have_count(2)
         finally:
-            browser.close()
+            page.close()

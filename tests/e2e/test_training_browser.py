@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
+import contextlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from e2e_support import CHROMIUM, free_port, start_streamlit, stop
 from PIL import Image
 
 from gradviz.training import CLASSES
@@ -21,15 +17,8 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "training_app.py"
 SCREENSHOT = ROOT / "docs" / "screenshots" / "training.png"
-CHROMIUM = "/usr/bin/chromium"
 METRIC = '[data-testid="stMetricLabel"]'
 CHART = '[data-testid="stVegaLiteChart"], [data-testid="stArrowVegaLiteChart"]'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _folder(root: Path) -> Path:
@@ -49,53 +38,14 @@ def server(tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found")
     pytest.importorskip("playwright.sync_api")
-    port = _free_port()
-    env = dict(
-        os.environ,
-        STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-        GRADVIZ_E2E_FOLDER=str(_folder(tmp_path / "data")),
-        GRADVIZ_E2E_PRESET="fast",
-    )
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(APP),
-        "--server.headless",
-        "true",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.fileWatcherType",
-        "none",
-    ]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"streamlit did not start: {out[-2000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    port = free_port()
+    env = {
+        "GRADVIZ_E2E_FOLDER": str(_folder(tmp_path / "data")),
+        "GRADVIZ_E2E_PRESET": "fast",
+    }
+    proc = start_streamlit(APP, port, env=env)
+    yield f"http://127.0.0.1:{port}"
+    stop(proc)
 
 
 def _set_number(page, label: str, value: str) -> None:
@@ -105,23 +55,14 @@ def _set_number(page, label: str, value: str) -> None:
     page.wait_for_timeout(800)
 
 
-def test_live_chart_stop_and_results(server, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+def test_live_chart_stop_and_results(server, browser, tmp_path):
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+    with contextlib.closing(
+        browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    ) as context:
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
             page.goto(server)
             expect(page.get_by_text("CIFAR-10 training").first).to_be_visible(timeout=60_000)
             expect(page.get_by_text("200 training and 50 test images", exact=False)).to_be_visible(
@@ -181,4 +122,4 @@ def test_live_chart_stop_and_results(server, tmp_path):
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)
         finally:
-            browser.close()
+            page.close()
