@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.check import check_gradients
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import RenderUnavailable, dot_available, draw, render_bytes
-from gradviz.run import RunOptions, Trace, run_program
+from gradviz.run import RunOptions, Trace
+from gradviz.sandbox import check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.ui.common import show_unexpected
 
@@ -24,8 +24,10 @@ MIME = {
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def cached_run(source: str, backward: str | None, ones: bool, retain: bool) -> Trace:
-    return run_program(
-        source, RunOptions(backward=backward, backward_ones=ones, retain_intermediate=retain)
+    return run_isolated(
+        source,
+        RunOptions(backward=backward, backward_ones=ones, retain_intermediate=retain),
+        raise_busy=True,  # not cached: the page says so and the next rerun tries again
     )
 
 
@@ -328,7 +330,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         return
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
     with st.spinner("Re-running the program with nudged inputs…"):
-        result = check_gradients(source, record.target, shown, ones=st.session_state.ones)
+        result = check_isolated(source, record.target, shown, ones=st.session_state.ones)
     (st.success if result.ok else st.error)(result.message)
     if result.leaves:
         st.dataframe(
