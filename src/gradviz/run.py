@@ -790,6 +790,8 @@ class Interpreter:
 
     def call_builtin(self, builtin: Builtin, args, kwargs, node):
         if builtin.name == "print":
+            if set(kwargs) - {"sep", "end"}:
+                raise self.error("type", "print() takes sep= and end= only", node)
             return self._print(*args, **kwargs)
         if kwargs:
             raise self.error("type", f"{builtin.name}() takes no keyword arguments here", node)
@@ -889,6 +891,8 @@ class Interpreter:
             self.precheck(label, fn, args, kwargs, node)
         elif check == "broadcast":
             self.precheck_broadcast(label, args, kwargs, node)
+        else:  # bounded: no bigger than the inputs, but the work still counts
+            self.count_work(args, node)
         try:
             result = fn(*args, **kwargs)
         except ProgramError:
@@ -899,7 +903,36 @@ class Interpreter:
             ) from None
         except Exception as exc:
             raise self.runtime_error(exc, node, label) from None
+        if check == "bounded":
+            self.count_new_bytes(result, args, node)
         return self.checked(result, node, label)
+
+    def count_work(self, args: tuple, node) -> None:
+        """Reductions and unary ops allocate little but still read every input value."""
+        self.total_elements += sum(a.numel() for a in args if isinstance(a, torch.Tensor))
+        if self.total_elements > self.limits.max_total_elements:
+            raise self.error(
+                "limit",
+                f"this program would compute more than {self.limits.max_total_elements:,} values "
+                "in all (the limit) by this line",
+                node,
+            )
+
+    def count_new_bytes(self, result, args: tuple, node) -> None:
+        """A bounded op's output is no bigger than its input; it still adds to the total."""
+        inputs = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+        leaves, _ = tree_flatten(result)
+        for t in leaves:
+            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                if t.untyped_storage().data_ptr() not in inputs:
+                    self.total_bytes += t.untyped_storage().nbytes()
+        if self.total_bytes > self.limits.max_total_bytes:
+            raise self.error(
+                "limit",
+                f"this program would allocate more than {fmt_bytes(self.limits.max_total_bytes)} "
+                "in all (the limit) by this line",
+                node,
+            )
 
     def runtime_error(self, exc: BaseException, node, label: str) -> ProgramError:
         message = _runtime_message(exc)

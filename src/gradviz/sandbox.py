@@ -56,7 +56,7 @@ class SandboxLimits:
     workers: int = 2
     run_seconds: float = 20.0  # wall clock for one program run
     check_seconds: float = 60.0  # wall clock for one gradient check (many re-runs)
-    memory_bytes: int = 600_000_000  # beyond what a warm worker holds
+    memory_bytes: int = 900_000_000  # beyond a warm worker; above Limits.max_total_bytes + autograd
     max_jobs: int = 200  # a worker is replaced after this many jobs
     open_files: int = 64
     threads: int = 1
@@ -497,6 +497,20 @@ def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramErro
     return ProgramError("internal", f"the program runner failed: {outcome.message}")
 
 
+def _out_of_memory(trace, memory_bytes: int):
+    """torch's allocator failing at the worker's RLIMIT_DATA, said as the cap it is."""
+    err = trace.error
+    if err and err.get("kind") == "runtime" and "can't allocate memory" in err.get("message", ""):
+        err.update(
+            kind="limit",
+            message=f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
+            "beyond the runner's own); it was refused at this line, nothing else was affected",
+            hint="Use smaller tensors.",
+            details={},
+        )
+    return trace
+
+
 def run_isolated(source, options=None, pool: Pool | None = None, raise_busy: bool = False):
     """run_program in a worker: always a Trace, never an exception (except Busy on request)."""
     from gradviz.run import RunOptions, Trace, run_program
@@ -516,7 +530,7 @@ def run_isolated(source, options=None, pool: Pool | None = None, raise_busy: boo
             raise
         outcome = Outcome("error", message=str(exc))
     if outcome.status == "ok":
-        return outcome.value
+        return _out_of_memory(outcome.value, pool.limits.memory_bytes)
     err = describe(outcome, seconds, pool.limits.memory_bytes)
     return Trace(
         source=source,

@@ -11,7 +11,7 @@ from gradviz.sandbox import Pool, SandboxLimits
 def pool():
     """Two workers, short limits, and the crash/hang/allocate jobs only tests can send."""
     with Pool(
-        SandboxLimits(workers=2, run_seconds=10, check_seconds=20, memory_bytes=400_000_000),
+        SandboxLimits(workers=2, run_seconds=10, check_seconds=20, memory_bytes=900_000_000),
         testing=True,
     ) as p:
         yield p

@@ -115,7 +115,7 @@ def test_shared_memory_bomb_meets_the_watchdog(pool):
     out = pool.call("allocate", (2_000_000_000, True), 20)
     assert out.status == "memory"
     err = describe(out, 10, pool.limits.memory_bytes)
-    assert "the limit is 400 MB" in err.message
+    assert "the limit is 900 MB" in err.message
     assert run_isolated("a = torch.zeros(3)\n", pool=pool).error is None
 
 
@@ -189,3 +189,15 @@ def test_sandbox_off_runs_in_process(monkeypatch):
     trace = run_isolated(LESSON, RunOptions(backward="y"))
     assert trace.error is None and trace.stats.get("worker") is None
     assert torch.get_default_dtype() == torch.float32
+
+
+def test_allocator_failure_reads_as_the_memory_cap():
+    """Below the interpreter's caps but past the worker's memory: a clear limit error."""
+    with Pool(SandboxLimits(workers=1, memory_bytes=150_000_000)) as p:
+        trace = run_isolated(
+            "a = torch.ones(25000000)\nb = torch.ones(25000000)\nc = a + b\n", pool=p
+        )
+        err = trace.error
+        assert err["kind"] == "limit" and err["line"] in (2, 3), err
+        assert "150 MB" in err["message"] and "nothing else was affected" in err["message"]
+        assert run_isolated("a = torch.ones(2)\n", pool=p).error is None
