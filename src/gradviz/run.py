@@ -294,6 +294,17 @@ def format_values(value, max_items: int = 6) -> str:
 MAX_STORED_ELEMENTS = 4096
 
 
+def list_cells(shape) -> int:
+    """Python lists tolist() would build: a tensor with no values can still need billions."""
+    total, prod = 0, 1
+    for d in list(shape)[:-1]:
+        prod *= d
+        total += prod
+        if prod == 0:
+            break
+    return total
+
+
 def tensor_values(t: torch.Tensor) -> tuple[list | float | int | bool | None, str]:
     """(value as plain data when small, preview text) for a tensor on any device."""
     if t.device.type == "meta":
@@ -302,9 +313,11 @@ def tensor_values(t: torch.Tensor) -> tuple[list | float | int | bool | None, st
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()
     numel = data.numel()
-    if numel <= MAX_STORED_ELEMENTS:
+    if numel <= MAX_STORED_ELEMENTS and list_cells(data.shape) <= MAX_STORED_ELEMENTS:
         value = data.cpu().tolist()
         return value, format_values(value)
+    if numel == 0:
+        return None, f"[] (no values, shape {tuple(data.shape)})"
     flat = data.reshape(-1)[:6].cpu().tolist()
     return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
 
@@ -909,7 +922,9 @@ class Interpreter:
 
     def count_work(self, args: tuple, node) -> None:
         """Reductions and unary ops allocate little but still read every input value."""
-        self.total_elements += sum(a.numel() for a in args if isinstance(a, torch.Tensor))
+        self.total_elements += sum(
+            max(a.numel(), list_cells(a.shape)) for a in args if isinstance(a, torch.Tensor)
+        )
         if self.total_elements > self.limits.max_total_elements:
             raise self.error(
                 "limit",

@@ -231,6 +231,18 @@ MEMORY = [
 
 CPU = [
     (
+        "empty-tensor-tolist",
+        "a = torch.zeros(100000, 100000, 0)\nb = a.tolist()",
+        "limit",
+        "values in all",
+    ),
+    (
+        "empty-tensor-numpy",
+        "a = torch.rand(100000, 100000, 1000000000, 0)\nb = a.numpy()",
+        "limit",
+        "values in all",
+    ),
+    (
         "matmul-chain",
         "a = torch.ones(1500, 1500)\n" + "\n".join(f"b{i} = a @ a" for i in range(8)),
         "limit",
@@ -287,6 +299,7 @@ HOSTILE = ESCAPES + REFLECTION + FORMAT + TORCH_IO + GLOBAL_STATE + MEMORY + CPU
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [
+    ("empty-tensor-with-huge-dims", "x = torch.rand(100000, 100000, 1000000000, 0)"),
     ("manual-seed-is-private", "torch.manual_seed(1234)\nr = torch.rand(2)"),
     ("to-cpu", X + "y = x.to('cpu')"),
     ("cuda-query", "n = torch.cuda.device_count()\na = torch.cuda.is_available()"),
