@@ -37,7 +37,13 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         while self.running:
-            detail = {p: pss(p) for p in descendants(self.pid)}
+            # A child between fork and exec (subprocess's vfork) reads as the server's
+            # whole address space: leave out children still running the server's command.
+            detail = {
+                p: pss(p)
+                for p in descendants(self.pid)
+                if p == self.pid or _cmd(p) != _cmd(self.pid)
+            }
             total = sum(detail.values())
             self.samples += 1
             if total > self.peak:
@@ -62,14 +68,20 @@ def tour(url: str) -> list[str]:
         page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
         chart = page.locator('[data-testid="stGraphVizChart"] svg').first
 
+        drawn = page.locator(
+            '[data-testid="stGraphVizChart"] svg, [data-testid="stAlert"]'
+        ).first  # a graph, or a message (a preset with a classic mistake, nothing tracked)
+
         def visit(link: str, label: str, wait_text: str | None = "Backward") -> None:
             page.goto(link, wait_until="domcontentloaded", timeout=120_000)
-            chart.wait_for(timeout=120_000)
+            drawn.wait_for(timeout=120_000)
             if wait_text:
                 page.get_by_text(wait_text).first.wait_for(timeout=60_000)
+            page.wait_for_timeout(300)
             visited.append(label)
 
         visit(url + "/", "landing (seed lesson)")
+        chart.wait_for(timeout=120_000)
         for tab in (
             "Tensors",
             "Backward walk-through",

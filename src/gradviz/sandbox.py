@@ -41,19 +41,14 @@ from multiprocessing.context import set_spawning_popen
 
 from gradviz.lang import DEFAULT_LIMITS, ProgramError, fmt_bytes
 
-PRELOAD = [
-    "torch",
-    "gradviz.run",
-    "gradviz.graph",
-    "gradviz.render",
-    "gradviz.check",
-    "gradviz.sandbox",
-]
+PRELOAD = ["gradviz.sandbox_preload"]  # torch, gradviz and torchviz, then gc.freeze()
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    workers: int = 2
+    # One worker keeps the whole app under 690 MB (docs/BENCHMARKS.md); set
+    # GRADVIZ_WORKERS=2 or more on a host with memory to spare.
+    workers: int = 1
     run_seconds: float = 20.0  # wall clock for one program run
     check_seconds: float = 60.0  # wall clock for one gradient check (many re-runs)
     memory_bytes: int = 900_000_000  # beyond a warm worker; above Limits.max_total_bytes + autograd
@@ -183,6 +178,20 @@ TEST_JOBS = {
 }
 
 
+def _release_memory() -> None:
+    """Give freed memory back to the system between jobs (keeps idle workers small)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+# Must be refused by the FLOP cap; checked by every worker under its limits before serving.
+CANARY = "a = torch.ones(4000, 4000)\nb = a @ a\n"
+
+
 def _worker_main(conn, config: dict) -> None:
     import resource
 
@@ -190,8 +199,8 @@ def _worker_main(conn, config: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails (EFBIG), no kill
     import torch
 
-    import gradviz.check  # noqa: F401  (already imported in the forkserver: warm)
-    import gradviz.run  # noqa: F401
+    # Already imported in the forkserver (warm); if not, it warms up here, before limits.
+    import gradviz.sandbox_preload  # noqa: F401
 
     torch.set_num_threads(config["threads"])
     with contextlib.suppress(RuntimeError):
@@ -203,6 +212,13 @@ def _worker_main(conn, config: dict) -> None:
     data_cap = baseline.get("VmData", 0) + config["memory_bytes"]
     _limit(resource.RLIMIT_DATA, data_cap, data_cap)
     jobs = dict(JOBS, **(TEST_JOBS if config["testing"] else {}))
+    from gradviz.run import RunOptions
+
+    canary = _job_run(CANARY, RunOptions(classic=False)).error or {}
+    if "floating-point operations" not in canary.get("message", ""):
+        # The caps do not hold under this worker's limits: serve nothing (fail closed).
+        conn.send(("broken", os.getpid(), f"the size checks failed their self-test: {canary}"))
+        return
     state = torch_state()
     conn.send(("ready", os.getpid(), _resident(os.getpid())))
     while True:
@@ -219,6 +235,7 @@ def _worker_main(conn, config: dict) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
             reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
         dirty = torch_state() != state
+        _release_memory()
         try:
             conn.send((*reply, dirty))
         except Exception as exc:  # an unpicklable result
@@ -292,6 +309,7 @@ class Worker:
         self.jobs = 0
         self.retire = False
         self.busy = False  # a job is running (read by tests and monitoring)
+        self.problem = ""  # why the worker would not start, if it would not
 
     def wait_ready(self, timeout: float) -> bool:
         if self.baseline is not None:
@@ -302,8 +320,11 @@ class Worker:
             tag, _pid, resident = self.conn.recv()
         except (EOFError, OSError):
             return False
+        if tag != "ready":
+            self.problem = resident
+            return False
         self.baseline = resident
-        return tag == "ready"
+        return True
 
     def run(self, kind: str, args: tuple, seconds: float) -> Outcome:
         self.jobs += 1
@@ -355,6 +376,14 @@ class Worker:
         return self.proc.is_alive()
 
 
+def _forkserver_can_import_gradviz() -> None:
+    """Python 3.11's forkserver ignores the parent's sys.path: give it gradviz's by env."""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if src not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([src, *paths])
+
+
 class Pool:
     """A fixed number of workers, shared by every session; thread-safe."""
 
@@ -363,6 +392,7 @@ class Pool:
         self.testing = testing
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload(PRELOAD)
+        _forkserver_can_import_gradviz()
         self.config = {
             "threads": self.limits.threads,
             "open_files": self.limits.open_files,
@@ -414,7 +444,7 @@ class Pool:
             if not w.alive() or not w.wait_ready(self.limits.start_seconds):
                 w = self._replace(w)
                 if not w.wait_ready(self.limits.start_seconds):
-                    return Outcome("died", message="a worker could not start")
+                    return Outcome("error", message=f"a worker could not start {w.problem}")
             outcome = w.run(kind, args, seconds)
             with self.lock:
                 self.stats["jobs"] += 1
@@ -459,8 +489,14 @@ def default_pool() -> Pool:
     global _default
     with _default_lock:
         if _default is None or _default.closed:
-            workers = int(os.environ.get("GRADVIZ_WORKERS", SandboxLimits.workers))
-            _default = Pool(SandboxLimits(workers=max(1, workers)))
+            env = os.environ.get
+            _default = Pool(
+                SandboxLimits(
+                    workers=max(1, int(env("GRADVIZ_WORKERS", SandboxLimits.workers))),
+                    run_seconds=float(env("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds)),
+                    memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", SandboxLimits.memory_bytes)),
+                )
+            )
         return _default
 
 
