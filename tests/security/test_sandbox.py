@@ -201,3 +201,17 @@ def test_allocator_failure_reads_as_the_memory_cap():
         assert err["kind"] == "limit" and err["line"] in (1, 2, 3), err
         assert "150 MB" in err["message"] and "nothing else was affected" in err["message"]
         assert run_isolated("a = torch.ones(2)\n", pool=p).error is None
+
+
+def test_canary_is_refused_by_the_flop_cap():
+    """Each worker runs CANARY under its limits and serves nothing unless it is refused."""
+    from gradviz.sandbox import CANARY
+
+    err = run_program(CANARY).error
+    assert err and "floating-point operations" in err["message"]
+
+
+def test_worker_enforces_the_flop_cap_under_its_limits(pool):
+    """FSIZE=0 once broke torch's lazy FLOP-counter import, silently skipping the cap."""
+    trace = run_isolated("a = torch.ones(4000, 4000)\nb = a @ a\n", pool=pool)
+    assert trace.error and "floating-point operations" in trace.error["message"]
