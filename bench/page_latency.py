@@ -45,13 +45,17 @@ def main() -> int:
             warm = []
             for k in range(args.repeats):
                 value = 100 + k  # a fresh program each time, so no cached result helps
-                page.get_by_role("textbox", name="Program", exact=True).first.fill(SEED.format(k=value))
+                page.get_by_role("textbox", name="Program", exact=True).first.fill(
+                    SEED.format(k=value)
+                )
                 start = time.perf_counter()
                 page.get_by_role("button", name="Run program").first.click()
                 # a = x + value: its data row shows value + 1 first.
                 graph_svg(page, f"data [{value + 1}.0000")
                 warm.append(time.perf_counter() - start)
-                page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+                page.locator('[data-testid="stStatusWidget"]').wait_for(
+                    state="hidden", timeout=60_000
+                )
             browser.close()
     finally:
         stop(proc)

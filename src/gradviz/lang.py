@@ -461,6 +461,14 @@ def parse(
         tree = ast.parse(source, mode="exec")
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
+        if "integer string conversion" in msg:  # Python's own cap on digits in a literal
+            raise ProgramError(
+                "limit",
+                f"an integer literal is too long (over 4,300 digits); the limit is "
+                f"{limits.max_int_bits:,} bits",
+                exc.lineno,
+                exc.offset,
+            ) from None
         line = exc.lineno
         col = exc.offset
         text = lines[line - 1] if line and 1 <= line <= len(lines) else ""

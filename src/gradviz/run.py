@@ -305,6 +305,17 @@ def format_values(value, max_items: int = 6) -> str:
 MAX_STORED_ELEMENTS = 4096
 
 
+def list_cells(shape) -> int:
+    """Python lists tolist() would build: a tensor with no values can still need billions."""
+    total, prod = 0, 1
+    for d in list(shape)[:-1]:
+        prod *= d
+        total += prod
+        if prod == 0:
+            break
+    return total
+
+
 def tensor_values(t: torch.Tensor) -> tuple[list | float | int | bool | None, str]:
     """(value as plain data when small, preview text) for a tensor on any device."""
     if t.device.type == "meta":
@@ -313,9 +324,11 @@ def tensor_values(t: torch.Tensor) -> tuple[list | float | int | bool | None, st
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()
     numel = data.numel()
-    if numel <= MAX_STORED_ELEMENTS:
+    if numel <= MAX_STORED_ELEMENTS and list_cells(data.shape) <= MAX_STORED_ELEMENTS:
         value = data.cpu().tolist()
         return value, format_values(value)
+    if numel == 0:
+        return None, f"[] (no values, shape {tuple(data.shape)})"
     flat = data.reshape(-1)[:6].cpu().tolist()
     return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
 
@@ -844,6 +857,8 @@ class Interpreter:
 
     def call_builtin(self, builtin: Builtin, args, kwargs, node):
         if builtin.name == "print":
+            if set(kwargs) - {"sep", "end"}:
+                raise self.error("type", "print() takes sep= and end= only", node)
             return self._print(*args, **kwargs)
         if kwargs:
             raise self.error("type", f"{builtin.name}() takes no keyword arguments here", node)
@@ -965,6 +980,8 @@ class Interpreter:
             self.precheck(label, fn, args, kwargs, node)
         elif check == "broadcast":
             self.precheck_broadcast(label, args, kwargs, node)
+        else:  # bounded: no bigger than the inputs, but the work still counts
+            self.count_work(args, node)
         fake_out = _NO_FAKE
         real_fn = fn
         if self.shadow is not None and fn not in _NO_FAKE_FNS:
@@ -988,6 +1005,8 @@ class Interpreter:
             self.shadow_fallback(result, args, kwargs)
         if self.shadow is None or self.shadow.active:  # before that, everything is on the CPU
             self.note_fn_devices(result)
+        if check == "bounded":
+            self.count_new_bytes(result, args, node)
         return self.checked(result, node, label)
 
     # -- simulated CUDA: PyTorch decides devices on fake twins, values come from the CPU
@@ -1086,6 +1105,35 @@ class Interpreter:
         while isinstance(node, ast.Attribute):
             node = node.value
         return isinstance(node, ast.Name) and node.id in NAMESPACES and node.id not in self.env
+
+    def count_work(self, args: tuple, node) -> None:
+        """Reductions and unary ops allocate little but still read every input value."""
+        self.total_elements += sum(
+            max(a.numel(), list_cells(a.shape)) for a in args if isinstance(a, torch.Tensor)
+        )
+        if self.total_elements > self.limits.max_total_elements:
+            raise self.error(
+                "limit",
+                f"this program would compute more than {self.limits.max_total_elements:,} values "
+                "in all (the limit) by this line",
+                node,
+            )
+
+    def count_new_bytes(self, result, args: tuple, node) -> None:
+        """A bounded op's output is no bigger than its input; it still adds to the total."""
+        inputs = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+        leaves, _ = tree_flatten(result)
+        for t in leaves:
+            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                if t.untyped_storage().data_ptr() not in inputs:
+                    self.total_bytes += t.untyped_storage().nbytes()
+        if self.total_bytes > self.limits.max_total_bytes:
+            raise self.error(
+                "limit",
+                f"this program would allocate more than {fmt_bytes(self.limits.max_total_bytes)} "
+                "in all (the limit) by this line",
+                node,
+            )
 
     def runtime_error(
         self,

@@ -6,10 +6,10 @@ import base64
 
 import streamlit as st
 
-from gradviz.check import check_gradients
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
-from gradviz.run import RunOptions, Trace, run_program
+from gradviz.run import RunOptions, Trace
+from gradviz.sandbox import check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.ui import device_panel
 from gradviz.ui.common import show_unexpected
@@ -30,7 +30,7 @@ MIME = {
 def cached_run(
     source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
 ) -> Trace:
-    return run_program(
+    return run_isolated(
         source,
         RunOptions(
             backward=backward,
@@ -38,6 +38,7 @@ def cached_run(
             retain_intermediate=retain,
             device_overrides=dict(moves) or None,
         ),
+        raise_busy=True,  # not cached: the page says so and the next rerun tries again
     )
 
 
@@ -382,7 +383,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         return
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
     with st.spinner("Re-running the program with nudged inputs…"):
-        result = check_gradients(source, record.target, shown, ones=st.session_state.ones)
+        result = check_isolated(source, record.target, shown, ones=st.session_state.ones)
     (st.success if result.ok else st.error)(result.message)
     if result.leaves:
         st.dataframe(

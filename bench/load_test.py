@@ -1,0 +1,133 @@
+"""Load test: N concurrent browser sessions against a real `streamlit run app.py` on loopback.
+
+Each session opens its own share link with a distinct program (a tensor holding 1000+k),
+waits until its graph shows its own value, and checks that no other session's value is
+on its page (no cross-session leakage). It does this for several rounds, so later rounds
+see warm workers and the cache. Reports p50/p95 latency and errors.
+
+    python bench/load_test.py [--sessions 20] [--rounds 3] [--python .venv/bin/python]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path[:0] = [
+    str(Path(__file__).resolve().parent),
+    str(Path(__file__).resolve().parents[1] / "src"),
+]
+
+from _app import CHROMIUM, CHROMIUM_ARGS, free_port, machine, start, stop  # noqa: E402
+
+from gradviz.share import encode_program  # noqa: E402
+
+
+def program(k: int, round_: int) -> str:
+    return f"v = torch.full((2,), {1000 + k}.0, requires_grad=True)\nw = (v * {round_ + 2}).sum()\n"
+
+
+async def session(browser, url: str, k: int, rounds: int, sessions: int, out: dict) -> None:
+    context = await browser.new_context(viewport={"width": 1200, "height": 900})
+    page = await context.new_page()
+    mine = f"{1000 + k}.0000"
+    others = [f"{1000 + j}.0000" for j in range(sessions) if j != k]
+    try:
+        for r in range(rounds):
+            link = f"{url}/?p={encode_program(program(k, r))}&backward=w"
+            t0 = time.perf_counter()
+            try:
+                await page.goto(link, wait_until="domcontentloaded", timeout=240_000)
+                chart = page.locator('[data-testid="stGraphVizChart"] svg').first
+                await page.get_by_text(mine).first.wait_for(timeout=240_000)
+                grad = f"{float(r + 2):.4f}"  # dw/dv = round + 2
+                await page.get_by_text(f"grad [{grad}, {grad}]").first.wait_for(timeout=240_000)
+                out["latency"].append(time.perf_counter() - t0)
+                out["by_round"].setdefault(r, []).append(time.perf_counter() - t0)
+                svg = await chart.inner_html()
+                body = await page.inner_text("body")
+                leaked = [o for o in others if o in svg or o in body]
+                if leaked:
+                    out["leaks"].append((k, r, leaked))
+                if "Something went wrong" in body or "error." in body:
+                    out["errors"].append((k, r, "error shown on the page"))
+            except Exception as exc:  # noqa: BLE001 - counted, reported
+                out["errors"].append((k, r, f"{type(exc).__name__}: {str(exc)[:200]}"))
+    finally:
+        await context.close()
+
+
+async def main_async(url: str, sessions: int, rounds: int) -> dict:
+    from playwright.async_api import async_playwright
+
+    out: dict = {"latency": [], "errors": [], "leaks": [], "by_round": {}}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # One visit first, so the timed sessions meet a started server and worker pool.
+        warm = await browser.new_page()
+        await warm.goto(url + "/", wait_until="domcontentloaded", timeout=240_000)
+        await warm.locator('[data-testid="stGraphVizChart"] svg').first.wait_for(timeout=240_000)
+        await warm.close()
+        t0 = time.perf_counter()
+        await asyncio.gather(
+            *(session(browser, url, k, rounds, sessions, out) for k in range(sessions))
+        )
+        out["wall"] = time.perf_counter() - t0
+        await browser.close()
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
+
+
+def run(python: str, sessions: int, rounds: int, url: str | None = None) -> dict:
+    proc = None
+    if url is None:
+        port = free_port()
+        proc = start(python, port)
+        url = f"http://127.0.0.1:{port}"
+    try:
+        out = asyncio.run(main_async(url, sessions, rounds))
+        out["alive"] = proc is None or proc.poll() is None
+    finally:
+        if proc is not None:
+            stop(proc)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--python", default=sys.executable)
+    args = ap.parse_args()
+    out = run(args.python, args.sessions, args.rounds)
+    lat = out["latency"]
+    print(f"machine: {machine()}")
+    print(f"sessions={args.sessions} rounds={args.rounds} requests={args.sessions * args.rounds}")
+    if lat:
+        print(
+            f"latency s: p50={statistics.median(lat):.2f} p95={percentile(lat, 0.95):.2f} "
+            f"max={max(lat):.2f} (n={len(lat)}); wall {out['wall']:.1f} s"
+        )
+        for r, values in sorted(out["by_round"].items()):
+            print(
+                f"  round {r}: p50={statistics.median(values):.2f} "
+                f"p95={percentile(values, 0.95):.2f} (n={len(values)})"
+            )
+    print(f"errors={len(out['errors'])} leaks={len(out['leaks'])} server_alive={out['alive']}")
+    for e in out["errors"][:10]:
+        print("  error:", e)
+    for e in out["leaks"][:10]:
+        print("  leak:", e)
+    sys.exit(0 if not out["errors"] and not out["leaks"] and out["alive"] else 1)
+
+
+if __name__ == "__main__":
+    main()

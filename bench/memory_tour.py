@@ -1,0 +1,151 @@
+"""Memory of the whole app during a tour of every page: server plus workers, summed PSS.
+
+Starts `streamlit run app.py` with the given Python (e.g. a venv with CPU-only torch),
+tours every page in headless Chromium (the autograd page: landing, every preset with
+backward, both views, every tab, a gradient check, an SVG export, a hostile program),
+samples the proportional set size (/proc/PID/smaps_rollup) of the server and all its
+descendant processes every 0.2 s, and reports the peak.
+
+    python bench/memory_tour.py [--python /tmp/cpuvenv/bin/python] [--limit-mb 690]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path[:0] = [
+    str(Path(__file__).resolve().parent),
+    str(Path(__file__).resolve().parents[1] / "src"),
+]
+
+from _app import CHROMIUM, CHROMIUM_ARGS, descendants, free_port, machine, pss, start, stop  # noqa: E402
+
+from gradviz.presets import PRESETS  # noqa: E402
+from gradviz.share import encode_program  # noqa: E402
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.peak_detail, self.samples = pid, 0, {}, 0
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            # A child between fork and exec (subprocess's vfork) reads as the server's
+            # whole address space: leave out children still running the server's command.
+            detail = {
+                p: pss(p)
+                for p in descendants(self.pid)
+                if p == self.pid or _cmd(p) != _cmd(self.pid)
+            }
+            total = sum(detail.values())
+            self.samples += 1
+            if total > self.peak:
+                self.peak, self.peak_detail = total, detail
+            time.sleep(0.2)
+
+
+def _cmd(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")[:90]
+    except OSError:
+        return "(gone)"
+
+
+def tour(url: str) -> list[str]:
+    from playwright.sync_api import sync_playwright
+
+    visited = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
+        chart = page.locator('[data-testid="stGraphVizChart"] svg').first
+
+        drawn = page.locator(
+            '[data-testid="stGraphVizChart"] svg, [data-testid="stAlert"]'
+        ).first  # a graph, or a message (a preset with a classic mistake, nothing tracked)
+
+        def visit(link: str, label: str, wait_text: str | None = "Backward") -> None:
+            page.goto(link, wait_until="domcontentloaded", timeout=120_000)
+            drawn.wait_for(timeout=120_000)
+            if wait_text:
+                page.get_by_text(wait_text).first.wait_for(timeout=60_000)
+            page.wait_for_timeout(300)
+            visited.append(label)
+
+        visit(url + "/", "landing (seed lesson)")
+        chart.wait_for(timeout=120_000)
+        for tab in (
+            "Tensors",
+            "Backward walk-through",
+            "Gradient check",
+            "Export",
+            "Share",
+            "Graph",
+        ):
+            page.get_by_role("tab", name=tab).click()
+            if tab == "Gradient check":
+                page.get_by_role("button", name="Check gradients").click()
+                page.get_by_text("finite differences").first.wait_for(timeout=120_000)
+            if tab == "Export":
+                button = page.get_by_role("button", name="Download SVG")
+                button.wait_for(timeout=60_000)
+                with page.expect_download(timeout=60_000):
+                    button.click()
+            visited.append(f"tab {tab}")
+        for preset in PRESETS:
+            link = f"{url}/?p={encode_program(preset.source)}"
+            if preset.backward:
+                link += f"&backward={preset.backward}"
+            visit(link, f"preset {preset.key}", None)
+            visit(link + "&view=classic&dir=LR&theme=dark", f"preset {preset.key} classic", None)
+        hostile = "a = torch.ones(100000, 100000)\n"
+        page.goto(f"{url}/?p={encode_program(hostile)}", wait_until="domcontentloaded")
+        page.get_by_text("would allocate").first.wait_for(timeout=60_000)
+        visited.append("hostile program refused")
+        browser.close()
+    return visited
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--limit-mb", type=float, default=690)
+    args = ap.parse_args()
+    torch_version = subprocess.run(
+        [args.python, "-c", "import torch; print(torch.__version__)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    port = free_port()
+    t0 = time.perf_counter()
+    proc = start(args.python, port)
+    sampler = Sampler(proc.pid)
+    sampler.start()
+    try:
+        visited = tour(f"http://127.0.0.1:{port}")
+        time.sleep(1.0)
+    finally:
+        sampler.running = False
+        sampler.join(2)
+        stop(proc)
+    peak_mb = sampler.peak / 1e6
+    print(f"machine: {machine()}")
+    print(f"python: {args.python}  torch {torch_version}")
+    print(
+        f"pages/steps toured: {len(visited)} in {time.perf_counter() - t0:.0f} s; samples: {sampler.samples}"
+    )
+    print(f"peak PSS (server + workers): {peak_mb:.0f} MB (limit {args.limit_mb:.0f} MB)")
+    for pid, size in sorted(sampler.peak_detail.items(), key=lambda kv: -kv[1]):
+        print(f"  {size / 1e6:7.0f} MB  {pid}  {_cmd(pid)}")
+    sys.exit(0 if peak_mb <= args.limit_mb else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""Fixtures for the security suite: a worker pool with the test-only jobs enabled."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradviz.sandbox import Pool, SandboxLimits
+
+
+@pytest.fixture(scope="session")
+def pool():
+    """Two workers, short limits, and the crash/hang/allocate jobs only tests can send."""
+    with Pool(
+        SandboxLimits(workers=2, run_seconds=10, check_seconds=20, memory_bytes=900_000_000),
+        testing=True,
+    ) as p:
+        yield p

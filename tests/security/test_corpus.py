@@ -1,0 +1,115 @@
+"""Every hostile program is refused with a clear message and leaves no trace.
+
+"No trace" is checked for real: each program runs with a fresh empty working directory
+(no file may appear there or in the repository), no child process may appear, and
+torch's process-wide state (default dtype and device, threads, grad mode, deterministic
+mode, the global RNG) must be exactly as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from gradviz.run import RunOptions, run_program
+from gradviz.sandbox import run_isolated, torch_state
+from tests.security.corpus import HARMLESS, HOSTILE, SANDBOX_ONLY
+
+ROOT = Path(__file__).resolve().parents[2]
+KINDS = {"syntax", "forbidden", "name", "limit", "type", "runtime"}
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):
+            found |= {int(p) for p in (task / "children").read_text().split()}
+    return found
+
+
+def _tree(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*") if ".git" not in p.parts}
+
+
+@pytest.fixture
+def sealed(tmp_path, monkeypatch):
+    """Run in an empty cwd; afterwards nothing new on disk, no new process, same torch."""
+    monkeypatch.chdir(tmp_path)
+    state, children = torch_state(), _children()
+    repo = {p for p in _tree(ROOT) if "__pycache__" not in p and ".pytest_cache" not in p}
+    yield
+    assert list(tmp_path.iterdir()) == [], "a file appeared in the working directory"
+    now = {p for p in _tree(ROOT) if "__pycache__" not in p and ".pytest_cache" not in p}
+    assert now - repo == set(), f"files appeared in the repository: {now - repo}"
+    assert _children() - children == set(), "a process was started"
+    assert torch_state() == state, "torch global state changed"
+    assert torch.get_default_dtype() == torch.float32
+    assert str(torch.get_default_device()) == "cpu"
+
+
+def _assert_clear(err: dict | None, kind: str, words: str) -> None:
+    assert err is not None, "the program was not refused"
+    assert err["kind"] in KINDS, err
+    assert err["kind"] == kind, err
+    message = err["message"]
+    assert words.lower() in message.lower(), message
+    assert 10 <= len(message) <= 400, message
+    for leak in ("Traceback", 'File "', "Interpreter.", "gradviz/"):
+        assert leak not in message, message
+
+
+def test_corpus_is_big_enough():
+    assert len(HOSTILE) >= 60
+    assert len({h[0] for h in HOSTILE}) == len(HOSTILE)
+
+
+@pytest.mark.parametrize(("source", "kind", "words"), [h[1:] for h in HOSTILE],
+                         ids=[h[0] for h in HOSTILE])  # fmt: skip
+def test_hostile_program_is_refused_in_process(source, kind, words, sealed):
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+
+
+@pytest.mark.parametrize("source", [h[1] for h in HARMLESS], ids=[h[0] for h in HARMLESS])
+def test_harmless_program_leaves_no_trace(source, sealed):
+    trace = run_program(source)
+    assert trace.error is None, trace.error
+
+
+def test_corpus_through_the_workers(pool, sealed):
+    """The same refusals from the workers, which stay alive and unchanged."""
+    pids = set(pool.pids())
+    start_state = pool.call("state", (), 10).value
+    for name, source, kind, words in HOSTILE:
+        trace = run_isolated(source, pool=pool)
+        try:
+            _assert_clear(trace.error, kind, words)
+        except AssertionError as exc:
+            raise AssertionError(f"{name}: {exc}") from None
+    assert set(pool.pids()) == pids, "a worker died or was replaced"
+    for _ in range(pool.limits.workers):
+        assert pool.call("state", (), 10).value == start_state
+    after = run_isolated("a = torch.ones(2) + 1\n", pool=pool)
+    assert after.error is None and after.tensor("a").value == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("source", [s[1] for s in SANDBOX_ONLY], ids=[s[0] for s in SANDBOX_ONLY])
+def test_work_past_the_caps_is_stopped_by_the_worker_limit(source, sealed):
+    from gradviz.sandbox import Pool, SandboxLimits
+
+    with Pool(SandboxLimits(workers=1, run_seconds=3)) as p:
+        trace = run_isolated(source, pool=p)
+        _assert_clear(trace.error, "limit", "the limit per run")
+        assert "nothing else was affected" in trace.error["message"].lower()
+        assert run_isolated("a = torch.ones(1)\n", pool=p).error is None
+
+
+def test_no_file_written_even_if_a_program_tried(pool, tmp_path):
+    """RLIMIT_FSIZE=0: even a write the language cannot express would fail in a worker."""
+    out = pool.call("state", (), 10)
+    assert out.status == "ok"
+    assert os.listdir(tmp_path) == []
