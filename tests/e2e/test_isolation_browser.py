@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e_support import free_port, graph_svg, start_streamlit, stop
 
 from gradviz.share import encode_program
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-CHART = '[data-testid="stGraphVizChart"] svg'
 POOLING_BOMB = "a = torch.rand(1, 3000, 3000)\nb = F.max_pool2d(a, 1500, stride=1)\n"
 
 
@@ -34,8 +34,6 @@ def _descendants(pid: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def server():
-    from tests.e2e.conftest import free_port, start_streamlit, stop
-
     os.environ["GRADVIZ_RUN_SECONDS"] = "4"
     try:
         port = free_port()
@@ -49,7 +47,7 @@ def server():
 def _open(browser, url: str, program: str, wait_for: str, timeout: float = 120_000):
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     page.goto(f"{url}/?p={encode_program(program)}", wait_until="domcontentloaded")
-    page.get_by_text(wait_for).first.wait_for(timeout=timeout)
+    graph_svg(page, wait_for, timeout=timeout)
     return page
 
 
@@ -68,7 +66,7 @@ def test_killed_workers_then_the_next_request_works(browser, server):
     time.sleep(0.5)
     assert proc.poll() is None, "the server died"
     page = _open(browser, url, "k = torch.full((2,), 42.0)\nm = k * 2\n", "84.0000")
-    assert "42.0000" in page.locator(CHART).first.inner_html()
+    assert "42.0000" in graph_svg(page)
     page.close()
 
 
@@ -98,9 +96,8 @@ def test_concurrent_sessions_see_their_own_values_only(browser, server):
         pages.append(page)
     try:
         for k, page in enumerate(pages):
-            page.get_by_text(f"{2000 + k}.0000").first.wait_for(timeout=180_000)
-            page.get_by_text("grad [3.0000, 3.0000]").first.wait_for(timeout=60_000)
-            body = page.inner_text("body") + page.locator(CHART).first.inner_html()
+            graph_svg(page, f"{2000 + k}.0000", timeout=180_000)
+            body = page.inner_text("body") + graph_svg(page, "grad [3.0000, 3.0000]")
             for j in range(4):
                 if j != k:
                     assert f"{2000 + j}.0000" not in body
