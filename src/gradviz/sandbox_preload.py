@@ -22,8 +22,11 @@ with contextlib.suppress(Exception):  # torchviz is optional (the classic view)
 
 # Run the interpreter once, before any limit applies: torch imports parts of itself
 # lazily (the FLOP counter's machinery looks for a temporary directory), and a worker
-# cannot write files. What this warms up is then shared by every worker.
+# cannot write files. What this warms up is then shared by every worker. (The size check
+# of torch.arange runs PyTorch's Python reference, whose first call imports torch._dynamo:
+# about a second that the first visitor would otherwise wait for.)
 WARMUP = """x = torch.rand(2, 3, requires_grad=True, dtype=torch.float32)
+r = torch.arange(1, 4, dtype=torch.float32)
 w = torch.randn(3, 3)
 y = F.relu(x @ w + 1)
 z = torch.einsum("ij,jk->ik", y, w)
