@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -1222,7 +1223,10 @@ class Interpreter:
             for t in leaves
             if isinstance(t, torch.Tensor)
         ]
-        self.account(label, outputs, float(counter.get_total_flops()) if counter else 0.0, node)
+        work = float(counter.get_total_flops()) if counter else 0.0
+        if fn in tables.POOLING and outputs:
+            work += outputs[0][1] * _window(fn, args, kwargs)
+        self.account(label, outputs, work, node)
 
     def precheck_broadcast(self, label: str, args, kwargs, node) -> None:
         """Element-wise operations: the output has the broadcast shape of the inputs."""
@@ -1359,6 +1363,17 @@ _NO_FAKE_FNS = (torch.Tensor.backward, setattr, getattr)
 def _tensors_in(args, kwargs) -> list[torch.Tensor]:
     leaves, _ = tree_flatten((args, kwargs))
     return [v for v in leaves if isinstance(v, torch.Tensor)]
+
+
+def _window(fn, args, kwargs) -> int:
+    """Values a pooling window covers (kernel_size, the argument after the input)."""
+    size = kwargs.get("kernel_size", args[1] if len(args) > 1 else 1)
+    if isinstance(size, int):
+        size = (size, size) if fn in (F.max_pool2d, F.avg_pool2d) else (size,)
+    try:
+        return max(1, math.prod(int(k) for k in size))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _grad_preview(g) -> str:

@@ -94,6 +94,10 @@ FUNCTIONAL: dict[str, FnSpec] = {
 LINALG: dict[str, FnSpec] = _specs("vector_norm", torch.linalg)
 
 # Operations whose cost is matrix work: their pre-check also counts FLOPs.
+# Pooling reads a window of the input for every output value: its work is the output's
+# size times the window's, which the FLOP counter does not count.
+POOLING = frozenset([F.max_pool1d, F.max_pool2d, F.avg_pool1d, F.avg_pool2d])
+
 MATRIX_WORK = frozenset(
     [torch.matmul, torch.mm, torch.bmm, torch.mv, torch.dot, torch.einsum, F.linear, F.bilinear]
     + [F.conv1d, F.conv2d, operator.matmul, operator.imatmul]

@@ -20,6 +20,12 @@ ESCAPES = [
     # asteval
     ("asteval-fstring-format-spec", 'f"{x:{x.__class__}}"', "forbidden", "f-strings"),
     ("asteval-getattribute", X + 'x.__getattribute__("__class__")', "forbidden", UNDERSCORE),
+    (
+        "pooling-window",
+        "a = torch.rand(1, 3000, 3000)\nb = F.max_pool2d(a, 1500, stride=1)",
+        "limit",
+        "limit is",
+    ),
     ("asteval-systemexit", "raise SystemExit(0)", "forbidden", "raise"),
     ("asteval-exit-builtin", "exit()", "name", "not defined"),
     ("asteval-quit-builtin", "quit(1)", "name", "not defined"),
@@ -309,8 +315,8 @@ HARMLESS = [
     ("carriage-returns", "a = 1\rb = 2\r"),
 ]
 
-# Past the interpreter's caps: only the worker's wall-clock limit stops these.
-# Pooling cost is window x output, which the FLOP counter does not see.
+# Within every cap of the interpreter, but slow: only the worker's wall-clock limit stops
+# these (torch.unique sorts 25 million values: seconds each on one thread).
 SANDBOX_ONLY = [
-    ("pooling-window", "a = torch.rand(1, 3000, 3000)\nb = F.max_pool2d(a, 1500, stride=1)"),
+    ("unique-sorts", "a = torch.rand(5000, 5000)\nb = torch.unique(a)\nc = torch.unique(a)"),
 ]

@@ -395,3 +395,14 @@ def test_to_json_shape():
     import json
 
     json.dumps(data)  # plain data
+
+
+def test_pooling_window_work_is_capped_before_running():
+    trace = run_program("a = torch.rand(1, 3000, 3000)\nb = F.max_pool2d(a, 1500, stride=1)\n")
+    assert trace.error["kind"] == "limit" and trace.error["line"] == 2
+    assert "limit is 5e+09" in trace.error["message"]
+    ok = run_program(
+        "a = torch.rand(1, 1, 8, 8)\nb = F.max_pool2d(a, 2)\nc = F.avg_pool1d(torch.rand(1, 2, 8), 4)\n"
+    )
+    assert ok.error is None
+    assert [t.shape for t in ok.tensors] == [[1, 1, 8, 8], [1, 1, 4, 4], [1, 2, 2]]
