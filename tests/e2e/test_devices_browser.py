@@ -30,10 +30,13 @@ def test_move_leaf_to_cuda_error_then_colours(browser, app_server):
             timeout=30_000
         )
 
+        idle = page.locator('[data-testid="stStatusWidget"]')
+        idle.wait_for(state="hidden", timeout=120_000)  # the first run has finished
         page.get_by_text("Devices: move leaf tensors and rerun").click()
+        idle.wait_for(state="hidden", timeout=120_000)
         select = page.locator('[data-testid="stMultiSelect"]').first
         option = page.get_by_role("option", name="w", exact=True)
-        for _ in range(5):  # the page may still be rerunning after its first load
+        for _ in range(12):  # the page may still be rerunning after its first load
             select.get_by_role("button", name="Open").click()
             try:
                 option.wait_for(timeout=5_000)
