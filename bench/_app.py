@@ -5,56 +5,19 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
-import subprocess
-import time
-import urllib.request
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("GRADVIZ_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# One way to start and stop the app, shared with the real-browser tests.
+from e2e_support import CHROMIUM, CHROMIUM_ARGS, free_port, start_streamlit, stop  # noqa: E402, F401
 
 
 def start(python: str, port: int, extra_env: dict | None = None, timeout: float = 180.0):
-    env = {
-        **os.environ,
-        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-        "PYTHONPATH": str(ROOT / "src"),
-        **(extra_env or {}),
-    }
-    proc = subprocess.Popen(
-        [python, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("streamlit did not become healthy in time")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    """`streamlit run app.py` with the given Python (e.g. a venv with CPU-only torch)."""
+    return start_streamlit(ROOT / "app.py", port, timeout, extra_env, python)
 
 
 def descendants(pid: int) -> list[int]:

@@ -31,7 +31,11 @@ def free_port() -> int:
 
 
 def start_streamlit(
-    script: Path, port: int, timeout: float = 90.0, env: dict[str, str] | None = None
+    script: Path,
+    port: int,
+    timeout: float = 90.0,
+    env: dict[str, str] | None = None,
+    python: str = sys.executable,
 ) -> subprocess.Popen:
     """`streamlit run script` on 127.0.0.1:port, returned once healthy. Its output goes to a
     file (a pipe nobody reads would fill up and stall the server)."""
@@ -44,7 +48,7 @@ def start_streamlit(
     with tempfile.NamedTemporaryFile("w", prefix="streamlit-", suffix=".log", delete=False) as log:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "streamlit", "run", str(script),
+                python, "-m", "streamlit", "run", str(script),
                 "--server.port", str(port), "--server.address", "127.0.0.1",
                 "--server.headless", "true", "--server.fileWatcherType", "none",
             ],
