@@ -105,19 +105,7 @@ def memory(trace) -> None:
         )
     if trace.memory:
         st.markdown("**CUDA allocator after the run** (nvidia-smi shows *reserved* plus context)")
-        st.dataframe(
-            [
-                {
-                    "device": r["device"],
-                    "allocated": fmt_bytes(r["allocated"]),
-                    "reserved": fmt_bytes(r["reserved"]),
-                    "used (all processes)": fmt_bytes(r["used_by_all_processes"]),
-                    "total": fmt_bytes(r["total"]),
-                }
-                for r in trace.memory
-            ],
-            hide_index=True,
-        )
+        allocator_table(trace.memory)
     elif trace.simulated:
         st.caption(
             "Simulated CUDA has no allocator: the sizes above are what these tensors would take "
@@ -144,3 +132,20 @@ def error_details(details: dict, rule: bool = True) -> None:
         st.markdown(f"**Rule:** {details.get('device_rule', '')}")
         if details.get("fix_code"):
             st.code(details["fix_code"], language="python")
+
+
+def allocator_table(rows: list[dict]) -> None:
+    """Per-device CUDA allocator figures (devices.memory_summary rows)."""
+    st.dataframe(
+        [
+            {
+                "device": r["device"],
+                "allocated": fmt_bytes(r["allocated"]),
+                "reserved": fmt_bytes(r["reserved"]),
+                "used (all processes, as nvidia-smi)": fmt_bytes(r["used_by_all_processes"]),
+                "total": fmt_bytes(r["total"]),
+            }
+            for r in rows
+        ],
+        hide_index=True,
+    )

@@ -142,19 +142,7 @@ def _memory() -> None:
             "per device, simulated or real."
         )
         return
-    st.dataframe(
-        [
-            {
-                "device": r["device"],
-                "allocated": fmt_bytes(r["allocated"]),
-                "reserved": fmt_bytes(r["reserved"]),
-                "used (all processes, as nvidia-smi)": fmt_bytes(r["used_by_all_processes"]),
-                "total": fmt_bytes(r["total"]),
-            }
-            for r in rows
-        ],
-        hide_index=True,
-    )
+    device_panel.allocator_table(rows)
 
 
 def _rows(measurements) -> list[dict]:
