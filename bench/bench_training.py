@@ -28,7 +28,9 @@ sys.path.insert(0, str(ROOT / "src"))
 from gradviz.training.data import load_image_folder, shared_subset_dir  # noqa: E402
 from gradviz.training.loop import (  # noqa: E402
     PRESETS,
+    Precision,
     _norm_tensors,
+    plan_precision,
     random_crop_flip,
     resolve_device,
     run_to_end,
@@ -37,16 +39,27 @@ from gradviz.training.loop import (  # noqa: E402
 from gradviz.training.models import build_model  # noqa: E402
 
 
-def preset_rate(data, preset: str, device, seconds: float) -> float:
-    result = run_to_end(train(data, preset, device, epochs=1000, time_limit=seconds, seed=None))
+def preset_rate(data, preset: str, device, seconds: float, precision=None) -> float:
+    result = run_to_end(
+        train(data, preset, device, epochs=1000, time_limit=seconds, seed=None, precision=precision)
+    )
     return result.images_per_s
 
 
 def bare_rate(
-    data, arch: str, batch_size: int, device, seconds: float, augment: bool = True
+    data,
+    arch: str,
+    batch_size: int,
+    device,
+    seconds: float,
+    augment: bool = True,
+    channels_last: bool = False,
 ) -> float:
-    """The same model and batch as the fast preset, trained with nothing but the work itself."""
+    """The same model, batch and memory layout as the fast preset, trained with nothing but the
+    work itself."""
     model = build_model(arch, len(data.classes)).to(device).train()
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(
         model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4
     )
@@ -65,6 +78,8 @@ def bare_rate(
             if augment:
                 xb = random_crop_flip(xb)
             xb = xb.float().mul_(scale).sub_(shift)
+            if channels_last:
+                xb = xb.contiguous(memory_format=torch.channels_last)
             loss = F.cross_entropy(model(xb), y_all[idx], label_smoothing=0.2)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -97,6 +112,7 @@ def main(argv=None) -> int:
     device = resolve_device(args.device)
     fast = PRESETS["fast"]
     arch = fast.arch_for(device)
+    layout = plan_precision(fast, device.type).channels_last
     print(
         f"{data.describe()} on {device}, torch {torch.__version__}, {torch.get_num_threads()} threads",
         file=sys.stderr,
@@ -110,13 +126,16 @@ def main(argv=None) -> int:
             data, "fast", device, args.seconds
         ),
         f"bare loop ({arch}, batch {fast.batch_size})": lambda: bare_rate(
-            data, arch, fast.batch_size, device, args.seconds
+            data, arch, fast.batch_size, device, args.seconds, channels_last=layout
+        ),
+        f"fast preset in NCHW ({arch}, batch {fast.batch_size}, channels_last off)": lambda: (
+            preset_rate(data, "fast", device, args.seconds, precision=Precision())
         ),
         f"bare loop (tutorial net, batch {fast.batch_size}, no augmentation)": lambda: bare_rate(
             data, "tutorial", fast.batch_size, device, args.seconds, augment=False
         ),
     }
-    bare_rate(data, arch, fast.batch_size, device, 1.0)  # warm-up
+    bare_rate(data, arch, fast.batch_size, device, 1.0, channels_last=layout)  # warm-up
     rates: dict[str, list[float]] = {k: [] for k in runs}
     cpu_share: dict[str, list[float]] = {k: [] for k in runs}
     for r in range(args.rounds):
@@ -151,6 +170,13 @@ def main(argv=None) -> int:
     }
     out["fast_over_bare_median_of_rounds"] = round(
         statistics.median(out["fast_over_bare_per_round"]), 3
+    )
+    # What the memory layout alone buys: the fast preset against itself in NCHW, per round.
+    out["channels_last_over_nchw_per_round"] = [
+        round(f / b, 3) for f, b in zip(rates[names[1]], rates[names[3]], strict=True)
+    ]
+    out["channels_last_over_nchw_median_of_rounds"] = round(
+        statistics.median(out["channels_last_over_nchw_per_round"]), 3
     )
     if args.json:
         print(json.dumps(out, indent=2))

@@ -130,7 +130,9 @@ def test_devices_on_this_host():
 
 def test_precision_plan():
     fast, tutorial = PRESETS["fast"], PRESETS["tutorial"]
-    assert plan_precision(fast, "cpu") == Precision()
+    assert plan_precision(fast, "cpu") == Precision(channels_last=True)
+    assert plan_precision(fast, "mps") == Precision()
+    assert plan_precision(tutorial, "cpu") == Precision()
     assert plan_precision(tutorial, "cuda", bf16_supported=True) == Precision()
     bf16 = plan_precision(fast, "cuda", bf16_supported=True)
     assert bf16 == Precision(
