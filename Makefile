@@ -1,5 +1,9 @@
 # gradviz tasks. `make run` and `make test` set everything up on a fresh machine first.
-.PHONY: setup setup-dev run test test-fast lint format bench screenshots clean
+#   run / test      local set-up (requirements-local.txt: PyPI's torch, CUDA build on Linux)
+#   run-cpu         the CPU-only set Community Cloud installs (requirements.txt), then the app
+#   test-fast       every test but the browser and slow ones; test-deploy: tests/deploy only
+#   lint, format, bench, screenshots (the browser tests, which write docs/screenshots/), clean
+.PHONY: setup setup-dev setup-cpu run run-cpu test test-fast test-deploy lint format bench screenshots clean
 
 setup:
 	scripts/setup.sh
@@ -7,7 +11,13 @@ setup:
 setup-dev:
 	scripts/setup.sh --dev
 
+setup-cpu:
+	scripts/setup.sh --cpu
+
 run: setup
+	.venv/bin/streamlit run app.py
+
+run-cpu: setup-cpu
 	.venv/bin/streamlit run app.py
 
 test: setup-dev
@@ -16,6 +26,9 @@ test: setup-dev
 
 test-fast:
 	.venv/bin/python -m pytest -q -m "not e2e and not slow"
+
+test-deploy:
+	.venv/bin/python -m pytest -q tests/deploy
 
 lint:
 	.venv/bin/ruff check .

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import shutil
 import subprocess
+import warnings
 from dataclasses import dataclass
 
 from gradviz.graph import GraphModel, GraphNode
@@ -311,6 +312,16 @@ def _device_legend(model: GraphModel, th: Theme, theme: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- torchviz classic view
+
+# torchviz 0.0.3 (the latest) compares torch versions with distutils' LooseVersion on every
+# make_dot call, which warns "distutils Version classes are deprecated" into the server's log
+# wherever DeprecationWarnings are shown. Only that message, only from torchviz.
+warnings.filterwarnings(
+    "ignore",
+    message="distutils Version classes are deprecated",
+    category=DeprecationWarning,
+    module="torchviz",
+)
 
 
 def classic_dot(interp) -> str | None:

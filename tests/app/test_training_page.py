@@ -145,3 +145,26 @@ def test_curves_keep_test_accuracy_from_epoch_rows():
     assert loss["loss"].tolist() == [2.0, 1.5]
     assert acc["test accuracy"].dropna().tolist() == [0.3, 0.4, 0.5]
     assert acc["train accuracy"].iloc[1] == 0.25  # joined up between the two readings
+
+
+def test_without_torchvision_the_page_says_what_works(tiny_folder, monkeypatch):
+    """As in the CPU-only set-up without torchvision: a note, then plain messages, no traceback."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torchvision", None)
+    at = _app(tiny_folder)
+    assert not at.exception
+    assert "torchvision is not installed" in at.warning[0].value
+    assert not at.error  # the fast preset on a folder still loads
+    at.selectbox(key="training_device").set_value("cpu")
+    at.selectbox(key="training_preset").set_value("tutorial")
+    at.run()
+    at.button(key="training_start").click()
+    at.run()
+    assert not at.exception
+    assert "tutorial preset converts images with torchvision" in at.error[0].value
+    at.radio(key="training_source").set_value(at.radio(key="training_source").options[1])
+    at.run()
+    assert not at.exception
+    assert "torchvision is not installed" in at.error[0].value
+    assert at.button(key="training_start").disabled

@@ -1,6 +1,7 @@
 """torchviz does `from distutils.version import LooseVersion`; Python 3.12 removed distutils.
 
-requirements.txt pins setuptools, whose distutils shim makes that import work again.
+requirements.txt and requirements-local.txt pin setuptools, whose distutils shim makes that
+import work again.
 This test proves it on a real Python 3.12 in a throwaway venv (skipped without one, or
 without access to the package index).
 """
@@ -39,6 +40,12 @@ def python312() -> str | None:
     return None
 
 
+def setuptools_pin() -> str:
+    """The setuptools requirement line of requirements-local.txt (the same in requirements.txt)."""
+    text = (Path(__file__).resolve().parents[2] / "requirements-local.txt").read_text()
+    return next(line.strip() for line in text.splitlines() if line.startswith("setuptools"))
+
+
 def run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -68,7 +75,7 @@ def test_distutils_import_works_on_python312_with_setuptools(tmp_path: Path):
 
     try:
         pip = run(
-            [vpy, "-m", "pip", "install", "--quiet", "--timeout", "15", "setuptools>=70"],
+            [vpy, "-m", "pip", "install", "--quiet", "--timeout", "15", setuptools_pin()],
             timeout=45,
         )
     except subprocess.TimeoutExpired:

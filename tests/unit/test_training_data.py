@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import sys
 import tarfile
 import urllib.error
 from pathlib import Path
@@ -212,3 +213,22 @@ def test_real_subset_layout():
     ds = load_image_folder(SUBSET)
     assert len(ds.train) == 5000 and len(ds.test) == 1000
     assert len(ds.classes) == 10
+
+
+def test_torchvision_missing_is_none_when_installed():
+    pytest.importorskip("torchvision")
+    assert data_mod.torchvision_missing() is None
+
+
+def test_cifar10_without_torchvision_is_a_clear_data_error(tmp_path, monkeypatch):
+    """The CPU-only set-up may lack torchvision: a message, and no download it could not read."""
+    monkeypatch.setitem(sys.modules, "torchvision", None)
+    fetched = []
+    monkeypatch.setattr(data_mod, "download_cifar10", lambda *a, **k: fetched.append(a))
+    reason = data_mod.torchvision_missing()
+    assert reason and "torchvision is not installed" in reason and "fast preset" in reason
+    with pytest.raises(DataError, match="torchvision is not installed"):
+        load_cifar10(tmp_path, download=True)
+    with pytest.raises(DataError, match="torchvision is not installed"):
+        load_dataset("cifar10", tmp_path)
+    assert fetched == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,11 @@ def test_epoch_events_carry_the_epochs_last_loss():
     for e in events:
         if e.kind in ("progress", "epoch"):
             assert e.loss is not None and e.accuracy is not None
+
+
+def test_without_torchvision_tutorial_refuses_and_fast_trains(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torchvision", None)
+    with pytest.raises(ValueError, match="tutorial preset converts images with torchvision"):
+        next(train(_toy(), "tutorial", device="cpu", epochs=1))
+    events = list(train(_toy(), "fast", device="cpu", epochs=1, batch_size=32))
+    assert events[-1].kind == "end"

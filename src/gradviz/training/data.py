@@ -7,6 +7,7 @@ training path can move the whole set onto the training device in one copy.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import tarfile
 import urllib.error
@@ -31,6 +32,22 @@ DownloadProgress = Callable[[int, int | None], None]
 
 class DataError(Exception):
     """A dataset could not be found, downloaded or read; the message says what to do."""
+
+
+def torchvision_missing() -> str | None:
+    """None when torchvision can be imported; else what needs it and what still works.
+
+    torchvision is optional: the CPU-only set-up (`scripts/setup.sh --cpu`) may lack a wheel
+    of it for the installed torch. Only CIFAR-10 (read with torchvision.datasets.CIFAR10) and
+    the tutorial preset (its ToTensor + Normalize transform) need it.
+    """
+    if importlib.util.find_spec("torchvision") is not None:
+        return None
+    return (
+        "torchvision is not installed in this Python environment, so CIFAR-10 and the tutorial "
+        "preset are unavailable; the fast preset on a local image folder still works. Install "
+        "the torchvision build that matches torch (see README) to use them."
+    )
 
 
 @dataclass
@@ -222,6 +239,8 @@ def load_cifar10(
     With download=True the archive is fetched once (with progress) into root; later calls read
     the extracted batches.
     """
+    if missing := torchvision_missing():
+        raise DataError(missing)
     from torchvision.datasets import CIFAR10
 
     from gradviz.training import CLASSES

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gradviz.training.data import Dataset, Split
+from gradviz.training.data import Dataset, Split, torchvision_missing
 from gradviz.training.models import build_model, normalization_for
 
 
@@ -341,6 +341,8 @@ def train(
     )
     if p.epochs < 1 or p.batch_size < 1 or p.lr <= 0:
         raise ValueError("epochs and batch size must be at least 1 and the learning rate above 0.")
+    if not p.resident and (missing := torchvision_missing()):
+        raise ValueError(f"The {p.name} preset converts images with torchvision: {missing}")
     dev = device if isinstance(device, torch.device) else resolve_device(device)
     if threads:
         torch.set_num_threads(threads)

@@ -24,6 +24,7 @@ from gradviz.training.data import (
     load_cifar10,
     load_image_folder,
     shared_subset_dir,
+    torchvision_missing,
 )
 from gradviz.training.loop import (
     PRESETS,
@@ -63,6 +64,8 @@ def _load_data(source: str, folder: str, cache_dir: str) -> Dataset:
                 "Enter a folder with train/<class>/*.jpg and test/<class>/*.jpg, or choose CIFAR-10."
             )
         return _folder_dataset(str(Path(folder.strip()).expanduser().resolve()))
+    if missing := torchvision_missing():  # before a 170 MB download it could not read
+        raise DataError(missing)
     root = Path(cache_dir.strip() or default_cache_dir()).expanduser()
     bar = st.progress(0.0, text="Checking the CIFAR-10 cache...")
 
@@ -371,6 +374,8 @@ def page() -> None:
         "**fast** preset: the data lives on the device as tensors, batches are large, augmentation "
         "runs on whole batches, and the host reads the loss only when the chart updates."
     )
+    if missing := torchvision_missing():
+        st.warning(missing, icon=":material/info:")
     settings = _settings_form()
     data = None
     try:
