@@ -16,7 +16,7 @@ from torch import nn
 
 from gradviz.training.models import ARCHITECTURES, build_model
 
-MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
+MAX_CHECKPOINT_BYTES = 32 * 1024 * 1024  # the widest network's weights are about 19 MB
 
 
 class CheckpointError(Exception):
