@@ -278,3 +278,20 @@ def test_training_wall_clock_is_the_time_limit_plus_a_margin():
     assert effective_time_limit(float("nan")) == 600.0
     assert effective_time_limit(1e12) == 600.0
     assert effective_time_limit(5.0) == 5.0
+
+
+def test_a_running_job_does_not_hold_up_the_autograd_pool():
+    from gradviz.run import RunOptions
+    from gradviz.sandbox import Pool, SandboxLimits, run_isolated
+
+    with Pool(SandboxLimits(workers=1, run_seconds=20)) as pool:
+        job = _job("hang")  # a job that never ends, like a long training run
+        try:
+            started = time.monotonic()
+            trace = run_isolated("x = torch.ones(3)\ny = x * 2\n", RunOptions(), pool=pool)
+            assert trace.error is None
+            assert job.pid not in pool.pids()
+            assert time.monotonic() - started < 60 and not job.finished
+        finally:
+            job.kill()
+            job.wait(10)
