@@ -68,17 +68,19 @@ def _cmd(pid: int) -> str:
         return "(gone)"
 
 
-def tour(url: str, sampler: Sampler | None = None) -> list[str]:
+def tour(url: str, sampler: Sampler | None = None, batch: int | None = None) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     visited = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
-        chart = page.locator('[data-testid="stGraphVizChart"] svg').first
-
+        # The graph: an <img> of the server-drawn SVG where Graphviz is installed, else
+        # Streamlit's in-browser graphviz chart.
+        chart = page.locator('img[alt="autograd graph"], [data-testid="stGraphVizChart"] svg').first
         drawn = page.locator(
-            '[data-testid="stGraphVizChart"] svg, [data-testid="stAlert"]'
+            'img[alt="autograd graph"], [data-testid="stGraphVizChart"] svg, '
+            '[data-testid="stAlert"]'
         ).first  # a graph, or a message (a preset with a classic mistake, nothing tracked)
 
         def visit(link: str, label: str, wait_text: str | None = "Backward") -> None:
@@ -142,15 +144,19 @@ def tour(url: str, sampler: Sampler | None = None) -> list[str]:
             sampler.phase = "training"
         page.goto(f"{url}/training", wait_until="domcontentloaded")
         page.get_by_text("training and", exact=False).first.wait_for(timeout=120_000)
-        epochs = page.get_by_label("Epochs", exact=True)
-        epochs.fill("1")
-        epochs.press("Enter")
-        page.wait_for_timeout(1500)
+        fields = [("Epochs", 1)] + ([("Batch size", batch)] if batch else [])
+        for label, value in fields:
+            box = page.get_by_label(label, exact=True)
+            box.fill(str(value))
+            box.press("Enter")
+            page.wait_for_timeout(1500)
         page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
         page.get_by_text("Accuracy of the network on the", exact=False).first.wait_for(
             timeout=600_000
         )
-        visited.append("training: fast preset, 1 epoch on the default folder")
+        visited.append(
+            f"training: fast preset, 1 epoch, batch {batch or 'default'}, default folder"
+        )
         if sampler:
             sampler.phase = "after"
         page.wait_for_timeout(3000)
@@ -162,6 +168,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--limit-mb", type=float, default=690)
+    ap.add_argument("--batch", type=int, help="training batch size (default: the preset's)")
     args = ap.parse_args()
     torch_version = subprocess.run(
         [args.python, "-c", "import torch; print(torch.__version__)"],
@@ -173,7 +180,7 @@ def main() -> None:
     sampler = Sampler(proc.pid)
     sampler.start()
     try:
-        visited = tour(f"http://127.0.0.1:{port}", sampler)
+        visited = tour(f"http://127.0.0.1:{port}", sampler, args.batch)
         time.sleep(1.0)
     finally:
         sampler.running = False
@@ -181,7 +188,10 @@ def main() -> None:
         stop(proc)
     peak_mb = sampler.peak / 1e6
     print(f"machine: {machine()}")
-    print(f"python: {args.python}  torch {torch_version}")
+    print(
+        f"python: {args.python}  torch {torch_version}  date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print(f"training batch: {args.batch or 'preset default (512)'}")
     print(
         f"pages/steps toured: {len(visited)} in {time.perf_counter() - t0:.0f} s; samples: {sampler.samples}"
     )

@@ -666,7 +666,8 @@ def job_seconds() -> float:
 
 
 def job_limits(jobs: Iterable[Job], seconds: float | None = None):
-    """Limits for a worker timing `jobs`: every CPU, memory for the biggest job plus headroom."""
+    """Limits for a worker timing `jobs`: every CPU, memory for the biggest job plus headroom;
+    stopped between calls when nobody has read its progress for 30 s (the page was left)."""
     from gradviz.jobs import JobLimits
 
     need = max((j.memory_needed() for j in jobs), default=0)
@@ -674,6 +675,7 @@ def job_limits(jobs: Iterable[Job], seconds: float | None = None):
         seconds=job_seconds() if seconds is None else seconds,
         memory_bytes=int(need * 1.25) + JOB_HEADROOM,
         threads=available_cpus(),
+        abandon_after=30.0,
     )
 
 
