@@ -192,15 +192,15 @@ def _release_memory() -> None:
 CANARY = "a = torch.ones(4000, 4000)\nb = a @ a\n"
 
 
-def _worker_main(conn, config: dict) -> None:
+def limit_self(config: dict) -> None:
+    """Torch threads, no core files, no file writes, few open files, a data-segment cap.
+
+    config: threads, open_files, memory_bytes (allowed beyond what the process uses now).
+    Also used by the on-demand job workers (gradviz.jobs).
+    """
     import resource
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails (EFBIG), no kill
     import torch
-
-    # Already imported in the forkserver (warm); if not, it warms up here, before limits.
-    import gradviz.sandbox_preload  # noqa: F401
 
     torch.set_num_threads(config["threads"])
     with contextlib.suppress(RuntimeError):
@@ -211,6 +211,17 @@ def _worker_main(conn, config: dict) -> None:
     baseline = _proc_status()
     data_cap = baseline.get("VmData", 0) + config["memory_bytes"]
     _limit(resource.RLIMIT_DATA, data_cap, data_cap)
+
+
+def _worker_main(conn, config: dict) -> None:
+    import resource
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails (EFBIG), no kill
+    # Already imported in the forkserver (warm); if not, it warms up here, before limits.
+    import gradviz.sandbox_preload  # noqa: F401
+
+    limit_self(config)
     jobs = dict(JOBS, **(TEST_JOBS if config["testing"] else {}))
     from gradviz.run import RunOptions
 
@@ -384,15 +395,24 @@ def _forkserver_can_import_gradviz() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([src, *paths])
 
 
+def forkserver_context():
+    """The multiprocessing context whose forkserver has torch and gradviz imported.
+
+    One forkserver serves the pool's warm workers and the on-demand job workers alike.
+    """
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    _forkserver_can_import_gradviz()
+    return ctx
+
+
 class Pool:
     """A fixed number of workers, shared by every session; thread-safe."""
 
     def __init__(self, limits: SandboxLimits | None = None, testing: bool = False):
         self.limits = limits or SandboxLimits()
         self.testing = testing
-        self.ctx = mp.get_context("forkserver")
-        self.ctx.set_forkserver_preload(PRELOAD)
-        _forkserver_can_import_gradviz()
+        self.ctx = forkserver_context()
         self.config = {
             "threads": self.limits.threads,
             "open_files": self.limits.open_files,

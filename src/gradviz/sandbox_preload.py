@@ -9,13 +9,18 @@ keeps the proportional set size of the whole app down.
 import contextlib
 import gc
 
-import torch  # noqa: F401
+import torch
 
 import gradviz.check  # noqa: F401
 import gradviz.graph  # noqa: F401
 import gradviz.render  # noqa: F401
 import gradviz.run  # noqa: F401
 import gradviz.sandbox  # noqa: F401
+
+# One thread here, before any torch op: a forkserver that has started OpenMP's thread pool
+# forks children whose first parallel region hangs (the pool's threads do not survive a
+# fork). Workers choose their own thread count after the fork (sandbox.limit_self).
+torch.set_num_threads(1)
 
 with contextlib.suppress(Exception):  # torchviz is optional (the classic view)
     import torchviz  # noqa: F401

@@ -649,6 +649,70 @@ def sweep(
 SWEEP_ITERATIONS = {"elementwise": 10, "matmul": 1}  # the page and bench/speed_gpu.py agree
 
 
+# ---------------------------------------------------------------------------------------------
+# The same work as jobs for a worker process (gradviz.jobs): the page never times in the server.
+# ---------------------------------------------------------------------------------------------
+
+JOB_SECONDS = 600.0  # wall clock of one timing job in a worker (GRADVIZ_SPEED_SECONDS)
+JOB_HEADROOM = 256 * 1024 * 1024  # memory beyond the tensors: allocator, temporaries, benchmark
+
+
+def job_seconds() -> float:
+    try:
+        seconds = float(os.environ.get("GRADVIZ_SPEED_SECONDS", JOB_SECONDS))
+    except ValueError:
+        return JOB_SECONDS
+    return seconds if math.isfinite(seconds) and seconds > 0 else JOB_SECONDS
+
+
+def job_limits(jobs: Iterable[Job], seconds: float | None = None):
+    """Limits for a worker timing `jobs`: every CPU, memory for the biggest job plus headroom;
+    stopped between calls when nobody has read its progress for 30 s (the page was left)."""
+    from gradviz.jobs import JobLimits
+
+    need = max((j.memory_needed() for j in jobs), default=0)
+    return JobLimits(
+        seconds=job_seconds() if seconds is None else seconds,
+        memory_bytes=int(need * 1.25) + JOB_HEADROOM,
+        threads=available_cpus(),
+        abandon_after=30.0,
+    )
+
+
+def point_job(job: Job, repeats: int = 3, warmup: int = 1, *, should_stop) -> Iterator[Progress]:
+    """run_job as a worker job: one Progress, then the Point as the job's result."""
+    yield Progress(0, 1, job.describe())
+    return run_job(job, repeats=repeats, warmup=warmup)
+
+
+def compare_job(
+    jobs: list[Job], repeats: int = 3, warmup: int = 1, *, should_stop
+) -> Iterator[Progress | Comparison]:
+    """comparison_events for each job in turn; a stop request ends it before the next call."""
+    for job in jobs:
+        for event in comparison_events(job, repeats=repeats, warmup=warmup):
+            if isinstance(event, Progress) and event.done < event.total and should_stop():
+                return "stopped"
+            yield event
+    return "done"
+
+
+def sweep_job(
+    jobs: list[Job],
+    repeats: int = 3,
+    warmup: int = 1,
+    max_step_s: float | None = None,
+    *,
+    should_stop,
+) -> Iterator[SweepEvent]:
+    """sweep as a worker job; a stop request ends it before the next step."""
+    for event in sweep(jobs, repeats=repeats, warmup=warmup, max_step_s=max_step_s):
+        if isinstance(event, Progress) and event.done < event.total and should_stop():
+            return "stopped"
+        yield event
+    return "done"
+
+
 def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
     """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
 

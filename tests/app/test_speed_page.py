@@ -179,12 +179,20 @@ def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
     assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
 
 
-def test_failed_comparison_says_why_and_not_stopped(no_reference, monkeypatch):
-    def failing(job, **_):
-        raise timing.SizeTooLarge("too big for this test")
-        yield  # a generator, like the real one
+def _instead(monkeypatch, kind: str, *args) -> None:
+    """Make the page's next worker job the test-only `kind` (same limits and slot)."""
+    from gradviz import jobs
 
-    monkeypatch.setattr(timing, "comparison_events", failing)
+    real = jobs.start
+
+    def start(_kind, _args, limits, slot=None, **kw):
+        return real(kind, args, limits, slot, testing=True)
+
+    monkeypatch.setattr(jobs, "start", start)
+
+
+def test_failed_comparison_says_why_and_not_stopped(no_reference, monkeypatch):
+    _instead(monkeypatch, "fail", "too big for this test")
     at = _app()
     _button(at, "Time it both ways").click().run()
     assert not at.exception
@@ -192,6 +200,94 @@ def test_failed_comparison_says_why_and_not_stopped(no_reference, monkeypatch):
     assert "Stopped" not in _text(at.warning)
     at.run()  # the message stays on later reruns
     assert "too big for this test" in _text(at.error)
+
+
+def test_worker_crash_is_a_clear_message_and_the_page_keeps_working(no_reference, monkeypatch):
+    at = _app()
+    with monkeypatch.context() as m:
+        _instead(m, "crash")
+        _button(at, "Time it both ways").click().run()
+    assert not at.exception
+    error = _text(at.error)
+    assert "ended unexpectedly (SIGSEGV)" in error and "Traceback" not in error
+    at.number_input(key="speed_cmp_size_elementwise").set_value(10_000)
+    _button(at, "Time it both ways").click().run()
+    assert not at.error and at.session_state[speed.COMPARE_KEY]["done"] is True
+
+
+def test_worker_past_its_wall_clock_is_stopped_with_a_message(no_reference, monkeypatch):
+    monkeypatch.setenv("GRADVIZ_SPEED_SECONDS", "2")
+    _instead(monkeypatch, "hang")
+    at = _app()
+    at.multiselect(key="speed_sweep_sizes_elementwise").set_value([1000]).run()
+    _button(at, "Run sweep").click().run()
+    assert not at.exception
+    assert "ran for more than 2 s, the limit" in _text(at.error)
+
+
+def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
+    """The server's torch threads and memory are the same during and after a timing run."""
+    import threading
+
+    import torch
+
+    torch.set_num_threads(1)
+    at = _app()
+    size = 16_000_000  # 5 tensors of 64 MB at once if it ran here
+    at.number_input(key="speed_cmp_size_elementwise").set_value(size).run()
+    at.number_input(key="speed_cmp_iters").set_value(1).run()
+
+    def rss() -> int:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS"))
+
+    peak = {"rss": rss()}
+    before = peak["rss"]
+    running = True
+
+    def sample() -> None:
+        while running:
+            peak["rss"] = max(peak["rss"], rss())
+            threading.Event().wait(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        _button(at, "Time it both ways").click().run()
+    finally:
+        running = False
+        sampler.join()
+    assert not at.exception and not at.error
+    result = at.session_state[speed.COMPARE_KEY]["results"][0]
+    assert result.timing.threads == timing.available_cpus()  # what the worker used
+    assert torch.get_num_threads() == 1  # the server's own, unchanged
+    assert peak["rss"] - before < 100_000_000, (before, peak["rss"])
+
+
+def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
+    from gradviz import jobs
+
+    steps = timing.sweep_jobs("elementwise", [1_000, 10_000] * 200, ["cpu"])
+    job = jobs.start("speed_sweep", (steps, 3, 1, None), timing.job_limits(steps))
+    while not any(isinstance(e, timing.Point) for e in job.events):
+        job.next_events(len(job.events), 1.0)
+    at = AppTest.from_function(_script, default_timeout=120)
+    at.session_state[speed.SWEEP_KEY] = {
+        "config": {"workload": "elementwise", "dtype": "float32"},
+        "points": [],
+        "skipped": [],
+        "total": len(steps),
+        "done": False,
+        "error": None,
+    }
+    at.session_state[speed.JOB_KEY] = {"job": job, "seen": 0, "state": speed.SWEEP_KEY}
+    at.run()
+    assert not at.exception
+    assert job.stop_requested
+    assert job.wait(60) and job.status == "done" and job.result == "stopped"
+    assert "Stopped after" in _text(at.warning)
+    assert at.session_state[speed.SWEEP_KEY]["points"]  # folded in from the worker's events
+    assert speed.JOB_KEY not in at.session_state
 
 
 def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):

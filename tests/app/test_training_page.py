@@ -10,7 +10,6 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from gradviz.training import CLASSES
-from gradviz.training.models import build_model
 
 SCRIPT = str(Path(__file__).resolve().parent / "training_page_script.py")
 
@@ -40,9 +39,7 @@ def _app(folder: Path) -> AppTest:
 def test_tiny_run_shows_results(tiny_folder, preset):
     at = _app(tiny_folder)
     assert not at.exception
-    assert "40 training and 20 test images" in at.caption[0].value + " ".join(
-        c.value for c in at.caption
-    )
+    assert "40 training and 20 test images" in " ".join(c.value for c in at.caption)
     at.selectbox(key="training_device").set_value("cpu")
     at.selectbox(key="training_preset").set_value(preset)
     at.run()
@@ -72,31 +69,119 @@ def test_missing_folder_is_a_clear_message(tmp_path):
     assert at.button(key="training_start").disabled
 
 
-def test_interrupted_run_keeps_what_was_learned(tiny_folder):
-    """A Stop click reruns the page mid-loop; the next run evaluates the live model it left."""
-    at = _app(tiny_folder)
-    at.session_state["training_run"] = {
-        "preset": "fast",
+def _settings(**changes) -> dict:
+    return {
+        "source": "folder",
+        "folder": "",
+        "cache_dir": "",
         "device_choice": "cpu",
-        "device": "cpu",
-        "arch": "fast-cpu",
-        "model": build_model("fast-cpu").eval(),
-        "history": [
-            {
-                "images_seen": 16,
-                "elapsed_s": 0.5,
-                "loss": 2.3,
-                "accuracy": 0.1,
-                "test_accuracy": None,
-            }
-        ],
+        "preset": "fast",
+        "epochs": 200,
+        "batch_size": 8,
+        "lr": 0.1,
+        "time_limit": 120.0,
+        **changes,
     }
+
+
+def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
+    """Stop makes Streamlit rerun the page; the rerun asks the running worker to stop and
+    shows the results it sends back (the weights it learned so far)."""
+    from gradviz import jobs
+    from gradviz.training.jobs import training_limits
+
+    at = _app(tiny_folder)
+    settings = _settings()
+    job = jobs.start(
+        "train",
+        ({"kind": "folder", "path": str(tiny_folder)}, settings),
+        training_limits(120.0, 2),
+    )
+    while not any(e.get("kind") == "epoch" for e in job.events):
+        job.next_events(len(job.events), 1.0)
+        assert not job.finished, job.describe_failure()
+    at.session_state["training_run"] = {"job": job, "settings": settings}
     at.session_state["training_stop"] = True
     at.run()
-    assert not at.exception
+    assert not at.exception, at.exception
     assert "stopped by you" in at.warning[0].value
     assert at.metric[0].label == "Test accuracy"
     assert "training_run" not in at.session_state
+    assert job.finished and job.status == "done"
+    assert 0 < at.session_state["training_result"]["epochs_done"] < 200
+
+
+def test_training_runs_in_a_worker_not_in_the_server(tiny_folder, monkeypatch):
+    """With training disabled in this process, a run still works: it happened elsewhere."""
+    import torch
+
+    from gradviz.training import checkpoint, loop
+    from gradviz.training import jobs as training_jobs
+
+    def not_here(*a, **k):
+        raise AssertionError("trained in the server process")
+
+    for module, name in ((loop, "train"), (training_jobs, "train"), (loop, "evaluate")):
+        monkeypatch.setattr(module, name, not_here)
+    monkeypatch.setattr(training_jobs, "evaluate", not_here)
+    monkeypatch.setattr(torch, "load", not_here)
+    monkeypatch.setattr(checkpoint.torch, "load", not_here)
+    threads = torch.get_num_threads()
+    at = _app(tiny_folder)
+    at.selectbox(key="training_device").set_value("cpu")
+    at.number_input(key="training_epochs_fast").set_value(1)
+    at.run()
+    at.button(key="training_start").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.metric[0].label == "Test accuracy"
+    assert torch.get_num_threads() == threads
+    # Uploaded weights are loaded (torch.load) and evaluated in a worker too.
+    weights = at.session_state["training_result"]["weights"]
+    at.file_uploader(key="training_upload").set_value(("w.pt", weights, "application/octet-stream"))
+    at.run()
+    assert not at.exception, at.exception
+    assert "fast-cpu weights:" in at.success[0].value
+
+
+def test_busy_server_says_so_and_keeps_working(tiny_folder, monkeypatch):
+    from gradviz import jobs
+    from gradviz.ui import training
+
+    monkeypatch.setattr(training, "QUEUE_S", 1.0)
+    slot = jobs.slots("training")
+    assert slot.try_acquire()  # another visitor's run
+    try:
+        at = _app(tiny_folder)
+        at.button(key="training_start").click()
+        at.run()
+        assert not at.exception
+        message = at.error[0].value
+        assert "The server is busy" in message and "Try again" in message
+    finally:
+        slot.release()
+    at.number_input(key="training_epochs_fast").set_value(1)
+    at.selectbox(key="training_device").set_value("cpu")
+    at.run()
+    at.button(key="training_start").click()
+    at.run()
+    assert not at.error and at.metric[0].label == "Test accuracy"
+
+
+def test_worker_over_its_memory_gives_a_clear_message(tiny_folder, monkeypatch):
+    monkeypatch.setenv("GRADVIZ_TRAINING_MEMORY", "20000000")  # 20 MB: far too little
+    at = _app(tiny_folder)
+    at.selectbox(key="training_device").set_value("cpu")
+    at.number_input(key="training_batch_fast").set_value(4096)
+    at.run()
+    at.button(key="training_start").click()
+    at.run()
+    assert not at.exception, at.exception
+    message = at.error[0].value
+    assert "memory" in message and "Nothing else was affected" in message, message
+    assert "Traceback" not in message
+    assert not at.metric
 
 
 def test_cifar10_without_network_says_what_to_do(tmp_path, monkeypatch):

@@ -232,3 +232,74 @@ def test_cifar10_without_torchvision_is_a_clear_data_error(tmp_path, monkeypatch
     with pytest.raises(DataError, match="torchvision is not installed"):
         load_dataset("cifar10", tmp_path)
     assert fetched == []
+
+
+# ----------------------------------------------------------------------------- visitor paths
+
+
+def test_resolve_folder_refuses_text_that_is_not_a_plain_path():
+    from gradviz.training.data import resolve_folder
+
+    for text, words in (
+        ("", "Enter a folder"),
+        ("   ", "Enter a folder"),
+        ("/tmp/a\x00b", "control characters"),
+        ("/tmp/a\nb", "control characters"),
+        ("a" * 10_000, "10,000 characters"),
+        (None, "as text"),
+    ):
+        with pytest.raises(DataError, match=words):
+            resolve_folder(text, public=False)
+
+
+def test_public_mode_reads_only_the_allowed_roots(tmp_path, monkeypatch):
+    from gradviz.training.data import allowed_data_roots, public_mode, resolve_folder
+
+    allowed = tmp_path / "allowed"
+    (allowed / "set").mkdir(parents=True)
+    monkeypatch.setenv("GRADVIZ_DATA_ROOTS", str(allowed))
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
+    assert public_mode()
+    assert allowed.resolve() in allowed_data_roots()
+    assert resolve_folder(str(allowed / "set")) == (allowed / "set").resolve()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (allowed / "link").symlink_to(outside)
+    for text in ("/", "/proc", "/etc", str(allowed / ".." / "outside"), str(allowed / "link"), "~"):
+        with pytest.raises(DataError, match="public server: only these data folders"):
+            resolve_folder(text)
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "0")
+    assert resolve_folder("/proc") == Path("/proc")
+
+
+def test_scan_counts_images_without_reading_them(tmp_path):
+    from gradviz.training.data import scan_image_folder
+
+    _write_folder(tmp_path, per_class=3)
+    (tmp_path / "train" / "cat" / "notes.txt").write_text("not an image")
+    summary = scan_image_folder(tmp_path)
+    assert (summary.train_images, summary.test_images) == (6, 6)
+    assert summary.classes == ("cat", "dog")
+    assert "6 training and 6 test images, 2 classes" in summary.describe()
+    with pytest.raises(DataError, match="more than 10 images"):
+        scan_image_folder(tmp_path, max_images=10)
+
+
+def test_scan_gives_a_message_for_each_wrong_folder(tmp_path):
+    from gradviz.training.data import scan_image_folder
+
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    empty = tmp_path / "empty"
+    for split in ("train", "test"):
+        for c in ("cat", "dog"):
+            (empty / split / c).mkdir(parents=True)
+    for root, words in (
+        (Path("/"), "has no train or test subfolder"),
+        (Path("/proc"), "has no train or test subfolder"),
+        (a_file, "is a file, not a folder"),
+        (tmp_path / "missing", "does not exist"),
+        (empty, "No images found"),
+    ):
+        with pytest.raises(DataError, match=words):
+            scan_image_folder(root)

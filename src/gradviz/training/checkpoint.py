@@ -16,7 +16,7 @@ from torch import nn
 
 from gradviz.training.models import ARCHITECTURES, build_model
 
-MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
+MAX_CHECKPOINT_BYTES = 32 * 1024 * 1024  # the widest network's weights are about 19 MB
 
 
 class CheckpointError(Exception):
@@ -45,6 +45,13 @@ def read_state_dict(blob: bytes, max_bytes: int = MAX_CHECKPOINT_BYTES) -> dict[
             warnings.simplefilter("ignore", UserWarning)  # "unusual pickle protocol" notes
             state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
+        # weights_only refuses a pickle that names a function or class ("unsupported GLOBAL");
+        # anything else it cannot read (random bytes: "Unsupported operand") is no pickle.
+        if "global" not in str(exc).lower():
+            raise CheckpointError(
+                "This is not a PyTorch weights file (torch.load could not read it). Upload the "
+                ".pt file saved by this page or by `python -m gradviz train`."
+            ) from exc
         raise CheckpointError(
             "Refused: the file holds Python objects beyond tensors (a pickle that could run code). "
             "Only a plain state_dict saved with torch.save(model.state_dict()) is accepted."

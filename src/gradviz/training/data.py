@@ -6,6 +6,7 @@ training path can move the whole set onto the training device in one copy.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -87,6 +88,126 @@ def shared_subset_dir(repo_root: Path | None = None) -> Path | None:
     return candidate if (candidate / "train").is_dir() and (candidate / "test").is_dir() else None
 
 
+# ----------------------------------------------------------------------------- which folders
+
+MAX_PATH_CHARS = 4096
+MAX_FOLDER_IMAGES = 200_000  # a folder with more is refused before anything is read
+
+
+def public_mode() -> bool:
+    """GRADVIZ_PUBLIC=1: a public host, where visitors may read only the allowed data roots."""
+    return os.environ.get("GRADVIZ_PUBLIC", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def allowed_data_roots() -> list[Path]:
+    """Folders a visitor may read in public mode: the CIFAR-10 cache, the shared subset, and
+    any listed in GRADVIZ_DATA_ROOTS (separated by the OS path separator)."""
+    roots = [default_cache_dir()]
+    subset = shared_subset_dir()
+    if subset is not None:
+        roots.append(subset)
+    extra = os.environ.get("GRADVIZ_DATA_ROOTS", "")
+    roots += [Path(p) for p in extra.split(os.pathsep) if p.strip()]
+    out = []
+    for root in roots:
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            out.append(root.expanduser().resolve())
+    return out
+
+
+def resolve_folder(text: object, public: bool | None = None) -> Path:
+    """A folder path typed by a visitor, checked and resolved, or DataError saying what is wrong.
+
+    Refuses text that is not a plain path (too long, control characters such as NUL) and,
+    in public mode, any folder outside allowed_data_roots() (after resolving "..", "~" and
+    symbolic links). Whether the folder exists is checked by whoever reads it.
+    """
+    if not isinstance(text, str):
+        raise DataError("The folder must be given as text.")
+    text = text.strip()
+    if not text:
+        raise DataError(
+            "Enter a folder with train/<class>/*.jpg and test/<class>/*.jpg, or choose CIFAR-10."
+        )
+    if len(text) > MAX_PATH_CHARS:
+        raise DataError(
+            f"That path is {len(text):,} characters long; a folder path here is at most "
+            f"{MAX_PATH_CHARS:,}."
+        )
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise DataError(
+            "The path contains control characters (such as a NUL byte or a line break); "
+            "type a plain folder path."
+        )
+    try:
+        path = Path(text).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise DataError(f"Cannot use the path {text[:200]!r}: {exc}.") from None
+    if public_mode() if public is None else public:
+        roots = allowed_data_roots()
+        if not any(path == r or path.is_relative_to(r) for r in roots):
+            listed = "; ".join(str(r) for r in roots) or "none configured"
+            raise DataError(
+                f"This is a public server: only these data folders can be read: {listed}. "
+                f"{path} is outside them."
+            )
+    return path
+
+
+@dataclass(frozen=True)
+class FolderSummary:
+    """What a folder holds, from file names only (nothing is decoded)."""
+
+    root: Path
+    classes: tuple[str, ...]
+    train_images: int
+    test_images: int
+
+    def describe(self) -> str:
+        return (
+            f"folder {self.root}: {self.train_images:,} training and {self.test_images:,} test "
+            f"images, {len(self.classes)} classes (read and resized to 32x32 when training starts)"
+        )
+
+
+def _count_images(folder: Path, budget: int) -> int:
+    count = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if Path(entry.name).suffix.lower() in IMAGE_SUFFIXES:
+                count += 1
+                if count > budget:
+                    break
+    return count
+
+
+def scan_image_folder(root: str | Path, max_images: int = MAX_FOLDER_IMAGES) -> FolderSummary:
+    """Check the ImageFolder layout and count images, without reading any (cheap, for the page)."""
+    root = Path(root)
+    try:
+        train_dir, test_dir, classes = _layout(root)
+        counts = {"train": 0, "test": 0}
+        for split, split_dir in (("train", train_dir), ("test", test_dir)):
+            for name in classes:
+                folder = split_dir / name
+                if folder.is_dir():
+                    left = max_images - counts["train"] - counts["test"]
+                    counts[split] += _count_images(folder, left)
+                if counts["train"] + counts["test"] > max_images:
+                    raise DataError(
+                        f"{root} holds more than {max_images:,} images; this page trains on "
+                        "at most that many. Choose a smaller folder."
+                    )
+    except OSError as exc:
+        raise DataError(f"Cannot read {root}: {exc.strerror or exc}.") from None
+    for split, split_dir in (("train", train_dir), ("test", test_dir)):
+        if not counts[split]:
+            raise DataError(
+                f"No images found under {split_dir} (expected {split_dir}/<class>/*.jpg)."
+            )
+    return FolderSummary(root, tuple(classes), counts["train"], counts["test"])
+
+
 # ----------------------------------------------------------------------------- ImageFolder
 
 
@@ -121,9 +242,13 @@ def _read_split(split_dir: Path, classes: list[str], size: int) -> Split:
     return Split(torch.from_numpy(array), torch.tensor(labels, dtype=torch.int64))
 
 
-def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
-    """Read root/train/<class>/* and root/test/<class>/* into uint8 tensors (resized to size)."""
-    root = Path(root).expanduser()
+def _layout(root: Path) -> tuple[Path, Path, list[str]]:
+    """train/ and test/ folders and the class names, or DataError naming what is missing."""
+    if root.exists() and not root.is_dir():
+        raise DataError(
+            f"{root} is a file, not a folder. Give a folder with train/<class>/*.jpg and "
+            "test/<class>/*.jpg."
+        )
     if not root.is_dir():
         raise DataError(
             f"Folder {root} does not exist. Give a folder with train/<class>/*.jpg and "
@@ -143,6 +268,13 @@ def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
     extra = sorted(test_classes - set(classes))
     if extra:
         raise DataError(f"{test_dir} has classes not in train/: {', '.join(extra)}.")
+    return train_dir, test_dir, classes
+
+
+def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
+    """Read root/train/<class>/* and root/test/<class>/* into uint8 tensors (resized to size)."""
+    root = Path(root).expanduser()
+    train_dir, test_dir, classes = _layout(root)
     return Dataset(
         train=_read_split(train_dir, classes, size),
         test=_read_split(test_dir, classes, size),

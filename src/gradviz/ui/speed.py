@@ -1,8 +1,12 @@
 """Speed page: CPU against GPU, the seed's naive timing beside the correct one, a size sweep.
 
-Thin: widgets in, gradviz.timing does the work, results out. Long work runs as steps with a
-progress bar; results are kept in session state after every step, so pressing Stop (which
-makes Streamlit rerun, interrupting the script at its next update) keeps what was measured.
+Thin: widgets in, gradviz.timing does the work, results out. Every timing (the estimate,
+the comparison, each sweep step) runs in a worker process started for it (gradviz.jobs),
+never in the server: its torch threads, tensors and memory are the worker's, and one
+timing runs at a time server-wide. The page draws the worker's progress events; results
+are kept in session state after every step, so pressing Stop (which makes Streamlit
+rerun, interrupting the script at its next update) keeps what was measured, and the
+rerun asks the worker to end before its next call.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ import altair as alt
 import streamlit as st
 import torch
 
-from gradviz import timing
+from gradviz import jobs, timing
 from gradviz.ui.common import show_unexpected
 
 SWEEP_KEY = "speed_sweep"
 COMPARE_KEY = "speed_compare"
+JOB_KEY = "speed_job"  # the worker job of this session still running, if any
 LONG_RUN_S = 60.0  # warn before a comparison estimated to take longer than this
+QUEUE_S = 30.0  # how long a run waits for another visitor's timing to finish
+STOP_GRACE_S = 30.0  # after Stop, a call still running this long is cut off
 
 INTRO = """
 A lesson times `result = result + tensor1 * tensor2` over `100x1000x1000` tensors, 1000 times,
@@ -57,10 +64,96 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
+class JobFailed(Exception):
+    """A timing job ended without finishing; the message says why in plain words."""
+
+
 @st.cache_data(show_spinner=False)
 def _calibration(workload: str, device: str, dtype: str) -> dict:
-    """A quick measurement to estimate bigger runs (cached per workload/device/dtype)."""
-    return asdict(timing.run_job(timing.calibration_job(workload, device, dtype), repeats=3))
+    """A quick measurement in a worker to estimate bigger runs (cached per workload/device/dtype).
+
+    Skipped (not cached) while another timing holds the server's slot.
+    """
+    job = timing.calibration_job(workload, device, dtype)
+    slot = jobs.slots("speed")
+    if not slot.try_acquire():
+        raise jobs.Busy("another visitor's timing is running")
+    worker = jobs.start("speed_point", (job, 3), timing.job_limits([job], 60.0), slot)
+    worker.wait(70.0)
+    if worker.status != "done":
+        raise JobFailed(worker.describe_failure("the quick estimate"))
+    return asdict(worker.result)
+
+
+def _keep_comparison(state: dict, event) -> None:
+    state["results"].append(event)
+
+
+def _keep_sweep(state: dict, event) -> None:
+    if isinstance(event, timing.Point):
+        state["points"].append(asdict(event))
+    else:
+        state["skipped"].append(f"{event.job.describe()}: {event.reason}")
+
+
+KEEPERS = {COMPARE_KEY: _keep_comparison, SWEEP_KEY: _keep_sweep}
+
+
+def _stop_running_job() -> None:
+    """A rerun while a job streams (Stop, or any widget): end the job, keep what it sent."""
+    running = st.session_state.pop(JOB_KEY, None)
+    if not running:
+        return
+    job, state = running["job"], st.session_state.get(running["state"])
+    if not job.finished:
+        job.stop(grace=STOP_GRACE_S)
+    if state is not None:
+        for event in job.events[running["seen"] :]:
+            if not isinstance(event, timing.Progress):
+                KEEPERS[running["state"]](state, event)
+
+
+def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, label: str) -> None:
+    """Start a timing job in a worker, draw its progress, keep its results in session state.
+
+    Waits up to QUEUE_S for another visitor's timing; raises jobs.Busy or JobFailed.
+    """
+    slot = jobs.slots("speed")
+    wait_box = st.empty()
+
+    def waiting(running: int, ahead: int) -> None:
+        wait_box.info(
+            f"Waiting for another visitor's timing to finish ({running} running, {ahead} ahead "
+            "of you); timings run one at a time so they do not slow each other down."
+        )
+
+    slot.acquire(QUEUE_S, on_wait=waiting)
+    wait_box.empty()
+    job = jobs.start(kind, args, timing.job_limits(limit_jobs), slot)
+    running = {"job": job, "seen": 0, "state": state_key}
+    st.session_state[JOB_KEY] = running
+    keep = KEEPERS[state_key]
+    state = st.session_state[state_key]
+    bar = st.progress(0.0, text=label)
+    for event in job.stream():
+        running["seen"] += 1
+        if isinstance(event, timing.Progress):
+            if event.done >= event.total:
+                bar.progress(1.0, text=f"{label}: done")
+            else:
+                bar.progress(
+                    event.done / event.total,
+                    text=f"{label}: step {event.done + 1} of {event.total}, {event.label}",
+                )
+        else:
+            keep(state, event)
+    st.session_state.pop(JOB_KEY, None)
+    if job.status == "error" and job.error_type in ("SizeTooLarge", "ValueError"):
+        raise JobFailed(job.message)
+    if job.status == "error" and job.error_type == "OutOfMemoryError":
+        raise JobFailed("The device ran out of memory; choose a smaller size.")
+    if job.status != "done":
+        raise JobFailed(job.describe_failure("the timing"))
 
 
 def _reference_panel(gpu: str | None) -> timing.Reference | None:
@@ -131,25 +224,6 @@ def _report_unfinished(state: dict, stopped_message: str) -> None:
         st.warning(stopped_message)
 
 
-def _run_steps(events, total_label: str, on_result) -> None:
-    """Drive a generator of Progress/result events with a progress bar.
-
-    Pressing Stop (or any widget) makes Streamlit interrupt this loop at the next bar update.
-    """
-    bar = st.progress(0.0, text=total_label)
-    for event in events:
-        if isinstance(event, timing.Progress):
-            if event.done >= event.total:
-                bar.progress(1.0, text=f"{total_label}: done")
-            else:
-                bar.progress(
-                    event.done / event.total,
-                    text=f"{total_label}: step {event.done + 1} of {event.total}, {event.label}",
-                )
-        else:
-            on_result(event)
-
-
 # ---------------------------------------------------------------------------------------------
 # Naive vs correct
 # ---------------------------------------------------------------------------------------------
@@ -186,11 +260,11 @@ def _comparison_section(
             "here are smaller so the page answers in seconds."
         )
         st.button("Use the seed's full size", on_click=_use_seed_size, key="speed_seed_size")
-    jobs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
-    problems = [p for p in (_memory_problem(j) for j in jobs) if p]
+    runs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
+    problems = [p for p in (_memory_problem(j) for j in runs) if p]
     for problem in problems:
         st.warning(problem)
-    cpu_job = jobs[0]
+    cpu_job = runs[0]
     calls = 1 + 1 + repeats
     try:
         cal = timing.Point(**_calibration(workload.key, "cpu", dtype))
@@ -205,6 +279,13 @@ def _comparison_section(
                 f"This takes about {_fmt_s(per_call * calls)} on this CPU. It shows progress "
                 f"and Stop ends it between calls (each about {_fmt_s(per_call)})."
             )
+        if per_call * calls > timing.job_seconds():
+            st.warning(
+                f"That is over the {_fmt_s(timing.job_seconds())} one timing may run on this "
+                "server; it would be stopped at the limit. Choose a smaller size or fewer repeats."
+            )
+    except (jobs.Busy, JobFailed) as exc:
+        st.caption(f"No estimate now: {exc}.")
     except Exception as exc:  # an estimate is a nicety; never block the page on it
         st.caption(f"No estimate: {type(exc).__name__}: {exc}")
 
@@ -212,20 +293,14 @@ def _comparison_section(
     run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
     stop_col.button("Stop", key="speed_cmp_stop", help="Stops after the call in progress.")
     if run:
-        st.session_state[COMPARE_KEY] = _new_run_state(total=len(jobs), results=[])
+        st.session_state[COMPARE_KEY] = _new_run_state(total=len(runs), results=[])
         state = st.session_state[COMPARE_KEY]
         try:
-            for job in jobs:
-                _run_steps(
-                    timing.comparison_events(job, repeats=repeats, warmup=1),
-                    f"{job.describe()}",
-                    lambda c: state["results"].append(c),
-                )
+            label = ", ".join(j.describe() for j in runs)
+            _run_in_worker("speed_compare", (runs, repeats, 1), runs, COMPARE_KEY, label)
             state["done"] = True
-        except ValueError as exc:  # SizeTooLarge and invalid jobs: plain messages
+        except (JobFailed, jobs.Busy) as exc:  # plain messages
             state["error"] = str(exc)
-        except torch.OutOfMemoryError:
-            state["error"] = "The device ran out of memory; choose a smaller size."
         except Exception as exc:
             state["error"] = ""  # reported here, once
             show_unexpected(exc, "timing the workload")
@@ -303,25 +378,19 @@ def _sweep_section(
     stop_col.button("Stop", key="speed_sweep_stop", help="Stops after the step in progress.")
     config = {"workload": workload.key, "dtype": dtype}
     if run:
-        jobs = timing.sweep_jobs(workload.key, sizes, devices, dtype)
+        steps = timing.sweep_jobs(workload.key, sizes, devices, dtype)
         st.session_state[SWEEP_KEY] = _new_run_state(
-            total=len(jobs), config=config, points=[], skipped=[]
+            total=len(steps), config=config, points=[], skipped=[]
         )
         state = st.session_state[SWEEP_KEY]
-
-        def keep(event) -> None:
-            if isinstance(event, timing.Point):
-                state["points"].append(asdict(event))
-            else:
-                state["skipped"].append(f"{event.job.describe()}: {event.reason}")
-
+        # Sizes that do not fit are skipped by the sweep itself, so they set no memory cap.
+        fits = [j for j in steps if _memory_problem(j) is None]
         try:
-            _run_steps(
-                timing.sweep(jobs, repeats=repeats, warmup=1, max_step_s=max_step_s),
-                "Sweep",
-                keep,
-            )
+            args = (steps, repeats, 1, max_step_s)
+            _run_in_worker("speed_sweep", args, fits, SWEEP_KEY, "Sweep")
             state["done"] = True
+        except (JobFailed, jobs.Busy) as exc:
+            state["error"] = str(exc)
         except Exception as exc:
             state["error"] = ""  # reported here, once
             show_unexpected(exc, "running the sweep")
@@ -442,11 +511,13 @@ def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) 
 def page() -> None:
     st.title("CPU vs GPU speed")
     st.markdown(INTRO)
-    threads = timing.use_available_cpus()
+    _stop_running_job()
+    threads = timing.available_cpus()
     gpu = _gpu_name()
     st.caption(
-        f"CPU threads: **{threads}** (`torch.set_num_threads({threads})`, all the CPUs this "
-        f"host gives us). GPU: **{gpu or 'none'}**."
+        f"CPU threads: **{threads}** (`torch.set_num_threads({threads})` in the worker process "
+        f"that times, all the CPUs this host gives us). GPU: **{gpu or 'none'}**. Timings run "
+        "in a separate process, one at a time on this server."
     )
     reference = _reference_panel(gpu)
     devices = ["cpu", "cuda"] if gpu else ["cpu"]

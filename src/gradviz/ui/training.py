@@ -1,9 +1,15 @@
 """CIFAR-10 training page: the tutorial's network live on CPU or GPU, and the fast preset.
 
-Thin: all work is in gradviz.training. Training runs inside the script run and redraws only a
-few st.empty placeholders per progress event. Stop (or any other click) makes Streamlit rerun
-the page, which interrupts the loop between steps; the next run finds the live model in
-session state, evaluates it and shows what it learned so far.
+Thin: all work is in gradviz.training, and none of it runs in the server. The page checks
+the folder and counts its files; training runs in a worker process started for it
+(gradviz.jobs, gradviz.training.jobs) that reads the images itself, streams progress events
+back and exits when done, so its memory returns to the system. The script follows the
+job, redrawing a few st.empty placeholders per event. Stop (or any other click) makes
+Streamlit rerun the page; the rerun finds the job in session state, asks it to stop if
+Stop was pressed (it ends after the current step, evaluates what it learned and sends the
+results), and follows it again. Uploaded weights are evaluated in a worker too. At most
+GRADVIZ_TRAINING_JOBS trainings run at once on the server (default 1); others wait in line
+for a while, then are told the server is busy.
 """
 
 from __future__ import annotations
@@ -12,75 +18,74 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-import torch
 
-from gradviz.training.checkpoint import CheckpointError, load_weights, save_state_dict
+from gradviz import jobs
+from gradviz.timing import available_cpus
+from gradviz.training import jobs as training_jobs
+from gradviz.training.checkpoint import MAX_CHECKPOINT_BYTES
 from gradviz.training.data import (
+    CIFAR10_FOLDER,
     DataError,
-    Dataset,
+    allowed_data_roots,
     default_cache_dir,
-    display_classes,
     download_cifar10,
-    load_cifar10,
-    load_image_folder,
+    public_mode,
+    resolve_folder,
+    scan_image_folder,
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.training.loop import (
-    PRESETS,
-    DeviceError,
-    Event,
-    available_devices,
-    device_unavailable_reason,
-    evaluate,
-    resolve_device,
-    train,
-)
-from gradviz.training.pictures import confusion_png, prediction_grid_png
+from gradviz.training.loop import PRESETS, available_devices, device_unavailable_reason
 from gradviz.ui.common import show_unexpected
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
-RUN_KEY = "training_run"  # the run in progress (or interrupted): live model + history
+RUN_KEY = "training_run"  # the job in progress: {"job", "settings"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
 COMPARE_KEY = "training_by_device"  # (preset, device type) -> numbers, for the CPU-vs-GPU table
-GRID_IMAGES = 24
+UPLOAD_KEY = "training_upload_result"  # (file id, data) -> evaluation, so reruns do not redo it
+QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
+ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
 
 
-@st.cache_resource(show_spinner="Reading images into tensors...", max_entries=2)
-def _folder_dataset(path: str) -> Dataset:
-    return load_image_folder(path)
+class Source:
+    """Checked data choice: what the worker reads, and the caption for the page."""
+
+    def __init__(self, kind: str, path: Path, caption: str):
+        self.kind, self.path, self.caption = kind, path, caption
+
+    def spec(self) -> dict:
+        return {"kind": self.kind, "path": str(self.path)}
 
 
-@st.cache_resource(show_spinner="Reading CIFAR-10...", max_entries=1)
-def _cifar_dataset(root: str) -> Dataset:
-    return load_cifar10(root, download=False)
+@st.cache_data(show_spinner=False, ttl=30, max_entries=32)
+def _scan(path: str) -> str:
+    return scan_image_folder(path).describe()
 
 
-def _load_data(source: str, folder: str, cache_dir: str) -> Dataset:
+def _load_source(source: str, folder: str, cache_dir: str) -> Source:
+    """Check the chosen data without reading images (that happens in the worker)."""
     if source == FOLDER:
-        if not folder.strip():
-            raise DataError(
-                "Enter a folder with train/<class>/*.jpg and test/<class>/*.jpg, or choose CIFAR-10."
-            )
-        return _folder_dataset(str(Path(folder.strip()).expanduser().resolve()))
+        path = resolve_folder(folder)
+        return Source("folder", path, _scan(str(path)))
     if missing := torchvision_missing():  # before a 170 MB download it could not read
         raise DataError(missing)
-    root = Path(cache_dir.strip() or default_cache_dir()).expanduser()
-    bar = st.progress(0.0, text="Checking the CIFAR-10 cache...")
+    root = resolve_folder(cache_dir.strip() or str(default_cache_dir()))
+    if not (root / CIFAR10_FOLDER / "batches.meta").is_file():
+        bar = st.progress(0.0, text="Checking the CIFAR-10 cache...")
 
-    def progress(done: int, total: int | None) -> None:
-        if total:
-            bar.progress(
-                min(done / total, 1.0),
-                text=f"Downloading CIFAR-10: {done / 1e6:.1f} / {total / 1e6:.1f} MB",
-            )
+        def progress(done: int, total: int | None) -> None:
+            if total:
+                bar.progress(
+                    min(done / total, 1.0),
+                    text=f"Downloading CIFAR-10: {done / 1e6:.1f} / {total / 1e6:.1f} MB",
+                )
 
-    try:
-        download_cifar10(root, progress=progress)
-    finally:
-        bar.empty()
-    return _cifar_dataset(str(root))
+        try:
+            download_cifar10(root, progress=progress)
+        finally:
+            bar.empty()
+    return Source("cifar", root, f"CIFAR-10 in {root}: 50,000 training and 10,000 test images")
 
 
 def _fmt_eta(seconds: float | None) -> str:
@@ -89,18 +94,23 @@ def _fmt_eta(seconds: float | None) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def _status_text(ev: Event) -> str:
+def _status_text(ev: dict) -> str:
     parts = [
-        f"epoch {ev.epoch}/{ev.epochs}",
-        f"step {ev.step:,}/{ev.steps_total:,}",
-        f"{ev.images_per_s:,.0f} images/s",
-        f"ETA {_fmt_eta(ev.eta_s)}",
+        f"epoch {ev['epoch']}/{ev['epochs']}",
+        f"step {ev['step']:,}/{ev['steps_total']:,}",
+        f"{ev['images_per_s']:,.0f} images/s",
+        f"ETA {_fmt_eta(ev['eta_s'])}",
     ]
-    if ev.loss is not None:
-        parts.append(f"loss {ev.loss:.3f}")
-    if ev.accuracy is not None:
-        parts.append(f"train accuracy {100 * ev.accuracy:.1f}%")
+    if ev.get("loss") is not None:
+        parts.append(f"loss {ev['loss']:.3f}")
+    if ev.get("accuracy") is not None:
+        parts.append(f"train accuracy {100 * ev['accuracy']:.1f}%")
     return " · ".join(parts)
+
+
+def _fraction(ev: dict) -> float:
+    total = ev.get("images_total") or 0
+    return min(1.0, ev["images_seen"] / total) if total else 0.0
 
 
 def _curves(history: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -125,53 +135,47 @@ def _draw_curves(history: list[dict], loss_box, acc_box) -> None:
     acc_box.line_chart(acc, x_label="images seen", y_label="accuracy", height=220)
 
 
-def _finish(run: dict, data: Dataset, stopped: str | None) -> None:
-    """Evaluate the run's model on the test split and keep the results for every rerun."""
-    data = run.get("data", data)
-    model, arch = run["model"], run["arch"]
-    device = resolve_device(run["device_choice"])
-    classes = display_classes(data.classes)
-    ev = evaluate(model, data.test, arch, device, classes)
-    pick = torch.randperm(len(data.test), generator=torch.Generator().manual_seed(0))[:GRID_IMAGES]
-    last = run["history"][-1] if run["history"] else {}
-    seconds = float(last.get("elapsed_s") or 0.0)
-    seen = int(last.get("images_seen") or 0)
-    result = {
-        "preset": run["preset"],
-        "arch": arch,
-        "device": run["device"],
-        "device_type": device.type,
-        "data": data.source,
-        "stopped": stopped,
-        "seconds": seconds,
-        "images_seen": seen,
-        "images_per_s": seen / seconds if seconds > 0 else 0.0,
-        "epochs_done": seen / max(1, len(data.train)),
-        "accuracy": ev.accuracy,
-        "per_class": ev.per_class,
-        "report": ev.report_lines(),
-        "confusion_png": confusion_png(ev.confusion, classes),
-        "grid_png": prediction_grid_png(
-            data.test.images[pick], data.test.labels[pick], ev.predictions[pick], classes
-        ),
-        "weights": save_state_dict(model),
-        "history": list(run["history"]),
-    }
+def _keep_result(result: dict) -> None:
     st.session_state[RESULT_KEY] = result
     compare = st.session_state.setdefault(COMPARE_KEY, {})
-    compare[(run["preset"], device.type)] = {
-        "preset": run["preset"],
-        "device": run["device"],
-        "seconds": round(seconds, 2),
+    compare[(result["preset"], result["device_type"])] = {
+        "preset": result["preset"],
+        "device": result["device"],
+        "seconds": round(result["seconds"], 2),
         "images/s": round(result["images_per_s"]),
-        "test accuracy": round(ev.accuracy, 4),
+        "test accuracy": round(result["accuracy"], 4),
         "epochs": round(result["epochs_done"], 2),
     }
-    st.session_state.pop(RUN_KEY, None)
 
 
-def _run_training(data: Dataset, settings: dict) -> None:
+def _start_training(source: Source, settings: dict) -> None:
+    """Wait for a free training slot (showing the line), then start the worker."""
+    slot = jobs.slots("training")
+    wait_box = st.empty()
+
+    def waiting(running: int, ahead: int) -> None:
+        wait_box.info(
+            f"Another visitor is training ({running} of {slot.size} training "
+            f"slot{'s' if slot.size != 1 else ''} in use, {ahead} waiting ahead of you); "
+            f"yours starts when one ends (waiting up to {QUEUE_S:.0f} s)."
+        )
+
+    try:
+        slot.acquire(QUEUE_S, on_wait=waiting)
+    finally:
+        wait_box.empty()
+    run_settings = dict(settings)
+    run_settings["time_limit"] = training_jobs.effective_time_limit(settings["time_limit"])
+    limits = training_jobs.training_limits(run_settings["time_limit"], available_cpus())
+    limits = jobs.JobLimits(**{**limits.__dict__, "abandon_after": ABANDON_S})
+    job = jobs.start("train", (source.spec(), run_settings), limits, slot)
     st.session_state.pop(RESULT_KEY, None)
+    st.session_state[RUN_KEY] = {"job": job, "settings": run_settings}
+
+
+def _follow(run: dict) -> None:
+    """Draw the job's progress live until it ends, then keep its results (or say why not)."""
+    job = run["job"]
     live = st.empty()
     with live.container():
         st.button(
@@ -187,39 +191,43 @@ def _run_training(data: Dataset, settings: dict) -> None:
             loss_box = st.empty()
         with right:
             acc_box = st.empty()
-    events = train(
-        data,
-        settings["preset"],
-        settings["device_choice"],
-        epochs=settings["epochs"],
-        batch_size=settings["batch_size"],
-        lr=settings["lr"],
-        time_limit=settings["time_limit"] or None,
-        eval_each_epoch=True,
-        progress_every_s=0.5,
-    )
-    run: dict | None = None
-    for ev in events:
-        if ev.kind == "start":
-            res = ev.result
-            run = {
-                **settings,
-                "model": res.model,
-                "arch": res.arch,
-                "device": res.device,
-                "history": res.history,
-                "data": data,  # evaluate on what it trained on, even if the choice changes
-            }
-            st.session_state[RUN_KEY] = run
-            status.info(f"Training {res.arch} on {res.device}...")
-            continue
-        bar.progress(ev.fraction, text=f"{100 * ev.fraction:.0f}% of {ev.images_total:,} images")
-        status.info(_status_text(ev))
-        if ev.kind in ("progress", "epoch"):
-            _draw_curves(run["history"], loss_box, acc_box)
-        if ev.kind == "end":
-            _finish(run, data, ev.stopped)
-            live.empty()
+    if job.stop_requested:
+        status.info("Stopping after this step, then evaluating what was learned...")
+    else:
+        status.info("Starting the training worker and reading the images...")
+    history = []
+    for ev in job.stream():
+        kind = ev.get("kind")
+        if kind == "data":
+            status.info(f"Read {ev['describe']}. Building the network...")
+        elif kind == "start":
+            status.info(f"Training {ev['arch']} on {ev['device']}...")
+        elif kind == "evaluating":
+            status.info("Evaluating on the test images...")
+        elif kind in ("progress", "epoch", "end"):
+            history.append(ev)
+            bar.progress(
+                _fraction(ev), text=f"{100 * _fraction(ev):.0f}% of {ev['images_total']:,} images"
+            )
+            if not job.stop_requested:
+                status.info(_status_text(ev))
+            if (
+                len(job.events) - len(history) < 8 or kind != "progress"
+            ):  # skip redraws in a backlog
+                _draw_curves(history, loss_box, acc_box)
+    live.empty()
+    st.session_state.pop(RUN_KEY, None)
+    if job.status == "done":
+        result = job.result
+        if job.abandoned and result["stopped"] == "stop requested":
+            result["stopped"] = "the page was left, so the run was stopped"
+        else:
+            result["stopped"] = training_jobs.STOP_REASONS.get(result["stopped"], result["stopped"])
+        _keep_result(result)
+    elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
+        st.error(job.message)
+    else:
+        st.error(job.describe_failure("training") + " Nothing else was affected.")
 
 
 def _init_defaults() -> None:
@@ -339,7 +347,7 @@ def _show_comparison() -> None:
         )
 
 
-def _evaluate_upload(data: Dataset | None) -> None:
+def _evaluate_upload(source: Source | None) -> None:
     st.subheader("Evaluate uploaded weights")
     upload = st.file_uploader(
         "A state_dict saved by this page or the CLI (.pt)",
@@ -348,22 +356,52 @@ def _evaluate_upload(data: Dataset | None) -> None:
     )
     if upload is None:
         return
-    if data is None:
+    if source is None:
         st.info("Choose data above first; the weights are evaluated on its test images.")
         return
-    try:
-        arch, model = load_weights(upload.getvalue(), num_classes=len(data.classes))
-    except CheckpointError as exc:
-        st.error(f"Weights refused: {exc}")
+    if upload.size > MAX_CHECKPOINT_BYTES:
+        st.error(
+            f"Weights refused: the file is {upload.size / 1e6:.1f} MB; weights for these networks "
+            f"are far smaller (limit {MAX_CHECKPOINT_BYTES / 1e6:.0f} MB)."
+        )
         return
-    classes = display_classes(data.classes)
-    ev = evaluate(model, data.test, arch, "cpu", classes)
+    key = (upload.file_id, source.kind, str(source.path))
+    done = st.session_state.get(UPLOAD_KEY)
+    if not done or done[0] != key:
+        slot = jobs.slots("weights")
+        with st.spinner("Evaluating the weights in a worker process..."):
+            slot.acquire(QUEUE_S)
+            job = jobs.start(
+                "evaluate_weights",
+                (source.spec(), upload.getvalue()),
+                training_jobs.evaluate_limits(available_cpus()),
+                slot,
+            )
+            job.wait(training_jobs.EVALUATE_SECONDS + 30)
+        if job.status == "done":
+            outcome = ("ok", job.result)
+        elif job.status == "error" and job.error_type == "CheckpointError":
+            outcome = ("refused", job.message)
+        elif job.status == "error" and job.error_type == "DataError":
+            outcome = ("data", job.message)
+        else:
+            outcome = ("failed", job.describe_failure("evaluating the weights"))
+        done = (key, outcome)
+        st.session_state[UPLOAD_KEY] = done
+    status, value = done[1]
+    if status == "refused":
+        st.error(f"Weights refused: {value}")
+        return
+    if status != "ok":
+        st.error(f"Could not evaluate the weights: {value}")
+        return
     st.success(
-        f"{arch} weights: {100 * ev.accuracy:.1f}% on {len(data.test):,} test images ({data.source})."
+        f"{value['arch']} weights: {100 * value['accuracy']:.1f}% on {value['test_images']:,} "
+        f"test images ({value['data']})."
     )
     left, right = st.columns([2, 3])
-    left.code("\n".join(ev.report_lines()), language=None)
-    right.image(confusion_png(ev.confusion, classes))
+    left.code("\n".join(value["report"]), language=None)
+    right.image(value["confusion_png"])
 
 
 def page() -> None:
@@ -376,42 +414,52 @@ def page() -> None:
     )
     if missing := torchvision_missing():
         st.warning(missing, icon=":material/info:")
+    if public_mode():
+        roots = ", ".join(f"`{r}`" for r in allowed_data_roots())
+        st.caption(
+            f"Public server: only these data folders can be read: {roots}. Training runs "
+            f"in a separate worker process, at most {training_jobs.max_training_seconds():.0f} s."
+        )
     settings = _settings_form()
-    data = None
+    source = None
     try:
-        data = _load_data(settings["source"], settings["folder"], settings["cache_dir"])
-        st.caption(data.describe())
+        source = _load_source(settings["source"], settings["folder"], settings["cache_dir"])
+        st.caption(source.caption)
     except DataError as exc:
         st.error(str(exc))
     except Exception as exc:  # last resort: keep the page up
-        show_unexpected(exc, "loading the data")
+        show_unexpected(exc, "checking the data")
 
-    interrupted = st.session_state.get(RUN_KEY)
-    if interrupted and data is not None and interrupted.get("model") is not None:
-        reason = (
-            "stopped by you"
-            if st.session_state.get("training_stop")
-            else "interrupted by a change on the page"
-        )
+    followed = False
+    run = st.session_state.get(RUN_KEY)
+    if run and not isinstance(run.get("job"), jobs.Job):
+        st.session_state.pop(RUN_KEY, None)  # not a run this page started: forget it
+        run = None
+    if run:
+        if st.session_state.get("training_stop"):
+            run["job"].stop()
+        followed = True
         try:
-            _finish(interrupted, data, reason)
+            _follow(run)
         except Exception as exc:
             st.session_state.pop(RUN_KEY, None)
-            show_unexpected(exc, "evaluating the stopped run")
+            show_unexpected(exc, "following the training run")
 
     start = st.button(
         "Train",
         type="primary",
         icon=":material/model_training:",
-        disabled=data is None,
+        disabled=source is None,
         key="training_start",
     )
-    if start and data is not None:
+    if start and source is not None and not followed:
         try:
-            _run_training(data, settings)
-        except (DeviceError, ValueError) as exc:
+            _start_training(source, settings)
+            _follow(st.session_state[RUN_KEY])
+        except jobs.Busy as exc:
             st.error(str(exc))
         except Exception as exc:
+            st.session_state.pop(RUN_KEY, None)
             show_unexpected(exc, "training")
     # Drawn from session state, so the results look the same on every later rerun.
     result = st.session_state.get(RESULT_KEY)
@@ -419,6 +467,8 @@ def page() -> None:
         _show_result(result)
     _show_comparison()
     try:
-        _evaluate_upload(data)
+        _evaluate_upload(source)
+    except jobs.Busy as exc:
+        st.error(f"Could not evaluate the weights now: {exc}")
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "evaluating the uploaded weights")
