@@ -311,6 +311,14 @@ class _TutorialImages(torch.utils.data.Dataset):
 # ----------------------------------------------------------------------------- training
 
 
+def preset_unavailable_reason(preset: str | Preset) -> str | None:
+    """Why a preset cannot train here (the tutorial's per-image transforms need torchvision)."""
+    p = PRESETS[preset] if isinstance(preset, str) else preset
+    if not p.resident and (missing := torchvision_missing()):
+        return f"The {p.name} preset converts images with torchvision: {missing}"
+    return None
+
+
 def train(
     data: Dataset,
     preset: str | Preset = "fast",
@@ -341,8 +349,8 @@ def train(
     )
     if p.epochs < 1 or p.batch_size < 1 or p.lr <= 0:
         raise ValueError("epochs and batch size must be at least 1 and the learning rate above 0.")
-    if not p.resident and (missing := torchvision_missing()):
-        raise ValueError(f"The {p.name} preset converts images with torchvision: {missing}")
+    if reason := preset_unavailable_reason(p):
+        raise ValueError(reason)
     dev = device if isinstance(device, torch.device) else resolve_device(device)
     if threads:
         torch.set_num_threads(threads)

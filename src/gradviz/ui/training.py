@@ -35,7 +35,12 @@ from gradviz.training.data import (
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.training.loop import PRESETS, available_devices, device_unavailable_reason
+from gradviz.training.loop import (
+    PRESETS,
+    available_devices,
+    device_unavailable_reason,
+    preset_unavailable_reason,
+)
 from gradviz.ui.common import show_unexpected
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
@@ -454,9 +459,12 @@ def page() -> None:
     )
     if start and source is not None and not followed:
         try:
+            # Checked here, not only in the worker: the server knows what this set-up lacks.
+            if reason := preset_unavailable_reason(settings["preset"]):
+                raise DataError(reason)
             _start_training(source, settings)
             _follow(st.session_state[RUN_KEY])
-        except jobs.Busy as exc:
+        except (jobs.Busy, DataError) as exc:
             st.error(str(exc))
         except Exception as exc:
             st.session_state.pop(RUN_KEY, None)
