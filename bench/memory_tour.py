@@ -10,7 +10,7 @@ ImageFolder subset, in a job worker), samples the proportional set size
 the warm worker, job workers while they live) every 0.2 s, and reports the peak, overall
 and per page.
 
-    python bench/memory_tour.py [--python /tmp/cpuvenv/bin/python] [--limit-mb 690]
+    python bench/memory_tour.py [--python /tmp/cpuvenv/bin/python] [--limit-mb 690] [--public]
 """
 
 from __future__ import annotations
@@ -169,6 +169,11 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--limit-mb", type=float, default=690)
     ap.add_argument("--batch", type=int, help="training batch size (default: the preset's)")
+    ap.add_argument(
+        "--public",
+        action="store_true",
+        help="run the app as on a public host (GRADVIZ_PUBLIC=1: batch cap, one heavy job)",
+    )
     args = ap.parse_args()
     torch_version = subprocess.run(
         [args.python, "-c", "import torch; print(torch.__version__)"],
@@ -176,7 +181,7 @@ def main() -> None:
     ).stdout.strip()  # fmt: skip
     port = free_port()
     t0 = time.perf_counter()
-    proc = start(args.python, port)
+    proc = start(args.python, port, {"GRADVIZ_PUBLIC": "1"} if args.public else None)
     sampler = Sampler(proc.pid)
     sampler.start()
     try:
@@ -191,7 +196,8 @@ def main() -> None:
     print(
         f"python: {args.python}  torch {torch_version}  date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
-    print(f"training batch: {args.batch or 'preset default (512)'}")
+    default = "the public cap (128)" if args.public else "preset default (512)"
+    print(f"public mode: {'on' if args.public else 'off'}; training batch: {args.batch or default}")
     print(
         f"pages/steps toured: {len(visited)} in {time.perf_counter() - t0:.0f} s; samples: {sampler.samples}"
     )

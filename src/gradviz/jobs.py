@@ -42,6 +42,7 @@ JOBS = {
     "speed_point": "gradviz.timing:point_job",
     "speed_compare": "gradviz.timing:compare_job",
     "speed_sweep": "gradviz.timing:sweep_job",
+    "transfer": "gradviz.transfer:measure_job",
 }
 TEST_JOBS = {
     "count": "gradviz.jobs:_test_count",
@@ -509,8 +510,18 @@ _slots_lock = threading.Lock()
 SLOT_ENV = {"training": "GRADVIZ_TRAINING_JOBS", "speed": "GRADVIZ_SPEED_JOBS"}
 
 
+HEAVY = ("training", "speed")  # share one slot on a public host
+
+
 def slots(name: str) -> Slots:
-    """The server-wide slots for one kind of job (size from GRADVIZ_<NAME>_JOBS, default 1)."""
+    """The server-wide slots for one kind of job (size from GRADVIZ_<NAME>_JOBS, default 1).
+
+    On a public host (GRADVIZ_PUBLIC=1) training and timing share one slot: one heavy job at a
+    time keeps the worst case of memory to the server, the warm worker and one job."""
+    from gradviz.training.data import public_mode
+
+    if name in HEAVY and public_mode():
+        name = "heavy"
     with _slots_lock:
         if name not in _slots:
             env = SLOT_ENV.get(name, f"GRADVIZ_{name.upper()}_JOBS")

@@ -195,6 +195,13 @@ def measure_all(device: str, quick: bool = False) -> list[Measurement]:
     return copy_bandwidth(device) + sync_costs(device) + one_vs_many(device)
 
 
+def measure_job(device: str, quick: bool = False, *, should_stop):
+    """measure_all as a worker job (gradviz.jobs): one progress line, then the measurements as
+    the job's result. Copies allocate and time tensors, so they run outside the server."""
+    yield f"measuring copies and synchronisations on {device}"
+    return measure_all(device, quick=quick)
+
+
 def device_name(device: str) -> str:
     if _is_cuda(device):
         return torch.cuda.get_device_name(torch.device(device))

@@ -1,6 +1,7 @@
 """AppTest: devices as a user meets them: move a leaf to (simulated) CUDA, see the device
 colours, see a mixing error explained; the Devices page."""
 
+import os
 from pathlib import Path
 
 import torch
@@ -102,3 +103,42 @@ def test_devices_page():
     assert not at.exception
     rows = at.dataframe[-1].value
     assert any("host" in w for w in rows["what"])
+
+
+SERVER_MODULES_SCRIPT = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+
+page = "from gradviz.ui import devices\\ndevices.page()\\n"
+at = AppTest.from_string(page, default_timeout=180).run()
+errors = [e.value for e in at.error]
+print(json.dumps({
+    "exception": [str(e.value) for e in at.exception],
+    "device_error_shown": any("Expected all tensors" in df.value.to_csv() for df in at.dataframe),
+    "loaded": sorted(m for m in ("torch._dynamo", "torch._inductor", "sympy")
+                     if m in sys.modules),
+}))
+"""
+
+
+def test_lessons_run_in_workers_not_in_the_server():
+    """Simulated CUDA (FakeTensorMode) imports much of torch's compiler, about 70 MB: the
+    Devices page's lessons run in sandbox workers, so the server process never loads it."""
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
+    out = subprocess.run(
+        [sys.executable, "-c", SERVER_MODULES_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["exception"] == []
+    if SIMULATED:
+        assert report["device_error_shown"]  # the lessons still show PyTorch's errors
+    assert report["loaded"] == []

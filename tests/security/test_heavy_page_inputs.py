@@ -257,6 +257,26 @@ def test_public_mode_reads_only_allowed_folders(folder, monkeypatch, tmp_path):
     _train_briefly(at)
 
 
+def test_public_mode_caps_the_batch_size(folder, monkeypatch):
+    """A public host keeps batches small enough for its memory: the field's maximum, the
+    preset's default brought down to it, and a larger value sent anyway left at the cap."""
+    from gradviz.training import jobs as training_jobs
+
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
+    monkeypatch.setenv("GRADVIZ_DATA_ROOTS", str(folder))
+    at = _training(str(folder))
+    _no_traceback(at)
+    field = at.number_input(key="training_batch_fast")
+    assert field.max == training_jobs.PUBLIC_MAX_BATCH == 128
+    assert field.value == 128  # the fast preset's 512, brought down
+    assert "public server" in field.help
+    field.set_value(4096)
+    at.run()
+    _no_traceback(at)
+    assert at.number_input(key="training_batch_fast").value <= 128
+    _train_briefly(at)
+
+
 # ---------------------------------------------------------------- uploaded weights
 
 

@@ -295,3 +295,19 @@ def test_a_running_job_does_not_hold_up_the_autograd_pool():
         finally:
             job.kill()
             job.wait(10)
+
+
+def test_public_host_shares_one_slot_between_training_and_timing(monkeypatch):
+    monkeypatch.setattr(jobs, "_slots", {})
+    monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
+    assert jobs.slots("training") is not jobs.slots("speed")
+    monkeypatch.setattr(jobs, "_slots", {})
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
+    heavy = jobs.slots("training")
+    assert jobs.slots("speed") is heavy and heavy.size == 1
+    assert heavy.try_acquire()
+    try:
+        assert not jobs.slots("speed").try_acquire()  # a timing waits for the training
+    finally:
+        heavy.release()
+    assert jobs.slots("evaluate") is not heavy  # small jobs keep their own slot

@@ -303,3 +303,24 @@ def test_scan_gives_a_message_for_each_wrong_folder(tmp_path):
     ):
         with pytest.raises(DataError, match=words):
             scan_image_folder(root)
+
+
+def test_public_host_caps_batch_and_training_memory(monkeypatch):
+    from gradviz.training import jobs as training_jobs
+
+    monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
+    monkeypatch.delenv("GRADVIZ_TRAINING_MEMORY", raising=False)
+    assert training_jobs.max_batch_size() == training_jobs.MAX_BATCH
+    assert training_jobs.training_memory() == training_jobs.TRAINING_MEMORY
+    training_jobs.check_batch_size(512)
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
+    assert training_jobs.max_batch_size() == 128
+    assert training_jobs.training_memory() == training_jobs.PUBLIC_TRAINING_MEMORY
+    with pytest.raises(ValueError, match="above this server's limit of 128"):
+        training_jobs.check_batch_size(512)
+    with pytest.raises(ValueError, match="limit of 128"):  # the worker refuses it too
+        next(training_jobs.train_job({}, {"batch_size": 512}, should_stop=lambda: False))
+    monkeypatch.setenv("GRADVIZ_PUBLIC_MAX_BATCH", "64")
+    monkeypatch.setenv("GRADVIZ_TRAINING_MEMORY", "300000000")
+    assert training_jobs.max_batch_size() == 64
+    assert training_jobs.training_memory() == 300_000_000

@@ -18,7 +18,13 @@ from pathlib import Path
 import torch
 
 from gradviz.training.checkpoint import load_weights, save_state_dict
-from gradviz.training.data import Dataset, display_classes, load_cifar10, load_image_folder
+from gradviz.training.data import (
+    Dataset,
+    display_classes,
+    load_cifar10,
+    load_image_folder,
+    public_mode,
+)
 from gradviz.training.loop import evaluate, resolve_device, train
 from gradviz.training.pictures import confusion_png, prediction_grid_png
 
@@ -26,6 +32,12 @@ GRID_IMAGES = 24
 TRAINING_SECONDS = 600.0  # longest training a page run may ask for (GRADVIZ_TRAINING_SECONDS)
 MARGIN_SECONDS = 120.0  # a worker's wall clock beyond that: reading data, evaluating, pictures
 TRAINING_MEMORY = 1_500_000_000  # per training worker, beyond its own (GRADVIZ_TRAINING_MEMORY)
+# A public host (GRADVIZ_PUBLIC=1) shares a small container among all visitors: smaller batches
+# (activations grow with the batch) and a tighter memory cap, so a run that outgrows it is
+# stopped with a message instead of the whole app being killed. docs/BENCHMARKS.md has numbers.
+MAX_BATCH = 8192
+PUBLIC_MAX_BATCH = 128  # GRADVIZ_PUBLIC_MAX_BATCH
+PUBLIC_TRAINING_MEMORY = 400_000_000
 EVALUATE_SECONDS = 120.0
 STOP_REASONS = {"stop requested": "stopped by you", "time limit": "time limit reached"}
 
@@ -36,6 +48,27 @@ def _env_number(name: str, default: float) -> float:
     except ValueError:
         return default
     return value if math.isfinite(value) and value > 0 else default
+
+
+def max_batch_size() -> int:
+    """The largest batch a page run may ask for: PUBLIC_MAX_BATCH on a public host."""
+    if not public_mode():
+        return MAX_BATCH
+    return max(1, int(_env_number("GRADVIZ_PUBLIC_MAX_BATCH", PUBLIC_MAX_BATCH)))
+
+
+def training_memory() -> int:
+    default = PUBLIC_TRAINING_MEMORY if public_mode() else TRAINING_MEMORY
+    return int(_env_number("GRADVIZ_TRAINING_MEMORY", default))
+
+
+def check_batch_size(batch_size: int) -> None:
+    cap = max_batch_size()
+    if batch_size > cap:
+        raise ValueError(
+            f"Batch size {batch_size:,} is above this server's limit of {cap:,} "
+            "(a public server keeps batches small so that training fits its memory)."
+        )
 
 
 def max_training_seconds() -> float:
@@ -55,7 +88,7 @@ def training_limits(time_limit: float, threads: int):
     lowered to what the host has free."""
     from gradviz.jobs import JobLimits, memory_for_job
 
-    memory = int(_env_number("GRADVIZ_TRAINING_MEMORY", TRAINING_MEMORY))
+    memory = training_memory()
     return JobLimits(
         seconds=time_limit + MARGIN_SECONDS,
         memory_bytes=memory_for_job(memory),
@@ -66,7 +99,7 @@ def training_limits(time_limit: float, threads: int):
 def evaluate_limits(threads: int):
     from gradviz.jobs import JobLimits, memory_for_job
 
-    memory = int(_env_number("GRADVIZ_TRAINING_MEMORY", TRAINING_MEMORY))
+    memory = training_memory()
     return JobLimits(seconds=EVALUATE_SECONDS, memory_bytes=memory_for_job(memory), threads=threads)
 
 
@@ -111,6 +144,7 @@ def summarize(result, data: Dataset) -> dict:
 
 def train_job(source: dict, settings: dict, *, should_stop) -> Iterator[dict]:
     """Read the data, train (stopping cleanly on request), evaluate: events, then the results."""
+    check_batch_size(settings["batch_size"])
     data = load_data(source)
     yield {"kind": "data", "describe": data.describe()}
     resolve_device(settings["device_choice"])  # DeviceError before any work

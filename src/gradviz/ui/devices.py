@@ -7,21 +7,36 @@ import math
 
 import streamlit as st
 
-from gradviz import devices, transfer
+from gradviz import devices, jobs, sandbox, transfer
 from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.lang import fmt_bytes
-from gradviz.run import RunOptions, Trace, run_program
+from gradviz.run import RunOptions, Trace
+from gradviz.timing import available_cpus
 from gradviz.ui import device_panel
+
+MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def lesson_trace(source: str) -> Trace:
-    return run_program(source, RunOptions(classic=False))
+    """A lesson runs in a sandbox worker like any program: the simulated-CUDA machinery
+    (FakeTensorMode, which imports much of torch's compiler) stays out of the server."""
+    return sandbox.run_isolated(source, RunOptions(classic=False))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _measure(device: str) -> list[transfer.Measurement]:
-    return transfer.measure_all(device)
+    """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
+    sharing the Speed page's slot, so they do not slow each other down)."""
+    slot = jobs.slots("speed")
+    if not slot.try_acquire():
+        raise jobs.Busy("another visitor's timing is running; try again in a moment")
+    limits = jobs.JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
+    worker = jobs.start("transfer", (device,), limits, slot)
+    worker.wait(130.0)
+    if worker.status != "done":
+        raise RuntimeError(worker.describe_failure("the copy measurements"))
+    return worker.result
 
 
 def page() -> None:
@@ -176,8 +191,12 @@ def _costs(simulated: bool) -> None:
     if st.button(f"Measure on {device}", icon=":material/speed:", key="measure"):
         st.session_state.measured = device
     if st.session_state.get("measured") == device:
-        with st.spinner("Measuring…"):
-            st.dataframe(_rows(_measure(device)), hide_index=True)
+        with st.spinner("Measuring in a worker process…"):
+            try:
+                st.dataframe(_rows(_measure(device)), hide_index=True)
+            except (jobs.Busy, RuntimeError) as exc:
+                st.session_state.pop("measured", None)
+                st.error(f"Could not measure now: {exc}")
     reference = transfer.load_reference()
     if reference is None:
         st.info(

@@ -247,7 +247,7 @@ def _init_defaults() -> None:
     ss.setdefault("training_time_limit", 0.0)
     for name, p in PRESETS.items():
         ss.setdefault(f"training_epochs_{name}", p.epochs)
-        ss.setdefault(f"training_batch_{name}", p.batch_size)
+        ss.setdefault(f"training_batch_{name}", min(p.batch_size, training_jobs.max_batch_size()))
         ss.setdefault(f"training_lr_{name}", p.lr)
 
 
@@ -281,7 +281,19 @@ def _settings_form() -> dict:
         st.caption(PRESETS[preset].description)
     c3, c4, c5, c6 = st.columns(4)
     epochs = c3.number_input("Epochs", 1, 200, key=f"training_epochs_{preset}")
-    batch_size = c4.number_input("Batch size", 1, 8192, key=f"training_batch_{preset}")
+    max_batch = training_jobs.max_batch_size()
+    key = f"training_batch_{preset}"
+    if st.session_state.get(key, 1) > max_batch:  # e.g. a value kept from before public mode
+        st.session_state[key] = max_batch
+    batch_size = c4.number_input(
+        "Batch size",
+        1,
+        max_batch,
+        key=key,
+        help=None
+        if max_batch == training_jobs.MAX_BATCH
+        else f"At most {max_batch} on this public server, to fit its memory.",
+    )
     lr = c5.number_input("Learning rate", 1e-5, 10.0, format="%.4f", key=f"training_lr_{preset}")
     time_limit = c6.number_input("Time limit (s, 0 = none)", 0.0, 3600.0, key="training_time_limit")
     return {
