@@ -64,6 +64,7 @@ def test_json_metrics_on_stdout_progress_on_stderr(tmp_path, capsys):
     assert metrics["device"] == "cpu" and metrics["preset"] == "fast"
     assert set(metrics["per_class_accuracy"]) == {"blue", "green", "red"}
     assert 0 <= metrics["test_accuracy"] <= 1
+    assert metrics["test_time_augmentation"] == ("flip" if metrics["arch"] != "tutorial" else None)
     assert (
         metrics["images_seen"] == 48
         and metrics["images_per_s"] > 0

@@ -237,3 +237,35 @@ def test_without_torchvision_tutorial_refuses_and_fast_trains(monkeypatch):
         next(train(_toy(), "tutorial", device="cpu", epochs=1))
     events = list(train(_toy(), "fast", device="cpu", epochs=1, batch_size=32))
     assert events[-1].kind == "end"
+
+
+class _LeftVsRight(torch.nn.Module):
+    """Class 0's score is how much brighter the left half is than the right; class 1's is a
+    constant 0.5. An image and its mirror image get opposite class-0 scores, so, summed, every
+    image goes to class 1: flipped scoring is visible in the predictions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = torch.nn.Linear(2, 2)  # evaluate() reads the class count from it
+
+    def forward(self, x):
+        left, right = x[..., :16].mean((1, 2, 3)), x[..., 16:].mean((1, 2, 3))
+        return torch.stack([left - right, torch.full_like(left, 0.5)], 1)
+
+
+def test_fast_networks_are_scored_with_their_mirror_images():
+    from gradviz.training.loop import uses_flip_tta
+
+    assert uses_flip_tta("fast-cpu") and uses_flip_tta("fast-gpu")
+    assert not uses_flip_tta("tutorial")  # scored as the tutorial does
+    images = torch.zeros(2, 3, 32, 32, dtype=torch.uint8)
+    images[0, ..., :16] = 200  # bright left: class 0 alone, class 1 with its mirror image
+    images[1, ..., 16:] = 200  # bright right: class 1 either way
+    split = Split(images, torch.tensor([0, 1]))
+    plain = evaluate(_LeftVsRight(), split, "fast-cpu", flip_tta=False)
+    assert plain.predictions.tolist() == [0, 1] and not plain.flip_tta
+    mirrored = evaluate(_LeftVsRight(), split, "fast-cpu")
+    assert mirrored.flip_tta and mirrored.predictions.tolist() == [1, 1]
+    assert "mirror image" in mirrored.report_lines()[0]
+    assert "mirror" not in plain.report_lines()[0]
+    assert evaluate(_LeftVsRight(), split, "tutorial").predictions.tolist() == [0, 1]

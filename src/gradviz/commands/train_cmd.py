@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         "train_seconds": round(result.train_seconds, 3),
         "images_per_s": round(result.images_per_s, 1),
         "test_accuracy": round(ev.accuracy, 4),
+        "test_time_augmentation": "flip" if ev.flip_tta else None,
         "per_class_accuracy": {k: round(v, 4) for k, v in ev.per_class.items()},
         "stopped": result.stopped,
     }

@@ -131,6 +131,7 @@ def summarize(result, data: Dataset) -> dict:
         "images_per_s": seen / seconds if seconds > 0 else 0.0,
         "epochs_done": seen / max(1, len(data.train)),
         "accuracy": ev.accuracy,
+        "flip_tta": ev.flip_tta,
         "per_class": ev.per_class,
         "report": ev.report_lines(),
         "confusion_png": confusion_png(ev.confusion, classes),

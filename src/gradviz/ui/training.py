@@ -317,7 +317,14 @@ def _show_result(result: dict) -> None:
             "these are the results of what it had learned."
         )
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Test accuracy", f"{100 * result['accuracy']:.1f}%")
+    m1.metric(
+        "Test accuracy",
+        f"{100 * result['accuracy']:.1f}%",
+        help="Each test image scored together with its mirror image (the fast networks learn "
+        "from flipped images too)"
+        if result.get("flip_tta")
+        else "Each test image scored once, as the tutorial does",
+    )
     m2.metric("Training time", f"{result['seconds']:.1f} s")
     m3.metric("Images/s", f"{result['images_per_s']:,.0f}")
     m4.metric("Device", result["device"])
