@@ -102,21 +102,9 @@ def _test_hang(*args, should_stop):
 
 
 def _test_allocate(nbytes: int, shared: bool, *, should_stop):
-    held = []
-    step = 32 * 1024 * 1024
-    for _ in range(0, nbytes, step):
-        if shared:
-            import mmap
-
-            m = mmap.mmap(-1, step)
-            for i in range(0, step, 4096):
-                m[i] = 1
-            held.append(m)
-        else:
-            held.append(bytearray(b"\1" * step))
-        time.sleep(0.01)
+    held = sandbox._hold_memory(nbytes, shared)
     yield len(held)
-    return len(held) * step
+    return len(held) * sandbox.TEST_STEP
 
 
 def _test_fail(message: str, *args, should_stop):

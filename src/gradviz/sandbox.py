@@ -138,22 +138,29 @@ def _test_hang(seconds: float = 3600.0, spin: bool = False):
             time.sleep(0.05)
 
 
-def _test_allocate(nbytes: int, shared: bool):
-    """Grow memory in steps. Private memory meets RLIMIT_DATA; shared memory the watchdog."""
+TEST_STEP = 32 * 1024 * 1024
+
+
+def _hold_memory(nbytes: int, shared: bool) -> list:
+    """Grow memory in steps of TEST_STEP and hold it. Private memory meets RLIMIT_DATA; shared
+    memory the watchdog. (Test-only jobs here and in gradviz.jobs.)"""
     import mmap
 
     held = []
-    step = 32 * 1024 * 1024
-    for _ in range(0, nbytes, step):
+    for _ in range(0, nbytes, TEST_STEP):
         if shared:
-            m = mmap.mmap(-1, step)  # MAP_SHARED | MAP_ANONYMOUS: outside RLIMIT_DATA
-            for i in range(0, step, 4096):
+            m = mmap.mmap(-1, TEST_STEP)  # MAP_SHARED | MAP_ANONYMOUS: outside RLIMIT_DATA
+            for i in range(0, TEST_STEP, 4096):
                 m[i] = 1
             held.append(m)
         else:
-            held.append(bytearray(b"\1" * step))
+            held.append(bytearray(b"\1" * TEST_STEP))
         time.sleep(0.01)
-    return len(held) * step
+    return held
+
+
+def _test_allocate(nbytes: int, shared: bool):
+    return len(_hold_memory(nbytes, shared)) * TEST_STEP
 
 
 def _test_pid():
