@@ -454,21 +454,12 @@ def page() -> None:
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "checking the data")
 
-    followed = False
     run = st.session_state.get(RUN_KEY)
     if run and not isinstance(run.get("job"), jobs.Job):
         st.session_state.pop(RUN_KEY, None)  # not a run this page started: forget it
         run = None
-    if run:
-        if st.session_state.get("training_stop"):
-            run["job"].stop()
-        followed = True
-        try:
-            _follow(run)
-        except Exception as exc:
-            st.session_state.pop(RUN_KEY, None)
-            show_unexpected(exc, "following the training run")
-
+    if run and st.session_state.get("training_stop"):
+        run["job"].stop()
     start = st.button(
         "Train",
         type="primary",
@@ -476,22 +467,40 @@ def page() -> None:
         disabled=source is None,
         key="training_start",
     )
-    if start and source is not None and not followed:
-        try:
-            # Checked here, not only in the worker: the server knows what this set-up lacks.
-            if reason := preset_unavailable_reason(settings["preset"]):
-                raise DataError(reason)
-            _start_training(source, settings)
-            _follow(st.session_state[RUN_KEY])
-        except (jobs.Busy, DataError) as exc:
-            st.error(str(exc))
-        except Exception as exc:
-            st.session_state.pop(RUN_KEY, None)
-            show_unexpected(exc, "training")
-    # Drawn from session state, so the results look the same on every later rerun.
+    # One slot for the live run and for the results: when a run starts, the previous run's
+    # results (which Streamlit would otherwise leave on screen, faded, until the script run
+    # ends, with a download button still offering the old weights) are replaced at once.
+    area = st.empty()
+    messages: list = []  # drawn again with the results, which replace what the slot held
+    if run:
+        with area.container():
+            try:
+                _follow(run)
+            except Exception as exc:
+                st.session_state.pop(RUN_KEY, None)
+                messages.append(lambda exc=exc: show_unexpected(exc, "following the training run"))
+    elif start and source is not None:
+        with area.container():
+            try:
+                # Checked here, not only in the worker: the server knows what this set-up lacks.
+                if reason := preset_unavailable_reason(settings["preset"]):
+                    raise DataError(reason)
+                _start_training(source, settings)
+                _follow(st.session_state[RUN_KEY])
+            except (jobs.Busy, DataError) as exc:
+                messages.append(lambda text=str(exc): st.error(text))
+            except Exception as exc:
+                st.session_state.pop(RUN_KEY, None)
+                messages.append(lambda exc=exc: show_unexpected(exc, "training"))
+    # Drawn from session state, so the results look the same on every later rerun. A failed
+    # run's own message (drawn by _follow) stays in the slot: it leaves no results behind.
     result = st.session_state.get(RESULT_KEY)
-    if result:
-        _show_result(result)
+    if result or messages:
+        with area.container():
+            for show in messages:
+                show()
+            if result:
+                _show_result(result)
     _show_comparison()
     try:
         _evaluate_upload(source)
