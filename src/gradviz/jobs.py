@@ -433,6 +433,10 @@ class Busy(RuntimeError):
     """Every slot stayed taken for longer than the caller would wait."""
 
 
+class JobFailed(Exception):
+    """A job ended without a result; the message says why in one plain sentence."""
+
+
 class Slots:
     """At most `size` jobs of one kind at a time, server-wide; others wait in line."""
 
@@ -544,6 +548,28 @@ def start(
         if slot is not None:
             slot.release()
         raise
+
+
+def run_now(
+    kind: str,
+    args: tuple,
+    limits: JobLimits,
+    slot_name: str,
+    what: str,
+    busy: str,
+    *,
+    testing: bool = False,
+):
+    """A short job run to its end in a free slot of `slot_name`, now or not at all: its result;
+    Busy(busy) when the slot is taken; JobFailed naming `what` when it ends without a result."""
+    slot = slots(slot_name)
+    if not slot.try_acquire():
+        raise Busy(busy)
+    job = start(kind, args, limits, slot, testing=testing)
+    job.wait(limits.seconds + 10.0)
+    if job.status != "done":
+        raise JobFailed(job.describe_failure(what))
+    return job.result
 
 
 def memory_for_job(configured: int, fraction: float = 0.8) -> int:

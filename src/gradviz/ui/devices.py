@@ -28,15 +28,15 @@ def lesson_trace(source: str) -> Trace:
 def _measure(device: str) -> list[transfer.Measurement]:
     """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
     sharing the Speed page's slot, so they do not slow each other down)."""
-    slot = jobs.slots("speed")
-    if not slot.try_acquire():
-        raise jobs.Busy("another visitor's timing is running; try again in a moment")
     limits = jobs.JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
-    worker = jobs.start("transfer", (device,), limits, slot)
-    worker.wait(130.0)
-    if worker.status != "done":
-        raise RuntimeError(worker.describe_failure("the copy measurements"))
-    return worker.result
+    return jobs.run_now(
+        "transfer",
+        (device,),
+        limits,
+        "speed",
+        "the copy measurements",
+        busy="another visitor's timing is running; try again in a moment",
+    )
 
 
 def page() -> None:
@@ -194,7 +194,7 @@ def _costs(simulated: bool) -> None:
         with st.spinner("Measuring in a worker process…"):
             try:
                 st.dataframe(_rows(_measure(device)), hide_index=True)
-            except (jobs.Busy, RuntimeError) as exc:
+            except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: jobs.Busy too
                 st.session_state.pop("measured", None)
                 st.error(f"Could not measure now: {exc}")
     reference = transfer.load_reference()

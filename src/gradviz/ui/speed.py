@@ -64,8 +64,7 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
-class JobFailed(Exception):
-    """A timing job ended without finishing; the message says why in plain words."""
+JobFailed = jobs.JobFailed
 
 
 @st.cache_data(show_spinner=False)
@@ -75,14 +74,15 @@ def _calibration(workload: str, device: str, dtype: str) -> dict:
     Skipped (not cached) while another timing holds the server's slot.
     """
     job = timing.calibration_job(workload, device, dtype)
-    slot = jobs.slots("speed")
-    if not slot.try_acquire():
-        raise jobs.Busy("another visitor's timing is running")
-    worker = jobs.start("speed_point", (job, 3), timing.job_limits([job], 60.0), slot)
-    worker.wait(70.0)
-    if worker.status != "done":
-        raise JobFailed(worker.describe_failure("the quick estimate"))
-    return asdict(worker.result)
+    point = jobs.run_now(
+        "speed_point",
+        (job, 3),
+        timing.job_limits([job], 60.0),
+        "speed",
+        "the quick estimate",
+        busy="another visitor's timing is running",
+    )
+    return asdict(point)
 
 
 def _keep_comparison(state: dict, event) -> None:
