@@ -21,21 +21,15 @@ from dataclasses import dataclass, field
 
 import torch
 
-SIMULATED_CUDA_COUNT = 2  # cuda:0 and cuda:1, so the cuda:0-vs-cuda:1 lesson works too
-SIMULATED_SUFFIX = " (simulated)"
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    key: str  # "cpu", "cuda:0", "mps"
-    kind: str  # cpu | cuda | mps
-    name: str
-    simulated: bool = False
-    total_memory: int | None = None  # bytes
-
-    @property
-    def label(self) -> str:
-        return self.key + (SIMULATED_SUFFIX if self.simulated else "")
+# Torch-free pieces live in gradviz.host (the server uses them); here under their old names.
+from gradviz.host import (  # noqa: E402,F401
+    SIMULATED_CUDA_COUNT,
+    SIMULATED_SUFFIX,
+    DeviceInfo,
+    device_label,
+    gather,
+    trace_memory,
+)
 
 
 def cuda_available() -> bool:
@@ -53,26 +47,7 @@ def mps_available() -> bool:
 
 
 def list_devices() -> list[DeviceInfo]:
-    import platform
-
-    out = [DeviceInfo("cpu", "cpu", platform.processor() or platform.machine() or "CPU")]
-    if cuda_available():
-        for i in range(torch.cuda.device_count()):
-            props = torch.cuda.get_device_properties(i)
-            out.append(DeviceInfo(f"cuda:{i}", "cuda", props.name, False, props.total_memory))
-    else:
-        for i in range(SIMULATED_CUDA_COUNT):
-            out.append(
-                DeviceInfo(
-                    f"cuda:{i}",
-                    "cuda",
-                    "simulated CUDA (values on the CPU, device rules from PyTorch)",
-                    True,
-                )
-            )
-    if mps_available():
-        out.append(DeviceInfo("mps", "mps", "Apple Metal (MPS)"))
-    return out
+    return list(gather().devices)
 
 
 def device_choices(simulate: bool | None = None) -> list[str]:
@@ -84,10 +59,6 @@ def device_choices(simulate: bool | None = None) -> list[str]:
     if mps_available():
         out.append("mps")
     return out
-
-
-def device_label(device: str, simulated: bool) -> str:
-    return device + (SIMULATED_SUFFIX if simulated and device != "cpu" else "")
 
 
 # ---------------------------------------------------------------- simulated CUDA
@@ -448,34 +419,6 @@ def memory_summary() -> list[dict]:
             }
         )
     return out
-
-
-def trace_memory(tensors, simulated: bool) -> list[dict]:
-    """Bytes of the tensors a program named, per device (values and gradients)."""
-    sizes = {
-        "float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4,
-        "float16": 2, "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1,
-    }  # fmt: skip
-    per: dict[str, dict] = {}
-    for t in tensors:
-        n = 1
-        for s in t.shape:
-            n *= s
-        nbytes = n * sizes.get(t.dtype, 4)
-        row = per.setdefault(
-            t.device,
-            {
-                "device": device_label(t.device, simulated),
-                "tensors": 0,
-                "bytes": 0,
-                "grad_bytes": 0,
-            },
-        )
-        row["tensors"] += 1
-        row["bytes"] += nbytes
-        if t.grad_preview is not None:
-            row["grad_bytes"] += nbytes
-    return list(per.values())
 
 
 def model_placement(device: str, simulate: bool | None = None) -> dict:

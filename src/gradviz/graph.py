@@ -8,53 +8,12 @@ the way data flows forward (inputs -> function -> output), as torchviz draws the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import torch
 
 from gradviz import tables
 from gradviz.explain import rule_for
-from gradviz.run import Interpreter, TensorInfo, _walk_graph, tensor_values
-
-
-@dataclass
-class GraphNode:
-    id: str
-    kind: str  # tensor | function
-    title: str  # a tensor's label, or a function's name
-    role: str  # leaf | intermediate | output | untracked | function
-    tensor: str | None = None  # TensorInfo.id for tensor nodes
-    rule: str | None = None
-    saved: list[tuple[str, str]] = field(default_factory=list)
-    shape: list[int] | None = None  # for unnamed leaves
-    device: str | None = None  # where the tensor (or the function's output) lives
-
-
-@dataclass
-class GraphEdge:
-    src: str
-    dst: str
-    copy: str | None = None  # "cpu→cuda:0" where a value crosses devices (a copy)
-
-
-@dataclass
-class GraphModel:
-    nodes: list[GraphNode] = field(default_factory=list)
-    edges: list[GraphEdge] = field(default_factory=list)
-    tensors: list[TensorInfo] = field(default_factory=list)
-    simulated: bool = False  # CUDA devices here are simulated (gradviz.devices)
-    _index: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def node(self, node_id: str) -> GraphNode | None:
-        return next((n for n in self.nodes if n.id == node_id), None)
-
-    def tensor_info(self, tensor_id: str | None) -> TensorInfo | None:
-        if len(self._index) != len(self.tensors):
-            self._index = {t.id: t for t in self.tensors}
-        return self._index.get(tensor_id)
-
-    def by_title(self, title: str) -> GraphNode | None:
-        return next((n for n in self.nodes if n.title == title), None)
+from gradviz.run import Interpreter, _walk_graph, tensor_values
+from gradviz.trace import GraphEdge, GraphModel, GraphNode, TensorInfo  # noqa: F401 (re-exported)
 
 
 def _note(binding, tensor: torch.Tensor) -> str | None:

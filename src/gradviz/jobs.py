@@ -43,6 +43,9 @@ JOBS = {
     "speed_compare": "gradviz.timing:compare_job",
     "speed_sweep": "gradviz.timing:sweep_job",
     "transfer": "gradviz.transfer:measure_job",
+    "host_facts": "gradviz.host:facts_job",
+    "placement": "gradviz.host:placement_job",
+    "cuda_memory": "gradviz.host:memory_job",
 }
 TEST_JOBS = {
     "count": "gradviz.jobs:_test_count",
@@ -510,7 +513,7 @@ def slots(name: str) -> Slots:
 
     On a public host (GRADVIZ_PUBLIC=1) training and timing share one slot: one heavy job at a
     time keeps the worst case of memory to the server, the warm worker and one job."""
-    from gradviz.training.data import public_mode
+    from gradviz.host import public_mode
 
     if name in HEAVY and public_mode():
         name = "heavy"

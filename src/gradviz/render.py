@@ -19,7 +19,7 @@ import subprocess
 import warnings
 from dataclasses import dataclass
 
-from gradviz.graph import GraphModel, GraphNode
+from gradviz.trace import GraphModel, GraphNode
 
 FORMATS = ("svg", "png", "pdf", "dot")
 # Above this many nodes a drawing is compact: tensors show name, shape and values (no

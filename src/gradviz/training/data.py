@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from gradviz.host import public_mode  # noqa: F401 (re-exported: training.data.public_mode)
+
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm", ".tif", ".tiff"}
 
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -92,11 +94,6 @@ def shared_subset_dir(repo_root: Path | None = None) -> Path | None:
 
 MAX_PATH_CHARS = 4096
 MAX_FOLDER_IMAGES = 200_000  # a folder with more is refused before anything is read
-
-
-def public_mode() -> bool:
-    """GRADVIZ_PUBLIC=1: a public host, where visitors may read only the allowed data roots."""
-    return os.environ.get("GRADVIZ_PUBLIC", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def allowed_data_roots() -> list[Path]:

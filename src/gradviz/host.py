@@ -1,0 +1,209 @@
+"""What this host's PyTorch offers, known to the server without importing torch.
+
+The Streamlit server never imports torch (its import alone is about 190 MB of the server's
+proportional set size with CPU-only torch; docs/BENCHMARKS.md): programs, timings and
+training run in worker processes, and what the pages need to know about the host (torch's
+version, the devices, whether CUDA is simulated) is asked of a worker once and kept.
+
+- `facts()`: a HostFacts, gathered by `gather()` in a job worker on first use and cached
+  for the life of the process (with GRADVIZ_SANDBOX=off, gathered in this process).
+- `ask(kind, args)`: run one small job (placement, allocator figures) in a worker and
+  return its result.
+- Plain helpers every page uses: DeviceInfo, device_label, trace_memory, public_mode.
+
+No Streamlit here, and torch only inside the functions that run in a worker.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import threading
+from dataclasses import dataclass, field
+
+SIMULATED_CUDA_COUNT = 2  # cuda:0 and cuda:1, so the cuda:0-vs-cuda:1 lesson works too
+SIMULATED_SUFFIX = " (simulated)"
+FACTS_SECONDS = 120.0  # first use may wait for the forkserver's torch import
+FACTS_MEMORY = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    key: str  # "cpu", "cuda:0", "mps"
+    kind: str  # cpu | cuda | mps
+    name: str
+    simulated: bool = False
+    total_memory: int | None = None  # bytes
+
+    @property
+    def label(self) -> str:
+        return self.key + (SIMULATED_SUFFIX if self.simulated else "")
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What torch reports on this host, as plain data."""
+
+    torch_version: str
+    cuda_available: bool
+    cuda_count: int
+    mps_available: bool
+    devices: tuple[DeviceInfo, ...] = field(default_factory=tuple)
+    cuda_build: str | None = None  # torch.version.cuda: the CUDA this torch was built for
+
+    @property
+    def simulated(self) -> bool:
+        """True where PyTorch has no CUDA device: lessons then run on simulated CUDA."""
+        return not self.cuda_available
+
+    @property
+    def gpu_name(self) -> str | None:
+        return next((d.name for d in self.devices if d.kind == "cuda" and not d.simulated), None)
+
+    def device_choices(self, simulate: bool | None = None) -> list[str]:
+        """Devices a program's tensors can be moved to: cpu and the CUDA devices (real or
+        simulated), and mps where present on a real-device host."""
+        simulate = self.simulated if simulate is None else simulate
+        if simulate:
+            return ["cpu"] + [f"cuda:{i}" for i in range(SIMULATED_CUDA_COUNT)]
+        out = ["cpu"] + [f"cuda:{i}" for i in range(self.cuda_count)]
+        if self.mps_available:
+            out.append("mps")
+        return out
+
+
+def device_label(device: str, simulated: bool) -> str:
+    return device + (SIMULATED_SUFFIX if simulated and device != "cpu" else "")
+
+
+def public_mode() -> bool:
+    """GRADVIZ_PUBLIC=1: a public host (Community Cloud): smaller caps, fewer data roots."""
+    return os.environ.get("GRADVIZ_PUBLIC", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+DTYPE_BYTES = {
+    "float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4,
+    "float16": 2, "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1,
+}  # fmt: skip
+
+
+def trace_memory(tensors, simulated: bool) -> list[dict]:
+    """Bytes of the tensors a program named, per device (values and gradients)."""
+    per: dict[str, dict] = {}
+    for t in tensors:
+        n = 1
+        for s in t.shape:
+            n *= s
+        nbytes = n * DTYPE_BYTES.get(t.dtype, 4)
+        row = per.setdefault(
+            t.device,
+            {
+                "device": device_label(t.device, simulated),
+                "tensors": 0,
+                "bytes": 0,
+                "grad_bytes": 0,
+            },
+        )
+        row["tensors"] += 1
+        row["bytes"] += nbytes
+        if t.grad_preview is not None:
+            row["grad_bytes"] += nbytes
+    return list(per.values())
+
+
+# ---------------------------------------------------------------- in a worker (torch)
+
+
+def gather() -> HostFacts:
+    """Ask torch, in this process, what the host offers."""
+    import torch
+
+    cuda = bool(torch.cuda.is_available())
+    backend = getattr(torch.backends, "mps", None)
+    mps = bool(backend is not None and backend.is_available())
+    out = [DeviceInfo("cpu", "cpu", platform.processor() or platform.machine() or "CPU")]
+    count = torch.cuda.device_count() if cuda else 0
+    if cuda:
+        for i in range(count):
+            props = torch.cuda.get_device_properties(i)
+            out.append(DeviceInfo(f"cuda:{i}", "cuda", props.name, False, props.total_memory))
+    else:
+        for i in range(SIMULATED_CUDA_COUNT):
+            out.append(
+                DeviceInfo(
+                    f"cuda:{i}",
+                    "cuda",
+                    "simulated CUDA (values on the CPU, device rules from PyTorch)",
+                    True,
+                )
+            )
+    if mps:
+        out.append(DeviceInfo("mps", "mps", "Apple Metal (MPS)"))
+    return HostFacts(
+        torch_version=str(torch.__version__),
+        cuda_available=cuda,
+        cuda_count=count,
+        mps_available=mps,
+        devices=tuple(out),
+        cuda_build=torch.version.cuda,
+    )
+
+
+def facts_job(*, should_stop):
+    """The job behind facts(): gather() in a worker."""
+    yield "asking torch"
+    return gather()
+
+
+def placement_job(device: str, *, should_stop):
+    """devices.model_placement(device) in a worker (simulated CUDA imports FakeTensorMode)."""
+    from gradviz.devices import model_placement
+
+    yield "building the model"
+    return model_placement(device)
+
+
+def memory_job(*, should_stop):
+    """devices.memory_summary() in a worker: what the CUDA driver and a fresh allocator see."""
+    from gradviz.devices import memory_summary
+
+    yield "asking the CUDA allocator"
+    return memory_summary()
+
+
+# ---------------------------------------------------------------- in the server (no torch)
+
+_facts: HostFacts | None = None
+_facts_lock = threading.Lock()
+
+
+def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = FACTS_MEMORY):
+    """Run one small job to its end in a worker and return its result (no slot: these are
+    short and light). Raises jobs.JobFailed with a plain message when it ends without one."""
+    from gradviz import jobs
+
+    limits = jobs.JobLimits(seconds=seconds, memory_bytes=memory_bytes)
+    job = jobs.start(kind, args, limits)
+    job.wait(seconds + 10.0)
+    if job.status != "done":
+        raise jobs.JobFailed(job.describe_failure(f"asking the worker ({kind})"))
+    return job.result
+
+
+def facts() -> HostFacts:
+    """This host's facts, asked of a worker on first use and kept for the process's life."""
+    global _facts
+    with _facts_lock:
+        if _facts is None:
+            _facts = ask("host_facts", (), seconds=FACTS_SECONDS)
+        return _facts
+
+
+def torch_version() -> str:
+    """The installed torch's version, read from its package metadata (no import)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return "not installed"
