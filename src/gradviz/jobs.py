@@ -577,7 +577,7 @@ def run_now(
 
 def memory_for_job(configured: int, fraction: float = 0.8) -> int:
     """The configured memory cap, lowered to `fraction` of what the host has free now."""
-    from gradviz.timing import available_memory
+    from gradviz.host import cpu_memory_available
 
-    free = available_memory("cpu")
+    free = cpu_memory_available()
     return configured if free is None else min(configured, int(free * fraction))

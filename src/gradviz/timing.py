@@ -234,19 +234,13 @@ def validate_job(job: Job) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def available_cpus() -> int:
-    """CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota."""
-    try:
-        count = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        count = os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        if quota != "max":
-            count = min(count, max(1, math.floor(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, count)
+# What the host gives this process (torch-free, in gradviz.host); here under their old names.
+from gradviz.host import (  # noqa: E402,F401
+    _cgroup_available,
+    _meminfo_available,
+    available_cpus,
+    cpu_memory_available,
+)
 
 
 def use_available_cpus() -> int:
@@ -257,37 +251,12 @@ def use_available_cpus() -> int:
     return threads
 
 
-def _meminfo_available() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def _cgroup_available() -> int | None:
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        if limit == "max":
-            return None
-        used = int(Path("/sys/fs/cgroup/memory.current").read_text().strip())
-        return max(0, int(limit) - used)
-    except (OSError, ValueError):
-        return None
-
-
 def available_memory(device: str) -> int | None:
     """Bytes free for new tensors on `device` (None where it cannot be known)."""
     if device.startswith("cuda"):
         free, _total = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
-    known = [b for b in (_meminfo_available(), _cgroup_available()) if b is not None]
-    return min(known) if known else None
+    return cpu_memory_available()
 
 
 MEMORY_FRACTION = 0.5  # use at most this share of what is free: the server and others need room

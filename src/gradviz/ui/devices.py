@@ -9,9 +9,9 @@ import streamlit as st
 
 from gradviz import devices, jobs, sandbox, transfer
 from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
+from gradviz.host import available_cpus
 from gradviz.lang import fmt_bytes
 from gradviz.run import RunOptions, Trace
-from gradviz.timing import available_cpus
 from gradviz.ui import device_panel
 
 MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers

@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from gradviz import jobs
-from gradviz.timing import available_cpus
+from gradviz.host import available_cpus
 from gradviz.training import jobs as training_jobs
 from gradviz.training.checkpoint import MAX_CHECKPOINT_BYTES
 from gradviz.training.data import (
