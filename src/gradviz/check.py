@@ -9,32 +9,13 @@ usually float32) are compared with central differences.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import torch
 
 from gradviz.lang import ProgramError, parse
 from gradviz.run import RESERVED_NAMES, Interpreter, RunOptions
+from gradviz.trace import GradCheckResult, LeafCheck  # noqa: F401 (re-exported)
 
 MAX_CHECK_ELEMENTS = 200
-
-
-@dataclass
-class LeafCheck:
-    name: str
-    line: int
-    shown: list | float | None
-    numerical: list | float
-    max_abs_diff: float | None
-    ok: bool
-
-
-@dataclass
-class GradCheckResult:
-    ok: bool
-    message: str
-    gradcheck_passed: bool | None = None
-    leaves: list[LeafCheck] = field(default_factory=list)
 
 
 def _leaves(source: str, options: RunOptions) -> tuple[Interpreter, list]:

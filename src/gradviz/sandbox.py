@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from multiprocessing.context import set_spawning_popen
 
-from gradviz.lang import DEFAULT_LIMITS, ProgramError, fmt_bytes
+from gradviz.lang import DEFAULT_LIMITS, ProgramError, fmt_bytes, parse
 
 PRELOAD = ["gradviz.sandbox_preload"]  # torch, gradviz and torchviz, then gc.freeze()
 
@@ -575,14 +575,23 @@ def _out_of_memory(trace, memory_bytes: int):
 
 
 def run_isolated(source, options=None, pool: Pool | None = None, raise_busy: bool = False):
-    """run_program in a worker: always a Trace, never an exception (except Busy on request)."""
-    from gradviz.run import RunOptions, Trace, run_program
+    """run_program in a worker: always a Trace, never an exception (except Busy on request).
+
+    The server side needs no torch: text that is not a string, or too long, is refused here
+    by the parser's own checks, and everything else is run by a worker."""
+    from gradviz.trace import RunOptions, Trace
 
     options = options or RunOptions()
     if not enabled() and pool is None:
+        from gradviz.run import run_program
+
         return run_program(source, options)
     if not isinstance(source, str) or len(source) > options.limits.max_source_chars:
-        return run_program(source, options)  # refused before anything runs: wrong type, size
+        try:  # refused before anything runs: wrong type, size
+            parse(source, options.limits)
+        except ProgramError as exc:
+            text = source if isinstance(source, str) else ""
+            return Trace(source=text, error=exc.to_dict(), stats={"seconds": 0.0})
     pool = pool or default_pool()
     seconds = pool.limits.run_seconds
     started = time.perf_counter()
@@ -611,9 +620,11 @@ def check_isolated(
     pool: Pool | None = None,
 ):
     """check_gradients in a worker; a failure comes back as a failed GradCheckResult."""
-    from gradviz.check import GradCheckResult, check_gradients
+    from gradviz.trace import GradCheckResult
 
     if not enabled() and pool is None:
+        from gradviz.check import check_gradients
+
         return check_gradients(source, target, shown, options, ones=ones)
     if not isinstance(source, str) or len(source) > DEFAULT_LIMITS.max_source_chars:
         return GradCheckResult(False, "The program must be text within the size limit.")

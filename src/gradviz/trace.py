@@ -1,5 +1,5 @@
 """What a run gives back, as plain data: Trace, TensorInfo, the backward record, RunOptions,
-and the graph model (GraphModel, GraphNode, GraphEdge).
+the graph model (GraphModel, GraphNode, GraphEdge) and a gradient check's result (GradCheckResult).
 
 No torch here (and no Streamlit): the server unpickles these from its workers and draws them
 without importing PyTorch, which keeps the server process small (docs/BENCHMARKS.md, memory).
@@ -164,3 +164,24 @@ class GraphModel:
 
     def by_title(self, title: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.title == title), None)
+
+
+# ---------------------------------------------------------------- gradient checks (gradviz.check)
+
+
+@dataclass
+class LeafCheck:
+    name: str
+    line: int
+    shown: list | float | None
+    numerical: list | float
+    max_abs_diff: float | None
+    ok: bool
+
+
+@dataclass
+class GradCheckResult:
+    ok: bool
+    message: str
+    gradcheck_passed: bool | None = None
+    leaves: list[LeafCheck] = field(default_factory=list)

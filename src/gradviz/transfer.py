@@ -8,6 +8,9 @@ CPU, time.perf_counter. Nothing here asserts on speed; the numbers are what this
 Recorded GPU reference numbers live in bench/transfer_reference.json, written by
 `python -m gradviz.transfer --record bench/transfer_reference.json` on a machine with a GPU.
 No such file exists until someone runs that on a GPU: gradviz never makes numbers up.
+
+torch is imported inside the measuring functions (they run in a job worker): the server
+imports this module for Measurement and the reference without loading PyTorch.
 """
 
 from __future__ import annotations
@@ -21,8 +24,6 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-import torch
 
 REFERENCE_PATH = Path(__file__).resolve().parents[2] / "bench" / "transfer_reference.json"
 RECORD_COMMAND = "python -m gradviz.transfer --record bench/transfer_reference.json"
@@ -45,11 +46,15 @@ class Measurement:
 
 
 def _is_cuda(device: str) -> bool:
+    import torch
+
     return torch.device(device).type == "cuda"
 
 
 def time_it(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2) -> float:
     """Median seconds of fn(); CUDA events and synchronize on a GPU, perf_counter on the CPU."""
+    import torch
+
     for _ in range(warmup):
         fn()
     if _is_cuda(device):
@@ -75,6 +80,8 @@ def wall_time(fn: Callable[[], object], device: str, repeats: int = 5, warmup: i
     """Median wall-clock seconds until fn() returns to Python (what a hidden sync costs the host).
 
     The device is idle before each run, so only fn's own work and waiting are counted."""
+    import torch
+
     for _ in range(warmup):
         fn()
     times = []
@@ -94,6 +101,8 @@ def copy_bandwidth(device: str, nbytes: int = 16 * 2**20, repeats: int = 5) -> l
 
     On the CPU there is no host-device copy: it measures a host memory copy (the CPU side
     of a transfer) and says that pinned memory needs CUDA."""
+    import torch
+
     n = nbytes // 4
     out = []
     if _is_cuda(device):
@@ -137,6 +146,8 @@ def sync_costs(device: str, size: int = 512, repeats: int = 5) -> list[Measureme
 
     On a GPU, work is queued and Python goes on; each of these must wait for the queue to
     drain and copy back, so the host stalls (a hidden synchronisation)."""
+    import torch
+
     x = torch.randn(size, size, device=device)
 
     def queued():
@@ -165,6 +176,8 @@ def sync_costs(device: str, size: int = 512, repeats: int = 5) -> list[Measureme
 
 def one_vs_many(device: str, pieces: int = 256, size: int = 1024, repeats: int = 3):
     """The same additions as one large op and as many small ones (each a launch on a GPU)."""
+    import torch
+
     big = torch.randn(pieces * size, device=device)
     small = list(big.split(size))
 
@@ -203,6 +216,8 @@ def measure_job(device: str, quick: bool = False, *, should_stop):
 
 
 def device_name(device: str) -> str:
+    import torch
+
     if _is_cuda(device):
         return torch.cuda.get_device_name(torch.device(device))
     import platform
@@ -212,6 +227,8 @@ def device_name(device: str) -> str:
 
 def record(path: Path, device: str) -> dict:
     """Measure on `device` and write the numbers with the device's name and the date."""
+    import torch
+
     data = {
         "device": device,
         "device_name": device_name(device),
@@ -240,6 +257,8 @@ def load_reference(path: Path = REFERENCE_PATH) -> dict | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import torch
+
     parser = argparse.ArgumentParser(prog="python -m gradviz.transfer", description=__doc__)
     parser.add_argument("--device", default="cuda:0" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--record", type=Path, help="write the measurements as JSON here")

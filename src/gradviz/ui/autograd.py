@@ -8,9 +8,9 @@ import streamlit as st
 
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
-from gradviz.run import RunOptions, Trace
 from gradviz.sandbox import check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
+from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
 from gradviz.ui.common import show_unexpected
 

@@ -6,37 +6,25 @@ import platform
 
 import streamlit as st
 
-from gradviz import __version__
-
-
-@st.cache_resource
-def _environment() -> dict[str, str]:
-    import torch
-
-    return {
-        "gradviz": __version__,
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "cuda": "available" if torch.cuda.is_available() else "not available",
-    }
-
-
-@st.cache_resource
-def _devices() -> list:
-    from gradviz.devices import list_devices
-
-    return list_devices()
+from gradviz import __version__, host
 
 
 def sidebar() -> None:
-    """Shared sidebar: versions and what the host can do."""
-    env = _environment()
+    """Shared sidebar: versions and what the host can do (asked of a worker once: the server
+    itself never imports torch)."""
+    python = platform.python_version()
     with st.sidebar:
+        try:
+            facts = host.facts()
+        except Exception as exc:  # noqa: BLE001 - the page still works; say what failed
+            st.caption(f"gradviz {__version__} · torch {host.torch_version()} · Python {python}")
+            st.warning(f"Could not ask a worker process what this host offers: {exc}")
+            return
+        cuda = "available" if facts.cuda_available else "not available"
         st.caption(
-            f"gradviz {env['gradviz']} · torch {env['torch']} · Python {env['python']} · "
-            f"CUDA {env['cuda']}"
+            f"gradviz {__version__} · torch {facts.torch_version} · Python {python} · CUDA {cuda}"
         )
-        device_status(_devices())
+        device_status(list(facts.devices))
 
 
 def device_status(found: list) -> None:

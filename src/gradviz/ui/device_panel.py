@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz import devices
+from gradviz import host
 from gradviz.lang import fmt_bytes
 from gradviz.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
 
@@ -24,8 +24,9 @@ def overrides() -> tuple[tuple[str, str], ...]:
 
 def controls(trace) -> None:
     """Pick leaf tensors (or all) and a device; the page reruns the program with them moved."""
-    simulated = devices.simulation_needed()
-    choices = devices.device_choices()
+    facts = host.facts()
+    simulated = facts.simulated
+    choices = facts.device_choices()
     leaves = list(dict.fromkeys(t.name for t in trace.tensors if t.is_leaf))
     chosen = [n for n in st.session_state.get("move_leaves") or [] if n in leaves]
     if chosen != (st.session_state.get("move_leaves") or []):
@@ -45,7 +46,7 @@ def controls(trace) -> None:
             "to device",
             choices,
             key="move_to",
-            format_func=lambda d: devices.device_label(d, simulated),
+            format_func=lambda d: host.device_label(d, simulated),
         )
         c3.checkbox("all leaves", key="move_all")
         if simulated:
@@ -60,7 +61,7 @@ def moves(trace) -> None:
     for m in trace.moves:
         st.info(
             f"Moved `{m['name']}` (line {m['line']}) from {m['from']} to "
-            f"**{devices.device_label(m['to'], trace.simulated)}**",
+            f"**{host.device_label(m['to'], trace.simulated)}**",
             icon=":material/swap_horiz:",
         )
     for note in trace.device_notes:
@@ -75,7 +76,7 @@ def legend(trace) -> None:
     parts = []
     for dev in present:
         color = DEVICE_COLORS.get(dev, OTHER_DEVICE_COLOR)
-        label = devices.device_label(dev, trace.simulated)
+        label = host.device_label(dev, trace.simulated)
         parts.append(
             f'<span style="border:3px solid {color};padding:1px 6px;border-radius:4px">'
             f"{label}</span>"
@@ -88,7 +89,7 @@ def legend(trace) -> None:
 
 
 def memory(trace) -> None:
-    rows = devices.trace_memory(trace.tensors, trace.simulated)
+    rows = host.trace_memory(trace.tensors, trace.simulated)
     if rows:
         st.markdown("**Named tensors per device** (values; gradients where backward ran)")
         st.dataframe(
@@ -135,7 +136,7 @@ def error_details(details: dict, rule: bool = True) -> None:
 
 
 def allocator_table(rows: list[dict]) -> None:
-    """Per-device CUDA allocator figures (devices.memory_summary rows)."""
+    """Per-device CUDA allocator figures (devices.memory_summary rows, asked of a worker)."""
     st.dataframe(
         [
             {

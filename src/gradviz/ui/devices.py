@@ -7,11 +7,11 @@ import math
 
 import streamlit as st
 
-from gradviz import devices, jobs, sandbox, transfer
+from gradviz import host, jobs, sandbox, transfer
 from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.host import available_cpus
 from gradviz.lang import fmt_bytes
-from gradviz.run import RunOptions, Trace
+from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
 
 MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
@@ -39,8 +39,22 @@ def _measure(device: str) -> list[transfer.Measurement]:
     )
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _placement_of(device: str) -> dict:
+    """Seed 003's `next(model.parameters()).device`, asked of PyTorch in a worker (on simulated
+    CUDA the model is built under FakeTensorMode, which stays out of the server)."""
+    return host.ask("placement", (device,))
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _cuda_memory() -> list[dict]:
+    """The CUDA allocator and driver figures, as a fresh worker sees them (a few seconds old
+    at most)."""
+    return host.ask("cuda_memory")
+
+
 def page() -> None:
-    simulated = devices.simulation_needed()
+    simulated = host.facts().simulated
     st.title("Devices")
     st.caption("Where every tensor lives, what mixing devices breaks, and what moving data costs.")
     if simulated:
@@ -68,7 +82,7 @@ def _host() -> None:
                 "name": d.name,
                 "memory": fmt_bytes(d.total_memory) if d.total_memory else "",
             }
-            for d in devices.list_devices()
+            for d in host.facts().devices
         ],
         hide_index=True,
     )
@@ -118,8 +132,7 @@ def _lessons(simulated: bool) -> None:
         st.success(
             "PyTorch allows this. Where each tensor lives: "
             + ", ".join(
-                f"`{t.label}` {devices.device_label(t.device, trace.simulated)}"
-                for t in trace.tensors
+                f"`{t.label}` {host.device_label(t.device, trace.simulated)}" for t in trace.tensors
             ),
             icon=":material/check:",
         )
@@ -131,23 +144,34 @@ def _placement() -> None:
         "A model's parameters live on one device; `next(model.parameters()).device` says which. "
         "Inputs must be moved to the same device before the forward pass."
     )
-    choices = devices.device_choices()
-    simulated = devices.simulation_needed()
+    facts = host.facts()
+    choices = facts.device_choices()
+    simulated = facts.simulated
     dev = st.selectbox(
         "Build torch.nn.Linear(4, 2) on",
         choices,
-        format_func=lambda d: devices.device_label(d, simulated),
+        format_func=lambda d: host.device_label(d, simulated),
         key="placement_device",
     )
-    result = devices.model_placement(dev)
+    try:
+        result = _placement_of(dev)
+    except jobs.JobFailed as exc:
+        st.error(f"Could not build the model now: {exc}")
+        return
     st.code(result["code"], language="python")
-    label = devices.device_label(result["device"], result["simulated"])
+    label = host.device_label(result["device"], result["simulated"])
     st.markdown(f"PyTorch answers: **{label}** (weight and bias: {result['parameters']})")
 
 
 def _memory() -> None:
     st.header("Memory", divider="gray")
-    rows = devices.memory_summary()
+    rows = []
+    if host.facts().cuda_available:
+        try:
+            rows = _cuda_memory()
+        except jobs.JobFailed as exc:
+            st.error(f"Could not ask the CUDA allocator now: {exc}")
+            return
     if not rows:
         st.info(
             "No CUDA GPU here, so there is no CUDA allocator to ask. On a GPU this shows, per "
@@ -158,6 +182,11 @@ def _memory() -> None:
         )
         return
     device_panel.allocator_table(rows)
+    st.caption(
+        "Asked of a fresh worker process: programs run in workers, so allocated and reserved "
+        "are that worker's own (zero until it makes tensors); the memory all processes use is "
+        "the driver's view of the whole GPU."
+    )
 
 
 def _rows(measurements) -> list[dict]:

@@ -1,0 +1,75 @@
+"""The Streamlit server never imports torch: programs, lessons, placement and host facts are
+asked of worker processes, and what comes back is plain data (docs/BENCHMARKS.md: torch's
+import is about 190 MB of the server's memory with CPU-only torch).
+
+Each check runs in a fresh Python process, since this test process has torch imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+AUTOGRAD_AND_DEVICES = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+
+at = AppTest.from_file("app.py", default_timeout=180).run()
+problems = [str(e.value) for e in at.exception]
+sidebar = "\\n".join(m.value for m in at.sidebar.markdown)
+graph_drawn = bool(at.session_state["shown_dot"])
+# a program with backward, then its leaves moved to (simulated) CUDA
+at.text_area(key="program").input("x = torch.tensor([1.0, 2.0], requires_grad=True)\\n"
+                                  "y = (x * x).sum()\\ny.backward()\\n")
+at = at.button[0].click().run()
+problems += [str(e.value) for e in at.exception]
+at.multiselect(key="move_leaves").select("x").run()
+problems += [str(e.value) for e in at.exception]
+moved = any("Moved `x`" in i.value for i in at.info)
+grads = at.dataframe[0].value.to_csv()
+
+page = "from gradviz.ui import devices\\ndevices.page()\\n"
+dev = AppTest.from_string(page, default_timeout=180).run()
+dev.selectbox(key="placement_device").select("cuda:0").run()
+problems += [str(e.value) for e in dev.exception]
+placement = any("PyTorch answers: **cuda:0" in m.value for m in dev.markdown)
+lessons = len(dev.dataframe[1].value)
+print(json.dumps({
+    "problems": problems,
+    "sidebar_has_cuda": "cuda:0" in sidebar,
+    "graph_drawn": graph_drawn,
+    "moved": moved,
+    "grad_shown": "[2.0000, 4.0000]" in grads,
+    "placement": placement,
+    "lessons": lessons,
+    "loaded": sorted(m for m in ("torch", "numpy.core", "torch._dynamo") if m in sys.modules),
+}))
+"""
+
+
+def _run(script: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADVIZ_SANDBOX", "PYTHONPATH")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        cwd=ROOT,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_autograd_and_devices_pages_work_without_torch_in_the_server():
+    report = _run(AUTOGRAD_AND_DEVICES)
+    assert report["problems"] == []
+    assert report["sidebar_has_cuda"]  # host facts came from a worker
+    assert report["graph_drawn"] and report["moved"] and report["grad_shown"]
+    assert report["placement"] and report["lessons"] >= 10
+    assert "torch" not in report["loaded"], report["loaded"]
