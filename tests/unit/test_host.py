@@ -1,0 +1,112 @@
+"""gradviz.host: what the host's torch offers, asked of a worker; torch-free helpers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from gradviz import host, jobs
+from gradviz.trace import TensorInfo
+
+CUDA = torch.cuda.is_available()
+
+
+def test_gather_matches_torch():
+    facts = host.gather()
+    assert facts.torch_version == torch.__version__
+    assert facts.cuda_available is CUDA
+    assert facts.cuda_count == (torch.cuda.device_count() if CUDA else 0)
+    assert facts.devices[0].key == "cpu"
+    cuda = [d for d in facts.devices if d.kind == "cuda"]
+    if CUDA:
+        assert not any(d.simulated for d in cuda) and facts.gpu_name == cuda[0].name
+    else:
+        assert [d.label for d in cuda] == ["cuda:0 (simulated)", "cuda:1 (simulated)"]
+        assert facts.simulated and facts.gpu_name is None
+
+
+def test_facts_are_asked_of_a_worker_once_and_kept(monkeypatch):
+    monkeypatch.setattr(host, "_facts", None)
+    asked = []
+    real_ask = host.ask
+
+    def counting_ask(kind, *args, **kwargs):
+        asked.append(kind)
+        return real_ask(kind, *args, **kwargs)
+
+    monkeypatch.setattr(host, "ask", counting_ask)
+    first = host.facts()
+    assert host.facts() is first and asked == ["host_facts"]
+    assert first == host.gather()  # the worker saw what this process sees
+
+
+def test_device_choices():
+    sim = host.HostFacts("x", False, 0, False, ())
+    assert sim.device_choices() == ["cpu", "cuda:0", "cuda:1"]
+    real = host.HostFacts("x", True, 1, True, ())
+    assert real.device_choices() == ["cpu", "cuda:0", "mps"]
+    assert real.device_choices(simulate=True) == ["cpu", "cuda:0", "cuda:1"]
+
+
+def test_device_label():
+    assert host.device_label("cuda:0", True) == "cuda:0 (simulated)"
+    assert host.device_label("cpu", True) == "cpu"
+    assert host.device_label("cuda:0", False) == "cuda:0"
+
+
+def _info(shape, dtype, device, grad):
+    return TensorInfo(
+        "t", "t", "t", 1, "", shape, dtype, device, grad, True, False, None, None, "", None,
+        "g" if grad else None,
+    )  # fmt: skip
+
+
+def test_trace_memory_counts_values_and_gradients_per_device():
+    rows = host.trace_memory(
+        [_info([2, 3], "float32", "cpu", True), _info([4], "float64", "cuda:0", False)], True
+    )
+    assert rows == [
+        {"device": "cpu", "tensors": 1, "bytes": 24, "grad_bytes": 24},
+        {"device": "cuda:0 (simulated)", "tensors": 1, "bytes": 32, "grad_bytes": 0},
+    ]
+
+
+@pytest.mark.parametrize(
+    "value,expected", [("1", True), ("true", True), (" YES ", True), ("0", False), ("", False)]
+)
+def test_public_mode(monkeypatch, value, expected):
+    monkeypatch.setenv("GRADVIZ_PUBLIC", value)
+    assert host.public_mode() is expected
+
+
+def test_cpus_and_memory():
+    assert 1 <= host.available_cpus() <= (len(__import__("os").sched_getaffinity(0)))
+    free = host.cpu_memory_available()
+    assert free is None or free > 0
+
+
+def test_torch_version_from_metadata_without_import():
+    assert torch.__version__.startswith(host.torch_version().split("+")[0])
+    code = "import sys, gradviz.host as h; h.torch_version(); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_placement_asked_of_a_worker():
+    result = host.ask("placement", ("cuda:0",))
+    assert result["device"] == "cuda:0"
+    assert result["simulated"] is (not CUDA)
+    assert set(result["parameters"]) == {"weight", "bias"}
+
+
+def test_cuda_memory_asked_of_a_worker():
+    rows = host.ask("cuda_memory")
+    assert (rows == []) is (not CUDA)
+
+
+def test_a_failed_ask_is_a_plain_error():
+    with pytest.raises(jobs.JobFailed, match="placement"):
+        host.ask("placement", ("nonsense-device",))
