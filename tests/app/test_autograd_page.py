@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gradviz import mdtable
 from gradviz.presets import PRESETS_BY_KEY
 from gradviz.share import encode_program
 
@@ -26,8 +27,10 @@ def _graph_dot(at: AppTest) -> str:
     return at.session_state["shown_dot"]
 
 
-def _tensor_table(at: AppTest):
-    return at.dataframe[0].value
+def _tensor_table(at: AppTest) -> dict[str, dict]:
+    """The Tensors tab's table: name -> row (strings)."""
+    rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    return {r["name"]: r for r in rows}
 
 
 def test_landing_shows_seed_graph_with_gradients():
@@ -38,7 +41,7 @@ def test_landing_shows_seed_graph_with_gradients():
         assert f"{{{name} = " in dot
     assert "PowBackward0" in dot and "MeanBackward0" in dot
     table = _tensor_table(at)
-    x = table[table["name"] == "x"].iloc[0]
+    x = table["x"]
     assert x["grad"] == "[2.0000, 2.6667, 3.3333]"
     assert "grad [2.0000, 2.6667, 3.3333]" in dot
 
@@ -49,7 +52,7 @@ def test_preset_then_backward_shows_gradients():
     assert not at.exception
     assert at.text_area(key="program").value == PRESETS_BY_KEY["broadcasting"].source
     table = _tensor_table(at)
-    col = table[table["name"] == "col"].iloc[0]
+    col = table["col"]
     assert col["grad"] == "[[100.0000], [100.0000], [100.0000]]"
 
     # A program of our own: no backward yet, then the Run backward button.
@@ -58,11 +61,11 @@ def test_preset_then_backward_shows_gradients():
     )
     at.button[0].click().run()  # the form's Run program
     table = _tensor_table(at)
-    assert table[table["name"] == "w"].iloc[0]["grad"] == ""
+    assert table["w"]["grad"] == ""
     run_backward = next(b for b in at.button if b.label == "Run backward")
     run_backward.click().run()
     table = _tensor_table(at)
-    assert table[table["name"] == "w"].iloc[0]["grad"] == "[3.0000, 12.0000]"
+    assert table["w"]["grad"] == "[3.0000, 12.0000]"
     assert "MulBackward0" in _graph_dot(at)
 
 
@@ -79,7 +82,7 @@ def test_non_scalar_output_explained_and_ones_gradient():
     )
     at.checkbox(key="ones").check().run()
     table = _tensor_table(at)
-    assert table[table["name"] == "x"].iloc[0]["grad"] == "[3.0000, 3.0000]"
+    assert table["x"]["grad"] == "[3.0000, 3.0000]"
 
 
 def test_mistake_preset_shows_line_and_fix():
@@ -130,7 +133,7 @@ def test_share_link_reproduces_program_and_options():
     dot = _graph_dot(at)
     assert "rankdir=LR" in dot and "#1e1e1e" in dot
     table = _tensor_table(at)
-    assert table[table["name"] == "p"].iloc[0]["grad"] == "[12.0000]"
+    assert table["p"]["grad"] == "[12.0000]"
 
 
 @pytest.mark.parametrize("bad", ["!!!", "eJzLSM3JyQ", "A" * 20000])

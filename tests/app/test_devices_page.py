@@ -7,6 +7,7 @@ from pathlib import Path
 import torch
 from streamlit.testing.v1 import AppTest
 
+from gradviz import mdtable
 from gradviz.device_lessons import LESSONS_BY_KEY
 from gradviz.render import COPY_COLOR, DEVICE_COLORS
 
@@ -45,9 +46,9 @@ def test_toggle_a_leaf_to_cuda_colours_the_graph_by_device():
     assert any("Moved `x`" in i.value and CUDA0 in i.value for i in at.info)
     dot = _dot(at)
     assert DEVICE_COLORS["cuda:0"] in dot and CUDA0 in dot
-    table = at.dataframe[0].value
-    assert set(table["device"]) == {"cuda:0"}
-    x = table[table["name"] == "x"].iloc[0]
+    table = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    assert {r["device"] for r in table} == {"cuda:0"}
+    x = next(r for r in table if r["name"] == "x")
     assert x["grad"] == "[2.0000, 2.6667, 3.3333]"  # same gradients as on the CPU
     legend = " ".join(m.value for m in at.markdown)
     assert "Devices:" in legend
@@ -90,9 +91,9 @@ def test_devices_page():
 
     at = AppTest.from_function(script, default_timeout=120).run()
     assert not at.exception
-    cases = at.dataframe[1].value
+    cases = mdtable.find((m.value for m in at.markdown), "PyTorch")
     assert len(cases) >= 10
-    assert any("Expected all tensors" in m for m in cases["PyTorch"])
+    assert any("Expected all tensors" in c["PyTorch"] for c in cases)
     at.selectbox(key="device_lesson").select("index_gpu_index").run()
     assert any("indices should be either on cpu" in e.value for e in at.error)
     at.selectbox(key="placement_device").select("cuda:0").run()
@@ -101,8 +102,8 @@ def test_devices_page():
         assert any("No recorded GPU numbers yet" in i.value for i in at.info)
     at.button(key="measure").click().run()
     assert not at.exception
-    rows = at.dataframe[-1].value
-    assert any("host" in w for w in rows["what"])
+    rows = mdtable.find((m.value for m in at.markdown), "GB/s")
+    assert any("host" in r["what"] for r in rows)
 
 
 SERVER_MODULES_SCRIPT = """
@@ -114,7 +115,7 @@ at = AppTest.from_string(page, default_timeout=180).run()
 errors = [e.value for e in at.error]
 print(json.dumps({
     "exception": [str(e.value) for e in at.exception],
-    "device_error_shown": any("Expected all tensors" in df.value.to_csv() for df in at.dataframe),
+    "device_error_shown": any("Expected all tensors" in m.value for m in at.markdown),
     "loaded": sorted(m for m in ("torch._dynamo", "torch._inductor", "sympy")
                      if m in sys.modules),
 }))

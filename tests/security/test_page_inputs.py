@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gradviz import mdtable
 from gradviz.share import encode_program
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -89,5 +90,5 @@ def test_page_still_works_after_hostile_input():
     at.text_area(key="program").input("k = torch.full((2,), 5.0)\n")
     at.button[0].click().run()
     assert not at.error
-    table = at.dataframe[0].value
-    assert table[table["name"] == "k"].iloc[0]["value"] == "[5.0000, 5.0000]"
+    table = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    assert next(r for r in table if r["name"] == "k")["value"] == "[5.0000, 5.0000]"

@@ -12,7 +12,7 @@ from gradviz.sandbox import check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
-from gradviz.ui.common import show_unexpected
+from gradviz.ui.common import show_unexpected, table
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
@@ -256,7 +256,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 )
             from gradviz.explain import rule_for as _rule
 
-            st.dataframe(
+            table(
                 [
                     {
                         "step": s.index + 1,
@@ -266,8 +266,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                         "gradients out": ", ".join(s.produced),
                     }
                     for s in steps
-                ],
-                hide_index=True,
+                ]
             )
         else:
             st.info("Run backward to see the order autograd runs its backward functions.")
@@ -302,7 +301,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 )
     with tabs[1]:
         if trace.tensors:
-            st.dataframe(
+            table(
                 [
                     {
                         "name": t.label,
@@ -318,8 +317,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                         "note": t.note or "",
                     }
                     for t in trace.tensors
-                ],
-                hide_index=True,
+                ]
             )
             device_panel.memory(trace)
         else:
@@ -386,7 +384,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         result = check_isolated(source, record.target, shown, ones=st.session_state.ones)
     (st.success if result.ok else st.error)(result.message)
     if result.leaves:
-        st.dataframe(
+        table(
             [
                 {
                     "leaf": c.name,
@@ -396,8 +394,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
                     "ok": c.ok,
                 }
                 for c in result.leaves
-            ],
-            hide_index=True,
+            ]
         )
 
 

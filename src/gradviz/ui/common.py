@@ -6,7 +6,7 @@ import platform
 
 import streamlit as st
 
-from gradviz import __version__, host
+from gradviz import __version__, host, mdtable
 
 
 def sidebar() -> None:
@@ -50,3 +50,19 @@ def show_unexpected(exc: BaseException, what: str) -> None:
         f"Something went wrong while {what}: {type(exc).__name__}: {exc}. "
         "Your input is kept; try again or change it. If it keeps happening, please report it."
     )
+
+
+SCROLL_AFTER_ROWS = 15
+
+
+def table(rows: list[dict], columns: list[str] | None = None) -> None:
+    """A table of plain rows, drawn as Markdown (gradviz.mdtable: no pandas or pyarrow in the
+    server); more than SCROLL_AFTER_ROWS rows scroll inside a box."""
+    if not rows:
+        return
+    text = mdtable.to_markdown(rows, columns)
+    if len(rows) > SCROLL_AFTER_ROWS:
+        with st.container(height=36 * (SCROLL_AFTER_ROWS + 1)):
+            st.markdown(text)
+    else:
+        st.markdown(text)

@@ -8,6 +8,7 @@ import streamlit as st
 from gradviz import host
 from gradviz.lang import fmt_bytes
 from gradviz.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+from gradviz.ui.common import table
 
 ALL = "*"
 
@@ -92,7 +93,7 @@ def memory(trace) -> None:
     rows = host.trace_memory(trace.tensors, trace.simulated)
     if rows:
         st.markdown("**Named tensors per device** (values; gradients where backward ran)")
-        st.dataframe(
+        table(
             [
                 {
                     "device": r["device"],
@@ -101,8 +102,7 @@ def memory(trace) -> None:
                     "gradients": fmt_bytes(r["grad_bytes"]),
                 }
                 for r in rows
-            ],
-            hide_index=True,
+            ]
         )
     if trace.memory:
         st.markdown("**CUDA allocator after the run** (nvidia-smi shows *reserved* plus context)")
@@ -137,7 +137,7 @@ def error_details(details: dict, rule: bool = True) -> None:
 
 def allocator_table(rows: list[dict]) -> None:
     """Per-device CUDA allocator figures (devices.memory_summary rows, asked of a worker)."""
-    st.dataframe(
+    table(
         [
             {
                 "device": r["device"],
@@ -147,6 +147,5 @@ def allocator_table(rows: list[dict]) -> None:
                 "total": fmt_bytes(r["total"]),
             }
             for r in rows
-        ],
-        hide_index=True,
+        ]
     )

@@ -13,6 +13,7 @@ from gradviz.host import available_cpus
 from gradviz.lang import fmt_bytes
 from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
+from gradviz.ui.common import table
 
 MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
 
@@ -74,7 +75,7 @@ def page() -> None:
 
 def _host() -> None:
     st.header("This host", divider="gray")
-    st.dataframe(
+    table(
         [
             {
                 "device": d.label,
@@ -83,8 +84,7 @@ def _host() -> None:
                 "memory": fmt_bytes(d.total_memory) if d.total_memory else "",
             }
             for d in host.facts().devices
-        ],
-        hide_index=True,
+        ]
     )
 
 
@@ -110,7 +110,7 @@ def _lessons(simulated: bool) -> None:
                 or ("simulated devices" if trace.simulated else "this machine"),
             }
         )
-    st.dataframe(rows, hide_index=True)
+    table(rows)
     key = st.selectbox(
         "Look at one case",
         [x.key for x in LESSONS],
@@ -222,7 +222,7 @@ def _costs(simulated: bool) -> None:
     if st.session_state.get("measured") == device:
         with st.spinner("Measuring in a worker process…"):
             try:
-                st.dataframe(_rows(_measure(device)), hide_index=True)
+                table(_rows(_measure(device)))
             except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: jobs.Busy too
                 st.session_state.pop("measured", None)
                 st.error(f"Could not measure now: {exc}")
@@ -240,4 +240,4 @@ def _costs(simulated: bool) -> None:
             f"**Recorded on {reference['device_name']} ({reference['device']}), "
             f"{reference['measured_on']}, torch {reference['torch']}**"
         )
-        st.dataframe(_rows(reference["measurements"]), hide_index=True)
+        table(_rows(reference["measurements"]))
