@@ -12,29 +12,37 @@ module keeps both timers side by side so the page can show the difference:
 Sizes are checked against available memory before anything is allocated (`check_memory`),
 and `sweep` yields progress events so a caller can draw a progress bar and stop between steps.
 No streamlit here; values that leave this module are plain dataclasses of numbers and strings.
+
+Importing this module does not import torch (nor numpy): the Streamlit server uses the plain
+part (workloads and their cost model, dtypes by name, jobs, points, estimates, memory checks,
+peaks, crossover, the reference file) and never imports torch. What runs torch (`measure`,
+`run_job`, `comparison_events`, `sweep`, the worker jobs, `reference_dict`, ...) lives in
+gradviz.timing_torch and is re-exported here on first use (`timing.run_job` imports it then);
+the workloads' input makers import torch where they run, in a worker.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+# What the host gives this process (torch-free, in gradviz.host); here under their old names.
+from gradviz.host import (  # noqa: F401
+    DTYPE_BYTES,
+    _cgroup_available,
+    _meminfo_available,
+    available_cpus,
+    cpu_memory_available,
+)
 
-# torch.utils.benchmark imports cpp_extension, which warns "No CUDA runtime is found"
-# on every CPU-only host. It is not about anything gradviz does: keep it quiet.
-logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
-
-from torch.utils.benchmark import Measurement  # noqa: E402
-from torch.utils.benchmark.utils.common import TaskSpec  # noqa: E402
+if TYPE_CHECKING:
+    import torch
 
 # ---------------------------------------------------------------------------------------------
 # Workloads: the seed's elementwise loop and a matmul, with their cost model.
@@ -45,6 +53,8 @@ SEED_ITERATIONS = 1000
 
 
 def _elementwise_inputs(size: int, device: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    import torch
+
     shape = elementwise_shape(size)
     # Like the seed: random numbers made on the CPU, then copied to the device.
     return tuple(torch.randn(shape, dtype=dtype).to(device) for _ in range(2))
@@ -59,6 +69,8 @@ def _elementwise_run(inputs: tuple[torch.Tensor, ...], iterations: int) -> torch
 
 
 def _matmul_inputs(size: int, device: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    import torch
+
     return tuple(torch.randn(size, size, dtype=dtype).to(device) for _ in range(2))
 
 
@@ -141,11 +153,15 @@ class DtypeChoice:
 
     @property
     def dtype(self) -> torch.dtype:
+        """The torch.dtype (imports torch: for workers, never the server)."""
+        import torch
+
         return getattr(torch, self.dtype_name)
 
     @property
     def itemsize(self) -> int:
-        return torch.empty((), dtype=self.dtype).element_size()
+        """Bytes per element (a table, so the server sizes jobs without torch)."""
+        return DTYPE_BYTES[self.dtype_name]
 
 
 DTYPES: dict[str, DtypeChoice] = {
@@ -167,21 +183,6 @@ def dtype_note(dtype_key: str, device: str) -> str | None:
             f"{dtype_key} on a CPU is often slower than float32: few CPUs have fast units for it."
         )
     return None
-
-
-@contextmanager
-def matmul_precision(tf32: bool, device: str) -> Iterator[None]:
-    """Allow TF32 in CUDA float32 matmuls (or forbid it) for the duration, then restore."""
-    if not device.startswith("cuda"):
-        yield
-        return
-    settings = torch.backends.cuda.matmul
-    previous = settings.fp32_precision
-    settings.fp32_precision = "tf32" if tf32 else "ieee"
-    try:
-        yield
-    finally:
-        settings.fp32_precision = previous
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,14 @@ class Job:
         return f"{self.spec.describe_size(self.size)} {self.dtype} on {self.device}"
 
 
+def _cuda_available() -> bool:
+    """Whether torch sees a CUDA GPU. Only cuda jobs ask, and only workers and the CLI run
+    those; in the server (which never imports torch) host.facts() knows, from a worker."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def validate_job(job: Job) -> None:
     """Raise ValueError with a plain message for a job that cannot be run as asked."""
     if job.workload not in WORKLOADS:
@@ -225,35 +234,20 @@ def validate_job(job: Job) -> None:
         raise ValueError(f"Size must be at least 1, got {job.size}.")
     if job.iterations < 1:
         raise ValueError(f"Iterations must be at least 1, got {job.iterations}.")
-    if job.device.startswith("cuda") and not torch.cuda.is_available():
+    if job.device.startswith("cuda") and not _cuda_available():
         raise ValueError("This host has no CUDA GPU, so GPU timings cannot run live here.")
 
 
 # ---------------------------------------------------------------------------------------------
-# Host facts: CPU threads and memory.
+# Memory: a size is refused before anything is allocated.
 # ---------------------------------------------------------------------------------------------
-
-
-# What the host gives this process (torch-free, in gradviz.host); here under their old names.
-from gradviz.host import (  # noqa: E402,F401
-    _cgroup_available,
-    _meminfo_available,
-    available_cpus,
-    cpu_memory_available,
-)
-
-
-def use_available_cpus() -> int:
-    """Set torch's intra-op threads to the CPUs this host gives us; return that number."""
-    threads = available_cpus()
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    return threads
 
 
 def available_memory(device: str) -> int | None:
     """Bytes free for new tensors on `device` (None where it cannot be known)."""
     if device.startswith("cuda"):
+        import torch  # GPU memory is known to torch: only workers and the CLI ask here
+
         free, _total = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
     return cpu_memory_available()
@@ -299,14 +293,6 @@ def check_memory(job: Job, available: int | None = None) -> None:
 
 def _no_sync() -> None:
     return None
-
-
-def synchronizer(device: str) -> Callable[[], None]:
-    """What waits for queued work on `device`: torch.cuda.synchronize on a GPU, nothing on CPU."""
-    if device.startswith("cuda"):
-        index = torch.device(device).index
-        return lambda: torch.cuda.synchronize(index)
-    return _no_sync
 
 
 @dataclass(frozen=True)
@@ -366,57 +352,6 @@ class Timing:
         return len(self.times_s)
 
 
-def measure(
-    work: Callable[[], Any],
-    *,
-    repeats: int = 5,
-    warmup: int = 1,
-    clock: Callable[[], float] = time.perf_counter,
-    synchronize: Callable[[], None] = _no_sync,
-    label: str = "work",
-) -> Timing:
-    """Time `work()` correctly: warm-up calls, then `repeats` calls each between synchronizes.
-
-    The device is synchronised before the clock starts (so earlier queued work is not counted)
-    and before it stops (so this call's queued work is). torch.utils.benchmark's Measurement
-    gives the median, interquartile range and its noise warning.
-    """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    if warmup < 0:
-        raise ValueError(f"warmup must be 0 or more, got {warmup}")
-    for _ in range(warmup):
-        work()
-    synchronize()
-    times = []
-    for _ in range(repeats):
-        synchronize()
-        start = clock()
-        work()
-        synchronize()
-        times.append(clock() - start)
-    return timing_from_times(times, warmup=warmup, label=label)
-
-
-def timing_from_times(times: Iterable[float], *, warmup: int, label: str = "work") -> Timing:
-    """Median, interquartile range and noise flag of per-call times (torch.utils.benchmark)."""
-    times = list(times)
-    threads = torch.get_num_threads()
-    m = Measurement(
-        number_per_run=1,
-        raw_times=times,
-        task_spec=TaskSpec(stmt=label, setup="", num_threads=threads),
-    )
-    return Timing(
-        median_s=m.median,
-        iqr_s=m.iqr,
-        times_s=tuple(times),
-        warmup=warmup,
-        threads=threads,
-        noisy=m.has_warnings,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Running jobs: one measurement, the seed's comparison, and a size sweep.
 # ---------------------------------------------------------------------------------------------
@@ -462,44 +397,6 @@ class Point:
         return self.gbps if self.job.spec.metric == "GB/s" else self.gflops
 
 
-def _check(job: Job) -> None:
-    """Refuse a job that is invalid or would not fit in memory, before allocating anything."""
-    validate_job(job)
-    check_memory(job)
-
-
-@contextmanager
-def _modes(job: Job) -> Iterator[None]:
-    """Run without autograd and with the dtype's matmul precision (TF32 or not)."""
-    with torch.inference_mode(), matmul_precision(job.choice.tf32, job.device):
-        yield
-
-
-def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
-    """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
-    _check(job)
-    spec, choice = job.spec, job.choice
-    with _modes(job):
-        inputs = spec.make_inputs(job.size, job.device, choice.dtype)
-        timing = measure(
-            lambda: spec.run(inputs, job.iterations),
-            repeats=repeats,
-            warmup=warmup,
-            synchronize=synchronizer(job.device),
-            label=job.describe(),
-        )
-    return Point(
-        job.workload,
-        job.device,
-        job.dtype,
-        job.size,
-        job.iterations,
-        timing.median_s,
-        timing.iqr_s,
-        timing.repeats,
-    )
-
-
 @dataclass(frozen=True)
 class Comparison:
     """The seed's naive figure next to the correct one for the same job."""
@@ -507,52 +404,6 @@ class Comparison:
     job: Job
     naive: NaiveTiming
     timing: Timing
-
-
-def comparison_events(
-    job: Job, *, repeats: int = 3, warmup: int = 1
-) -> Iterator[Progress | Comparison]:
-    """The seed's naive run first (so it pays any first-call cost), then warm-up and repeats,
-    one call per step: Progress before each call, the Comparison at the end.
-
-    The caller stops by no longer iterating; a call already started runs to its end. The
-    modes are entered per step, not held across a yield, so nothing leaks to the caller.
-    """
-    _check(job)
-    spec, choice = job.spec, job.choice
-    sync = synchronizer(job.device)
-    holder: dict[str, Any] = {}
-
-    def setup() -> tuple[torch.Tensor, ...]:
-        holder["inputs"] = spec.make_inputs(job.size, job.device, choice.dtype)
-        return holder["inputs"]
-
-    def work() -> torch.Tensor:
-        return spec.run(holder["inputs"], job.iterations)
-
-    total = 1 + warmup + repeats
-    yield Progress(0, total, "naive run, timed the seed's way")
-    with _modes(job):
-        naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
-    for i in range(warmup):
-        yield Progress(1 + i, total, f"warm-up call {i + 1} of {warmup}")
-        with _modes(job):
-            work()
-    times = []
-    for i in range(repeats):
-        yield Progress(1 + warmup + i, total, f"timed call {i + 1} of {repeats}")
-        with _modes(job):
-            times.extend(measure(work, repeats=1, warmup=0, synchronize=sync).times_s)
-    holder.clear()
-    yield Progress(total, total, "done")
-    yield Comparison(job, naive, timing_from_times(times, warmup=warmup, label=job.describe()))
-
-
-def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) -> Comparison:
-    """Run comparison_events to the end and return its Comparison."""
-    *_, result = comparison_events(job, repeats=repeats, warmup=warmup)
-    assert isinstance(result, Comparison)
-    return result
 
 
 def estimate_seconds(job: Job, calibration: Point) -> float:
@@ -574,52 +425,12 @@ class Skipped:
 SweepEvent = Progress | Point | Skipped
 
 
-def sweep(
-    jobs: Iterable[Job],
-    *,
-    repeats: int = 3,
-    warmup: int = 1,
-    max_step_s: float | None = None,
-    run: Callable[..., Point] = run_job,
-) -> Iterator[SweepEvent]:
-    """Run jobs in order, yielding Progress before each and a Point or Skipped after.
-
-    The caller stops the sweep by no longer iterating (it ends between steps). With
-    `max_step_s`, a job whose time, extrapolated from the last point on the same device,
-    would exceed it is skipped rather than run.
-    """
-    jobs = list(jobs)
-    last: dict[tuple[str, str], Point] = {}
-    for index, job in enumerate(jobs):
-        yield Progress(index, len(jobs), job.describe())
-        previous = last.get((job.workload, job.device))
-        if max_step_s is not None and previous is not None:
-            predicted = estimate_seconds(job, previous) * (repeats + warmup)
-            if predicted > max_step_s:
-                yield Skipped(
-                    job,
-                    f"would take about {predicted:.1f} s ({repeats + warmup} calls), over the "
-                    f"{max_step_s:.0f} s allowed per step",
-                )
-                continue
-        try:
-            point = run(job, repeats=repeats, warmup=warmup)
-        except (SizeTooLarge, ValueError) as exc:
-            yield Skipped(job, str(exc))
-            continue
-        except torch.OutOfMemoryError:
-            yield Skipped(job, f"{job.describe()} ran out of device memory")
-            continue
-        last[(job.workload, job.device)] = point
-        yield point
-    yield Progress(len(jobs), len(jobs), "done")
-
-
 SWEEP_ITERATIONS = {"elementwise": 10, "matmul": 1}  # the page and bench/speed_gpu.py agree
 
 
 # ---------------------------------------------------------------------------------------------
-# The same work as jobs for a worker process (gradviz.jobs): the page never times in the server.
+# Limits of the worker that times (gradviz.jobs): the page never times in the server. The jobs
+# themselves (point_job, compare_job, sweep_job) are in gradviz.timing_torch.
 # ---------------------------------------------------------------------------------------------
 
 JOB_SECONDS = 600.0  # wall clock of one timing job in a worker (GRADVIZ_SPEED_SECONDS)
@@ -646,40 +457,6 @@ def job_limits(jobs: Iterable[Job], seconds: float | None = None):
         threads=available_cpus(),
         abandon_after=30.0,
     )
-
-
-def point_job(job: Job, repeats: int = 3, warmup: int = 1, *, should_stop) -> Iterator[Progress]:
-    """run_job as a worker job: one Progress, then the Point as the job's result."""
-    yield Progress(0, 1, job.describe())
-    return run_job(job, repeats=repeats, warmup=warmup)
-
-
-def compare_job(
-    jobs: list[Job], repeats: int = 3, warmup: int = 1, *, should_stop
-) -> Iterator[Progress | Comparison]:
-    """comparison_events for each job in turn; a stop request ends it before the next call."""
-    for job in jobs:
-        for event in comparison_events(job, repeats=repeats, warmup=warmup):
-            if isinstance(event, Progress) and event.done < event.total and should_stop():
-                return "stopped"
-            yield event
-    return "done"
-
-
-def sweep_job(
-    jobs: list[Job],
-    repeats: int = 3,
-    warmup: int = 1,
-    max_step_s: float | None = None,
-    *,
-    should_stop,
-) -> Iterator[SweepEvent]:
-    """sweep as a worker job; a stop request ends it before the next step."""
-    for event in sweep(jobs, repeats=repeats, warmup=warmup, max_step_s=max_step_s):
-        if isinstance(event, Progress) and event.done < event.total and should_stop():
-            return "stopped"
-        yield event
-    return "done"
 
 
 def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
@@ -909,36 +686,44 @@ def load_reference(path: Path | str | None = None) -> Reference | None:
     )
 
 
-def reference_dict(
-    *,
-    device: str,
-    command: str,
-    points: Iterable[Point],
-    comparisons: Iterable[Comparison] = (),
-    date: str | None = None,
-    note: str = "",
-) -> dict[str, Any]:
-    """The JSON object load_reference reads back (written by bench/speed_gpu.py)."""
-    date = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    comp = []
-    for c in comparisons:
-        comp.append(
-            {
-                **asdict(c.job),
-                "median_s": c.timing.median_s,
-                "iqr_s": c.timing.iqr_s,
-                "repeats": c.timing.repeats,
-                "naive": asdict(c.naive),
-            }
-        )
-    return {
-        "schema": REFERENCE_SCHEMA,
-        "device": device,
-        "torch": torch.__version__,
-        "cuda": str(torch.version.cuda),
-        "date": date,
-        "command": command,
-        "note": note,
-        "points": [asdict(p) for p in points],
-        "comparisons": comp,
+# ---------------------------------------------------------------------------------------------
+# The part that runs torch, in gradviz.timing_torch: its names are found here on first use.
+# ---------------------------------------------------------------------------------------------
+
+TORCH_NAMES = frozenset(
+    {
+        "Measurement",
+        "TaskSpec",
+        "_check",
+        "_modes",
+        "compare_job",
+        "compare_naive_and_correct",
+        "comparison_events",
+        "matmul_precision",
+        "measure",
+        "point_job",
+        "reference_dict",
+        "run_job",
+        "sweep",
+        "sweep_job",
+        "synchronizer",
+        "timing_from_times",
+        "torch",
+        "use_available_cpus",
     }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """`timing.run_job` and the other names that need torch: imported from
+    gradviz.timing_torch when first asked for (jobs' "gradviz.timing:point_job" does this in
+    the worker, before its limits apply)."""
+    if name in TORCH_NAMES:
+        from gradviz import timing_torch
+
+        return getattr(timing_torch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | TORCH_NAMES)

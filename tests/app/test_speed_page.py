@@ -306,3 +306,113 @@ def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
     assert len(gpu_rows) == 3
     assert all(v.endswith("%") for v in gpu_rows["of peak"])
     assert len(_charts(at)) == 2
+
+
+def test_a_gpu_host_is_known_from_host_facts(no_reference, monkeypatch):
+    """The server learns of the GPU from host.facts() (a worker's answer), not from torch: its
+    name, its memory for the size check, and its peak figures for live points."""
+    from gradviz import host
+
+    gpu = "NVIDIA H100 80GB HBM3"
+    facts = host.HostFacts(
+        "0.0-test",
+        True,
+        1,
+        False,
+        (host.DeviceInfo("cpu", "cpu", "CPU"), host.DeviceInfo("cuda:0", "cuda", gpu, False, 8e10)),
+    )
+    monkeypatch.setattr(host, "facts", lambda: facts)
+    at = AppTest.from_function(_script, default_timeout=120)
+    points = [
+        timing.Point("matmul", device, "float32", n, 1, t, t / 10, 3)
+        for n in (64, 128)
+        for device, t in (("cpu", 1e-4 * n / 64), ("cuda", 2e-5))
+    ]
+    at.session_state[speed.SWEEP_KEY] = {
+        "config": {"workload": "matmul", "dtype": "float32"},
+        "points": [asdict(p) for p in points],
+        "skipped": [],
+        "total": 4,
+        "done": True,
+        "error": None,
+    }
+    at.run()
+    assert not at.exception
+    assert f"GPU: **{gpu}**" in _text(at.caption)
+    assert "timed live on this host" in _text(at.success)
+    at.radio(key="speed_workload").set_value("matmul").run()
+    rows = at.dataframe[-1].value
+    assert f"GPU {gpu} (live)" in set(rows["series"])
+    assert "Peak for NVIDIA H100 SXM" in _text(at.caption)
+    assert "Crossover" in _text(at.success)
+    # 4000x4000 float32 matrices, three at once: 192 MB, well within half of 80 GB.
+    at.number_input(key="speed_cmp_size_matmul").set_value(4000).run()
+    assert "GPU memory" not in _text(at.warning)
+    # 100000x100000: 120 GB, over half the GPU's 80 GB (and over half of this host's RAM).
+    at.number_input(key="speed_cmp_size_matmul").set_value(100_000).run()
+    assert "of GPU memory at once" in _text(at.warning)
+    assert _button(at, "Time it both ways").disabled
+    assert not at.exception
+
+
+SERVER_MODULES_SCRIPT = """
+import json, sys
+from pathlib import Path
+from streamlit.testing.v1 import AppTest
+
+from gradviz import timing
+
+timing.REFERENCE_PATH = Path(sys.argv[1])
+page = "from gradviz.ui import speed\\nspeed.page()\\n"
+at = AppTest.from_string(page, default_timeout=240).run()
+report = {"exception": [str(e.value) for e in at.exception]}
+captions = "\\n".join(str(c.value) for c in at.caption)
+report["estimate"] = "Estimated on this CPU" in captions
+at.number_input(key="speed_cmp_size_elementwise").set_value(10**10).run()
+report["refused"] = any("Choose a smaller size" in str(w.value) for w in at.warning)
+at.number_input(key="speed_cmp_size_elementwise").set_value(10_000).run()
+at.number_input(key="speed_cmp_iters").set_value(1).run()
+next(b for b in at.button if b.label == "Time it both ways").click().run()
+report["compared"] = at.session_state["speed_compare"]["done"]
+at.selectbox(key="speed_dtype").set_value("tf32").run()
+at.selectbox(key="speed_dtype").set_value("float32").run()
+at.radio(key="speed_workload").set_value("matmul").run()
+at.multiselect(key="speed_sweep_sizes_matmul").set_value([64, 128]).run()
+next(b for b in at.button if b.label == "Run sweep").click().run()
+report["swept"] = at.session_state["speed_sweep"]["done"]
+report["charts"] = len(at.get("vega_lite_chart"))
+report["errors"] = [str(e.value) for e in at.error]
+report["exception"] += [str(e.value) for e in at.exception]
+report["torch"] = "torch" in sys.modules
+report["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] == "torch")[:5]
+print(json.dumps(report))
+"""
+
+
+def test_the_page_never_imports_torch_in_the_server():
+    """The server never imports torch (about 190 MB of its proportional set size): the
+    estimate, a comparison and a sweep run in job workers, and what comes back is plain data.
+    A fresh process, since this test process has torch loaded already."""
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    out = subprocess.run(
+        [sys.executable, "-c", SERVER_MODULES_SCRIPT, str(FIXTURE)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["exception"] == []
+    assert report["errors"] == []
+    assert report["estimate"] and report["refused"]
+    assert report["compared"] is True and report["swept"] is True
+    assert report["charts"] == 2
+    assert report["torch"] is False, report["loaded"]
+    assert report["loaded"] == []

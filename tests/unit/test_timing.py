@@ -434,3 +434,52 @@ def test_calibration_jobs_are_quick_and_valid():
         timing.validate_job(job)
         assert job.memory_needed() < 200_000_000
     assert {j.iterations for j in sweep_jobs("elementwise", [10], ["cpu"])} == {10}
+
+
+# --- the server's side needs no torch ------------------------------------------------------
+
+
+def test_dtype_sizes_from_the_table_match_torch():
+    """The server sizes jobs from a table of element sizes; torch agrees with it."""
+    for choice in timing.DTYPES.values():
+        assert choice.itemsize == torch.empty((), dtype=choice.dtype).element_size()
+
+
+def test_importing_timing_imports_neither_torch_nor_numpy():
+    """The Streamlit server uses gradviz.timing's plain part; torch (about 190 MB of PSS) and
+    numpy stay out of it until a name that runs torch is asked for."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from gradviz import timing\n"
+        "job = timing.Job('elementwise', 10**6, 'cuda', 'bfloat16', 10)\n"
+        "timing.check_memory(job, 10**10)\n"
+        "timing.estimate_seconds(job, timing.Point('elementwise', 'cuda', 'float32', 10**6,"
+        " 2, 1e-3, 0, 3))\n"
+        "timing.load_reference(sys.argv[1])\n"
+        "timing.job_limits([job])\n"
+        "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, 'plain part'\n"
+        "timing.run_job\n"
+        "assert 'torch' in sys.modules, 'torch part'\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(FIXTURE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(timing.__file__).parents[1])},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_old_names_still_found_on_gradviz_timing():
+    from gradviz import timing_torch
+
+    for name in timing.TORCH_NAMES:
+        assert getattr(timing, name) is getattr(timing_torch, name)
+    assert set(timing.TORCH_NAMES) <= set(dir(timing))
+    with pytest.raises(AttributeError):
+        timing.no_such_name  # noqa: B018

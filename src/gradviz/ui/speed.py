@@ -7,6 +7,10 @@ timing runs at a time server-wide. The page draws the worker's progress events; 
 are kept in session state after every step, so pressing Stop (which makes Streamlit
 rerun, interrupting the script at its next update) keeps what was measured, and the
 rerun asks the worker to end before its next call.
+
+The server never imports torch: what it knows of the GPU comes from host.facts() (asked of a
+worker once), dtypes are names with their sizes in a table, and what a worker sends back is
+plain data (gradviz.timing's dataclasses of numbers and strings).
 """
 
 from __future__ import annotations
@@ -15,9 +19,8 @@ from dataclasses import asdict
 
 import altair as alt
 import streamlit as st
-import torch
 
-from gradviz import jobs, timing
+from gradviz import host, jobs, timing
 from gradviz.ui.common import show_unexpected
 
 SWEEP_KEY = "speed_sweep"
@@ -51,7 +54,22 @@ EXPLAIN = """
 
 
 def _gpu_name() -> str | None:
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    """The first CUDA GPU's name, None without one (host.facts(): asked of a worker once)."""
+    return host.facts().gpu_name
+
+
+def _free_memory(device: str) -> int | None:
+    """What the server can know of the memory free for a job on `device`, without torch.
+
+    RAM: free now. A GPU: its total memory (host.facts()); what is free there is known only
+    to torch, so the worker checks that again before it allocates (a refusal then comes back
+    as the job's message)."""
+    if not device.startswith("cuda"):
+        return timing.cpu_memory_available()
+    key = device if ":" in device else "cuda:0"
+    return next(
+        (d.total_memory for d in host.facts().devices if d.key == key and not d.simulated), None
+    )
 
 
 def _fmt_s(seconds: float) -> str:
@@ -204,8 +222,11 @@ def _use_seed_size() -> None:
 
 
 def _memory_problem(job: timing.Job) -> str | None:
+    free = _free_memory(job.device)
+    if free is None:  # not known here: the worker checks before it allocates
+        return None
     try:
-        timing.check_memory(job)
+        timing.check_memory(job, free)
     except timing.SizeTooLarge as exc:
         return str(exc)
     return None
@@ -351,7 +372,11 @@ def _show_comparison(state: dict | None, reference: timing.Reference | None = No
 
 
 def _sweep_section(
-    workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
+    workload: timing.Workload,
+    dtype: str,
+    devices: list[str],
+    reference: timing.Reference | None,
+    gpu: str | None,
 ) -> None:
     st.subheader("2. Size sweep: where does the GPU start to win?")
     options = list(workload.sweep_sizes)
@@ -397,14 +422,16 @@ def _sweep_section(
     state = st.session_state.get(SWEEP_KEY)
     if state and state["config"] != config:
         state = None  # results of another workload/dtype: do not mix them in
-    _show_sweep(workload, dtype, state, reference)
+    _show_sweep(workload, dtype, state, reference, gpu)
 
 
-def _series_name(point: timing.Point, reference: timing.Reference | None, live: bool) -> str:
+def _series_name(
+    point: timing.Point, reference: timing.Reference | None, live: bool, gpu: str | None
+) -> str:
     if point.device == "cpu":
         return "CPU, this host (live)" if live else f"CPU of {reference.device} host (reference)"
     if live:
-        return f"GPU {_gpu_name()} (live)"
+        return f"GPU {gpu} (live)"
     return f"GPU {reference.device} (reference, {reference.date[:10]})"
 
 
@@ -413,6 +440,7 @@ def _show_sweep(
     dtype: str,
     state: dict | None,
     reference: timing.Reference | None,
+    gpu: str | None = None,
 ) -> None:
     live = [timing.Point(**p) for p in state["points"]] if state else []
     ref_points = []
@@ -435,13 +463,13 @@ def _show_sweep(
     if not live and not ref_points:
         st.caption("Run a sweep to draw time against size.")
         return
-    peak = timing.peak_for(_gpu_name() or (reference.device if reference else ""))
+    peak = timing.peak_for(gpu or (reference.device if reference else ""))
     rows = []
     for p, is_live in [(p, True) for p in live] + [(p, False) for p in ref_points]:
         frac = timing.fraction_of_peak(p, peak) if p.device.startswith("cuda") else None
         rows.append(
             {
-                "series": _series_name(p, reference, is_live),
+                "series": _series_name(p, reference, is_live, gpu),
                 "size": p.size,
                 "shape": workload.describe_size(p.size),
                 "median_ms": p.median_s * 1e3,
@@ -513,7 +541,11 @@ def page() -> None:
     st.markdown(INTRO)
     _stop_running_job()
     threads = timing.available_cpus()
-    gpu = _gpu_name()
+    try:
+        gpu = _gpu_name()
+    except jobs.JobFailed as exc:  # asked again on the next rerun
+        st.error(f"Could not ask a worker process which GPU this host has: {exc}")
+        gpu = None
     st.caption(
         f"CPU threads: **{threads}** (`torch.set_num_threads({threads})` in the worker process "
         f"that times, all the CPUs this host gives us). GPU: **{gpu or 'none'}**. Timings run "
@@ -543,4 +575,4 @@ def page() -> None:
     workload = timing.WORKLOADS[key]
     _comparison_section(workload, dtype, devices, reference)
     st.divider()
-    _sweep_section(workload, dtype, devices, reference)
+    _sweep_section(workload, dtype, devices, reference, gpu)

@@ -1,0 +1,344 @@
+"""The part of gradviz.timing that runs torch: imported in job workers and by the CLI and bench
+scripts, never by the Streamlit server.
+
+gradviz.timing (plain data: the workloads' cost model, jobs, points, peaks, the reference file)
+re-exports every name here on first use, so `gradviz.timing.run_job` and the job table's
+"gradviz.timing:point_job" keep working; looking one of them up imports this module, and with
+it torch and torch.utils.benchmark (in a worker, before its limits apply).
+
+Values that leave this module are the plain dataclasses of gradviz.timing, made of Python
+numbers and strings only: a worker's results are unpickled in the server, and a torch object
+among them would import torch there.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Any
+
+import torch
+
+# torch.utils.benchmark imports cpp_extension, which warns "No CUDA runtime is found"
+# on every CPU-only host. It is not about anything gradviz does: keep it quiet.
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+
+from torch.utils.benchmark import Measurement  # noqa: E402
+from torch.utils.benchmark.utils.common import TaskSpec  # noqa: E402
+
+from gradviz.timing import (  # noqa: E402
+    REFERENCE_SCHEMA,
+    Comparison,
+    Job,
+    Point,
+    Progress,
+    SizeTooLarge,
+    Skipped,
+    SweepEvent,
+    Timing,
+    _no_sync,
+    available_cpus,
+    check_memory,
+    estimate_seconds,
+    naive_time,
+    validate_job,
+)
+
+
+def use_available_cpus() -> int:
+    """Set torch's intra-op threads to the CPUs this host gives us; return that number."""
+    threads = available_cpus()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
+
+
+@contextmanager
+def matmul_precision(tf32: bool, device: str) -> Iterator[None]:
+    """Allow TF32 in CUDA float32 matmuls (or forbid it) for the duration, then restore."""
+    if not device.startswith("cuda"):
+        yield
+        return
+    settings = torch.backends.cuda.matmul
+    previous = settings.fp32_precision
+    settings.fp32_precision = "tf32" if tf32 else "ieee"
+    try:
+        yield
+    finally:
+        settings.fp32_precision = previous
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers.
+# ---------------------------------------------------------------------------------------------
+
+
+def synchronizer(device: str) -> Callable[[], None]:
+    """What waits for queued work on `device`: torch.cuda.synchronize on a GPU, nothing on CPU."""
+    if device.startswith("cuda"):
+        index = torch.device(device).index
+        return lambda: torch.cuda.synchronize(index)
+    return _no_sync
+
+
+def measure(
+    work: Callable[[], Any],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+    synchronize: Callable[[], None] = _no_sync,
+    label: str = "work",
+) -> Timing:
+    """Time `work()` correctly: warm-up calls, then `repeats` calls each between synchronizes.
+
+    The device is synchronised before the clock starts (so earlier queued work is not counted)
+    and before it stops (so this call's queued work is). torch.utils.benchmark's Measurement
+    gives the median, interquartile range and its noise warning.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    if warmup < 0:
+        raise ValueError(f"warmup must be 0 or more, got {warmup}")
+    for _ in range(warmup):
+        work()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        times.append(clock() - start)
+    return timing_from_times(times, warmup=warmup, label=label)
+
+
+def timing_from_times(times: Iterable[float], *, warmup: int, label: str = "work") -> Timing:
+    """Median, interquartile range and noise flag of per-call times (torch.utils.benchmark)."""
+    times = [float(t) for t in times]
+    threads = torch.get_num_threads()
+    m = Measurement(
+        number_per_run=1,
+        raw_times=times,
+        task_spec=TaskSpec(stmt=label, setup="", num_threads=threads),
+    )
+    return Timing(  # Python numbers only: a Timing is unpickled in the server
+        median_s=float(m.median),
+        iqr_s=float(m.iqr),
+        times_s=tuple(times),
+        warmup=int(warmup),
+        threads=int(threads),
+        noisy=bool(m.has_warnings),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Running jobs: one measurement, the seed's comparison, and a size sweep.
+# ---------------------------------------------------------------------------------------------
+
+
+def _check(job: Job) -> None:
+    """Refuse a job that is invalid or would not fit in memory, before allocating anything."""
+    validate_job(job)
+    check_memory(job)
+
+
+@contextmanager
+def _modes(job: Job) -> Iterator[None]:
+    """Run without autograd and with the dtype's matmul precision (TF32 or not)."""
+    with torch.inference_mode(), matmul_precision(job.choice.tf32, job.device):
+        yield
+
+
+def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
+    """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
+    _check(job)
+    spec, choice = job.spec, job.choice
+    with _modes(job):
+        inputs = spec.make_inputs(job.size, job.device, choice.dtype)
+        timing = measure(
+            lambda: spec.run(inputs, job.iterations),
+            repeats=repeats,
+            warmup=warmup,
+            synchronize=synchronizer(job.device),
+            label=job.describe(),
+        )
+    return Point(
+        job.workload,
+        job.device,
+        job.dtype,
+        job.size,
+        job.iterations,
+        timing.median_s,
+        timing.iqr_s,
+        timing.repeats,
+    )
+
+
+def comparison_events(
+    job: Job, *, repeats: int = 3, warmup: int = 1
+) -> Iterator[Progress | Comparison]:
+    """The seed's naive run first (so it pays any first-call cost), then warm-up and repeats,
+    one call per step: Progress before each call, the Comparison at the end.
+
+    The caller stops by no longer iterating; a call already started runs to its end. The
+    modes are entered per step, not held across a yield, so nothing leaks to the caller.
+    """
+    _check(job)
+    spec, choice = job.spec, job.choice
+    sync = synchronizer(job.device)
+    holder: dict[str, Any] = {}
+
+    def setup() -> tuple[torch.Tensor, ...]:
+        holder["inputs"] = spec.make_inputs(job.size, job.device, choice.dtype)
+        return holder["inputs"]
+
+    def work() -> torch.Tensor:
+        return spec.run(holder["inputs"], job.iterations)
+
+    total = 1 + warmup + repeats
+    yield Progress(0, total, "naive run, timed the seed's way")
+    with _modes(job):
+        naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
+    for i in range(warmup):
+        yield Progress(1 + i, total, f"warm-up call {i + 1} of {warmup}")
+        with _modes(job):
+            work()
+    times = []
+    for i in range(repeats):
+        yield Progress(1 + warmup + i, total, f"timed call {i + 1} of {repeats}")
+        with _modes(job):
+            times.extend(measure(work, repeats=1, warmup=0, synchronize=sync).times_s)
+    holder.clear()
+    yield Progress(total, total, "done")
+    yield Comparison(job, naive, timing_from_times(times, warmup=warmup, label=job.describe()))
+
+
+def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) -> Comparison:
+    """Run comparison_events to the end and return its Comparison."""
+    *_, result = comparison_events(job, repeats=repeats, warmup=warmup)
+    assert isinstance(result, Comparison)
+    return result
+
+
+def sweep(
+    jobs: Iterable[Job],
+    *,
+    repeats: int = 3,
+    warmup: int = 1,
+    max_step_s: float | None = None,
+    run: Callable[..., Point] = run_job,
+) -> Iterator[SweepEvent]:
+    """Run jobs in order, yielding Progress before each and a Point or Skipped after.
+
+    The caller stops the sweep by no longer iterating (it ends between steps). With
+    `max_step_s`, a job whose time, extrapolated from the last point on the same device,
+    would exceed it is skipped rather than run.
+    """
+    jobs = list(jobs)
+    last: dict[tuple[str, str], Point] = {}
+    for index, job in enumerate(jobs):
+        yield Progress(index, len(jobs), job.describe())
+        previous = last.get((job.workload, job.device))
+        if max_step_s is not None and previous is not None:
+            predicted = estimate_seconds(job, previous) * (repeats + warmup)
+            if predicted > max_step_s:
+                yield Skipped(
+                    job,
+                    f"would take about {predicted:.1f} s ({repeats + warmup} calls), over the "
+                    f"{max_step_s:.0f} s allowed per step",
+                )
+                continue
+        try:
+            point = run(job, repeats=repeats, warmup=warmup)
+        except (SizeTooLarge, ValueError) as exc:
+            yield Skipped(job, str(exc))
+            continue
+        except torch.OutOfMemoryError:
+            yield Skipped(job, f"{job.describe()} ran out of device memory")
+            continue
+        last[(job.workload, job.device)] = point
+        yield point
+    yield Progress(len(jobs), len(jobs), "done")
+
+
+# ---------------------------------------------------------------------------------------------
+# The same work as jobs for a worker process (gradviz.jobs): the page never times in the server.
+# ---------------------------------------------------------------------------------------------
+
+
+def point_job(job: Job, repeats: int = 3, warmup: int = 1, *, should_stop) -> Iterator[Progress]:
+    """run_job as a worker job: one Progress, then the Point as the job's result."""
+    yield Progress(0, 1, job.describe())
+    return run_job(job, repeats=repeats, warmup=warmup)
+
+
+def compare_job(
+    jobs: list[Job], repeats: int = 3, warmup: int = 1, *, should_stop
+) -> Iterator[Progress | Comparison]:
+    """comparison_events for each job in turn; a stop request ends it before the next call."""
+    for job in jobs:
+        for event in comparison_events(job, repeats=repeats, warmup=warmup):
+            if isinstance(event, Progress) and event.done < event.total and should_stop():
+                return "stopped"
+            yield event
+    return "done"
+
+
+def sweep_job(
+    jobs: list[Job],
+    repeats: int = 3,
+    warmup: int = 1,
+    max_step_s: float | None = None,
+    *,
+    should_stop,
+) -> Iterator[SweepEvent]:
+    """sweep as a worker job; a stop request ends it before the next step."""
+    for event in sweep(jobs, repeats=repeats, warmup=warmup, max_step_s=max_step_s):
+        if isinstance(event, Progress) and event.done < event.total and should_stop():
+            return "stopped"
+        yield event
+    return "done"
+
+
+# ---------------------------------------------------------------------------------------------
+# The GPU reference file, as bench/speed_gpu.py writes it.
+# ---------------------------------------------------------------------------------------------
+
+
+def reference_dict(
+    *,
+    device: str,
+    command: str,
+    points: Iterable[Point],
+    comparisons: Iterable[Comparison] = (),
+    date: str | None = None,
+    note: str = "",
+) -> dict[str, Any]:
+    """The JSON object load_reference reads back (written by bench/speed_gpu.py)."""
+    date = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    comp = []
+    for c in comparisons:
+        comp.append(
+            {
+                **asdict(c.job),
+                "median_s": c.timing.median_s,
+                "iqr_s": c.timing.iqr_s,
+                "repeats": c.timing.repeats,
+                "naive": asdict(c.naive),
+            }
+        )
+    return {
+        "schema": REFERENCE_SCHEMA,
+        "device": device,
+        "torch": torch.__version__,
+        "cuda": str(torch.version.cuda),
+        "date": date,
+        "command": command,
+        "note": note,
+        "points": [asdict(p) for p in points],
+        "comparisons": comp,
+    }
