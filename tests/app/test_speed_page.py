@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz import timing
+from gradviz import charts, mdtable, timing
 from gradviz.ui import speed
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
@@ -53,6 +53,14 @@ def _charts(at: AppTest):
     return at.get("vega_lite_chart")
 
 
+def _spec(chart) -> dict:
+    return json.loads(chart.proto.spec)
+
+
+def _table(at: AppTest, column: str) -> list[dict]:
+    return mdtable.find((m.value for m in at.markdown), column)
+
+
 def test_page_renders_on_cpu_and_says_no_gpu_reference(no_reference):
     at = _app()
     assert at.title[0].value == "CPU vs GPU speed"
@@ -70,10 +78,10 @@ def test_comparison_shows_naive_and_correct_side_by_side(no_reference):
     at.number_input(key="speed_cmp_size_elementwise").set_value(10_000)
     _button(at, "Time it both ways").click().run()
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
-    assert list(table["device"]) == ["cpu (live)"]
+    table = _table(at, "naive (seed)")
+    assert [r["device"] for r in table] == ["cpu (live)"]
     for column in ("naive (seed)", "pending at sync", "correct median", "IQR"):
-        assert column in table.columns
+        assert column in table[0]
     assert "Why the two figures differ" in _text(at.markdown)
     assert at.session_state[speed.COMPARE_KEY]["done"] is True
 
@@ -98,9 +106,12 @@ def test_sweep_draws_charts_and_table(no_reference):
     assert state["done"] is True
     assert [p["size"] for p in state["points"]] == [64, 128]
     assert len(_charts(at)) == 2
-    rows = at.dataframe[-1].value
-    assert set(rows["series"]) == {"CPU, this host (live)"}
-    assert "GFLOP/s" in rows.columns
+    rows = _table(at, "series")
+    assert {r["series"] for r in rows} == {"CPU, this host (live)"}
+    assert "GFLOP/s" in rows[0]
+    time_chart, rate_chart = (charts.layer_values(_spec(c)) for c in _charts(at))
+    assert [p["size"] for p in time_chart[0]] == [64, 128]
+    assert all(p["median_ms"] > 0 for p in time_chart[0])
     assert not at.warning  # matmul has its own size input: no leftover elementwise size
 
 
@@ -130,14 +141,14 @@ def test_reference_file_is_shown_with_device_date_and_command(fixture_reference)
     assert "TEST FIXTURE, not produced by any command" in info
     # The seed comparison recorded on the GPU is listed beside the live CPU (none run yet).
     at.radio(key="speed_workload").set_value("elementwise").run()
-    table = at.dataframe[0].value
-    assert list(table["device"]) == ["cuda (reference: FAKE GPU (test fixture))"]
+    table = _table(at, "naive (seed)")
+    assert [r["device"] for r in table] == ["cuda (reference: FAKE GPU (test fixture))"]
     # Reference GPU points draw without a live sweep.
     at.radio(key="speed_workload").set_value("matmul").run()
     assert len(_charts(at)) == 2
-    assert "GPU FAKE GPU (test fixture) (reference, 2000-01-01)" in set(
-        at.dataframe[-1].value["series"]
-    )
+    assert "GPU FAKE GPU (test fixture) (reference, 2000-01-01)" in {
+        r["series"] for r in _table(at, "series")
+    }
 
 
 def test_sweep_against_reference_reports_crossover(fixture_reference):
@@ -301,10 +312,12 @@ def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
     assert "Peak for NVIDIA H100 SXM: 3,350 GB/s memory, 67 TFLOP/s for float32" in _text(
         at.caption
     )
-    rows = at.dataframe[-1].value
-    gpu_rows = rows[rows["series"].str.startswith("GPU")]
+    rows = _table(at, "series")
+    gpu_rows = [r for r in rows if r["series"].startswith("GPU")]
     assert len(gpu_rows) == 3
-    assert all(v.endswith("%") for v in gpu_rows["of peak"])
+    assert all(r["of peak"].endswith("%") for r in gpu_rows)
+    rules = charts.layer_values(_spec(_charts(at)[1]))[1]  # the peak line on the rate chart
+    assert rules and rules[0]["label"].startswith("NVIDIA H100 SXM")
     assert len(_charts(at)) == 2
 
 
@@ -341,8 +354,8 @@ def test_a_gpu_host_is_known_from_host_facts(no_reference, monkeypatch):
     assert f"GPU: **{gpu}**" in _text(at.caption)
     assert "timed live on this host" in _text(at.success)
     at.radio(key="speed_workload").set_value("matmul").run()
-    rows = at.dataframe[-1].value
-    assert f"GPU {gpu} (live)" in set(rows["series"])
+    rows = _table(at, "series")
+    assert f"GPU {gpu} (live)" in {r["series"] for r in rows}
     assert "Peak for NVIDIA H100 SXM" in _text(at.caption)
     assert "Crossover" in _text(at.success)
     # 4000x4000 float32 matrices, three at once: 192 MB, well within half of 80 GB.
@@ -384,6 +397,7 @@ report["charts"] = len(at.get("vega_lite_chart"))
 report["errors"] = [str(e.value) for e in at.error]
 report["exception"] += [str(e.value) for e in at.exception]
 report["torch"] = "torch" in sys.modules
+report["pandas"] = sorted(m for m in ("pandas", "pyarrow", "altair", "numpy") if m in sys.modules)
 report["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] == "torch")[:5]
 print(json.dumps(report))
 """
@@ -416,3 +430,4 @@ def test_the_page_never_imports_torch_in_the_server():
     assert report["charts"] == 2
     assert report["torch"] is False, report["loaded"]
     assert report["loaded"] == []
+    assert report["pandas"] == []  # tables as Markdown, charts as Vega-Lite specs

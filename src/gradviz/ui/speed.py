@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-import altair as alt
 import streamlit as st
 
-from gradviz import host, jobs, timing
-from gradviz.ui.common import show_unexpected
+from gradviz import charts, host, jobs, timing
+from gradviz.ui.common import show_unexpected, table
 
 SWEEP_KEY = "speed_sweep"
 COMPARE_KEY = "speed_compare"
@@ -362,7 +361,7 @@ def _show_comparison(state: dict | None, reference: timing.Reference | None = No
         rows += _comparison_rows(reference.comparisons, f"reference: {reference.device}")
     if not rows:
         return
-    st.dataframe(rows, hide_index=True, width="stretch")
+    table(rows)
     st.markdown(EXPLAIN)
 
 
@@ -505,32 +504,42 @@ def _show_sweep(
             f"Peak for {peak.label}: {peak.memory_gbps:,.0f} GB/s memory, {matmul_text} for "
             f"{dtype} matmul ({peak.source}). CPU peaks are not known to this page."
         )
-    st.dataframe(rows, hide_index=True, width="stretch")
+    table(rows)
 
 
 def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) -> None:
-    base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("size:Q", scale=alt.Scale(type="log"), title=workload.size_label),
-        color=alt.Color("series:N", legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=["series:N", "shape:N", "median_ms:Q", "iqr_ms:Q", f"{workload.metric}:Q"],
-    )
-    time_chart = base.mark_line(point=True).encode(
-        y=alt.Y("median_ms:Q", scale=alt.Scale(type="log"), title="median time per call (ms)")
-    )
-    rate = base.mark_line(point=True).encode(
-        y=alt.Y(f"{workload.metric}:Q", scale=alt.Scale(type="log"), title=workload.metric)
-    )
+    common = {
+        "x": "size",
+        "color": "series",
+        "x_title": workload.size_label,
+        "log_x": True,
+        "log_y": True,
+        "tooltip": ["series", "shape", "median_ms", "iqr_ms", workload.metric],
+    }
     value = None if peak is None else timing.peak_rate(peak, workload.key, dtype)
-    if value is not None:
-        rule = (
-            alt.Chart(alt.Data(values=[{"peak": value, "label": f"{peak.label} peak"}]))
-            .mark_rule(strokeDash=[4, 4], color="gray")
-            .encode(y="peak:Q", tooltip=["label:N", "peak:Q"])
-        )
-        rate = rate + rule
+    rules = [] if value is None else [charts.Rule(value, f"{peak.label} peak")]
     left, right = st.columns(2)
-    left.altair_chart(time_chart.properties(title="Time against size"), width="stretch")
-    right.altair_chart(rate.properties(title=f"{workload.metric} against size"), width="stretch")
+    left.vega_lite_chart(
+        spec=charts.line_chart(
+            rows,
+            y="median_ms",
+            y_title="median time per call (ms)",
+            title="Time against size",
+            **common,
+        ),
+        width="stretch",
+    )
+    right.vega_lite_chart(
+        spec=charts.line_chart(
+            rows,
+            y=workload.metric,
+            y_title=workload.metric,
+            title=f"{workload.metric} against size",
+            rules=rules,
+            **common,
+        ),
+        width="stretch",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
