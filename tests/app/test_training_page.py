@@ -145,6 +145,83 @@ def test_training_runs_in_a_worker_not_in_the_server(tiny_folder, monkeypatch):
     assert "fast-cpu weights:" in at.success[0].value
 
 
+SERVER_MODULES_SCRIPT = """
+import json, sys
+
+folder, script = sys.argv[1], sys.argv[2]
+import streamlit  # noqa: F401
+
+import gradviz.ui.training  # noqa: F401  (as the server imports the page)
+
+at_import = sorted(m for m in ("torch", "numpy", "pandas") if m in sys.modules)
+from streamlit.testing.v1 import AppTest
+
+at = AppTest.from_file(script, default_timeout=180)
+at.run()
+at.text_input(key="training_folder").set_value(folder).run()
+at.selectbox(key="training_device").set_value("cpu")
+at.number_input(key="training_epochs_fast").set_value(1).run()
+at.button(key="training_start").click().run()
+trained = [m.label for m in at.metric]
+result = at.session_state["training_result"] if "training_result" in at.session_state else {}
+if result:
+    upload = ("w.pt", result["weights"], "application/octet-stream")
+    at.file_uploader(key="training_upload").set_value(upload).run()
+print(json.dumps({
+    "at_import": at_import,
+    "exception": [str(e.value) for e in at.exception],
+    "errors": [str(e.value) for e in at.error],
+    "metrics": trained,
+    "evaluated": [str(s.value) for s in at.success],
+    "torch": sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchvision")),
+}))
+"""
+
+
+def test_the_server_never_imports_torch(tiny_folder):
+    """The Streamlit server must never import torch (about 190 MB of its memory, on a host
+    with 690 MB): in a fresh process, the page's import pulls in neither torch nor numpy,
+    and a whole run (training, results, evaluating uploaded weights) leaves torch unloaded:
+    the work and the devices are asked of workers, and what comes back is plain data."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join([str(root / "src"), str(root), os.environ.get("PYTHONPATH", "")])
+    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
+    env["PYTHONPATH"] = path
+    out = subprocess.run(
+        [sys.executable, "-c", SERVER_MODULES_SCRIPT, str(tiny_folder), SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["at_import"] == []
+    assert report["exception"] == [] and report["errors"] == []
+    assert report["metrics"][0] == "Test accuracy"  # the run finished and its results show
+    assert report["evaluated"] and "fast-cpu weights:" in report["evaluated"][0]
+    assert report["torch"] == []
+
+
+def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, monkeypatch):
+    from gradviz import host, jobs
+
+    def no_worker():
+        raise jobs.JobFailed("The worker process running asking the worker ended unexpectedly.")
+
+    monkeypatch.setattr(host, "facts", no_worker)
+    at = _app(tiny_folder)
+    assert not at.exception, at.exception
+    assert at.selectbox(key="training_device").options == ["auto", "cpu"]
+    assert any("Could not ask a worker which devices" in c.value for c in at.caption)
+    assert not at.button(key="training_start").disabled  # the folder still checks out
+
+
 def test_busy_server_says_so_and_keeps_working(tiny_folder, monkeypatch):
     from gradviz import jobs
     from gradviz.ui import training

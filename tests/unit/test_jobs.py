@@ -248,6 +248,27 @@ def test_training_job_streams_progress_and_returns_results(folder):
 
     arch, _model = load_weights(result["weights"], num_classes=3)
     assert arch == "fast-cpu"
+    from gradviz.training.jobs import plain
+
+    assert plain(events, "events") is events and plain(result) is result  # nothing for torch
+
+
+def test_only_plain_data_leaves_a_training_worker():
+    """Unpickling a tensor, or a numpy float (a float subclass), would import torch or numpy
+    in the server: the training jobs check what they send and name what is not plain."""
+    from gradviz.training.jobs import plain
+
+    ok = {"a": [1, 2.5, None, True, "x", b"png"], "b": (1,), "c": {"d": float("nan")}}
+    assert plain(ok) is ok
+    for bad, where in (
+        ({"accuracy": np.float64(0.5)}, "['accuracy']"),
+        ({"history": [{"loss": torch.tensor(1.0)}]}, "['history'][0]['loss']"),
+        ({"confusion": np.zeros((2, 2))}, "['confusion']"),
+        ({np.int64(1): 2}, "a key of"),
+    ):
+        with pytest.raises(TypeError, match="not plain data") as info:
+            plain(bad)
+        assert where in str(info.value)
 
 
 def test_training_job_stop_hands_back_what_was_learned(folder):

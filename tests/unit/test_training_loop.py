@@ -129,6 +129,23 @@ def test_devices_on_this_host():
     assert "unknown device" in device_unavailable_reason("tpu")
 
 
+def test_the_server_sees_the_same_devices_from_host_facts():
+    """The page asks host.facts() (gathered in a worker) instead of torch: same choices and
+    the same reasons as the worker's own check."""
+    from gradviz.host import gather
+    from gradviz.training.settings import TrainingDevices
+
+    found = TrainingDevices.from_facts(gather())
+    assert found.choices() == available_devices()
+    for name in ("auto", "cpu", "cuda", "mps", "tpu"):
+        assert found.unavailable_reason(name) == device_unavailable_reason(name)
+    off = TrainingDevices(cuda=False, mps=False, cuda_build=None)
+    assert off.choices() == ["auto", "cpu"]
+    assert off.unavailable_reason("cuda") == "this PyTorch build has no CUDA support"
+    assert "built for CUDA 12.4" in TrainingDevices(False, False, "12.4").unavailable_reason("cuda")
+    assert TrainingDevices(True, True).choices() == ["auto", "cpu", "cuda", "mps"]
+
+
 def test_precision_plan():
     fast, tutorial = PRESETS["fast"], PRESETS["tutorial"]
     assert plan_precision(fast, "cpu") == Precision(channels_last=True)

@@ -1,9 +1,11 @@
 """CIFAR-10 training: the PyTorch tutorial's small CNN, and a fast path far beyond it.
 
 Modules (no Streamlit here): data (ImageFolder folders and CIFAR-10 into uint8 tensors),
-models (TutorialNet exactly as the tutorial, FastNet), loop (presets, the `train` generator of
-progress events, evaluate), checkpoint (state_dict save and safe load), pictures (confusion
-matrix and prediction grid as PNG).
+models (TutorialNet exactly as the tutorial, FastNet), loop (the `train` generator of progress
+events, evaluate), checkpoint (state_dict save and safe load), pictures (confusion matrix and
+prediction grid as PNG), jobs (training and evaluation in worker processes). Without torch,
+for the Streamlit server: settings (presets, devices from host facts, caps and job limits) and
+sources (folder checks, file counts, the CIFAR-10 download). This package imports no torch.
 """
 
 CLASSES = ("plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")

@@ -15,8 +15,7 @@ import torch
 from torch import nn
 
 from gradviz.training.models import ARCHITECTURES, build_model
-
-MAX_CHECKPOINT_BYTES = 32 * 1024 * 1024  # the widest network's weights are about 19 MB
+from gradviz.training.settings import MAX_CHECKPOINT_BYTES  # (re-exported: the old name works)
 
 
 class CheckpointError(Exception):

@@ -1,19 +1,14 @@
 """Datasets as uint8 tensors held in memory: ImageFolder folders and CIFAR-10 via torchvision.
 
 Everything is loaded once into `Split(images uint8 [N,3,H,W], labels int64 [N])`, so the fast
-training path can move the whole set onto the training device in one copy.
+training path can move the whole set onto the training device in one copy. This runs in a
+worker process (or the CLI); what the server needs without torch (folder checks, counting
+files, the CIFAR-10 download, DataError) is in gradviz.training.sources, re-exported here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import importlib.util
-import os
-import tarfile
-import urllib.error
-import urllib.request
-from collections.abc import Callable
+import urllib.request  # noqa: F401 (tests patch data.urllib.request.urlopen)
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,36 +16,30 @@ import numpy as np
 import torch
 
 from gradviz.host import public_mode  # noqa: F401 (re-exported: training.data.public_mode)
-
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm", ".tif", ".tiff"}
-
-CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
-CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
-CIFAR10_FOLDER = "cifar-10-batches-py"
-CIFAR10_SIZE = 170_498_071
-
-#: Progress callback for downloads: (bytes done, bytes total or None).
-DownloadProgress = Callable[[int, int | None], None]
-
-
-class DataError(Exception):
-    """A dataset could not be found, downloaded or read; the message says what to do."""
-
-
-def torchvision_missing() -> str | None:
-    """None when torchvision can be imported; else what needs it and what still works.
-
-    torchvision is optional: the CPU-only set-up (`scripts/setup.sh --cpu`) may lack a wheel
-    of it for the installed torch. Only CIFAR-10 (read with torchvision.datasets.CIFAR10) and
-    the tutorial preset (its ToTensor + Normalize transform) need it.
-    """
-    if importlib.util.find_spec("torchvision") is not None:
-        return None
-    return (
-        "torchvision is not installed in this Python environment, so CIFAR-10 and the tutorial "
-        "preset are unavailable; the fast preset on a local image folder still works. Install "
-        "the torchvision build that matches torch (see README) to use them."
-    )
+from gradviz.training.sources import (  # noqa: F401 (re-exported: the old names still work)
+    CIFAR10_FOLDER,
+    CIFAR10_MD5,
+    CIFAR10_SIZE,
+    CIFAR10_URL,
+    IMAGE_SUFFIXES,
+    MAX_FOLDER_IMAGES,
+    MAX_PATH_CHARS,
+    DataError,
+    DownloadProgress,
+    FolderSummary,
+    _class_dirs,
+    _count_images,
+    _layout,
+    _md5,
+    allowed_data_roots,
+    default_cache_dir,
+    display_classes,
+    download_cifar10,
+    resolve_folder,
+    scan_image_folder,
+    shared_subset_dir,
+    torchvision_missing,
+)
 
 
 @dataclass
@@ -77,139 +66,7 @@ class Dataset:
         )
 
 
-def default_cache_dir() -> Path:
-    """Where CIFAR-10 is downloaded to: $GRADVIZ_CACHE or ~/.cache/gradviz."""
-    base = os.environ.get("GRADVIZ_CACHE") or Path.home() / ".cache" / "gradviz"
-    return Path(base) / "cifar10"
-
-
-def shared_subset_dir(repo_root: Path | None = None) -> Path | None:
-    """The cifar10-subset folder beside the repository (../shared/data/cifar10-subset), if any."""
-    root = repo_root or Path(__file__).resolve().parents[3]
-    candidate = (root / ".." / "shared" / "data" / "cifar10-subset").resolve()
-    return candidate if (candidate / "train").is_dir() and (candidate / "test").is_dir() else None
-
-
-# ----------------------------------------------------------------------------- which folders
-
-MAX_PATH_CHARS = 4096
-MAX_FOLDER_IMAGES = 200_000  # a folder with more is refused before anything is read
-
-
-def allowed_data_roots() -> list[Path]:
-    """Folders a visitor may read in public mode: the CIFAR-10 cache, the shared subset, and
-    any listed in GRADVIZ_DATA_ROOTS (separated by the OS path separator)."""
-    roots = [default_cache_dir()]
-    subset = shared_subset_dir()
-    if subset is not None:
-        roots.append(subset)
-    extra = os.environ.get("GRADVIZ_DATA_ROOTS", "")
-    roots += [Path(p) for p in extra.split(os.pathsep) if p.strip()]
-    out = []
-    for root in roots:
-        with contextlib.suppress(OSError, RuntimeError, ValueError):
-            out.append(root.expanduser().resolve())
-    return out
-
-
-def resolve_folder(text: object, public: bool | None = None) -> Path:
-    """A folder path typed by a visitor, checked and resolved, or DataError saying what is wrong.
-
-    Refuses text that is not a plain path (too long, control characters such as NUL) and,
-    in public mode, any folder outside allowed_data_roots() (after resolving "..", "~" and
-    symbolic links). Whether the folder exists is checked by whoever reads it.
-    """
-    if not isinstance(text, str):
-        raise DataError("The folder must be given as text.")
-    text = text.strip()
-    if not text:
-        raise DataError(
-            "Enter a folder with train/<class>/*.jpg and test/<class>/*.jpg, or choose CIFAR-10."
-        )
-    if len(text) > MAX_PATH_CHARS:
-        raise DataError(
-            f"That path is {len(text):,} characters long; a folder path here is at most "
-            f"{MAX_PATH_CHARS:,}."
-        )
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise DataError(
-            "The path contains control characters (such as a NUL byte or a line break); "
-            "type a plain folder path."
-        )
-    try:
-        path = Path(text).expanduser().resolve()
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise DataError(f"Cannot use the path {text[:200]!r}: {exc}.") from None
-    if public_mode() if public is None else public:
-        roots = allowed_data_roots()
-        if not any(path == r or path.is_relative_to(r) for r in roots):
-            listed = "; ".join(str(r) for r in roots) or "none configured"
-            raise DataError(
-                f"This is a public server: only these data folders can be read: {listed}. "
-                f"{path} is outside them."
-            )
-    return path
-
-
-@dataclass(frozen=True)
-class FolderSummary:
-    """What a folder holds, from file names only (nothing is decoded)."""
-
-    root: Path
-    classes: tuple[str, ...]
-    train_images: int
-    test_images: int
-
-    def describe(self) -> str:
-        return (
-            f"folder {self.root}: {self.train_images:,} training and {self.test_images:,} test "
-            f"images, {len(self.classes)} classes (read and resized to 32x32 when training starts)"
-        )
-
-
-def _count_images(folder: Path, budget: int) -> int:
-    count = 0
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if Path(entry.name).suffix.lower() in IMAGE_SUFFIXES:
-                count += 1
-                if count > budget:
-                    break
-    return count
-
-
-def scan_image_folder(root: str | Path, max_images: int = MAX_FOLDER_IMAGES) -> FolderSummary:
-    """Check the ImageFolder layout and count images, without reading any (cheap, for the page)."""
-    root = Path(root)
-    try:
-        train_dir, test_dir, classes = _layout(root)
-        counts = {"train": 0, "test": 0}
-        for split, split_dir in (("train", train_dir), ("test", test_dir)):
-            for name in classes:
-                folder = split_dir / name
-                if folder.is_dir():
-                    left = max_images - counts["train"] - counts["test"]
-                    counts[split] += _count_images(folder, left)
-                if counts["train"] + counts["test"] > max_images:
-                    raise DataError(
-                        f"{root} holds more than {max_images:,} images; this page trains on "
-                        "at most that many. Choose a smaller folder."
-                    )
-    except OSError as exc:
-        raise DataError(f"Cannot read {root}: {exc.strerror or exc}.") from None
-    for split, split_dir in (("train", train_dir), ("test", test_dir)):
-        if not counts[split]:
-            raise DataError(
-                f"No images found under {split_dir} (expected {split_dir}/<class>/*.jpg)."
-            )
-    return FolderSummary(root, tuple(classes), counts["train"], counts["test"])
-
-
 # ----------------------------------------------------------------------------- ImageFolder
-
-
-def _class_dirs(split_dir: Path) -> list[Path]:
-    return sorted(p for p in split_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def _read_split(split_dir: Path, classes: list[str], size: int) -> Split:
@@ -239,35 +96,6 @@ def _read_split(split_dir: Path, classes: list[str], size: int) -> Split:
     return Split(torch.from_numpy(array), torch.tensor(labels, dtype=torch.int64))
 
 
-def _layout(root: Path) -> tuple[Path, Path, list[str]]:
-    """train/ and test/ folders and the class names, or DataError naming what is missing."""
-    if root.exists() and not root.is_dir():
-        raise DataError(
-            f"{root} is a file, not a folder. Give a folder with train/<class>/*.jpg and "
-            "test/<class>/*.jpg."
-        )
-    if not root.is_dir():
-        raise DataError(
-            f"Folder {root} does not exist. Give a folder with train/<class>/*.jpg and "
-            "test/<class>/*.jpg, or choose CIFAR-10 to download it."
-        )
-    train_dir, test_dir = root / "train", root / "test"
-    missing = [d.name for d in (train_dir, test_dir) if not d.is_dir()]
-    if missing:
-        raise DataError(
-            f"Folder {root} has no {' or '.join(missing)} subfolder. Expected the ImageFolder "
-            "layout: train/<class>/*.jpg and test/<class>/*.jpg."
-        )
-    classes = [p.name for p in _class_dirs(train_dir)]
-    if len(classes) < 2:
-        raise DataError(f"{train_dir} needs at least two class folders, found {len(classes)}.")
-    test_classes = {p.name for p in _class_dirs(test_dir)}
-    extra = sorted(test_classes - set(classes))
-    if extra:
-        raise DataError(f"{test_dir} has classes not in train/: {', '.join(extra)}.")
-    return train_dir, test_dir, classes
-
-
 def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
     """Read root/train/<class>/* and root/test/<class>/* into uint8 tensors (resized to size)."""
     root = Path(root).expanduser()
@@ -281,76 +109,6 @@ def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
 
 
 # ----------------------------------------------------------------------------- CIFAR-10
-
-
-def _md5(path: Path) -> str:
-    digest = hashlib.md5()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def download_cifar10(
-    root: str | Path,
-    progress: DownloadProgress | None = None,
-    url: str = CIFAR10_URL,
-    md5: str = CIFAR10_MD5,
-    timeout: float = 30.0,
-) -> Path:
-    """Download and extract the CIFAR-10 python archive into root (once), reporting progress.
-
-    Returns the extracted cifar-10-batches-py folder. Raises DataError with what to do when
-    there is no network, the download is broken, or the archive does not match its checksum.
-    """
-    root = Path(root).expanduser()
-    folder = root / CIFAR10_FOLDER
-    if (folder / "batches.meta").is_file():
-        return folder
-    root.mkdir(parents=True, exist_ok=True)
-    archive = root / "cifar-10-python.tar.gz"
-    if not (archive.is_file() and _md5(archive) == md5):
-        partial = archive.with_suffix(".part")
-        try:
-            with (
-                urllib.request.urlopen(url, timeout=timeout) as response,
-                open(partial, "wb") as out,
-            ):
-                total = (
-                    response.headers.get("Content-Length") if hasattr(response, "headers") else None
-                )
-                total_bytes = int(total) if total else None
-                done = 0
-                if progress:
-                    progress(0, total_bytes)
-                while chunk := response.read(1 << 18):
-                    out.write(chunk)
-                    done += len(chunk)
-                    if progress:
-                        progress(done, total_bytes)
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-            partial.unlink(missing_ok=True)
-            reason = getattr(exc, "reason", exc)
-            raise DataError(
-                f"Could not download CIFAR-10 from {url} ({reason}). This host may have no "
-                "network. Either download cifar-10-python.tar.gz elsewhere and put it in "
-                f"{root}, or choose a local folder with train/<class>/*.jpg and "
-                "test/<class>/*.jpg."
-            ) from exc
-        if _md5(partial) != md5:
-            partial.unlink(missing_ok=True)
-            raise DataError(
-                f"The CIFAR-10 download from {url} is damaged (checksum mismatch); try again."
-            )
-        partial.replace(archive)
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(root, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise DataError(f"Could not unpack {archive}: {exc}. Delete it and try again.") from exc
-    if not (folder / "batches.meta").is_file():
-        raise DataError(f"{archive} did not contain {CIFAR10_FOLDER}/batches.meta.")
-    return folder
 
 
 def _split_from_torchvision(ds) -> Split:
@@ -398,9 +156,3 @@ def load_dataset(spec: str, cache_dir: str | Path | None = None, progress=None) 
     if spec.strip().lower() in {"cifar10", "cifar-10"}:
         return load_cifar10(cache_dir, download=True, progress=progress)
     return load_image_folder(spec)
-
-
-def display_classes(classes: tuple[str, ...]) -> tuple[str, ...]:
-    """Short tutorial names (plane, car) for the folder names torchvision uses."""
-    rename = {"airplane": "plane", "automobile": "car"}
-    return tuple(rename.get(c, c) for c in classes)

@@ -4,103 +4,70 @@ A job reads its data itself (the server only checks the folder and counts files)
 images, the model and its gradients live in the worker and go back to the system when it
 exits. `train_job` streams plain dicts (Event.as_dict, plus the network and device on
 `start`) and returns everything the results need as plain data: numbers, the report lines,
-PNG bytes and the weights. `evaluate_weights_job` loads uploaded bytes with
+PNG bytes and the weights. Only plain data crosses to the server (`plain` checks it):
+unpickling a tensor or a numpy number there would import torch or numpy. `evaluate_weights_job` loads uploaded bytes with
 torch.load(weights_only=True) in the worker, never in the server. No Streamlit here.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 
+from gradviz.host import public_mode  # noqa: F401 (re-exported: training.jobs.public_mode)
 from gradviz.training.checkpoint import load_weights, save_state_dict
 from gradviz.training.data import (
     Dataset,
     display_classes,
     load_cifar10,
     load_image_folder,
-    public_mode,
 )
 from gradviz.training.loop import evaluate, resolve_device, train
 from gradviz.training.pictures import confusion_png, prediction_grid_png
+from gradviz.training.settings import (  # noqa: F401 (re-exported: the old names still work)
+    EVALUATE_SECONDS,
+    MARGIN_SECONDS,
+    MAX_BATCH,
+    PUBLIC_MAX_BATCH,
+    PUBLIC_TRAINING_MEMORY,
+    STOP_REASONS,
+    TRAINING_MEMORY,
+    TRAINING_SECONDS,
+    _env_number,
+    check_batch_size,
+    effective_time_limit,
+    evaluate_limits,
+    max_batch_size,
+    max_training_seconds,
+    training_limits,
+    training_memory,
+)
 
 GRID_IMAGES = 24
-TRAINING_SECONDS = 600.0  # longest training a page run may ask for (GRADVIZ_TRAINING_SECONDS)
-MARGIN_SECONDS = 120.0  # a worker's wall clock beyond that: reading data, evaluating, pictures
-TRAINING_MEMORY = 1_500_000_000  # per training worker, beyond its own (GRADVIZ_TRAINING_MEMORY)
-# A public host (GRADVIZ_PUBLIC=1) shares a small container among all visitors: smaller batches
-# (activations grow with the batch) and a tighter memory cap, so a run that outgrows it is
-# stopped with a message instead of the whole app being killed. docs/BENCHMARKS.md has numbers.
-MAX_BATCH = 8192
-PUBLIC_MAX_BATCH = 128  # GRADVIZ_PUBLIC_MAX_BATCH
-PUBLIC_TRAINING_MEMORY = 400_000_000
-EVALUATE_SECONDS = 120.0
-STOP_REASONS = {"stop requested": "stopped by you", "time limit": "time limit reached"}
+PLAIN_TYPES = (str, bytes, int, float, bool, type(None))
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if math.isfinite(value) and value > 0 else default
-
-
-def max_batch_size() -> int:
-    """The largest batch a page run may ask for: PUBLIC_MAX_BATCH on a public host."""
-    if not public_mode():
-        return MAX_BATCH
-    return max(1, int(_env_number("GRADVIZ_PUBLIC_MAX_BATCH", PUBLIC_MAX_BATCH)))
-
-
-def training_memory() -> int:
-    default = PUBLIC_TRAINING_MEMORY if public_mode() else TRAINING_MEMORY
-    return int(_env_number("GRADVIZ_TRAINING_MEMORY", default))
-
-
-def check_batch_size(batch_size: int) -> None:
-    cap = max_batch_size()
-    if batch_size > cap:
-        raise ValueError(
-            f"Batch size {batch_size:,} is above this server's limit of {cap:,} "
-            "(a public server keeps batches small so that training fits its memory)."
+def plain(value, where: str = "the result"):
+    """The value itself, when it is plain data: str, bytes, numbers, None, and lists, tuples and
+    dicts of them. That is all the server may unpickle: a tensor, or even a numpy float (a float
+    subclass, so types are compared exactly), would import torch or numpy there, about 190 MB.
+    Anything else is a TypeError that names where it sits."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            plain(key, f"a key of {where}")
+            plain(item, f"{where}[{key!r}]")
+    elif kind is list or kind is tuple:
+        for i, item in enumerate(value):
+            plain(item, f"{where}[{i}]")
+    elif kind not in PLAIN_TYPES:
+        raise TypeError(
+            f"{where} is a {kind.__module__}.{kind.__qualname__}, not plain data; "
+            "convert it (float(), int(), .tolist(), PNG bytes) before it leaves the worker."
         )
-
-
-def max_training_seconds() -> float:
-    return _env_number("GRADVIZ_TRAINING_SECONDS", TRAINING_SECONDS)
-
-
-def effective_time_limit(requested: float | None) -> float:
-    """The user's time limit (0 or None: none), never beyond the server's maximum."""
-    cap = max_training_seconds()
-    if requested is None or not math.isfinite(requested) or requested <= 0:
-        return cap
-    return min(float(requested), cap)
-
-
-def training_limits(time_limit: float, threads: int):
-    """Wall clock = the run's time limit plus a margin; memory from GRADVIZ_TRAINING_MEMORY,
-    lowered to what the host has free."""
-    from gradviz.jobs import JobLimits, memory_for_job
-
-    memory = training_memory()
-    return JobLimits(
-        seconds=time_limit + MARGIN_SECONDS,
-        memory_bytes=memory_for_job(memory),
-        threads=threads,
-    )
-
-
-def evaluate_limits(threads: int):
-    from gradviz.jobs import JobLimits, memory_for_job
-
-    memory = training_memory()
-    return JobLimits(seconds=EVALUATE_SECONDS, memory_bytes=memory_for_job(memory), threads=threads)
+    return value
 
 
 def load_data(source: dict) -> Dataset:
@@ -120,19 +87,19 @@ def summarize(result, data: Dataset) -> dict:
     seconds = float(result.train_seconds or 0.0)
     seen = int(result.images_seen or 0)
     return {
-        "preset": result.preset,
-        "arch": arch,
-        "device": result.device,
-        "device_type": device.type,
+        "preset": str(result.preset),
+        "arch": str(arch),
+        "device": str(result.device),
+        "device_type": str(device.type),
         "data": data.source,
         "stopped": result.stopped,
         "seconds": seconds,
         "images_seen": seen,
         "images_per_s": seen / seconds if seconds > 0 else 0.0,
         "epochs_done": seen / max(1, len(data.train)),
-        "accuracy": ev.accuracy,
-        "flip_tta": ev.flip_tta,
-        "per_class": ev.per_class,
+        "accuracy": float(ev.accuracy),
+        "flip_tta": bool(ev.flip_tta),
+        "per_class": {str(k): float(v) for k, v in ev.per_class.items()},
         "report": ev.report_lines(),
         "confusion_png": confusion_png(ev.confusion, classes),
         "grid_png": prediction_grid_png(
@@ -167,9 +134,9 @@ def train_job(source: dict, settings: dict, *, should_stop) -> Iterator[dict]:
             event.update(arch=ev.result.arch, device=ev.result.device)
         if ev.kind == "end":
             final = ev.result
-        yield event
+        yield plain(event, f"the {ev.kind} event")
     yield {"kind": "evaluating"}
-    return summarize(final, data)
+    return plain(summarize(final, data), "the training result")
 
 
 def evaluate_weights_job(source: dict, blob: bytes, *, should_stop) -> Iterator[dict]:
@@ -179,11 +146,12 @@ def evaluate_weights_job(source: dict, blob: bytes, *, should_stop) -> Iterator[
     arch, model = load_weights(blob, num_classes=len(data.classes))
     classes = display_classes(data.classes)
     ev = evaluate(model, data.test, arch, "cpu", classes)
-    return {
-        "arch": arch,
-        "accuracy": ev.accuracy,
+    result = {
+        "arch": str(arch),
+        "accuracy": float(ev.accuracy),
         "report": ev.report_lines(),
         "confusion_png": confusion_png(ev.confusion, classes),
         "test_images": len(data.test),
         "data": data.source,
     }
+    return plain(result, "the evaluation result")

@@ -22,8 +22,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gradviz.training.data import Dataset, Split, torchvision_missing
+from gradviz.training.data import Dataset, Split, torchvision_missing  # noqa: F401
 from gradviz.training.models import build_model, normalization_for
+from gradviz.training.settings import (  # noqa: F401 (re-exported: the old names still work)
+    PRESETS,
+    Preset,
+    TrainingDevices,
+    preset_unavailable_reason,
+)
 
 
 class DeviceError(Exception):
@@ -38,29 +44,19 @@ def mps_available() -> bool:
     return bool(backend and backend.is_available())
 
 
+def host_devices() -> TrainingDevices:
+    """Which devices this process's torch can train on (the server asks host.facts() instead)."""
+    return TrainingDevices(bool(torch.cuda.is_available()), mps_available(), torch.version.cuda)
+
+
 def available_devices() -> list[str]:
     """Device choices on this host: auto and cpu always, cuda and mps where present."""
-    choices = ["auto", "cpu"]
-    if torch.cuda.is_available():
-        choices.append("cuda")
-    if mps_available():
-        choices.append("mps")
-    return choices
+    return host_devices().choices()
 
 
 def device_unavailable_reason(name: str) -> str | None:
     """Why a device cannot be used here, or None when it can."""
-    if name in ("auto", "cpu"):
-        return None
-    if name == "cuda":
-        if torch.cuda.is_available():
-            return None
-        if torch.version.cuda is None:
-            return "this PyTorch build has no CUDA support"
-        return f"no CUDA GPU was found (PyTorch is built for CUDA {torch.version.cuda})"
-    if name == "mps":
-        return None if mps_available() else "Apple's MPS backend is not present on this host"
-    return f"unknown device {name!r} (choose auto, cpu, cuda or mps)"
+    return host_devices().unavailable_reason(name)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -82,65 +78,7 @@ def device_label(device: torch.device) -> str:
     return device.type
 
 
-# ----------------------------------------------------------------------------- presets
-
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    arch: str | None  # None: chosen by device (fast-cpu / fast-gpu)
-    epochs: int
-    batch_size: int
-    lr: float
-    momentum: float = 0.9
-    nesterov: bool = False
-    weight_decay: float = 0.0
-    label_smoothing: float = 0.0
-    one_cycle: bool = False
-    augment: bool = False
-    resident: bool = False  # data held as tensors on the training device
-    description: str = ""
-
-    def arch_for(self, device: torch.device) -> str:
-        if self.arch:
-            return self.arch
-        return "fast-gpu" if device.type == "cuda" else "fast-cpu"
-
-
-PRESETS: dict[str, Preset] = {
-    "tutorial": Preset(
-        name="tutorial",
-        arch="tutorial",
-        epochs=2,
-        batch_size=4,
-        lr=0.001,
-        momentum=0.9,
-        description=(
-            "The tutorial, faithfully: TutorialNet, batch 4, SGD lr 0.001 momentum 0.9, 2 epochs, "
-            "ToTensor + Normalize per image, a copy to the device per batch, loss.item() per step."
-        ),
-    ),
-    "fast": Preset(
-        name="fast",
-        arch=None,
-        epochs=10,
-        batch_size=512,
-        lr=0.4,
-        momentum=0.9,
-        nesterov=True,
-        weight_decay=5e-4,
-        label_smoothing=0.2,
-        one_cycle=True,
-        augment=True,
-        resident=True,
-        description=(
-            "FastNet (conv-BN-GELU), data as tensors on the device, batch 512, random crop + flip "
-            "on batched tensors, SGD Nesterov + one-cycle LR + label smoothing, channels_last, "
-            "tested on each image and its mirror image; on CUDA also mixed precision and "
-            "cudnn.benchmark."
-        ),
-    ),
-}
+# ------------------------------------------------------------------ precision (presets: settings)
 
 
 @dataclass(frozen=True)
@@ -310,14 +248,6 @@ class _TutorialImages(torch.utils.data.Dataset):
 
 
 # ----------------------------------------------------------------------------- training
-
-
-def preset_unavailable_reason(preset: str | Preset) -> str | None:
-    """Why a preset cannot train here (the tutorial's per-image transforms need torchvision)."""
-    p = PRESETS[preset] if isinstance(preset, str) else preset
-    if not p.resident and (missing := torchvision_missing()):
-        return f"The {p.name} preset converts images with torchvision: {missing}"
-    return None
 
 
 def train(

@@ -10,38 +10,51 @@ Stop was pressed (it ends after the current step, evaluates what it learned and 
 results), and follows it again. Uploaded weights are evaluated in a worker too. At most
 GRADVIZ_TRAINING_JOBS trainings run at once on the server (default 1); others wait in line
 for a while, then are told the server is busy.
+
+The server never imports torch or numpy for this page (torch alone is about 190 MB of its
+memory): presets, caps and limits come from gradviz.training.settings, the folder checks and
+the CIFAR-10 download from gradviz.training.sources, the devices from gradviz.host.facts()
+(asked of a worker), and the workers send back only plain data (numbers, text, PNG bytes).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
-from gradviz import jobs
-from gradviz.host import available_cpus
-from gradviz.training import jobs as training_jobs
-from gradviz.training.checkpoint import MAX_CHECKPOINT_BYTES
-from gradviz.training.data import (
+from gradviz import host, jobs
+from gradviz.host import available_cpus, public_mode
+from gradviz.training.settings import (
+    EVALUATE_SECONDS,
+    MAX_BATCH,
+    MAX_CHECKPOINT_BYTES,
+    PRESETS,
+    STOP_REASONS,
+    TrainingDevices,
+    effective_time_limit,
+    evaluate_limits,
+    max_batch_size,
+    max_training_seconds,
+    preset_unavailable_reason,
+    training_limits,
+)
+from gradviz.training.sources import (
     CIFAR10_FOLDER,
     DataError,
     allowed_data_roots,
     default_cache_dir,
     download_cifar10,
-    public_mode,
     resolve_folder,
     scan_image_folder,
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.training.loop import (
-    PRESETS,
-    available_devices,
-    device_unavailable_reason,
-    preset_unavailable_reason,
-)
 from gradviz.ui.common import show_unexpected
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
@@ -93,6 +106,15 @@ def _load_source(source: str, folder: str, cache_dir: str) -> Source:
     return Source("cifar", root, f"CIFAR-10 in {root}: 50,000 training and 10,000 test images")
 
 
+def _devices() -> tuple[TrainingDevices, str | None]:
+    """The devices this host can train on, from host.facts() (asked of a worker once, so the
+    server never imports torch); CPU only, with the reason, when that fails."""
+    try:
+        return TrainingDevices.from_facts(host.facts()), None
+    except Exception as exc:  # a worker that cannot start: training could not either
+        return TrainingDevices(cuda=False, mps=False), f"{type(exc).__name__}: {exc}"
+
+
 def _fmt_eta(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -120,6 +142,8 @@ def _fraction(ev: dict) -> float:
 
 def _curves(history: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Loss and accuracy (train; test once per epoch) against images seen, gaps joined up."""
+    import pandas as pd  # here, not at import: pandas imports numpy (Streamlit's charts do too)
+
     frame = pd.DataFrame([h for h in history if h.get("kind") != "start"])
     if frame.empty or "loss" not in frame:
         return pd.DataFrame(), pd.DataFrame()
@@ -170,8 +194,8 @@ def _start_training(source: Source, settings: dict) -> None:
     finally:
         wait_box.empty()
     run_settings = dict(settings)
-    run_settings["time_limit"] = training_jobs.effective_time_limit(settings["time_limit"])
-    limits = training_jobs.training_limits(run_settings["time_limit"], available_cpus())
+    run_settings["time_limit"] = effective_time_limit(settings["time_limit"])
+    limits = training_limits(run_settings["time_limit"], available_cpus())
     limits = jobs.JobLimits(**{**limits.__dict__, "abandon_after": ABANDON_S})
     job = jobs.start("train", (source.spec(), run_settings), limits, slot)
     st.session_state.pop(RESULT_KEY, None)
@@ -227,7 +251,7 @@ def _follow(run: dict) -> None:
         if job.abandoned and result["stopped"] == "stop requested":
             result["stopped"] = "the page was left, so the run was stopped"
         else:
-            result["stopped"] = training_jobs.STOP_REASONS.get(result["stopped"], result["stopped"])
+            result["stopped"] = STOP_REASONS.get(result["stopped"], result["stopped"])
         _keep_result(result)
     elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
         st.error(job.message)
@@ -247,7 +271,7 @@ def _init_defaults() -> None:
     ss.setdefault("training_time_limit", 0.0)
     for name, p in PRESETS.items():
         ss.setdefault(f"training_epochs_{name}", p.epochs)
-        ss.setdefault(f"training_batch_{name}", min(p.batch_size, training_jobs.max_batch_size()))
+        ss.setdefault(f"training_batch_{name}", min(p.batch_size, max_batch_size()))
         ss.setdefault(f"training_lr_{name}", p.lr)
 
 
@@ -270,18 +294,22 @@ def _settings_form() -> dict:
                 "About 170 MB is downloaded once with a progress bar; later runs read the cache."
             )
     with c2:
-        devices = available_devices()
+        found, problem = _devices()
+        devices = found.choices()
         if st.session_state["training_device"] not in devices:
             st.session_state["training_device"] = "auto"
         device_choice = st.selectbox("Device", devices, key="training_device")
-        off = [f"{d}: {why}" for d in ("cuda", "mps") if (why := device_unavailable_reason(d))]
-        if off:
-            st.caption("Not on this host: " + "; ".join(off) + ".")
+        if problem:
+            st.caption(f"Could not ask a worker which devices this host has ({problem}); CPU only.")
+        else:
+            off = [f"{d}: {why}" for d in ("cuda", "mps") if (why := found.unavailable_reason(d))]
+            if off:
+                st.caption("Not on this host: " + "; ".join(off) + ".")
         preset = st.selectbox("Preset", list(PRESETS), key="training_preset")
         st.caption(PRESETS[preset].description)
     c3, c4, c5, c6 = st.columns(4)
     epochs = c3.number_input("Epochs", 1, 200, key=f"training_epochs_{preset}")
-    max_batch = training_jobs.max_batch_size()
+    max_batch = max_batch_size()
     key = f"training_batch_{preset}"
     if st.session_state.get(key, 1) > max_batch:  # e.g. a value kept from before public mode
         st.session_state[key] = max_batch
@@ -291,7 +319,7 @@ def _settings_form() -> dict:
         max_batch,
         key=key,
         help=None
-        if max_batch == training_jobs.MAX_BATCH
+        if max_batch == MAX_BATCH
         else f"At most {max_batch} on this public server, to fit its memory.",
     )
     lr = c5.number_input("Learning rate", 1e-5, 10.0, format="%.4f", key=f"training_lr_{preset}")
@@ -361,10 +389,10 @@ def _show_comparison() -> None:
     for preset, rows in by_preset.items():
         if len(rows) > 1:
             st.markdown(f"**CPU vs GPU, {preset} preset** (last run on each device)")
-            st.dataframe(pd.DataFrame(rows), hide_index=True)
+            st.dataframe(rows, hide_index=True)
             shown = True
     if not shown and compare:
-        why = device_unavailable_reason("cuda")
+        why = _devices()[0].unavailable_reason("cuda")
         st.caption(
             "Run the same preset on another device to compare seconds, images/s and accuracy."
             + (f" CUDA is off here: {why}." if why else "")
@@ -398,10 +426,10 @@ def _evaluate_upload(source: Source | None) -> None:
             job = jobs.start(
                 "evaluate_weights",
                 (source.spec(), upload.getvalue()),
-                training_jobs.evaluate_limits(available_cpus()),
+                evaluate_limits(available_cpus()),
                 slot,
             )
-            job.wait(training_jobs.EVALUATE_SECONDS + 30)
+            job.wait(EVALUATE_SECONDS + 30)
         if job.status == "done":
             outcome = ("ok", job.result)
         elif job.status == "error" and job.error_type == "CheckpointError":
@@ -442,7 +470,7 @@ def page() -> None:
         roots = ", ".join(f"`{r}`" for r in allowed_data_roots())
         st.caption(
             f"Public server: only these data folders can be read: {roots}. Training runs "
-            f"in a separate worker process, at most {training_jobs.max_training_seconds():.0f} s."
+            f"in a separate worker process, at most {max_training_seconds():.0f} s."
         )
     settings = _settings_form()
     source = None

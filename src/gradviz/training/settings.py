@@ -1,0 +1,211 @@
+"""What the training page needs to know, without torch: presets, devices, limits.
+
+The Streamlit server imports this module (never torch): the presets and their defaults,
+which devices a host can train on (from gradviz.host.facts(), asked of a worker), the caps
+on a page run (batch size, memory, wall clock), the job limits and the upload size limit.
+The worker-side modules use the same definitions and re-export them under their old names
+(gradviz.training.loop: PRESETS, Preset, preset_unavailable_reason; gradviz.training.jobs:
+the limits; gradviz.training.checkpoint: MAX_CHECKPOINT_BYTES).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gradviz.host import public_mode
+from gradviz.training.sources import torchvision_missing
+
+if TYPE_CHECKING:
+    import torch
+
+    from gradviz.host import HostFacts
+    from gradviz.jobs import JobLimits
+
+MAX_CHECKPOINT_BYTES = 32 * 1024 * 1024  # the widest network's weights are about 19 MB
+
+# ----------------------------------------------------------------------------- presets
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    arch: str | None  # None: chosen by device (fast-cpu / fast-gpu)
+    epochs: int
+    batch_size: int
+    lr: float
+    momentum: float = 0.9
+    nesterov: bool = False
+    weight_decay: float = 0.0
+    label_smoothing: float = 0.0
+    one_cycle: bool = False
+    augment: bool = False
+    resident: bool = False  # data held as tensors on the training device
+    description: str = ""
+
+    def arch_for(self, device: torch.device) -> str:
+        if self.arch:
+            return self.arch
+        return "fast-gpu" if device.type == "cuda" else "fast-cpu"
+
+
+PRESETS: dict[str, Preset] = {
+    "tutorial": Preset(
+        name="tutorial",
+        arch="tutorial",
+        epochs=2,
+        batch_size=4,
+        lr=0.001,
+        momentum=0.9,
+        description=(
+            "The tutorial, faithfully: TutorialNet, batch 4, SGD lr 0.001 momentum 0.9, 2 epochs, "
+            "ToTensor + Normalize per image, a copy to the device per batch, loss.item() per step."
+        ),
+    ),
+    "fast": Preset(
+        name="fast",
+        arch=None,
+        epochs=10,
+        batch_size=512,
+        lr=0.4,
+        momentum=0.9,
+        nesterov=True,
+        weight_decay=5e-4,
+        label_smoothing=0.2,
+        one_cycle=True,
+        augment=True,
+        resident=True,
+        description=(
+            "FastNet (conv-BN-GELU), data as tensors on the device, batch 512, random crop + flip "
+            "on batched tensors, SGD Nesterov + one-cycle LR + label smoothing, channels_last, "
+            "tested on each image and its mirror image; on CUDA also mixed precision and "
+            "cudnn.benchmark."
+        ),
+    ),
+}
+
+
+def preset_unavailable_reason(preset: str | Preset) -> str | None:
+    """Why a preset cannot train here (the tutorial's per-image transforms need torchvision)."""
+    p = PRESETS[preset] if isinstance(preset, str) else preset
+    if not p.resident and (missing := torchvision_missing()):
+        return f"The {p.name} preset converts images with torchvision: {missing}"
+    return None
+
+
+# ----------------------------------------------------------------------------- devices
+
+
+@dataclass(frozen=True)
+class TrainingDevices:
+    """Which devices a host can train on: from host.facts() in the server (no torch there),
+    from torch itself in a worker (gradviz.training.loop)."""
+
+    cuda: bool
+    mps: bool
+    cuda_build: str | None = None  # torch.version.cuda: the CUDA this torch was built for
+
+    @classmethod
+    def from_facts(cls, facts: HostFacts) -> TrainingDevices:
+        return cls(bool(facts.cuda_available), bool(facts.mps_available), facts.cuda_build)
+
+    def choices(self) -> list[str]:
+        """Device choices: auto and cpu always, cuda and mps where present."""
+        choices = ["auto", "cpu"]
+        if self.cuda:
+            choices.append("cuda")
+        if self.mps:
+            choices.append("mps")
+        return choices
+
+    def unavailable_reason(self, name: str) -> str | None:
+        """Why a device cannot be used here, or None when it can."""
+        if name in ("auto", "cpu"):
+            return None
+        if name == "cuda":
+            if self.cuda:
+                return None
+            if self.cuda_build is None:
+                return "this PyTorch build has no CUDA support"
+            return f"no CUDA GPU was found (PyTorch is built for CUDA {self.cuda_build})"
+        if name == "mps":
+            return None if self.mps else "Apple's MPS backend is not present on this host"
+        return f"unknown device {name!r} (choose auto, cpu, cuda or mps)"
+
+
+# ----------------------------------------------------------------------------- limits
+
+TRAINING_SECONDS = 600.0  # longest training a page run may ask for (GRADVIZ_TRAINING_SECONDS)
+MARGIN_SECONDS = 120.0  # a worker's wall clock beyond that: reading data, evaluating, pictures
+TRAINING_MEMORY = 1_500_000_000  # per training worker, beyond its own (GRADVIZ_TRAINING_MEMORY)
+# A public host (GRADVIZ_PUBLIC=1) shares a small container among all visitors: smaller batches
+# (activations grow with the batch) and a tighter memory cap, so a run that outgrows it is
+# stopped with a message instead of the whole app being killed. docs/BENCHMARKS.md has numbers.
+MAX_BATCH = 8192
+PUBLIC_MAX_BATCH = 128  # GRADVIZ_PUBLIC_MAX_BATCH
+PUBLIC_TRAINING_MEMORY = 400_000_000
+EVALUATE_SECONDS = 120.0
+STOP_REASONS = {"stop requested": "stopped by you", "time limit": "time limit reached"}
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value > 0 else default
+
+
+def max_batch_size() -> int:
+    """The largest batch a page run may ask for: PUBLIC_MAX_BATCH on a public host."""
+    if not public_mode():
+        return MAX_BATCH
+    return max(1, int(_env_number("GRADVIZ_PUBLIC_MAX_BATCH", PUBLIC_MAX_BATCH)))
+
+
+def training_memory() -> int:
+    default = PUBLIC_TRAINING_MEMORY if public_mode() else TRAINING_MEMORY
+    return int(_env_number("GRADVIZ_TRAINING_MEMORY", default))
+
+
+def check_batch_size(batch_size: int) -> None:
+    cap = max_batch_size()
+    if batch_size > cap:
+        raise ValueError(
+            f"Batch size {batch_size:,} is above this server's limit of {cap:,} "
+            "(a public server keeps batches small so that training fits its memory)."
+        )
+
+
+def max_training_seconds() -> float:
+    return _env_number("GRADVIZ_TRAINING_SECONDS", TRAINING_SECONDS)
+
+
+def effective_time_limit(requested: float | None) -> float:
+    """The user's time limit (0 or None: none), never beyond the server's maximum."""
+    cap = max_training_seconds()
+    if requested is None or not math.isfinite(requested) or requested <= 0:
+        return cap
+    return min(float(requested), cap)
+
+
+def training_limits(time_limit: float, threads: int) -> JobLimits:
+    """Wall clock = the run's time limit plus a margin; memory from GRADVIZ_TRAINING_MEMORY,
+    lowered to what the host has free."""
+    from gradviz.jobs import JobLimits, memory_for_job
+
+    memory = training_memory()
+    return JobLimits(
+        seconds=time_limit + MARGIN_SECONDS,
+        memory_bytes=memory_for_job(memory),
+        threads=threads,
+    )
+
+
+def evaluate_limits(threads: int) -> JobLimits:
+    from gradviz.jobs import JobLimits, memory_for_job
+
+    memory = training_memory()
+    return JobLimits(seconds=EVALUATE_SECONDS, memory_bytes=memory_for_job(memory), threads=threads)
