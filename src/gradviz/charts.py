@@ -58,6 +58,7 @@ def line_chart(
     points: bool = True,
     rules: list[Rule] = (),
     y_zero: bool = True,
+    height: int | None = None,
 ) -> dict:
     """Lines of y against x (one per value of `color`), with points and tooltips, and
     optional horizontal rules. `tooltip` fields are numbers when the first row has a number
@@ -108,6 +109,8 @@ def line_chart(
     spec = {"layer": layers}
     if title:
         spec["title"] = title
+    if height:
+        spec["height"] = height
     return spec
 
 

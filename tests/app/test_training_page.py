@@ -56,7 +56,9 @@ def test_tiny_run_shows_results(tiny_folder, preset):
     assert "Accuracy of the network on the 20 test images" in report
     assert "Accuracy for class: plane" in report
     assert at.get("download_button")
-    assert len(at.get("image")) >= 2  # confusion matrix and prediction grid
+    images = [m.value for m in at.markdown if m.value.startswith("<img ")]
+    assert len(images) == 2  # confusion matrix and prediction grid, PNGs from the worker
+    assert all("data:image/png;base64,iVBORw0KGgo" in i for i in images)
     # A rerun keeps the results; a second device would add the comparison table.
     at.run()
     assert [m.label for m in at.metric][0] == "Test accuracy"
@@ -174,6 +176,8 @@ print(json.dumps({
     "metrics": trained,
     "evaluated": [str(s.value) for s in at.success],
     "torch": sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchvision")),
+    "heavy": sorted(m for m in ("numpy", "pandas", "pyarrow", "altair") if m in sys.modules),
+    "charts": len(at.get("vega_lite_chart")),
 }))
 """
 
@@ -206,6 +210,8 @@ def test_the_server_never_imports_torch(tiny_folder):
     assert report["metrics"][0] == "Test accuracy"  # the run finished and its results show
     assert report["evaluated"] and "fast-cpu weights:" in report["evaluated"][0]
     assert report["torch"] == []
+    assert report["charts"] == 2  # loss and accuracy curves
+    assert report["heavy"] == []  # curves as Vega-Lite specs, tables as Markdown
 
 
 def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, monkeypatch):
@@ -304,9 +310,11 @@ def test_curves_keep_test_accuracy_from_epoch_rows():
         {"kind": "epoch", "images_seen": 40, "loss": None, "accuracy": None, "test_accuracy": 0.5},
     ]
     loss, acc = _curves(history)
-    assert loss["loss"].tolist() == [2.0, 1.5]
-    assert acc["test accuracy"].dropna().tolist() == [0.3, 0.4, 0.5]
-    assert acc["train accuracy"].iloc[1] == 0.25  # joined up between the two readings
+    assert [r["loss"] for r in loss] == [2.0, 1.5]
+    test = [(r["images seen"], r["accuracy"]) for r in acc if r["series"] == "test accuracy"]
+    train = [(r["images seen"], r["accuracy"]) for r in acc if r["series"] == "train accuracy"]
+    assert test == [(20, 0.3), (40, 0.5)]  # one line through the epoch readings
+    assert train == [(10, 0.1), (30, 0.4)]
 
 
 def test_without_torchvision_the_page_says_what_works(tiny_folder, monkeypatch):

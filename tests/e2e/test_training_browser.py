@@ -101,7 +101,10 @@ def test_live_chart_stop_and_results(server, browser, tmp_path):
                 page.get_by_text("Accuracy of the network on the 50 test images", exact=False)
             ).to_be_visible()
             expect(page.get_by_role("button", name="Download weights (state_dict)")).to_be_visible()
-            assert page.locator('[data-testid="stImage"]').count() >= 2
+            assert page.locator('img[alt="confusion matrix of the test images"]').count() == 1
+            assert (
+                page.locator('img[alt="test images with predicted and true labels"]').count() == 1
+            )
             assert page.locator(CHART).count() >= 2
             assert page.locator('[data-testid="stException"]').count() == 0
             # Download the weights, upload them back: evaluated to the same accuracy as the

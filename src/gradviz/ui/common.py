@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import html
 import platform
 
 import streamlit as st
@@ -66,3 +68,13 @@ def table(rows: list[dict], columns: list[str] | None = None) -> None:
             st.markdown(text)
     else:
         st.markdown(text)
+
+
+def png(data: bytes, alt: str) -> None:
+    """A PNG drawn by a worker, shown as an <img> (st.image would import numpy in the server)."""
+    encoded = base64.b64encode(data).decode("ascii")
+    st.markdown(
+        f'<img alt="{html.escape(alt, quote=True)}" style="max-width:100%" '
+        f'src="data:image/png;base64,{encoded}">',
+        unsafe_allow_html=True,
+    )

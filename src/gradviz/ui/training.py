@@ -20,11 +20,10 @@ the CIFAR-10 download from gradviz.training.sources, the devices from gradviz.ho
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from gradviz import host, jobs
+from gradviz import charts, host, jobs
 from gradviz.host import available_cpus, public_mode
 from gradviz.training.settings import (
     EVALUATE_SECONDS,
@@ -51,10 +50,7 @@ from gradviz.training.sources import (
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.ui.common import show_unexpected
-
-if TYPE_CHECKING:
-    import pandas as pd
+from gradviz.ui.common import png, show_unexpected, table
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
@@ -140,28 +136,40 @@ def _fraction(ev: dict) -> float:
     return min(1.0, ev["images_seen"] / total) if total else 0.0
 
 
-def _curves(history: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Loss and accuracy (train; test once per epoch) against images seen, gaps joined up."""
-    import pandas as pd  # here, not at import: pandas imports numpy (Streamlit's charts do too)
+X_SEEN = "images seen"
 
-    frame = pd.DataFrame([h for h in history if h.get("kind") != "start"])
-    if frame.empty or "loss" not in frame:
-        return pd.DataFrame(), pd.DataFrame()
-    frame = frame.set_index("images_seen")
-    loss = frame[["loss"]].astype(float).dropna()
-    acc = pd.DataFrame({"train accuracy": frame["accuracy"].astype(float)})
-    if "test_accuracy" in frame and frame["test_accuracy"].notna().any():
-        acc["test accuracy"] = frame["test_accuracy"].astype(float)
-    acc = acc.interpolate(limit_area="inside").dropna(how="all")
+
+def _curves(history: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Loss, and accuracy (train; test once per epoch), against images seen, as chart rows.
+
+    One row per reading, in long form (a `series` column for accuracy): each series' line
+    joins its own readings, so the test accuracy measured once per epoch is one line too."""
+    loss, acc = [], []
+    for h in history:
+        if h.get("kind") == "start" or h.get("images_seen") is None:
+            continue
+        x = int(h["images_seen"])
+        if h.get("loss") is not None:
+            loss.append({X_SEEN: x, "loss": float(h["loss"])})
+        for key, series in (("accuracy", "train accuracy"), ("test_accuracy", "test accuracy")):
+            if h.get(key) is not None:
+                acc.append({X_SEEN: x, "series": series, "accuracy": float(h[key])})
     return loss, acc
+
+
+def _chart(box, rows: list[dict], y: str, color: str | None = None) -> None:
+    spec = charts.line_chart(
+        rows, X_SEEN, y, color=color, points=len(rows) < 60, y_zero=False, height=220
+    )
+    box.vega_lite_chart(spec=spec, width="stretch")
 
 
 def _draw_curves(history: list[dict], loss_box, acc_box) -> None:
     loss, acc = _curves(history)
-    if loss.empty:
+    if not loss:
         return
-    loss_box.line_chart(loss, x_label="images seen", y_label="loss", height=220)
-    acc_box.line_chart(acc, x_label="images seen", y_label="accuracy", height=220)
+    _chart(loss_box, loss, "loss")
+    _chart(acc_box, acc, "accuracy", "series")
 
 
 def _keep_result(result: dict) -> None:
@@ -358,19 +366,19 @@ def _show_result(result: dict) -> None:
     m4.metric("Device", result["device"])
     st.caption(f"{result['preset']} preset, {result['arch']} network, {result['data']}.")
     loss, acc = _curves(result["history"])
-    if not loss.empty:
+    if loss:
         left, right = st.columns(2)
-        left.line_chart(loss, x_label="images seen", y_label="loss", height=220)
-        right.line_chart(acc, x_label="images seen", y_label="accuracy", height=220)
+        _chart(left, loss, "loss")
+        _chart(right, acc, "accuracy", "series")
     left, right = st.columns([2, 3])
     with left:
         st.markdown("**Per-class accuracy** (as the tutorial prints it)")
         st.code("\n".join(result["report"]), language=None)
     with right:
         st.markdown("**Confusion matrix**")
-        st.image(result["confusion_png"])
+        png(result["confusion_png"], "confusion matrix of the test images")
     st.markdown("**Test images: predicted and true labels**")
-    st.image(result["grid_png"])
+    png(result["grid_png"], "test images with predicted and true labels")
     st.download_button(
         "Download weights (state_dict)",
         data=result["weights"],
@@ -389,7 +397,7 @@ def _show_comparison() -> None:
     for preset, rows in by_preset.items():
         if len(rows) > 1:
             st.markdown(f"**CPU vs GPU, {preset} preset** (last run on each device)")
-            st.dataframe(rows, hide_index=True)
+            table(rows)
             shown = True
     if not shown and compare:
         why = _devices()[0].unavailable_reason("cuda")
@@ -453,7 +461,8 @@ def _evaluate_upload(source: Source | None) -> None:
     )
     left, right = st.columns([2, 3])
     left.code("\n".join(value["report"]), language=None)
-    right.image(value["confusion_png"])
+    with right:
+        png(value["confusion_png"], "confusion matrix of the uploaded weights")
 
 
 def page() -> None:
