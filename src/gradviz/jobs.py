@@ -39,9 +39,9 @@ from gradviz.lang import fmt_bytes
 JOBS = {
     "train": "gradviz.training.jobs:train_job",
     "evaluate_weights": "gradviz.training.jobs:evaluate_weights_job",
-    "speed_point": "gradviz.timing:point_job",
-    "speed_compare": "gradviz.timing:compare_job",
-    "speed_sweep": "gradviz.timing:sweep_job",
+    "speed_point": "gradviz.timing_torch:point_job",
+    "speed_compare": "gradviz.timing_torch:compare_job",
+    "speed_sweep": "gradviz.timing_torch:sweep_job",
     "transfer": "gradviz.transfer:measure_job",
     "host_facts": "gradviz.host:facts_job",
     "placement": "gradviz.host:placement_job",

@@ -21,12 +21,23 @@ for _c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":  # every line break str.sp
 _TRANSLATE = str.maketrans(_ESCAPE)
 
 
+def number(value: float) -> str:
+    """A float as people read it: four significant digits, thousands grouped from 1,000."""
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0 or abs(value) >= 1000:
+        return f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:,.1f}".removesuffix(".0")
+    return f"{value:.4g}"
+
+
 def cell(value: object) -> str:
-    """One cell's text, escaped for Markdown; None and NaN are empty."""
+    """One cell's text, escaped for Markdown; None and NaN are empty, floats rounded."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float):
+        value = number(value)
     return str(value).translate(_TRANSLATE)
 
 

@@ -716,8 +716,7 @@ TORCH_NAMES = frozenset(
 
 def __getattr__(name: str) -> Any:
     """`timing.run_job` and the other names that need torch: imported from
-    gradviz.timing_torch when first asked for (jobs' "gradviz.timing:point_job" does this in
-    the worker, before its limits apply)."""
+    gradviz.timing_torch when first asked for (scripts written against the old module)."""
     if name in TORCH_NAMES:
         from gradviz import timing_torch
 

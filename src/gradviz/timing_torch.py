@@ -2,9 +2,10 @@
 scripts, never by the Streamlit server.
 
 gradviz.timing (plain data: the workloads' cost model, jobs, points, peaks, the reference file)
-re-exports every name here on first use, so `gradviz.timing.run_job` and the job table's
-"gradviz.timing:point_job" keep working; looking one of them up imports this module, and with
-it torch and torch.utils.benchmark (in a worker, before its limits apply).
+re-exports every name here on first use, so scripts that say `gradviz.timing.run_job` keep
+working; looking one of them up imports this module, and with it torch and
+torch.utils.benchmark. The job table names this module directly
+("gradviz.timing_torch:point_job"): a worker imports it before its limits apply.
 
 Values that leave this module are the plain dataclasses of gradviz.timing, made of Python
 numbers and strings only: a worker's results are unpickled in the server, and a torch object

@@ -22,6 +22,9 @@ def test_seed_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
         # The share link is in the address bar.
         assert "p=" in page.url
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        # the README picture: wait for the widgets too (they load after the graph when busy)
+        page.locator("textarea").first.wait_for(timeout=30_000)
+        page.get_by_role("button", name="Run backward").wait_for(timeout=30_000)
         page.screenshot(path=str(SCREENSHOTS / "autograd.png"), full_page=False)
 
         page.get_by_role("tab", name="Export").click()

@@ -52,7 +52,24 @@ def test_cells_are_escaped():
 def test_values():
     assert mdtable.cell(None) == "" and mdtable.cell(math.nan) == ""
     assert mdtable.cell(True) == "yes" and mdtable.cell(False) == "no"
-    assert mdtable.cell(1234) == "1234"
+    assert mdtable.cell(1234) == "1234"  # ints as they are (sizes, line numbers)
+
+
+def test_floats_are_rounded_for_reading():
+    cases = {
+        0.030388000595849007: "0.03039",
+        42.25281072439577: "42.25",
+        0.0009864997991826385: "0.0009865",
+        1234.5678: "1,234.6",
+        2000.0: "2,000",
+        123456.7: "123,457",
+        0.0: "0",
+        -3.5: "-3.5",
+        math.inf: "inf",
+    }
+    for value, text in cases.items():
+        assert mdtable.number(value) == text, value
+    assert mdtable.cell(0.5) == "0\\.5"  # escaped like any text
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)
