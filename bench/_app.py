@@ -12,7 +12,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 # One way to start and stop the app, shared with the real-browser tests.
-from e2e_support import CHROMIUM, CHROMIUM_ARGS, free_port, start_streamlit, stop  # noqa: E402, F401
+from e2e_support import (  # noqa: E402, F401
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DECODE_JS,
+    GRAPH_IMG,
+    GRAPH_JS,
+    free_port,
+    start_streamlit,
+    stop,
+)
 
 
 def start(python: str, port: int, extra_env: dict | None = None, timeout: float = 180.0):

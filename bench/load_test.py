@@ -22,7 +22,17 @@ sys.path[:0] = [
     str(Path(__file__).resolve().parents[1] / "src"),
 ]
 
-from _app import CHROMIUM, CHROMIUM_ARGS, free_port, machine, start, stop  # noqa: E402
+from _app import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DECODE_JS,
+    GRAPH_IMG,
+    GRAPH_JS,
+    free_port,
+    machine,
+    start,
+    stop,
+)
 
 from gradviz.share import encode_program  # noqa: E402
 
@@ -42,13 +52,19 @@ async def session(browser, url: str, k: int, rounds: int, sessions: int, out: di
             t0 = time.perf_counter()
             try:
                 await page.goto(link, wait_until="domcontentloaded", timeout=240_000)
-                chart = page.locator('[data-testid="stGraphVizChart"] svg').first
-                await page.get_by_text(mine).first.wait_for(timeout=240_000)
-                grad = f"{float(r + 2):.4f}"  # dw/dv = round + 2
-                await page.get_by_text(f"grad [{grad}, {grad}]").first.wait_for(timeout=240_000)
+                # the drawing (a server-rendered SVG <img>) with this session's value and
+                # this round's gradient: dw/dv = round + 2
+                grad = f"{float(r + 2):.4f}"
+                await page.wait_for_function(
+                    GRAPH_JS, arg=f"grad [{grad}, {grad}]", timeout=240_000
+                )
+                svg = await page.evaluate(
+                    f"() => ({DECODE_JS})(document.querySelector('{GRAPH_IMG}'))"
+                )
+                if mine not in svg:
+                    out["errors"].append((k, r, "the drawing does not show this session's value"))
                 out["latency"].append(time.perf_counter() - t0)
                 out["by_round"].setdefault(r, []).append(time.perf_counter() - t0)
-                svg = await chart.inner_html()
                 body = await page.inner_text("body")
                 leaked = [o for o in others if o in svg or o in body]
                 if leaked:
@@ -70,7 +86,7 @@ async def main_async(url: str, sessions: int, rounds: int) -> dict:
         # One visit first, so the timed sessions meet a started server and worker pool.
         warm = await browser.new_page()
         await warm.goto(url + "/", wait_until="domcontentloaded", timeout=240_000)
-        await warm.locator('[data-testid="stGraphVizChart"] svg').first.wait_for(timeout=240_000)
+        await warm.wait_for_function(GRAPH_JS, arg=None, timeout=240_000)
         await warm.close()
         t0 = time.perf_counter()
         await asyncio.gather(

@@ -84,21 +84,21 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 GRAPH_IMG = 'img[alt="autograd graph"]'
-_DECODE_JS = """(img) => new TextDecoder().decode(
+DECODE_JS = """(img) => new TextDecoder().decode(
   Uint8Array.from(atob(img.src.split(',')[1]), (c) => c.charCodeAt(0)))"""
-_GRAPH_JS = """(needle) => {
+GRAPH_JS = """(needle) => {
   const img = document.querySelector('img[alt="autograd graph"]');
   if (!img || !img.complete) return false;
   const svg = (DECODE)(img);
   return needle === null || svg.includes(needle);
-}""".replace("DECODE", _DECODE_JS)
+}""".replace("DECODE", DECODE_JS)
 
 
 def graph_svg(page, needle: str | None = None, timeout: float = 60_000) -> str:
     """The autograd page's drawing (a server-rendered SVG image), once it contains `needle`."""
-    page.wait_for_function(_GRAPH_JS, arg=needle, timeout=timeout)
+    page.wait_for_function(GRAPH_JS, arg=needle, timeout=timeout)
     return page.evaluate(
         "() => (DECODE)(document.querySelector('img[alt=\"autograd graph\"]'))".replace(
-            "DECODE", _DECODE_JS
+            "DECODE", DECODE_JS
         )
     )
