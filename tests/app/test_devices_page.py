@@ -1,10 +1,10 @@
 """AppTest: devices as a user meets them: move a leaf to (simulated) CUDA, see the device
 colours, see a mixing error explained; the Devices page."""
 
-import os
 from pathlib import Path
 
 import torch
+from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
 from gradviz import mdtable
@@ -125,20 +125,7 @@ print(json.dumps({
 def test_lessons_run_in_workers_not_in_the_server():
     """Simulated CUDA (FakeTensorMode) imports much of torch's compiler, about 70 MB: the
     Devices page's lessons run in sandbox workers, so the server process never loads it."""
-    import json
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
-    out = subprocess.run(
-        [sys.executable, "-c", SERVER_MODULES_SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_fresh(SERVER_MODULES_SCRIPT, timeout=300)
     assert report["exception"] == []
     if SIMULATED:
         assert report["device_error_shown"]  # the lessons still show PyTorch's errors

@@ -6,13 +6,7 @@ Each check runs in a fresh Python process, since this test process has torch imp
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from fresh_process import run_fresh
 
 AUTOGRAD_AND_DEVICES = """
 import json, sys
@@ -65,23 +59,8 @@ print(json.dumps({
 """
 
 
-def _run(script: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("GRADVIZ_SANDBOX", "PYTHONPATH")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=400,
-        cwd=ROOT,
-        env=env,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def test_autograd_and_devices_pages_work_without_torch_in_the_server():
-    report = _run(AUTOGRAD_AND_DEVICES)
+    report = run_fresh(AUTOGRAD_AND_DEVICES, timeout=400)
     assert report["problems"] == []
     assert report["sidebar_has_cuda"]  # host facts came from a worker
     assert report["graph_drawn"] and report["moved"] and report["grad_shown"]

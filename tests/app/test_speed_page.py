@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
 from gradviz import charts, mdtable, timing
@@ -407,22 +408,7 @@ def test_the_page_never_imports_torch_in_the_server():
     """The server never imports torch (about 190 MB of its proportional set size): the
     estimate, a comparison and a sweep run in job workers, and what comes back is plain data.
     A fresh process, since this test process has torch loaded already."""
-    import os
-    import subprocess
-    import sys
-
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    out = subprocess.run(
-        [sys.executable, "-c", SERVER_MODULES_SCRIPT, str(FIXTURE)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_fresh(SERVER_MODULES_SCRIPT, FIXTURE)
     assert report["exception"] == []
     assert report["errors"] == []
     assert report["estimate"] and report["refused"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fresh_process import run_fresh
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
@@ -187,24 +188,7 @@ def test_the_server_never_imports_torch(tiny_folder):
     with 690 MB): in a fresh process, the page's import pulls in neither torch nor numpy,
     and a whole run (training, results, evaluating uploaded weights) leaves torch unloaded:
     the work and the devices are asked of workers, and what comes back is plain data."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    path = os.pathsep.join([str(root / "src"), str(root), os.environ.get("PYTHONPATH", "")])
-    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
-    env["PYTHONPATH"] = path
-    out = subprocess.run(
-        [sys.executable, "-c", SERVER_MODULES_SCRIPT, str(tiny_folder), SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_fresh(SERVER_MODULES_SCRIPT, tiny_folder, SCRIPT, timeout=300)
     assert report["at_import"] == []
     assert report["exception"] == [] and report["errors"] == []
     assert report["metrics"][0] == "Test accuracy"  # the run finished and its results show
