@@ -130,3 +130,21 @@ def test_lessons_run_in_workers_not_in_the_server():
     if SIMULATED:
         assert report["device_error_shown"]  # the lessons still show PyTorch's errors
     assert report["loaded"] == []
+
+
+def test_no_worker_to_ask_is_a_plain_message(monkeypatch):
+    """Host facts come from a worker; when none can answer, the pages say so and keep working."""
+    from gradviz import host, jobs
+
+    def no_worker():
+        raise jobs.JobFailed("The worker process ended unexpectedly.")
+
+    monkeypatch.setattr(host, "facts", no_worker)
+    at = AppTest.from_string("from gradviz.ui import devices\ndevices.page()\n").run()
+    assert not at.exception
+    assert "Could not ask a worker process what this host has" in at.error[0].value
+    at = _app().run()  # the autograd page: the program and its graph, no device controls
+    assert not at.exception
+    assert at.session_state["shown_dot"]
+    assert any("Moving tensors between devices is unavailable" in c.value for c in at.caption)
+    assert any("Could not ask a worker process" in w.value for w in at.sidebar.warning)

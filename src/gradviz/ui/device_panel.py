@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz import host
+from gradviz import host, jobs
 from gradviz.lang import fmt_bytes
 from gradviz.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
 from gradviz.ui.common import table
@@ -25,7 +25,11 @@ def overrides() -> tuple[tuple[str, str], ...]:
 
 def controls(trace) -> None:
     """Pick leaf tensors (or all) and a device; the page reruns the program with them moved."""
-    facts = host.facts()
+    try:
+        facts = host.facts()
+    except jobs.JobFailed as exc:  # the program still shows; moving leaves waits for a worker
+        st.caption(f"Moving tensors between devices is unavailable right now: {exc}")
+        return
     simulated = facts.simulated
     choices = facts.device_choices()
     leaves = list(dict.fromkeys(t.name for t in trace.tensors if t.is_leaf))

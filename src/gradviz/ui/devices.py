@@ -55,8 +55,17 @@ def _cuda_memory() -> list[dict]:
 
 
 def page() -> None:
-    simulated = host.facts().simulated
     st.title("Devices")
+    try:
+        facts = host.facts()
+    except jobs.JobFailed as exc:
+        st.error(
+            f"Could not ask a worker process what this host has: {exc} Reload the page to "
+            "try again.",
+            icon=":material/error:",
+        )
+        return
+    simulated = facts.simulated
     st.caption("Where every tensor lives, what mixing devices breaks, and what moving data costs.")
     if simulated:
         st.warning(
@@ -66,14 +75,14 @@ def page() -> None:
             "or *captured on a real GPU*.",
             icon=":material/memory:",
         )
-    _host()
+    _host(facts)
     _lessons(simulated)
     _placement()
     _memory()
     _costs(simulated)
 
 
-def _host() -> None:
+def _host(facts: host.HostFacts) -> None:
     st.header("This host", divider="gray")
     table(
         [
@@ -83,7 +92,7 @@ def _host() -> None:
                 "name": d.name,
                 "memory": fmt_bytes(d.total_memory) if d.total_memory else "",
             }
-            for d in host.facts().devices
+            for d in facts.devices
         ]
     )
 
