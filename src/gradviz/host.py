@@ -26,7 +26,10 @@ from pathlib import Path
 SIMULATED_CUDA_COUNT = 2  # cuda:0 and cuda:1, so the cuda:0-vs-cuda:1 lesson works too
 SIMULATED_SUFFIX = " (simulated)"
 FACTS_SECONDS = 120.0  # first use may wait for the forkserver's torch import
-FACTS_MEMORY = 128 * 1024 * 1024
+# Room for the worker's memory growth while it asks torch. On a CPU-only host these jobs grow
+# by a few MB; on a GPU host the first CUDA call creates a CUDA context in the worker, which
+# holds a few hundred MB of host memory: the cap must not stop that. The worker exits at once.
+FACTS_MEMORY = 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
