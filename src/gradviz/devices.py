@@ -52,13 +52,7 @@ def list_devices() -> list[DeviceInfo]:
 
 def device_choices(simulate: bool | None = None) -> list[str]:
     """Devices a program's tensors can be moved to: cpu and the CUDA devices (real or simulated)."""
-    simulate = simulation_needed() if simulate is None else simulate
-    if simulate:
-        return ["cpu"] + [f"cuda:{i}" for i in range(SIMULATED_CUDA_COUNT)]
-    out = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-    if mps_available():
-        out.append("mps")
-    return out
+    return gather().device_choices(simulate)
 
 
 # ---------------------------------------------------------------- simulated CUDA

@@ -171,9 +171,9 @@ def gather() -> HostFacts:
     """Ask torch, in this process, what the host offers."""
     import torch
 
-    cuda = bool(torch.cuda.is_available())
-    backend = getattr(torch.backends, "mps", None)
-    mps = bool(backend is not None and backend.is_available())
+    from gradviz.devices import cuda_available, mps_available
+
+    cuda, mps = cuda_available(), mps_available()
     out = [DeviceInfo("cpu", "cpu", platform.processor() or platform.machine() or "CPU")]
     count = torch.cuda.device_count() if cuda else 0
     if cuda:
@@ -236,11 +236,7 @@ def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = 
     from gradviz import jobs
 
     limits = jobs.JobLimits(seconds=seconds, memory_bytes=memory_bytes)
-    job = jobs.start(kind, args, limits)
-    job.wait(seconds + 10.0)
-    if job.status != "done":
-        raise jobs.JobFailed(job.describe_failure(f"asking the worker ({kind})"))
-    return job.result
+    return jobs.run_now(kind, args, limits, None, f"asking the worker ({kind})")
 
 
 def facts() -> HostFacts:

@@ -557,17 +557,20 @@ def run_now(
     kind: str,
     args: tuple,
     limits: JobLimits,
-    slot_name: str,
+    slot_name: str | None,
     what: str,
-    busy: str,
+    busy: str = "",
     *,
     testing: bool = False,
 ):
-    """A short job run to its end in a free slot of `slot_name`, now or not at all: its result;
-    Busy(busy) when the slot is taken; JobFailed naming `what` when it ends without a result."""
-    slot = slots(slot_name)
-    if not slot.try_acquire():
-        raise Busy(busy)
+    """A short job run to its end, now or not at all: its result; JobFailed naming `what`
+    when it ends without one. With `slot_name`, in a free slot of that name (Busy(busy) when
+    it is taken); with None, without a slot (small, light questions such as host facts)."""
+    slot = None
+    if slot_name is not None:
+        slot = slots(slot_name)
+        if not slot.try_acquire():
+            raise Busy(busy)
     job = start(kind, args, limits, slot, testing=testing)
     job.wait(limits.seconds + 10.0)
     if job.status != "done":

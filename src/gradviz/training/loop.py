@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gradviz.devices import mps_available  # noqa: F401 (also loop.mps_available)
 from gradviz.training.data import Dataset, Split, torchvision_missing  # noqa: F401
 from gradviz.training.models import build_model, normalization_for
 from gradviz.training.settings import (  # noqa: F401 (re-exported: the old names still work)
@@ -37,11 +38,6 @@ class DeviceError(Exception):
 
 
 # ----------------------------------------------------------------------------- devices
-
-
-def mps_available() -> bool:
-    backend = getattr(torch.backends, "mps", None)
-    return bool(backend and backend.is_available())
 
 
 def host_devices() -> TrainingDevices:
