@@ -15,10 +15,7 @@ from __future__ import annotations
 import math
 import string
 
-_ESCAPE = {c: "\\" + c for c in string.punctuation}
-for _c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":  # every line break str.splitlines knows
-    _ESCAPE[_c] = " "
-_TRANSLATE = str.maketrans(_ESCAPE)
+from gradviz.mdtext import escape
 
 
 def number(value: float) -> str:
@@ -38,7 +35,7 @@ def cell(value: object) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         value = number(value)
-    return str(value).translate(_TRANSLATE)
+    return escape(value)
 
 
 def to_markdown(rows: list[dict], columns: list[str] | None = None) -> str:

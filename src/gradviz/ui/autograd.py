@@ -6,6 +6,7 @@ import base64
 
 import streamlit as st
 
+from gradviz.mdtext import message
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
 from gradviz.sandbox import check_isolated, run_isolated
@@ -94,7 +95,7 @@ def _show_error(err: dict, source: str) -> None:
     details = err.get("details") or {}
     title = details.get("title")
     st.error(
-        f"**{title + ' — ' if title else ''}{err['kind']} error.** {where}{err['message']}",
+        f"**{title + ' — ' if title else ''}{err['kind']} error.** {where}{message(err['message'])}",
         icon=":material/error:",
     )
     lines = source.splitlines()
@@ -102,9 +103,9 @@ def _show_error(err: dict, source: str) -> None:
         caret = " " * max((err.get("col") or 1) - 1, 0) + "^"
         st.code(f"{err['line']:>3} | {lines[err['line'] - 1]}\n    | {caret}", language=None)
     if err.get("hint"):
-        st.info(err["hint"], icon=":material/lightbulb:")
+        st.info(message(err["hint"]), icon=":material/lightbulb:")
     if details.get("fix"):
-        st.success(f"**Fix:** {details['fix']}", icon=":material/build:")
+        st.success(f"**Fix:** {message(details['fix'])}", icon=":material/build:")
     device_panel.error_details(details, rule=False)
 
 
@@ -116,7 +117,7 @@ def page() -> None:
         "autograd builds, run backward and watch the gradients arrive."
     )
     for problem in st.session_state.get("share_problems", []):
-        st.warning(problem)
+        st.warning(message(problem))
 
     editor, options = st.columns([3, 2])
     with editor:
@@ -172,7 +173,9 @@ def page() -> None:
     if trace.error:
         _show_error(trace.error, source)
     for w in trace.warnings:
-        st.warning(f"Line {w['line']}: PyTorch warns: {w['message']}", icon=":material/warning:")
+        st.warning(
+            f"Line {w['line']}: PyTorch warns: {message(w['message'])}", icon=":material/warning:"
+        )
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
 
@@ -252,7 +255,10 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
 
                 st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
                 st.markdown(
-                    f"upstream: `{', '.join(step.upstream)}` → gradients for inputs: `{', '.join(step.produced) or '(into .grad)'}`"
+                    message(
+                        f"upstream: `{', '.join(step.upstream)}` → gradients for inputs: "
+                        f"`{', '.join(step.produced) or '(into .grad)'}`"
+                    )
                 )
             from gradviz.explain import rule_for as _rule
 
@@ -347,7 +353,7 @@ def show_graph(dot: str) -> None:
         try:
             svg = cached_bytes(dot, "svg", 1.0)
         except RenderUnavailable as exc:
-            st.warning(f"{exc} Drawing it in the browser instead.")
+            st.warning(f"{message(exc)} Drawing it in the browser instead.")
         else:
             data = base64.b64encode(svg).decode("ascii")
             st.markdown(
@@ -382,7 +388,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
     with st.spinner("Re-running the program with nudged inputs…"):
         result = check_isolated(source, record.target, shown, ones=st.session_state.ones)
-    (st.success if result.ok else st.error)(result.message)
+    (st.success if result.ok else st.error)(message(result.message))
     if result.leaves:
         table(
             [
@@ -417,7 +423,7 @@ def _export(dot: str | None) -> None:
     try:
         data = cached_bytes(dot, fmt, scale if fmt == "png" else 1.0)
     except RenderUnavailable as exc:
-        st.error(str(exc))
+        st.error(message(exc))
         return
     st.download_button(
         f"Download {fmt.upper()}",

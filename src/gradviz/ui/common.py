@@ -9,6 +9,7 @@ import platform
 import streamlit as st
 
 from gradviz import __version__, host, mdtable
+from gradviz.mdtext import escape
 
 
 def sidebar() -> None:
@@ -20,7 +21,7 @@ def sidebar() -> None:
             facts = host.facts()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed
             st.caption(f"gradviz {__version__} · torch {host.torch_version()} · Python {python}")
-            st.warning(f"Could not ask a worker process what this host offers: {exc}")
+            st.warning(f"Could not ask a worker process what this host offers: {escape(exc)}")
             return
         cuda = "available" if facts.cuda_available else "not available"
         st.caption(
@@ -35,9 +36,9 @@ def device_status(found: list) -> None:
     for d in found:
         memory = f", {d.total_memory / 2**30:.1f} GiB" if d.total_memory else ""
         if d.simulated:
-            lines.append(f"- :orange[**{d.label}**]")
+            lines.append(f"- :orange[**{escape(d.label)}**]")
         else:
-            lines.append(f"- **{d.label}**: {d.name}{memory}")
+            lines.append(f"- **{escape(d.label)}**: {escape(d.name)}{memory}")
     st.markdown("**Devices**\n" + "\n".join(lines))
     if any(d.simulated for d in found):
         st.caption(
@@ -49,7 +50,7 @@ def device_status(found: list) -> None:
 def show_unexpected(exc: BaseException, what: str) -> None:
     """Last line of defence on a page: a plain message, never a traceback."""
     st.error(
-        f"Something went wrong while {what}: {type(exc).__name__}: {exc}. "
+        f"Something went wrong while {what}: {type(exc).__name__}: {escape(exc)}. "
         "Your input is kept; try again or change it. If it keeps happening, please report it."
     )
 

@@ -3,10 +3,13 @@ device errors explained. Kept apart from ui/autograd.py so that page changes sta
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from gradviz import host, jobs
 from gradviz.lang import fmt_bytes
+from gradviz.mdtext import escape, message
 from gradviz.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
 from gradviz.ui.common import table
 
@@ -28,7 +31,7 @@ def controls(trace) -> None:
     try:
         facts = host.facts()
     except jobs.JobFailed as exc:  # the program still shows; moving leaves waits for a worker
-        st.caption(f"Moving tensors between devices is unavailable right now: {exc}")
+        st.caption(f"Moving tensors between devices is unavailable right now: {escape(exc)}")
         return
     simulated = facts.simulated
     choices = facts.device_choices()
@@ -65,12 +68,12 @@ def controls(trace) -> None:
 def moves(trace) -> None:
     for m in trace.moves:
         st.info(
-            f"Moved `{m['name']}` (line {m['line']}) from {m['from']} to "
-            f"**{host.device_label(m['to'], trace.simulated)}**",
+            message(f"Moved `{m['name']}` (line {m['line']}) from {m['from']} to ")
+            + f"**{escape(host.device_label(m['to'], trace.simulated))}**",
             icon=":material/swap_horiz:",
         )
     for note in trace.device_notes:
-        st.caption(note)
+        st.caption(message(note))
 
 
 def legend(trace) -> None:
@@ -81,7 +84,7 @@ def legend(trace) -> None:
     parts = []
     for dev in present:
         color = DEVICE_COLORS.get(dev, OTHER_DEVICE_COLOR)
-        label = host.device_label(dev, trace.simulated)
+        label = html.escape(host.device_label(dev, trace.simulated))
         parts.append(
             f'<span style="border:3px solid {color};padding:1px 6px;border-radius:4px">'
             f"{label}</span>"
@@ -125,16 +128,19 @@ def error_details(details: dict, rule: bool = True) -> None:
         return
     source = details.get("device_source", "")
     if source.startswith("simulated"):
-        st.warning(f"Message {source}.", icon=":material/memory:")
+        st.warning(f"Message {message(source)}.", icon=":material/memory:")
     else:
-        st.caption(f"Message {source}.")
+        st.caption(f"Message {message(source)}.")
     tensors = details.get("device_tensors") or {}
     if tensors:
         st.markdown(
-            "Operands: " + ", ".join(f"`{name}` on **{dev}**" for name, dev in tensors.items())
+            "Operands: "
+            + ", ".join(
+                f"{message(f'`{name}`')} on **{escape(dev)}**" for name, dev in tensors.items()
+            )
         )
     if rule:
-        st.markdown(f"**Rule:** {details.get('device_rule', '')}")
+        st.markdown(f"**Rule:** {message(details.get('device_rule', ''))}")
         if details.get("fix_code"):
             st.code(details["fix_code"], language="python")
 

@@ -11,6 +11,7 @@ from gradviz import host, jobs, sandbox, transfer
 from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.host import available_cpus
 from gradviz.lang import fmt_bytes
+from gradviz.mdtext import escape, message
 from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
 from gradviz.ui.common import table
@@ -60,7 +61,7 @@ def page() -> None:
         facts = host.facts()
     except jobs.JobFailed as exc:
         st.error(
-            f"Could not ask a worker process what this host has: {exc} Reload the page to "
+            f"Could not ask a worker process what this host has: {escape(exc)} Reload the page to "
             "try again.",
             icon=":material/error:",
         )
@@ -133,7 +134,8 @@ def _lessons(simulated: bool) -> None:
         err = trace.error
         details = err.get("details") or {}
         st.error(
-            f"**{details.get('title', err['kind'])}.** Line {err.get('line')}: {err['message']}",
+            f"**{escape(details.get('title', err['kind']))}.** Line {err.get('line')}: "
+            f"{message(err['message'])}",
             icon=":material/error:",
         )
         device_panel.error_details(details)
@@ -141,7 +143,8 @@ def _lessons(simulated: bool) -> None:
         st.success(
             "PyTorch allows this. Where each tensor lives: "
             + ", ".join(
-                f"`{t.label}` {host.device_label(t.device, trace.simulated)}" for t in trace.tensors
+                message(f"`{t.label}` {host.device_label(t.device, trace.simulated)}")
+                for t in trace.tensors
             ),
             icon=":material/check:",
         )
@@ -165,11 +168,13 @@ def _placement() -> None:
     try:
         result = _placement_of(dev)
     except jobs.JobFailed as exc:
-        st.error(f"Could not build the model now: {exc}")
+        st.error(f"Could not build the model now: {escape(exc)}")
         return
     st.code(result["code"], language="python")
     label = host.device_label(result["device"], result["simulated"])
-    st.markdown(f"PyTorch answers: **{label}** (weight and bias: {result['parameters']})")
+    st.markdown(
+        f"PyTorch answers: **{escape(label)}** (weight and bias: {escape(result['parameters'])})"
+    )
 
 
 def _memory() -> None:
@@ -179,7 +184,7 @@ def _memory() -> None:
         try:
             rows = _cuda_memory()
         except jobs.JobFailed as exc:
-            st.error(f"Could not ask the CUDA allocator now: {exc}")
+            st.error(f"Could not ask the CUDA allocator now: {escape(exc)}")
             return
     if not rows:
         st.info(
@@ -234,7 +239,7 @@ def _costs(simulated: bool) -> None:
                 table(_rows(_measure(device)))
             except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: jobs.Busy too
                 st.session_state.pop("measured", None)
-                st.error(f"Could not measure now: {exc}")
+                st.error(f"Could not measure now: {escape(exc)}")
     reference = transfer.load_reference()
     if reference is None:
         st.info(

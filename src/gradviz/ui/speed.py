@@ -20,6 +20,7 @@ from dataclasses import asdict
 import streamlit as st
 
 from gradviz import charts, host, jobs, timing
+from gradviz.mdtext import escape, message
 from gradviz.ui.common import show_unexpected, table
 
 SWEEP_KEY = "speed_sweep"
@@ -179,12 +180,12 @@ def _reference_panel(gpu: str | None) -> timing.Reference | None:
         reference = timing.load_reference()
     except timing.ReferenceFileError as exc:
         st.error(
-            f"The GPU reference file is not valid, so no GPU figures are shown: {exc}. "
+            f"The GPU reference file is not valid, so no GPU figures are shown: {escape(exc)}. "
             f"Re-create it on a GPU machine with `{timing.REFERENCE_COMMAND}`."
         )
         return None
     if gpu:
-        st.success(f"GPU: **{gpu}**, timed live on this host.")
+        st.success(f"GPU: **{escape(gpu)}**, timed live on this host.")
         return None
     if reference is None:
         st.info(
@@ -239,7 +240,7 @@ def _new_run_state(total: int, **lists) -> dict:
 def _report_unfinished(state: dict, stopped_message: str) -> None:
     """An unfinished run either failed (say why) or was stopped by a rerun (say so)."""
     if state["error"]:
-        st.error(state["error"])
+        st.error(message(state["error"]))
     elif state["error"] is None and not state["done"]:
         st.warning(stopped_message)
 
@@ -283,7 +284,7 @@ def _comparison_section(
     runs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
     problems = [p for p in (_memory_problem(j) for j in runs) if p]
     for problem in problems:
-        st.warning(problem)
+        st.warning(message(problem))
     cpu_job = runs[0]
     calls = 1 + 1 + repeats
     try:
@@ -305,9 +306,9 @@ def _comparison_section(
                 "server; it would be stopped at the limit. Choose a smaller size or fewer repeats."
             )
     except (jobs.Busy, JobFailed) as exc:
-        st.caption(f"No estimate now: {exc}.")
+        st.caption(f"No estimate now: {escape(exc)}.")
     except Exception as exc:  # an estimate is a nicety; never block the page on it
-        st.caption(f"No estimate: {type(exc).__name__}: {exc}")
+        st.caption(f"No estimate: {type(exc).__name__}: {escape(exc)}")
 
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
@@ -453,7 +454,7 @@ def _show_sweep(
         ]
     if state:
         for reason in state["skipped"]:
-            st.warning(f"Skipped {reason}")
+            st.warning(f"Skipped {message(reason)}")
         _report_unfinished(
             state,
             f"Stopped after {len(state['points']) + len(state['skipped'])} of "
@@ -553,7 +554,7 @@ def page() -> None:
     try:
         gpu = _gpu_name()
     except jobs.JobFailed as exc:  # asked again on the next rerun
-        st.error(f"Could not ask a worker process which GPU this host has: {exc}")
+        st.error(f"Could not ask a worker process which GPU this host has: {escape(exc)}")
         gpu = None
     st.caption(
         f"CPU threads: **{threads}** (`torch.set_num_threads({threads})` in the worker process "
@@ -580,7 +581,7 @@ def page() -> None:
         for device in devices:
             note = timing.dtype_note(dtype, device)
             if note:
-                st.caption(note)
+                st.caption(message(note))
     workload = timing.WORKLOADS[key]
     _comparison_section(workload, dtype, devices, reference)
     st.divider()

@@ -25,6 +25,7 @@ import streamlit as st
 
 from gradviz import charts, host, jobs
 from gradviz.host import available_cpus, public_mode
+from gradviz.mdtext import escape, message
 from gradviz.training.settings import (
     EVALUATE_SECONDS,
     MAX_BATCH,
@@ -262,9 +263,9 @@ def _follow(run: dict) -> None:
             result["stopped"] = STOP_REASONS.get(result["stopped"], result["stopped"])
         _keep_result(result)
     elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
-        st.error(job.message)
+        st.error(message(job.message))
     else:
-        st.error(job.describe_failure("training") + " Nothing else was affected.")
+        st.error(message(job.describe_failure("training")) + " Nothing else was affected.")
 
 
 def _init_defaults() -> None:
@@ -308,7 +309,9 @@ def _settings_form() -> dict:
             st.session_state["training_device"] = "auto"
         device_choice = st.selectbox("Device", devices, key="training_device")
         if problem:
-            st.caption(f"Could not ask a worker which devices this host has ({problem}); CPU only.")
+            st.caption(
+                f"Could not ask a worker which devices this host has ({escape(problem)}); CPU only."
+            )
         else:
             off = [f"{d}: {why}" for d in ("cuda", "mps") if (why := found.unavailable_reason(d))]
             if off:
@@ -349,7 +352,7 @@ def _show_result(result: dict) -> None:
     st.subheader("Results")
     if result["stopped"]:
         st.warning(
-            f"Training ended early ({result['stopped']}) after {result['epochs_done']:.2f} epochs; "
+            f"Training ended early ({escape(result['stopped'])}) after {result['epochs_done']:.2f} epochs; "
             "these are the results of what it had learned."
         )
     m1, m2, m3, m4 = st.columns(4)
@@ -364,7 +367,7 @@ def _show_result(result: dict) -> None:
     m2.metric("Training time", f"{result['seconds']:.1f} s")
     m3.metric("Images/s", f"{result['images_per_s']:,.0f}")
     m4.metric("Device", result["device"])
-    st.caption(f"{result['preset']} preset, {result['arch']} network, {result['data']}.")
+    st.caption(escape(f"{result['preset']} preset, {result['arch']} network, {result['data']}."))
     loss, acc = _curves(result["history"])
     if loss:
         left, right = st.columns(2)
@@ -450,14 +453,14 @@ def _evaluate_upload(source: Source | None) -> None:
         st.session_state[UPLOAD_KEY] = done
     status, value = done[1]
     if status == "refused":
-        st.error(f"Weights refused: {value}")
+        st.error(f"Weights refused: {message(value)}")
         return
     if status != "ok":
-        st.error(f"Could not evaluate the weights: {value}")
+        st.error(f"Could not evaluate the weights: {message(value)}")
         return
     st.success(
         f"{value['arch']} weights: {100 * value['accuracy']:.1f}% on {value['test_images']:,} "
-        f"test images ({value['data']})."
+        f"test images ({escape(value['data'])})."
     )
     left, right = st.columns([2, 3])
     left.code("\n".join(value["report"]), language=None)
@@ -474,7 +477,7 @@ def page() -> None:
         "runs on whole batches, and the host reads the loss only when the chart updates."
     )
     if missing := torchvision_missing():
-        st.warning(missing, icon=":material/info:")
+        st.warning(message(missing), icon=":material/info:")
     if public_mode():
         roots = ", ".join(f"`{r}`" for r in allowed_data_roots())
         st.caption(
@@ -485,9 +488,9 @@ def page() -> None:
     source = None
     try:
         source = _load_source(settings["source"], settings["folder"], settings["cache_dir"])
-        st.caption(source.caption)
+        st.caption(message(source.caption))
     except DataError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "checking the data")
 
@@ -525,7 +528,8 @@ def page() -> None:
                 _start_training(source, settings)
                 _follow(st.session_state[RUN_KEY])
             except (jobs.Busy, DataError) as exc:
-                messages.append(lambda text=str(exc): st.error(text))
+                text = message(exc)
+                messages.append(lambda text=text: st.error(text))
             except Exception as exc:
                 st.session_state.pop(RUN_KEY, None)
                 messages.append(lambda exc=exc: show_unexpected(exc, "training"))
@@ -542,6 +546,6 @@ def page() -> None:
     try:
         _evaluate_upload(source)
     except jobs.Busy as exc:
-        st.error(f"Could not evaluate the weights now: {exc}")
+        st.error(f"Could not evaluate the weights now: {escape(exc)}")
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "evaluating the uploaded weights")

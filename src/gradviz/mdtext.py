@@ -1,0 +1,42 @@
+"""User text made safe for Markdown: what a program, a share link or a file name says shows
+as typed, never as a link, an image, HTML, LaTeX or a Streamlit colour or icon code.
+
+Streamlit renders every message (st.error, st.info, st.caption, st.markdown, ...) as
+Markdown with GitHub's autolinks, so text from a visitor that reaches one unescaped can make
+the next visitor's browser fetch an image from anywhere or show a link inside the app's own
+error box. Every piece of text that did not come from gradviz itself goes through `escape`
+(or `message`, for gradviz's own messages that quote user text in `code spans`).
+No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import string
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping them all
+# breaks links, images, autolinks (http\://, www\.), HTML, emphasis, $math$ and :codes:.
+_LINE_BREAKS = dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " ")  # str.splitlines'
+_TRANSLATE = str.maketrans({**{c: "\\" + c for c in string.punctuation}, **_LINE_BREAKS})
+_CODE_SPAN_LIMIT = 200  # longer quoted text is escaped, not set as code
+
+
+def escape(text: object) -> str:
+    """`text` as Markdown that shows exactly these characters, on one line."""
+    return str(text).translate(_TRANSLATE)
+
+
+def message(text: object) -> str:
+    """A message whose `backticked` parts are code spans and whose other parts are escaped.
+
+    Code spans render their content literally, and a span cannot hold a backtick, so user text
+    quoted between backticks stays inert. An odd number of backticks (user text that adds one)
+    or a span across lines makes the whole message plain escaped text.
+    """
+    text = str(text)
+    parts = text.split("`")
+    if len(parts) % 2 == 0 or any(
+        not p.strip() or len(p) > _CODE_SPAN_LIMIT or any(c in _LINE_BREAKS for c in p)
+        for p in parts[1::2]
+    ):
+        return escape(text)
+    return "".join(escape(p) if i % 2 == 0 else f"`{p}`" for i, p in enumerate(parts))
