@@ -35,9 +35,7 @@ SITES = {
     "backticks": "x = torch.ones(3)\ny = torch.norm(x, p={})",
 }
 PROGRAMS = {
-    f"{site}-{kind}": template.format(
-        repr(f"`{payload}`` `" if site == "backticks" else payload)
-    )
+    f"{site}-{kind}": template.format(repr(f"`{payload}`` `" if site == "backticks" else payload))
     for site, template in SITES.items()
     for kind, payload in PAYLOADS.items()
 }
