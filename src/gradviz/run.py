@@ -345,9 +345,19 @@ class Interpreter:
     # -- statements
 
     def run(self) -> None:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            self._run_block(self.tree.body, caught)
+        # Every run sees every warning: Python's "once" registries are bypassed by "always",
+        # and PyTorch's warn-once warnings (TORCH_WARN_ONCE: backward(create_graph=True),
+        # .T on 3-D tensors) by set_warn_always, so a warning shown to the first program a
+        # worker ran is shown to the next one too, and does not tell it what ran before.
+        was_always = torch.is_warn_always_enabled()
+        torch.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.resetwarnings()
+                warnings.simplefilter("always")
+                self._run_block(self.tree.body, caught)
+        finally:
+            torch.set_warn_always(was_always)
 
     def _run_block(self, body: list[ast.stmt], caught: list) -> None:
         for stmt in body:
