@@ -18,6 +18,7 @@ VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classi
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 GRAPH_ALT = "autograd graph"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
+RESULT_TTL = "1h"  # results leave the server's cache after this, even if nobody asks again
 MIME = {
     "svg": "image/svg+xml",
     "png": "image/png",
@@ -26,11 +27,20 @@ MIME = {
 }
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+class _NotCached(Exception):
+    """A run the worker did not finish (killed, timed out, over memory, failed to start):
+    raised through the cached function so Streamlit keeps no entry, caught by run_cached."""
+
+    def __init__(self, trace: Trace):
+        super().__init__("not cached")
+        self.trace = trace
+
+
+@st.cache_data(max_entries=128, ttl=RESULT_TTL, show_spinner=False)
 def cached_run(
     source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
 ) -> Trace:
-    return run_isolated(
+    trace = run_isolated(
         source,
         RunOptions(
             backward=backward,
@@ -40,6 +50,20 @@ def cached_run(
         ),
         raise_busy=True,  # not cached: the page says so and the next rerun tries again
     )
+    if "worker" in trace.stats:  # set by run_isolated when the worker did not finish
+        raise _NotCached(trace)
+    return trace
+
+
+def run_cached(
+    source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
+) -> Trace:
+    """cached_run, keeping only successes and the program's own errors: a run whose worker
+    was killed (time, memory, a crash) is shown to this session and run again by the next."""
+    try:
+        return cached_run(source, backward, ones, retain, moves)
+    except _NotCached as failed:
+        return failed.trace
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -157,7 +181,7 @@ def page() -> None:
 
     source = st.session_state.submitted
     try:
-        trace = cached_run(
+        trace = run_cached(
             source,
             st.session_state.backward_target,
             st.session_state.ones,
