@@ -138,6 +138,8 @@ def main(args: argparse.Namespace) -> int:
     print(format_table(trace))
     for w in trace.warnings:
         print(f"{display_name(args.program)}:{w['line']}: warning: {w['message']}")
+    for note in trace.summary:
+        print(f"{display_name(args.program)}: summarised: {note}")
     if trace.backward:
         last = trace.backward[-1]
         print(f"backward: {last.target} ({', '.join(s.fn for s in last.steps)})")

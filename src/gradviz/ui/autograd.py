@@ -197,6 +197,8 @@ def page() -> None:
         _show_error(trace.error, source)
     for w in trace.warnings:
         st.warning(f"Line {w['line']}: PyTorch warns: {w['message']}", icon=":material/warning:")
+    for note in trace.summary:
+        st.info(f"This result is summarised: {note}.", icon=":material/info:")
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
 
