@@ -18,7 +18,9 @@ VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classi
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 GRAPH_ALT = "autograd graph"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
-RESULT_TTL = "1h"  # results leave the server's cache after this, even if nobody asks again
+# Seconds a result stays in the server's cache, even if nobody asks again. A number: a
+# string such as "1h" makes Streamlit import pandas into the server.
+RESULT_TTL = 3600
 MIME = {
     "svg": "image/svg+xml",
     "png": "image/png",
