@@ -22,7 +22,7 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   text cannot choose a job.
 
 No Streamlit here. `run_isolated` and `check_isolated` are what the pages call; with
-GRADVIZ_SANDBOX=off they run in-process (the CLI always runs in-process).
+GRADVIZ_SANDBOX=off they run in-process (the CLI too, or with its --no-sandbox).
 """
 
 from __future__ import annotations
