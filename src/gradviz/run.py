@@ -345,9 +345,19 @@ class Interpreter:
     # -- statements
 
     def run(self) -> None:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            self._run_block(self.tree.body, caught)
+        # Every run sees every warning: Python's "once" registries are bypassed by "always",
+        # and PyTorch's warn-once warnings (TORCH_WARN_ONCE: backward(create_graph=True),
+        # .T on 3-D tensors) by set_warn_always, so a warning shown to the first program a
+        # worker ran is shown to the next one too, and does not tell it what ran before.
+        was_always = torch.is_warn_always_enabled()
+        torch.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.resetwarnings()
+                warnings.simplefilter("always")
+                self._run_block(self.tree.body, caught)
+        finally:
+            torch.set_warn_always(was_always)
 
     def _run_block(self, body: list[ast.stmt], caught: list) -> None:
         for stmt in body:
@@ -769,12 +779,28 @@ class Interpreter:
                 f"use torch.{builtin.name}(t) or t.{builtin.name}() for tensors",
                 node,
             )
+        if builtin.name == "round":
+            self.check_round(args, node)
         try:
             return self.checked(builtin.fn(*args), node, builtin.name)
         except ProgramError:
             raise
         except Exception as exc:
             raise self.runtime_error(exc, node, builtin.name) from None
+
+    def check_round(self, args, node) -> None:
+        """round(int, -n) computes 10**n: refuse n beyond the integer-size cap first."""
+        if len(args) != 2 or not isinstance(args[0], int) or not isinstance(args[1], int):
+            return
+        digits = -args[1]
+        estimate = math.ceil(digits * math.log2(10)) if digits > 0 else 0
+        if estimate > self.limits.max_int_bits:
+            raise self.error(
+                "limit",
+                f"round(..., {args[1]:,}) would make an integer of about {estimate:,} bits; "
+                f"the limit is {self.limits.max_int_bits:,} bits",
+                node,
+            )
 
     def _print(self, *args, sep=" ", end="\n"):
         if not isinstance(sep, str) or not isinstance(end, str):
@@ -1093,25 +1119,32 @@ class Interpreter:
                 return None
             return v
 
+        if fn is F.one_hot:
+            args, kwargs = _one_hot_classes(args, kwargs)
         meta_args = tree_map(to_meta, args)
         meta_kwargs = {
             k: to_meta(v) for k, v in kwargs.items() if k not in ("generator", "pin_memory")
         }
-        if "device" in meta_kwargs or fn in FACTORIES:
-            # Factories (torch.ones(...)) have no tensor input to take the meta device from.
-            meta_kwargs["device"] = "meta"
-        if fn is torch.Tensor.to:
-            meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
-            meta_kwargs.pop("device", None)
-        counter = FlopCounterMode(display=False) if fn in tables.MATRIX_WORK else None
-        try:
-            with torch.no_grad(), counter or contextlib.nullcontext():
-                out = fn(*meta_args, **meta_kwargs)
-        except Exception:
-            # Invalid arguments: the real call raises torch's own message, with real devices,
-            # before it allocates anything. tests/unit/test_tables.py checks every table entry
-            # has a meta kernel, so this path is only taken for bad input.
-            return
+        out = self._meta_call(fn, meta_args, meta_kwargs)
+        if out is _NO_FAKE:
+            # A size given as a tensor (torch.zeros(torch.tensor(n)), steps=torch.tensor(n))
+            # has no value on the meta device: read it as the number it holds, as the real
+            # call will, and try again. A method's own tensor (args[0]) stays a tensor.
+            keep = 0 if fn in FACTORIES else 1
+            sized = (*args[:keep], *tree_map(size_number, args[keep:]))
+            meta_args = tree_map(to_meta, sized)
+            meta_kwargs = {
+                k: to_meta(size_number(v))
+                for k, v in kwargs.items()
+                if k not in ("generator", "pin_memory")
+            }
+            out = self._meta_call(fn, meta_args, meta_kwargs)
+            if out is _NO_FAKE:
+                # Invalid arguments: the real call raises torch's own message, with real
+                # devices, before it allocates anything. tests/unit/test_tables.py checks
+                # every table entry has a meta kernel, so this is only taken for bad input.
+                return
+        counter, out = out
         leaves, _ = tree_flatten(out)
         outputs = [
             (t.shape, t.numel(), t.element_size(), t.dtype)
@@ -1122,6 +1155,22 @@ class Interpreter:
         if fn in tables.POOLING and outputs:
             work += outputs[0][1] * _window(fn, args, kwargs)
         self.account(label, outputs, work, node)
+
+    def _meta_call(self, fn, meta_args, meta_kwargs):
+        """(FLOP counter or None, output) of the call on shape-only tensors; _NO_FAKE if it
+        raised."""
+        if "device" in meta_kwargs or fn in FACTORIES:
+            # Factories (torch.ones(...)) have no tensor input to take the meta device from.
+            meta_kwargs = {**meta_kwargs, "device": "meta"}
+        if fn is torch.Tensor.to:
+            meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
+            meta_kwargs = {k: v for k, v in meta_kwargs.items() if k != "device"}
+        counter = FlopCounterMode(display=False) if fn in tables.MATRIX_WORK else None
+        try:
+            with torch.no_grad(), counter or contextlib.nullcontext():
+                return counter, fn(*meta_args, **meta_kwargs)
+        except Exception:
+            return _NO_FAKE
 
     def precheck_broadcast(self, label: str, args, kwargs, node) -> None:
         """Element-wise operations: the output has the broadcast shape of the inputs."""
@@ -1253,6 +1302,30 @@ _MOVES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu)
 # backward() cannot run on fake CUDA tensors (hasPrimaryContext): values and gradients come
 # from the real CPU run; setting attributes and reading them need no device rules.
 _NO_FAKE_FNS = (torch.Tensor.backward, setattr, getattr)
+
+
+def size_number(v):
+    """A size as the precheck reads it: a one-element tensor is the number it holds
+    (torch.arange(torch.tensor(n)) is torch.arange(n)); anything else is itself."""
+    if isinstance(v, torch.Tensor) and v.device.type != "meta" and v.numel() == 1:
+        if not (v.dtype.is_floating_point or v.dtype.is_complex or v.dtype == torch.bool):
+            return int(v.item())
+        if v.dtype.is_floating_point:
+            return float(v.item())
+    return v
+
+
+def _one_hot_classes(args, kwargs):
+    """F.one_hot without num_classes makes max+1 classes: count them from the values, so the
+    precheck sees the real width."""
+    given = kwargs.get("num_classes", args[1] if len(args) > 1 else -1)
+    given = size_number(given)
+    t = args[0] if args else kwargs.get("tensor")
+    if given == -1 and isinstance(t, torch.Tensor) and t.device.type != "meta" and t.numel():
+        with contextlib.suppress(RuntimeError, TypeError, ValueError):
+            given = int(t.max().item()) + 1
+    rest = {k: v for k, v in kwargs.items() if k not in ("num_classes", "tensor")}
+    return (t,), {**rest, "num_classes": given}
 
 
 def _tensors_in(args, kwargs) -> list[torch.Tensor]:

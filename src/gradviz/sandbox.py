@@ -22,7 +22,7 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   text cannot choose a job.
 
 No Streamlit here. `run_isolated` and `check_isolated` are what the pages call; with
-GRADVIZ_SANDBOX=off they run in-process (the CLI always runs in-process).
+GRADVIZ_SANDBOX=off they run in-process (the CLI too, or with its --no-sandbox).
 """
 
 from __future__ import annotations
@@ -115,8 +115,11 @@ def _limit(which: int, soft: int, hard: int | None = None) -> None:
 
 def _job_run(source, options):
     from gradviz.run import run_program
+    from gradviz.trace import cap_result
 
-    return run_program(source, options)
+    # What goes back to the server is bounded here, in the worker (tensors with values,
+    # values in all, bytes pickled), with a note in trace.summary of what was left out.
+    return cap_result(run_program(source, options))
 
 
 def _job_check(source, target, shown, options, ones):

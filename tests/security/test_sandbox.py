@@ -215,3 +215,29 @@ def test_worker_enforces_the_flop_cap_under_its_limits(pool):
     """FSIZE=0 once broke torch's lazy FLOP-counter import, silently skipping the cap."""
     trace = run_isolated("a = torch.ones(4000, 4000)\nb = a @ a\n", pool=pool)
     assert trace.error and "floating-point operations" in trace.error["message"]
+
+
+WARN_ONCE = [
+    ("transpose-3d", "x = torch.ones(2, 2, 2)\ny = x.T\n", "x.T"),
+    (
+        "create-graph",
+        "x = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\ny.backward(create_graph=True)\n",
+        "create_graph=True",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "words"), [w[1:] for w in WARN_ONCE], ids=[w[0] for w in WARN_ONCE]
+)
+def test_warn_once_warnings_reach_every_run(source, words, pool):
+    """PyTorch's warn-once warnings are shown to every run, not only to a worker's first
+    (which hid the lesson's warning from later sessions and hinted what others ran)."""
+    for trace in [run_program(source), run_program(source)] + [
+        run_isolated(source, pool=pool) for _ in range(pool.limits.workers + 1)
+    ]:
+        assert trace.error is None, trace.error
+        assert any(words in w["message"] for w in trace.warnings), trace.warnings
+    before = set(pool.pids())
+    run_isolated(source, pool=pool)
+    assert set(pool.pids()) == before, "the warning settings must not retire a worker"

@@ -1,4 +1,8 @@
-"""`python -m gradviz run|render`: called in-process (fast), plus one real subprocess."""
+"""`python -m gradviz run|render`: called in-process (fast), plus one real subprocess.
+
+These run programs with GRADVIZ_SANDBOX=off (in this process, like --no-sandbox): the
+default, a sandbox worker with the app's limits, is tested in tests/security/test_cli_limits.py.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,11 @@ from gradviz.presets import PRESETS_BY_KEY
 SEED = PRESETS_BY_KEY["seed"].source
 SRC = Path(__file__).resolve().parents[2] / "src"
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
+
+
+@pytest.fixture(autouse=True)
+def in_process(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_SANDBOX", "off")
 
 
 @pytest.fixture

@@ -1,8 +1,13 @@
-"""`python -m gradviz run PROGRAM.py [--json] [--backward NAME] [--ones]`.
+"""`python -m gradviz run PROGRAM.py [--json] [--backward NAME] [--ones] [--no-sandbox]`.
 
 Runs a program file (or `-` for stdin) with gradviz's interpreter and prints its
 tensors, values and gradients: a table, or one JSON object (Trace.to_json()).
 Exit codes: 0 success, 1 a program error (reported in the output), 2 usage.
+
+The program runs in a sandbox worker with the app's limits (wall clock, CPU, memory, no
+file writes; gradviz.sandbox), so a program from anywhere is as safe here as on the page.
+`--no-sandbox` (or GRADVIZ_SANDBOX=off) runs it in this process, without those limits:
+for trusted programs only.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from gradviz.run import RunOptions, Trace, run_program
+from gradviz.sandbox import Pool, SandboxLimits, enabled, run_isolated
 
 
 class UsageError(Exception):
@@ -104,12 +111,23 @@ def add_program_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="for a non-scalar --backward output, use a gradient of ones",
     )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run in this process without the worker's time and memory limits "
+        "(trusted programs only)",
+    )
 
 
 def run_from_args(args: argparse.Namespace) -> Trace:
     """Read and run the program the arguments name. Raises UsageError."""
     source = read_program(args.program)
-    return run_program(source, RunOptions(backward=args.backward, backward_ones=args.ones))
+    options = RunOptions(backward=args.backward, backward_ones=args.ones)
+    if args.no_sandbox or not enabled():
+        return run_program(source, options)
+    seconds = float(os.environ.get("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds))
+    with Pool(SandboxLimits(workers=1, run_seconds=seconds)) as pool:
+        return run_isolated(source, options, pool=pool)
 
 
 def register(subparsers) -> None:
@@ -138,6 +156,8 @@ def main(args: argparse.Namespace) -> int:
     print(format_table(trace))
     for w in trace.warnings:
         print(f"{display_name(args.program)}:{w['line']}: warning: {w['message']}")
+    for note in trace.summary:
+        print(f"{display_name(args.program)}: summarised: {note}")
     if trace.backward:
         last = trace.backward[-1]
         print(f"backward: {last.target} ({', '.join(s.fn for s in last.steps)})")

@@ -19,6 +19,9 @@ VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classi
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 GRAPH_ALT = "autograd graph"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
+# Seconds a result stays in the server's cache, even if nobody asks again. A number: a
+# string such as "1h" makes Streamlit import pandas into the server.
+RESULT_TTL = 3600
 MIME = {
     "svg": "image/svg+xml",
     "png": "image/png",
@@ -27,11 +30,20 @@ MIME = {
 }
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+class _NotCached(Exception):
+    """A run the worker did not finish (killed, timed out, over memory, failed to start):
+    raised through the cached function so Streamlit keeps no entry, caught by run_cached."""
+
+    def __init__(self, trace: Trace):
+        super().__init__("not cached")
+        self.trace = trace
+
+
+@st.cache_data(max_entries=128, ttl=RESULT_TTL, show_spinner=False)
 def cached_run(
     source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
 ) -> Trace:
-    return run_isolated(
+    trace = run_isolated(
         source,
         RunOptions(
             backward=backward,
@@ -41,6 +53,20 @@ def cached_run(
         ),
         raise_busy=True,  # not cached: the page says so and the next rerun tries again
     )
+    if "worker" in trace.stats:  # set by run_isolated when the worker did not finish
+        raise _NotCached(trace)
+    return trace
+
+
+def run_cached(
+    source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
+) -> Trace:
+    """cached_run, keeping only successes and the program's own errors: a run whose worker
+    was killed (time, memory, a crash) is shown to this session and run again by the next."""
+    try:
+        return cached_run(source, backward, ones, retain, moves)
+    except _NotCached as failed:
+        return failed.trace
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -158,7 +184,7 @@ def page() -> None:
 
     source = st.session_state.submitted
     try:
-        trace = cached_run(
+        trace = run_cached(
             source,
             st.session_state.backward_target,
             st.session_state.ones,
@@ -176,6 +202,8 @@ def page() -> None:
         st.warning(
             f"Line {w['line']}: PyTorch warns: {message(w['message'])}", icon=":material/warning:"
         )
+    for note in trace.summary:
+        st.info(f"This result is summarised: {message(note)}.", icon=":material/info:")
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
 
