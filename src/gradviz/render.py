@@ -22,7 +22,9 @@ import signal
 import subprocess
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from gradviz.memo import ByteLRU
 from gradviz.trace import GraphModel, GraphNode
@@ -385,11 +387,11 @@ class RenderLimits:
     wall_seconds: float = 30.0
     concurrent: int = 2  # layouts at once in this process; 0 = no cap
     wait_seconds: float = 5.0  # how long a request waits for a free layout slot
-    max_nodes: dict[str, int] = field(
-        default_factory=lambda: {"svg": 2000, "pdf": 2000, "png": 1500}
+    max_nodes: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"svg": 2000, "pdf": 2000, "png": 1500})
     )
-    max_edges: dict[str, int] = field(
-        default_factory=lambda: {"svg": 4000, "pdf": 4000, "png": 3000}
+    max_edges: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"svg": 4000, "pdf": 4000, "png": 3000})
     )
     max_side: int = 6000  # PNG pixels a side (at most 36 megapixels)
     max_output_bytes: int = 25 * 1024 * 1024
@@ -402,8 +404,8 @@ PUBLIC_LIMITS = RenderLimits(
     cpu_seconds=10,
     wall_seconds=15.0,
     concurrent=1,
-    max_nodes={"svg": 1500, "pdf": 1500, "png": 1000},
-    max_edges={"svg": 3000, "pdf": 3000, "png": 2000},
+    max_nodes=MappingProxyType({"svg": 1500, "pdf": 1500, "png": 1000}),
+    max_edges=MappingProxyType({"svg": 3000, "pdf": 3000, "png": 2000}),
     max_side=5000,
     max_output_bytes=15 * 1024 * 1024,
 )
@@ -413,8 +415,8 @@ CLI_LIMITS = RenderLimits(
     cpu_seconds=600,
     wall_seconds=600.0,
     concurrent=0,
-    max_nodes={"svg": 50_000, "pdf": 50_000, "png": 20_000},
-    max_edges={"svg": 100_000, "pdf": 100_000, "png": 40_000},
+    max_nodes=MappingProxyType({"svg": 50_000, "pdf": 50_000, "png": 20_000}),
+    max_edges=MappingProxyType({"svg": 100_000, "pdf": 100_000, "png": 40_000}),
     max_side=16000,
     max_output_bytes=512 * 1024 * 1024,
 )
@@ -424,8 +426,8 @@ NO_LIMITS = RenderLimits(
     cpu_seconds=None,
     wall_seconds=24 * 3600.0,
     concurrent=0,
-    max_nodes={},
-    max_edges={},
+    max_nodes=MappingProxyType({}),
+    max_edges=MappingProxyType({}),
     max_side=32767,
     max_output_bytes=1 << 62,
 )
