@@ -516,15 +516,22 @@ def _too_big(dot_source: str, fmt: str, limits: RenderLimits) -> str | None:
     )
 
 
+_SIZE_ATTR = re.compile(r'\bsize\s*=\s*"?\s*([0-9]*\.?[0-9]+)\s*,\s*([0-9]*\.?[0-9]+)')
+
+
 def _with_png_bounds(dot_source: str, dpi: int, max_side: int) -> str:
     """DOT whose last graph attributes fix dpi and scale the drawing to max_side pixels.
 
-    The last assignment wins in DOT, so a dpi or size in the source cannot undo this."""
-    inches = max_side / dpi
+    The last assignment wins in DOT, so a dpi or size in the source cannot undo this; a
+    smaller size the source sets (torchviz's 12x12 inches) is kept."""
+    width = height = max_side / dpi
+    sizes = _SIZE_ATTR.findall(dot_source)
+    if sizes:
+        width, height = min(width, float(sizes[-1][0])), min(height, float(sizes[-1][1]))
     head, sep, _ = dot_source.rstrip().rpartition("}")
     if not sep:
         return dot_source
-    return head + f'  graph [dpi={dpi} size="{inches:.4f},{inches:.4f}"];\n}}\n'
+    return head + f'  graph [dpi={dpi} size="{width:.4f},{height:.4f}"];\n}}\n'
 
 
 def render_bytes(

@@ -106,6 +106,16 @@ def test_png_of_a_big_allowed_graph_stays_within_the_pixel_bound(extra):
 
 
 @needs_dot
+def test_png_keeps_a_smaller_size_the_source_sets():
+    """torchviz's classic DOT asks for at most 12x12 inches: still so at scale 2 (192 dpi)."""
+    dot = wide(100, "classic").replace(
+        "digraph gradviz {\n", 'digraph gradviz {\n  graph [size="12,12"];\n'
+    )
+    width, height = png_size(render.render_bytes(dot, "png", scale=2.0))
+    assert width <= 12 * 192 and height <= 12 * 192
+
+
+@needs_dot
 def test_dot_over_the_memory_limit_is_stopped_with_a_clear_message():
     limits = render.RenderLimits(memory_bytes=60 * 1024 * 1024, max_side=30000)
     start = time.monotonic()
