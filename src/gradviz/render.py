@@ -13,12 +13,20 @@ without it, `render_bytes` raises RenderUnavailable saying what to install.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import re
+import resource
 import shutil
+import signal
 import subprocess
+import threading
 import warnings
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
+from gradviz.memo import ByteLRU
 from gradviz.trace import GraphModel, GraphNode
 
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -365,12 +373,186 @@ def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> s
 # ---------------------------------------------------------------- bytes
 
 
-def render_bytes(dot_source: str, fmt: str, scale: float = 1.0, timeout: float = 60.0) -> bytes:
-    """svg/png/pdf bytes from DOT via Graphviz's `dot`, or the DOT text itself."""
+@dataclass(frozen=True)
+class RenderLimits:
+    """What one `dot` run may use: the server lays out graphs anyone can submit.
+
+    A graph over the ceiling for its format is refused before `dot` starts; `dot` itself
+    runs with an address-space and CPU-time limit, a wall-clock timeout, and at most
+    `concurrent` layouts at once in this process (0: no cap). PNGs are scaled down to fit
+    `max_side` pixels a side, and output over `max_output_bytes` is refused."""
+
+    memory_bytes: int | None = 512 * 1024 * 1024  # RLIMIT_AS of the dot process
+    cpu_seconds: int | None = 20  # RLIMIT_CPU of the dot process
+    wall_seconds: float = 30.0
+    concurrent: int = 2  # layouts at once in this process; 0 = no cap
+    wait_seconds: float = 5.0  # how long a request waits for a free layout slot
+    max_nodes: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"svg": 2000, "pdf": 2000, "png": 1500})
+    )
+    max_edges: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"svg": 4000, "pdf": 4000, "png": 3000})
+    )
+    max_side: int = 6000  # PNG pixels a side (at most 36 megapixels)
+    max_output_bytes: int = 25 * 1024 * 1024
+
+
+SERVER_LIMITS = RenderLimits()
+# A public host (GRADVIZ_PUBLIC=1) shares a small container among all visitors.
+PUBLIC_LIMITS = RenderLimits(
+    memory_bytes=384 * 1024 * 1024,
+    cpu_seconds=10,
+    wall_seconds=15.0,
+    concurrent=1,
+    max_nodes=MappingProxyType({"svg": 1500, "pdf": 1500, "png": 1000}),
+    max_edges=MappingProxyType({"svg": 3000, "pdf": 3000, "png": 2000}),
+    max_side=5000,
+    max_output_bytes=15 * 1024 * 1024,
+)
+# `python -m gradviz render` on a lecturer's own machine: big graphs, still no runaway.
+CLI_LIMITS = RenderLimits(
+    memory_bytes=4 * 1024 * 1024 * 1024,
+    cpu_seconds=600,
+    wall_seconds=600.0,
+    concurrent=0,
+    max_nodes=MappingProxyType({"svg": 50_000, "pdf": 50_000, "png": 20_000}),
+    max_edges=MappingProxyType({"svg": 100_000, "pdf": 100_000, "png": 40_000}),
+    max_side=16000,
+    max_output_bytes=512 * 1024 * 1024,
+)
+# `--no-limits`: Graphviz's own limits only (PNG sides still stop at cairo's 32767).
+NO_LIMITS = RenderLimits(
+    memory_bytes=None,
+    cpu_seconds=None,
+    wall_seconds=24 * 3600.0,
+    concurrent=0,
+    max_nodes=MappingProxyType({}),
+    max_edges=MappingProxyType({}),
+    max_side=32767,
+    max_output_bytes=1 << 62,
+)
+
+
+def server_limits() -> RenderLimits:
+    """The limits for the app: smaller on a public host."""
+    from gradviz.host import public_mode
+
+    return PUBLIC_LIMITS if public_mode() else SERVER_LIMITS
+
+
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+# Refusals, timeouts and failures, so a rerun does not lay out a failing graph again.
+_FAILURES: ByteLRU[str] = ByteLRU(max_bytes=512 * 1024, ttl=3600.0, max_entries=1024)
+
+
+def forget_failures() -> None:
+    """Forget remembered refusals and failures (tests; a server after its limits change)."""
+    _FAILURES.clear()
+
+
+def _slots(n: int) -> threading.BoundedSemaphore:
+    with _SLOTS_LOCK:
+        if n not in _SLOTS:
+            _SLOTS[n] = threading.BoundedSemaphore(n)
+        return _SLOTS[n]
+
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NODE_STMT = re.compile(r'(?:^|[{;])\s*("S"|[A-Za-z0-9_.]+)\s*\[', re.M)
+
+
+def graph_size(dot_source: str) -> tuple[int, int]:
+    """(nodes, edges) counted from DOT text, quoted strings aside: the cost of a layout."""
+    bare = _QUOTED.sub('"S"', dot_source)
+    nodes = sum(1 for m in _NODE_STMT.finditer(bare) if m.group(1) not in ("graph", "node", "edge"))
+    return nodes, bare.count("->") + bare.count("--")
+
+
+def _limit_child(memory_bytes: int | None, cpu_seconds: int | None):
+    """A preexec_fn setting dot's rlimits (no imports, no allocation worth naming)."""
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        for which, soft in (
+            (resource.RLIMIT_AS, memory_bytes),
+            (resource.RLIMIT_CPU, cpu_seconds),
+        ):
+            if soft is None:
+                continue
+            _, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            if which == resource.RLIMIT_CPU:  # SIGXCPU at soft, SIGKILL a second later
+                hard = soft + 1 if hard == resource.RLIM_INFINITY else min(soft + 1, hard)
+            resource.setrlimit(which, (soft, hard))
+
+    return apply
+
+
+def _failure_key(dot_source: str, fmt: str, scale: float, limits: RenderLimits) -> str:
+    digest = hashlib.sha256(dot_source.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{digest}:{fmt}:{scale}:{limits!r}"
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.0f} MB"
+
+
+def _too_big(dot_source: str, fmt: str, limits: RenderLimits) -> str | None:
+    nodes, edges = graph_size(dot_source)
+    max_nodes = limits.max_nodes.get(fmt)
+    max_edges = limits.max_edges.get(fmt)
+    if (max_nodes is None or nodes <= max_nodes) and (max_edges is None or edges <= max_edges):
+        return None
+    ceiling = " and ".join(
+        f"{n:,} {what}" for n, what in ((max_nodes, "nodes"), (max_edges, "edges")) if n is not None
+    )
+    return (
+        f"This graph is too big to draw as {fmt.upper()} here: {nodes:,} nodes and "
+        f"{edges:,} edges; the limit is {ceiling}. Export DOT instead and render it on your "
+        "own computer (`dot -Tsvg graph.dot -o graph.svg`, or `python -m gradviz render "
+        "PROGRAM.py -o graph.svg`), or draw a smaller program."
+    )
+
+
+_SIZE_ATTR = re.compile(r'\bsize\s*=\s*"?\s*([0-9]*\.?[0-9]+)\s*,\s*([0-9]*\.?[0-9]+)')
+
+
+def _with_png_bounds(dot_source: str, dpi: int, max_side: int) -> str:
+    """DOT whose last graph attributes fix dpi and scale the drawing to max_side pixels.
+
+    The last assignment wins in DOT, so a dpi or size in the source cannot undo this; a
+    smaller size the source sets (torchviz's 12x12 inches) is kept."""
+    width = height = max_side / dpi
+    sizes = _SIZE_ATTR.findall(dot_source)
+    if sizes:
+        width, height = min(width, float(sizes[-1][0])), min(height, float(sizes[-1][1]))
+    head, sep, _ = dot_source.rstrip().rpartition("}")
+    if not sep:
+        return dot_source
+    return head + f'  graph [dpi={dpi} size="{width:.4f},{height:.4f}"];\n}}\n'
+
+
+def render_bytes(
+    dot_source: str,
+    fmt: str,
+    scale: float = 1.0,
+    timeout: float | None = None,
+    limits: RenderLimits | None = None,
+) -> bytes:
+    """svg/png/pdf bytes from DOT via Graphviz's `dot`, or the DOT text itself.
+
+    `limits` bound what `dot` may use (default: the server's); a refusal, a timeout or a
+    failure raises RenderUnavailable with what to do, and is remembered so the same
+    request is refused at once next time."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "dot":
         return dot_source.encode("utf-8")
+    limits = server_limits() if limits is None else limits
+    if timeout is not None:
+        limits = replace(limits, wall_seconds=float(timeout))
     exe = shutil.which("dot")
     if exe is None:
         raise RenderUnavailable(
@@ -379,23 +561,77 @@ def render_bytes(dot_source: str, fmt: str, scale: float = 1.0, timeout: float =
             "`brew install graphviz`; Windows: `winget install graphviz`), or export DOT and "
             "render it elsewhere."
         )
-    cmd = [exe, f"-T{fmt}"]
     if fmt == "png":
         scale = min(max(float(scale), 0.5), 4.0)
-        cmd.append(f"-Gdpi={int(96 * scale)}")
+    key = _failure_key(dot_source, fmt, scale, limits)
+    remembered = _FAILURES.get(key)
+    if remembered is not None:
+        raise RenderUnavailable(remembered)
+    refusal = _too_big(dot_source, fmt, limits)
+    if refusal is not None:
+        _FAILURES.put(key, refusal)
+        raise RenderUnavailable(refusal)
+    cmd = [exe, f"-T{fmt}"]
+    source = dot_source
+    if fmt == "png":
+        source = _with_png_bounds(dot_source, int(96 * scale), limits.max_side)
+    slot = _slots(limits.concurrent) if limits.concurrent > 0 else None
+    if slot is not None and not slot.acquire(timeout=limits.wait_seconds):
+        raise RenderUnavailable(  # not remembered: the next try may find a free slot
+            "The server is drawing other graphs right now; try again in a few seconds, "
+            "or export DOT (no drawing needed)."
+        )
+    try:
+        message, out = _run_dot(cmd, source, fmt, limits)
+    finally:
+        if slot is not None:
+            slot.release()
+    if message is not None:
+        _FAILURES.put(key, message)
+        raise RenderUnavailable(message)
+    return out
+
+
+def _run_dot(
+    cmd: list[str], source: str, fmt: str, limits: RenderLimits
+) -> tuple[str | None, bytes]:
+    """(None, output) or (the message saying why not, b"")."""
+    advice = " Export DOT instead and render it on your own computer, or draw a smaller program."
     try:
         proc = subprocess.run(
-            cmd, input=dot_source.encode("utf-8"), capture_output=True, timeout=timeout, check=False
+            cmd,
+            input=source.encode("utf-8"),
+            capture_output=True,
+            timeout=limits.wall_seconds,
+            check=False,
+            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds),
         )
     except subprocess.TimeoutExpired:
-        raise RenderUnavailable(
-            f"Graphviz took longer than {timeout:.0f} s to lay out this graph"
-        ) from None
-    if proc.returncode != 0 or not proc.stdout:
-        raise RenderUnavailable(
-            "Graphviz could not draw this graph: " + proc.stderr.decode(errors="replace")[:500]
+        return (
+            f"Graphviz took longer than {limits.wall_seconds:.0f} s to lay out this graph.{advice}",
+            b"",
         )
-    return proc.stdout
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode == -signal.SIGXCPU or (
+        proc.returncode == -signal.SIGKILL and limits.cpu_seconds is not None
+    ):
+        return (
+            f"Graphviz used more than {limits.cpu_seconds} s of CPU time on this graph.{advice}",
+            b"",
+        )
+    if "out of memory" in err.lower() or (
+        limits.memory_bytes is not None and proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT)
+    ):
+        limit = _mb(limits.memory_bytes) if limits.memory_bytes else "the memory available"
+        return f"Graphviz needed more than {limit} of memory for this graph.{advice}", b""
+    if proc.returncode != 0 or not proc.stdout:
+        return "Graphviz could not draw this graph: " + err[:500], b""
+    if len(proc.stdout) > limits.max_output_bytes:
+        return (
+            f"The {fmt.upper()} of this graph is {_mb(len(proc.stdout))}, more than the "
+            f"{_mb(limits.max_output_bytes)} allowed here.{advice}"
+        ), b""
+    return None, proc.stdout
 
 
 def draw(

@@ -254,6 +254,20 @@ def test_render_pdf(seed_file, tmp_path):
     assert out.read_bytes().startswith(b"%PDF")
 
 
+@needs_dot
+def test_render_uses_cli_limits_and_no_limits_lifts_them(seed_file, tmp_path, capsys, monkeypatch):
+    """The CLI runs under render.CLI_LIMITS (looser than the app's); --no-limits lifts them."""
+    tiny = render.RenderLimits(max_nodes={"svg": 2})
+    monkeypatch.setattr(render, "CLI_LIMITS", tiny)
+    render.forget_failures()
+    out = tmp_path / "seed.svg"
+    assert main(["render", str(seed_file), "-o", str(out)]) == 1
+    assert "too big to draw as SVG" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["render", str(seed_file), "-o", str(out), "--no-limits"]) == 0
+    assert b"<svg" in out.read_bytes()
+
+
 def test_render_dot_with_options(seed_file, tmp_path):
     out = tmp_path / "seed.dot"
     args = ["render", str(seed_file), "-o", str(out), "--rankdir", "LR", "--theme", "dark"]

@@ -1,6 +1,7 @@
 """`python -m gradviz render PROGRAM.py -o OUT.svg|png|pdf|dot [options]`.
 
-Writes the same drawing the page shows: render.draw(...) then render.render_bytes.
+Writes the same drawing the page shows: render.draw(...) then render.render_bytes, under
+render.CLI_LIMITS (looser than the app's: a lecturer's own machine), or none with --no-limits.
 The format comes from the output's suffix. A program error still gives a drawing of
 what exists (exit 1, error on stderr).
 Exit codes: 0 written, 1 program error or nothing/no way to draw, 2 usage.
@@ -36,6 +37,12 @@ def register(subparsers) -> None:
         "--saved", action="store_true", help="show the values backward functions saved"
     )
     parser.add_argument("--no-legend", action="store_true", help="leave out the legend")
+    parser.add_argument(
+        "--no-limits",
+        action="store_true",
+        help="lift the graph-size, memory and time limits on Graphviz (by default looser "
+        "than the app's: 50,000 nodes, 4 GB, 10 minutes)",
+    )
     parser.set_defaults(func=main)
 
 
@@ -76,7 +83,8 @@ def main(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        data = render.render_bytes(dot, fmt, scale=args.scale)
+        limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
+        data = render.render_bytes(dot, fmt, scale=args.scale, limits=limits)
     except render.RenderUnavailable as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
         return 1

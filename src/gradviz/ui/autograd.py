@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import streamlit as st
 
+from gradviz.host import public_mode
 from gradviz.mdtext import message
+from gradviz.memo import ByteLRU
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
 from gradviz.sandbox import check_isolated, run_isolated
@@ -69,9 +72,30 @@ def run_cached(
         return failed.trace
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+# Drawings kept for every session: bounded in bytes, so big PNGs cannot fill the host.
+DRAWINGS_BYTES = 128 * 1024 * 1024
+PUBLIC_DRAWINGS_BYTES = 32 * 1024 * 1024
+DRAWINGS_SECONDS = 3600.0
+
+
+@st.cache_resource(show_spinner=False)
+def drawings() -> ByteLRU[bytes]:
+    """The server's one cache of drawings, so a rerun never lays a graph out again."""
+    limit = PUBLIC_DRAWINGS_BYTES if public_mode() else DRAWINGS_BYTES
+    return ByteLRU(max_bytes=limit, ttl=DRAWINGS_SECONDS, max_entries=256)
+
+
 def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
-    return render_bytes(dot, fmt, scale)
+    """The drawing's bytes, laid out at most once per graph, theme and format.
+
+    render_bytes remembers refusals and failures itself, so those are not retried either."""
+    key = (hashlib.sha256(dot.encode("utf-8", "surrogatepass")).hexdigest(), fmt, scale)
+    cache = drawings()
+    data = cache.get(key)
+    if data is None:
+        data = render_bytes(dot, fmt, scale)
+        cache.put(key, data)
+    return data
 
 
 def _init_state() -> None:

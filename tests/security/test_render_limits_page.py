@@ -1,0 +1,73 @@
+"""The autograd page under the render limits: a refusal is a message, and a failing
+layout is not run again on the next rerun (issue items 1 and 4)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradviz import render
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+REAL_RUN = subprocess.run
+needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
+
+
+@pytest.fixture(autouse=True)
+def _server_limits(monkeypatch):
+    monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
+    render.forget_failures()
+    yield
+    render.forget_failures()
+
+
+def _app_with(program: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_area(key="program").input(program)
+    at.button[0].click().run()  # the form's Run program
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(elements) -> str:
+    return "\n".join(e.value for e in elements)
+
+
+@needs_dot
+def test_export_tab_shows_the_refusal_instead_of_crashing(monkeypatch):
+    tiny = {"svg": 3, "png": 3, "pdf": 3}
+    monkeypatch.setattr(render, "SERVER_LIMITS", render.RenderLimits(max_nodes=tiny))
+    at = _app_with("w = torch.tensor([1.0, 7.125], requires_grad=True)\nq = (w * 3).sum()\n")
+    errors = _texts(at.error)
+    assert "too big to draw as SVG" in errors and "Export DOT" in errors
+    assert "Drawing it in the browser instead" in _texts(at.warning)
+    assert at.get("graphviz_chart")  # the page still shows the graph, laid out by the browser
+    at.radio(key="export_fmt").set_value("png").run()
+    assert not at.exception
+    assert "too big to draw as PNG" in _texts(at.error)
+    at.radio(key="export_fmt").set_value("dot").run()
+    assert any("Download DOT" in str(b.proto) for b in at.get("download_button"))
+
+
+@needs_dot
+def test_a_slow_layout_is_not_run_again_on_rerun(monkeypatch):
+    launches = []
+
+    def slow(cmd, *args, **kwargs):
+        if not str(cmd[0]).endswith("dot"):
+            return REAL_RUN(cmd, *args, **kwargs)
+        launches.append(cmd)
+        raise subprocess.TimeoutExpired(cmd, kwargs.get("timeout"))
+
+    monkeypatch.setattr(render.subprocess, "run", slow)
+    at = _app_with("w = torch.tensor([2.0, 5.875], requires_grad=True)\nq = (w * w).sum()\n")
+    first = len(launches)  # the seed's and this program's drawings: page and export
+    assert first >= 1
+    assert "longer than" in _texts(at.error)
+    for _ in range(2):
+        at.run()
+        assert not at.exception
+    assert len(launches) == first
