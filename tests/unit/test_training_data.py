@@ -299,7 +299,7 @@ def test_scan_gives_a_message_for_each_wrong_folder(tmp_path):
         (Path("/proc"), "has no train or test subfolder"),
         (a_file, "is a file, not a folder"),
         (tmp_path / "missing", "does not exist"),
-        (empty, "No images found"),
+        (empty, "at least two class folders with images"),  # empty folders are no classes
     ):
         with pytest.raises(DataError, match=words):
             scan_image_folder(root)

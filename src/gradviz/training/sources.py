@@ -159,7 +159,7 @@ def scan_image_folder(root: str | Path, max_images: int = MAX_FOLDER_IMAGES) -> 
     """Check the ImageFolder layout and count images, without reading any (cheap, for the page)."""
     root = Path(root)
     try:
-        train_dir, test_dir, classes = _layout(root)
+        train_dir, test_dir, classes = folder_layout(root)
         counts = {"train": 0, "test": 0}
         for split, split_dir in (("train", train_dir), ("test", test_dir)):
             for name in classes:
@@ -189,8 +189,13 @@ def _class_dirs(split_dir: Path) -> list[Path]:
     return sorted(p for p in split_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def _layout(root: Path) -> tuple[Path, Path, list[str]]:
-    """train/ and test/ folders and the class names, or DataError naming what is missing."""
+def _has_image(folder: Path) -> bool:
+    return _count_images(folder, 0) > 0  # stops at the first image
+
+
+def folder_layout(root: Path) -> tuple[Path, Path, list[str]]:
+    """train/ and test/ folders and the class names (train/'s folders that hold images),
+    or DataError naming what is missing."""
     if root.exists() and not root.is_dir():
         raise DataError(
             f"{root} is a file, not a folder. Give a folder with train/<class>/*.jpg and "
@@ -208,13 +213,21 @@ def _layout(root: Path) -> tuple[Path, Path, list[str]]:
             f"Folder {root} has no {' or '.join(missing)} subfolder. Expected the ImageFolder "
             "layout: train/<class>/*.jpg and test/<class>/*.jpg."
         )
-    classes = [p.name for p in _class_dirs(train_dir)]
+    # A class is a folder with at least one image: an empty folder (left behind by anyone,
+    # anywhere in the tree) neither adds a class nor makes test/ disagree with train/.
+    classes = [p.name for p in _class_dirs(train_dir) if _has_image(p)]
     if len(classes) < 2:
-        raise DataError(f"{train_dir} needs at least two class folders, found {len(classes)}.")
-    test_classes = {p.name for p in _class_dirs(test_dir)}
+        raise DataError(
+            f"{train_dir} needs at least two class folders with images in them, "
+            f"found {len(classes)}."
+        )
+    test_classes = {p.name for p in _class_dirs(test_dir) if _has_image(p)}
     extra = sorted(test_classes - set(classes))
     if extra:
-        raise DataError(f"{test_dir} has classes not in train/: {', '.join(extra)}.")
+        raise DataError(
+            f"{test_dir} has images of classes with no training images in train/: "
+            f"{', '.join(extra)}. Add training images for them or remove them from test/."
+        )
     return train_dir, test_dir, classes
 
 
