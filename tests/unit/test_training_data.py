@@ -266,7 +266,7 @@ def test_public_mode_reads_only_the_allowed_roots(tmp_path, monkeypatch):
     outside.mkdir()
     (allowed / "link").symlink_to(outside)
     for text in ("/", "/proc", "/etc", str(allowed / ".." / "outside"), str(allowed / "link"), "~"):
-        with pytest.raises(DataError, match="public server: only these data folders"):
+        with pytest.raises(DataError, match="public server: only the data folders its operator"):
             resolve_folder(text)
     monkeypatch.setenv("GRADVIZ_PUBLIC", "0")
     assert resolve_folder("/proc") == Path("/proc")

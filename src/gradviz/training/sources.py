@@ -1,9 +1,11 @@
 """Where training data comes from, checked without torch, numpy or Pillow.
 
 The Streamlit server imports this module (never torch): it checks a folder a visitor typed
-(resolve_folder: plain text, inside the allowed roots on a public host), counts its images
-from file names alone (scan_image_folder), downloads the CIFAR-10 archive into its cache
-(download_cifar10) and says whether torchvision is installed without importing it
+(resolve_folder: plain text, inside the allowed roots on a public host, refused there without
+naming any path), lists the folders a public host offers instead of a typed path
+(public_folder_choices), counts images from file names alone (scan_image_folder), downloads
+the CIFAR-10 archive into its cache (download_cifar10: on a public host only into the
+operator's GRADVIZ_CACHE) and says whether torchvision is installed without importing it
 (torchvision_missing). Reading the images into tensors is gradviz.training.data's work, in a
 worker process; that module re-exports every name here.
 """
@@ -89,12 +91,52 @@ def allowed_data_roots() -> list[Path]:
     return out
 
 
+# Names no path: what "~", /proc/self/cwd or /proc/self/fd/N resolved to would tell a visitor
+# the server's home, working folder, process id or open files.
+PUBLIC_FOLDER_REFUSAL = (
+    "This is a public server: only the data folders its operator allows can be read, and "
+    "that path is not one of them. Choose a folder from the list on this page, or CIFAR-10."
+)
+
+
+def _inside_any(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def public_folder_choices(max_entries: int = 1000) -> list[Path]:
+    """The image folders a visitor may choose on a public server: each allowed root with
+    train/ and test/ subfolders, and each such folder directly inside a root (at most
+    max_entries looked at per root). Symbolic links leading outside the roots are left out."""
+    roots = allowed_data_roots()
+    found: list[Path] = []
+    for root in roots:
+        inside: list[Path] = []
+        with contextlib.suppress(OSError), os.scandir(root) as entries:
+            for i, entry in enumerate(entries):
+                if i >= max_entries:
+                    break
+                if not entry.name.startswith("."):
+                    inside.append(root / entry.name)
+        for candidate in [root, *sorted(inside)]:
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                real = candidate.resolve()
+                if (
+                    _inside_any(real, [root])
+                    and (real / "train").is_dir()
+                    and (real / "test").is_dir()
+                    and real not in found
+                ):
+                    found.append(real)
+    return found
+
+
 def resolve_folder(text: object, public: bool | None = None) -> Path:
     """A folder path typed by a visitor, checked and resolved, or DataError saying what is wrong.
 
     Refuses text that is not a plain path (too long, control characters such as NUL) and,
     in public mode, any folder outside allowed_data_roots() (after resolving "..", "~" and
-    symbolic links). Whether the folder exists is checked by whoever reads it.
+    symbolic links), with a message that names no path (PUBLIC_FOLDER_REFUSAL). Whether the
+    folder exists is checked by whoever reads it.
     """
     if not isinstance(text, str):
         raise DataError("The folder must be given as text.")
@@ -113,18 +155,15 @@ def resolve_folder(text: object, public: bool | None = None) -> Path:
             "The path contains control characters (such as a NUL byte or a line break); "
             "type a plain folder path."
         )
+    public = public_mode() if public is None else public
     try:
         path = Path(text).expanduser().resolve()
     except (OSError, RuntimeError, ValueError) as exc:
+        if public:  # the error may name what the path resolved to
+            raise DataError(PUBLIC_FOLDER_REFUSAL) from None
         raise DataError(f"Cannot use the path {text[:200]!r}: {exc}.") from None
-    if public_mode() if public is None else public:
-        roots = allowed_data_roots()
-        if not any(path == r or path.is_relative_to(r) for r in roots):
-            listed = "; ".join(str(r) for r in roots) or "none configured"
-            raise DataError(
-                f"This is a public server: only these data folders can be read: {listed}. "
-                f"{path} is outside them."
-            )
+    if public and not _inside_any(path, allowed_data_roots()):
+        raise DataError(PUBLIC_FOLDER_REFUSAL)
     return path
 
 
@@ -234,6 +273,13 @@ def folder_layout(root: Path) -> tuple[Path, Path, list[str]]:
 # ----------------------------------------------------------------------------- CIFAR-10
 
 
+def _is_operator_cache(root: Path) -> bool:
+    try:
+        return root.resolve() == default_cache_dir().expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def _md5(path: Path) -> str:
     digest = hashlib.md5()
     with open(path, "rb") as fh:
@@ -248,13 +294,22 @@ def download_cifar10(
     url: str = CIFAR10_URL,
     md5: str = CIFAR10_MD5,
     timeout: float = 30.0,
+    public: bool | None = None,
 ) -> Path:
     """Download and extract the CIFAR-10 python archive into root (once), reporting progress.
+
+    On a public server (public=None: GRADVIZ_PUBLIC) root must be the operator's cache folder
+    (default_cache_dir()): no other folder is created or written, whoever asks.
 
     Returns the extracted cifar-10-batches-py folder. Raises DataError with what to do when
     there is no network, the download is broken, or the archive does not match its checksum.
     """
     root = Path(root).expanduser()
+    if (public_mode() if public is None else public) and not _is_operator_cache(root):
+        raise DataError(
+            "This is a public server (GRADVIZ_PUBLIC=1): CIFAR-10 is downloaded only into the "
+            "cache folder its operator set (GRADVIZ_CACHE), never into another folder."
+        )
     folder = root / CIFAR10_FOLDER
     if (folder / "batches.meta").is_file():
         return folder
