@@ -177,6 +177,30 @@ def test_download_stand_in_archive_with_progress_then_read(tmp_path, no_md5):
     assert len(load_cifar10(cache, download=False).train) == 20
 
 
+def test_downloads_at_once_share_nothing_half_written(tmp_path, no_md5):
+    """Two visitors choosing CIFAR-10 together: one downloads, the other then finds it."""
+    import threading
+
+    archive, md5 = _fake_archive(tmp_path)
+    cache = tmp_path / "cache"
+    results, errors = [], []
+
+    def fetch():
+        try:
+            results.append(download_cifar10(cache, url=archive.as_uri(), md5=md5))
+        except Exception as exc:  # collected, asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and results == [cache / "cifar-10-batches-py"] * 4
+    assert not list(cache.glob("*.part"))
+    assert len(load_cifar10(cache, download=False).train) == 20
+
+
 def test_download_checksum_mismatch(tmp_path):
     archive, _ = _fake_archive(tmp_path)
     with pytest.raises(DataError, match="damaged"):

@@ -17,6 +17,8 @@ import hashlib
 import importlib.util
 import os
 import tarfile
+import tempfile
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -31,6 +33,8 @@ CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
 CIFAR10_FOLDER = "cifar-10-batches-py"
 CIFAR10_SIZE = 170_498_071
+
+_DOWNLOAD_LOCK = threading.Lock()
 
 #: Progress callback for downloads: (bytes done, bytes total or None).
 DownloadProgress = Callable[[int, int | None], None]
@@ -310,17 +314,27 @@ def download_cifar10(
             "This is a public server (GRADVIZ_PUBLIC=1): CIFAR-10 is downloaded only into the "
             "cache folder its operator set (GRADVIZ_CACHE), never into another folder."
         )
+    with _DOWNLOAD_LOCK:  # one download at a time in this process; the others then find it
+        return _download_and_unpack(root, progress, url, md5, timeout)
+
+
+def _download_and_unpack(
+    root: Path, progress: DownloadProgress | None, url: str, md5: str, timeout: float
+) -> Path:
     folder = root / CIFAR10_FOLDER
     if (folder / "batches.meta").is_file():
         return folder
     root.mkdir(parents=True, exist_ok=True)
     archive = root / "cifar-10-python.tar.gz"
     if not (archive.is_file() and _md5(archive) == md5):
-        partial = archive.with_suffix(".part")
+        # A name of its own: a download by another process (the CLI) never shares it.
+        partial = None
         try:
+            handle, name = tempfile.mkstemp(dir=root, prefix="cifar-10-python.", suffix=".part")
+            partial = Path(name)
             with (
+                open(handle, "wb") as out,
                 urllib.request.urlopen(url, timeout=timeout) as response,
-                open(partial, "wb") as out,
             ):
                 total = (
                     response.headers.get("Content-Length") if hasattr(response, "headers") else None
@@ -335,7 +349,8 @@ def download_cifar10(
                     if progress:
                         progress(done, total_bytes)
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-            partial.unlink(missing_ok=True)
+            if partial is not None:
+                partial.unlink(missing_ok=True)
             reason = getattr(exc, "reason", exc)
             raise DataError(
                 f"Could not download CIFAR-10 from {url} ({reason}). This host may have no "
