@@ -177,6 +177,30 @@ def test_download_stand_in_archive_with_progress_then_read(tmp_path, no_md5):
     assert len(load_cifar10(cache, download=False).train) == 20
 
 
+def test_downloads_at_once_share_nothing_half_written(tmp_path, no_md5):
+    """Two visitors choosing CIFAR-10 together: one downloads, the other then finds it."""
+    import threading
+
+    archive, md5 = _fake_archive(tmp_path)
+    cache = tmp_path / "cache"
+    results, errors = [], []
+
+    def fetch():
+        try:
+            results.append(download_cifar10(cache, url=archive.as_uri(), md5=md5))
+        except Exception as exc:  # collected, asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and results == [cache / "cifar-10-batches-py"] * 4
+    assert not list(cache.glob("*.part"))
+    assert len(load_cifar10(cache, download=False).train) == 20
+
+
 def test_download_checksum_mismatch(tmp_path):
     archive, _ = _fake_archive(tmp_path)
     with pytest.raises(DataError, match="damaged"):
@@ -266,7 +290,7 @@ def test_public_mode_reads_only_the_allowed_roots(tmp_path, monkeypatch):
     outside.mkdir()
     (allowed / "link").symlink_to(outside)
     for text in ("/", "/proc", "/etc", str(allowed / ".." / "outside"), str(allowed / "link"), "~"):
-        with pytest.raises(DataError, match="public server: only these data folders"):
+        with pytest.raises(DataError, match="public server: only the data folders its operator"):
             resolve_folder(text)
     monkeypatch.setenv("GRADVIZ_PUBLIC", "0")
     assert resolve_folder("/proc") == Path("/proc")
@@ -299,7 +323,7 @@ def test_scan_gives_a_message_for_each_wrong_folder(tmp_path):
         (Path("/proc"), "has no train or test subfolder"),
         (a_file, "is a file, not a folder"),
         (tmp_path / "missing", "does not exist"),
-        (empty, "No images found"),
+        (empty, "at least two class folders with images"),  # empty folders are no classes
     ):
         with pytest.raises(DataError, match=words):
             scan_image_folder(root)

@@ -29,12 +29,12 @@ from gradviz.training.sources import (  # noqa: F401 (re-exported: the old names
     FolderSummary,
     _class_dirs,
     _count_images,
-    _layout,
     _md5,
     allowed_data_roots,
     default_cache_dir,
     display_classes,
     download_cifar10,
+    folder_layout,
     resolve_folder,
     scan_image_folder,
     shared_subset_dir,
@@ -99,7 +99,7 @@ def _read_split(split_dir: Path, classes: list[str], size: int) -> Split:
 def load_image_folder(root: str | Path, size: int = 32) -> Dataset:
     """Read root/train/<class>/* and root/test/<class>/* into uint8 tensors (resized to size)."""
     root = Path(root).expanduser()
-    train_dir, test_dir, classes = _layout(root)
+    train_dir, test_dir, classes = folder_layout(root)
     return Dataset(
         train=_read_split(train_dir, classes, size),
         test=_read_split(test_dir, classes, size),

@@ -1,9 +1,11 @@
 """Where training data comes from, checked without torch, numpy or Pillow.
 
 The Streamlit server imports this module (never torch): it checks a folder a visitor typed
-(resolve_folder: plain text, inside the allowed roots on a public host), counts its images
-from file names alone (scan_image_folder), downloads the CIFAR-10 archive into its cache
-(download_cifar10) and says whether torchvision is installed without importing it
+(resolve_folder: plain text, inside the allowed roots on a public host, refused there without
+naming any path), lists the folders a public host offers instead of a typed path
+(public_folder_choices), counts images from file names alone (scan_image_folder), downloads
+the CIFAR-10 archive into its cache (download_cifar10: on a public host only into the
+operator's GRADVIZ_CACHE) and says whether torchvision is installed without importing it
 (torchvision_missing). Reading the images into tensors is gradviz.training.data's work, in a
 worker process; that module re-exports every name here.
 """
@@ -15,6 +17,8 @@ import hashlib
 import importlib.util
 import os
 import tarfile
+import tempfile
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -29,6 +33,8 @@ CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
 CIFAR10_FOLDER = "cifar-10-batches-py"
 CIFAR10_SIZE = 170_498_071
+
+_DOWNLOAD_LOCK = threading.Lock()
 
 #: Progress callback for downloads: (bytes done, bytes total or None).
 DownloadProgress = Callable[[int, int | None], None]
@@ -89,12 +95,52 @@ def allowed_data_roots() -> list[Path]:
     return out
 
 
+# Names no path: what "~", /proc/self/cwd or /proc/self/fd/N resolved to would tell a visitor
+# the server's home, working folder, process id or open files.
+PUBLIC_FOLDER_REFUSAL = (
+    "This is a public server: only the data folders its operator allows can be read, and "
+    "that path is not one of them. Choose a folder from the list on this page, or CIFAR-10."
+)
+
+
+def _inside_any(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def public_folder_choices(max_entries: int = 1000) -> list[Path]:
+    """The image folders a visitor may choose on a public server: each allowed root with
+    train/ and test/ subfolders, and each such folder directly inside a root (at most
+    max_entries looked at per root). Symbolic links leading outside the roots are left out."""
+    roots = allowed_data_roots()
+    found: list[Path] = []
+    for root in roots:
+        inside: list[Path] = []
+        with contextlib.suppress(OSError), os.scandir(root) as entries:
+            for i, entry in enumerate(entries):
+                if i >= max_entries:
+                    break
+                if not entry.name.startswith("."):
+                    inside.append(root / entry.name)
+        for candidate in [root, *sorted(inside)]:
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                real = candidate.resolve()
+                if (
+                    _inside_any(real, [root])
+                    and (real / "train").is_dir()
+                    and (real / "test").is_dir()
+                    and real not in found
+                ):
+                    found.append(real)
+    return found
+
+
 def resolve_folder(text: object, public: bool | None = None) -> Path:
     """A folder path typed by a visitor, checked and resolved, or DataError saying what is wrong.
 
     Refuses text that is not a plain path (too long, control characters such as NUL) and,
     in public mode, any folder outside allowed_data_roots() (after resolving "..", "~" and
-    symbolic links). Whether the folder exists is checked by whoever reads it.
+    symbolic links), with a message that names no path (PUBLIC_FOLDER_REFUSAL). Whether the
+    folder exists is checked by whoever reads it.
     """
     if not isinstance(text, str):
         raise DataError("The folder must be given as text.")
@@ -113,18 +159,15 @@ def resolve_folder(text: object, public: bool | None = None) -> Path:
             "The path contains control characters (such as a NUL byte or a line break); "
             "type a plain folder path."
         )
+    public = public_mode() if public is None else public
     try:
         path = Path(text).expanduser().resolve()
     except (OSError, RuntimeError, ValueError) as exc:
+        if public:  # the error may name what the path resolved to
+            raise DataError(PUBLIC_FOLDER_REFUSAL) from None
         raise DataError(f"Cannot use the path {text[:200]!r}: {exc}.") from None
-    if public_mode() if public is None else public:
-        roots = allowed_data_roots()
-        if not any(path == r or path.is_relative_to(r) for r in roots):
-            listed = "; ".join(str(r) for r in roots) or "none configured"
-            raise DataError(
-                f"This is a public server: only these data folders can be read: {listed}. "
-                f"{path} is outside them."
-            )
+    if public and not _inside_any(path, allowed_data_roots()):
+        raise DataError(PUBLIC_FOLDER_REFUSAL)
     return path
 
 
@@ -159,7 +202,7 @@ def scan_image_folder(root: str | Path, max_images: int = MAX_FOLDER_IMAGES) -> 
     """Check the ImageFolder layout and count images, without reading any (cheap, for the page)."""
     root = Path(root)
     try:
-        train_dir, test_dir, classes = _layout(root)
+        train_dir, test_dir, classes = folder_layout(root)
         counts = {"train": 0, "test": 0}
         for split, split_dir in (("train", train_dir), ("test", test_dir)):
             for name in classes:
@@ -189,8 +232,13 @@ def _class_dirs(split_dir: Path) -> list[Path]:
     return sorted(p for p in split_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def _layout(root: Path) -> tuple[Path, Path, list[str]]:
-    """train/ and test/ folders and the class names, or DataError naming what is missing."""
+def _has_image(folder: Path) -> bool:
+    return _count_images(folder, 0) > 0  # stops at the first image
+
+
+def folder_layout(root: Path) -> tuple[Path, Path, list[str]]:
+    """train/ and test/ folders and the class names (train/'s folders that hold images),
+    or DataError naming what is missing."""
     if root.exists() and not root.is_dir():
         raise DataError(
             f"{root} is a file, not a folder. Give a folder with train/<class>/*.jpg and "
@@ -208,17 +256,32 @@ def _layout(root: Path) -> tuple[Path, Path, list[str]]:
             f"Folder {root} has no {' or '.join(missing)} subfolder. Expected the ImageFolder "
             "layout: train/<class>/*.jpg and test/<class>/*.jpg."
         )
-    classes = [p.name for p in _class_dirs(train_dir)]
+    # A class is a folder with at least one image: an empty folder (left behind by anyone,
+    # anywhere in the tree) neither adds a class nor makes test/ disagree with train/.
+    classes = [p.name for p in _class_dirs(train_dir) if _has_image(p)]
     if len(classes) < 2:
-        raise DataError(f"{train_dir} needs at least two class folders, found {len(classes)}.")
-    test_classes = {p.name for p in _class_dirs(test_dir)}
+        raise DataError(
+            f"{train_dir} needs at least two class folders with images in them, "
+            f"found {len(classes)}."
+        )
+    test_classes = {p.name for p in _class_dirs(test_dir) if _has_image(p)}
     extra = sorted(test_classes - set(classes))
     if extra:
-        raise DataError(f"{test_dir} has classes not in train/: {', '.join(extra)}.")
+        raise DataError(
+            f"{test_dir} has images of classes with no training images in train/: "
+            f"{', '.join(extra)}. Add training images for them or remove them from test/."
+        )
     return train_dir, test_dir, classes
 
 
 # ----------------------------------------------------------------------------- CIFAR-10
+
+
+def _is_operator_cache(root: Path) -> bool:
+    try:
+        return root.resolve() == default_cache_dir().expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def _md5(path: Path) -> str:
@@ -235,24 +298,43 @@ def download_cifar10(
     url: str = CIFAR10_URL,
     md5: str = CIFAR10_MD5,
     timeout: float = 30.0,
+    public: bool | None = None,
 ) -> Path:
     """Download and extract the CIFAR-10 python archive into root (once), reporting progress.
+
+    On a public server (public=None: GRADVIZ_PUBLIC) root must be the operator's cache folder
+    (default_cache_dir()): no other folder is created or written, whoever asks.
 
     Returns the extracted cifar-10-batches-py folder. Raises DataError with what to do when
     there is no network, the download is broken, or the archive does not match its checksum.
     """
     root = Path(root).expanduser()
+    if (public_mode() if public is None else public) and not _is_operator_cache(root):
+        raise DataError(
+            "This is a public server (GRADVIZ_PUBLIC=1): CIFAR-10 is downloaded only into the "
+            "cache folder its operator set (GRADVIZ_CACHE), never into another folder."
+        )
+    with _DOWNLOAD_LOCK:  # one download at a time in this process; the others then find it
+        return _download_and_unpack(root, progress, url, md5, timeout)
+
+
+def _download_and_unpack(
+    root: Path, progress: DownloadProgress | None, url: str, md5: str, timeout: float
+) -> Path:
     folder = root / CIFAR10_FOLDER
     if (folder / "batches.meta").is_file():
         return folder
     root.mkdir(parents=True, exist_ok=True)
     archive = root / "cifar-10-python.tar.gz"
     if not (archive.is_file() and _md5(archive) == md5):
-        partial = archive.with_suffix(".part")
+        # A name of its own: a download by another process (the CLI) never shares it.
+        partial = None
         try:
+            handle, name = tempfile.mkstemp(dir=root, prefix="cifar-10-python.", suffix=".part")
+            partial = Path(name)
             with (
+                open(handle, "wb") as out,
                 urllib.request.urlopen(url, timeout=timeout) as response,
-                open(partial, "wb") as out,
             ):
                 total = (
                     response.headers.get("Content-Length") if hasattr(response, "headers") else None
@@ -267,7 +349,8 @@ def download_cifar10(
                     if progress:
                         progress(done, total_bytes)
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-            partial.unlink(missing_ok=True)
+            if partial is not None:
+                partial.unlink(missing_ok=True)
             reason = getattr(exc, "reason", exc)
             raise DataError(
                 f"Could not download CIFAR-10 from {url} ({reason}). This host may have no "

@@ -43,9 +43,9 @@ from gradviz.training.settings import (
 from gradviz.training.sources import (
     CIFAR10_FOLDER,
     DataError,
-    allowed_data_roots,
     default_cache_dir,
     download_cifar10,
+    public_folder_choices,
     resolve_folder,
     scan_image_folder,
     shared_subset_dir,
@@ -59,6 +59,10 @@ RUN_KEY = "training_run"  # the job in progress: {"job", "settings"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
 COMPARE_KEY = "training_by_device"  # (preset, device type) -> numbers, for the CPU-vs-GPU table
 UPLOAD_KEY = "training_upload_result"  # (file id, data) -> evaluation, so reruns do not redo it
+NO_PUBLIC_FOLDER = (
+    "This public server offers no image folder (its operator lists them in "
+    "GRADVIZ_DATA_ROOTS); choose CIFAR-10."
+)
 QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
 ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
 
@@ -79,13 +83,22 @@ def _scan(path: str) -> str:
 
 
 def _load_source(source: str, folder: str, cache_dir: str) -> Source:
-    """Check the chosen data without reading images (that happens in the worker)."""
+    """Check the chosen data without reading images (that happens in the worker).
+
+    On a public server the cache folder is the operator's (GRADVIZ_CACHE): cache_dir is
+    ignored, and nothing a visitor sends decides where anything is created or written."""
+    public = public_mode()
     if source == FOLDER:
+        if public and not folder:
+            raise DataError(NO_PUBLIC_FOLDER)
         path = resolve_folder(folder)
         return Source("folder", path, _scan(str(path)))
     if missing := torchvision_missing():  # before a 170 MB download it could not read
         raise DataError(missing)
-    root = resolve_folder(cache_dir.strip() or str(default_cache_dir()))
+    if public:
+        root = default_cache_dir().expanduser().resolve()
+    else:
+        root = resolve_folder(cache_dir.strip() or str(default_cache_dir()))
     if not (root / CIFAR10_FOLDER / "batches.meta").is_file():
         bar = st.progress(0.0, text="Checking the CIFAR-10 cache...")
 
@@ -274,7 +287,8 @@ def _init_defaults() -> None:
     if "training_folder" not in ss:
         default = shared_subset_dir()
         ss["training_folder"] = str(default) if default else ""
-    ss.setdefault("training_cache", str(default_cache_dir()))
+    if not public_mode():
+        ss.setdefault("training_cache", str(default_cache_dir()))
     ss.setdefault("training_preset", "fast")
     ss.setdefault("training_device", "auto")
     ss.setdefault("training_time_limit", 0.0)
@@ -284,21 +298,51 @@ def _init_defaults() -> None:
         ss.setdefault(f"training_lr_{name}", p.lr)
 
 
+def _folder_field() -> str:
+    """A typed path on a local run; on a public server only a choice among the operator's
+    folders (a visitor cannot name any other path, so none is probed or echoed)."""
+    if not public_mode():
+        return st.text_input(
+            "Folder",
+            key="training_folder",
+            help="ImageFolder layout: train/<class>/*.jpg and test/<class>/*.jpg",
+        )
+    choices = [str(p) for p in public_folder_choices()]  # a few stat calls: not cached
+    if not choices:
+        st.info(NO_PUBLIC_FOLDER)
+        return ""
+    subset = shared_subset_dir()
+    return st.selectbox(
+        "Folder",
+        choices,
+        index=choices.index(str(subset)) if str(subset) in choices else 0,
+        key="training_public_folder",
+        help="The image folders this public server's operator offers (GRADVIZ_DATA_ROOTS).",
+    )
+
+
+def _cache_field() -> str:
+    """The CIFAR-10 cache folder: chosen on a local run, the operator's on a public server
+    (shown, not a widget, so no visitor can send another)."""
+    if not public_mode():
+        return st.text_input("Cache folder", key="training_cache")
+    st.markdown(f"Cache folder: `{default_cache_dir()}`")
+    st.caption(
+        "Set by this server's operator with GRADVIZ_CACHE (the cache is $GRADVIZ_CACHE/cifar10, "
+        "default ~/.cache/gradviz/cifar10); visitors cannot change it."
+    )
+    return ""
+
+
 def _settings_form() -> dict:
     _init_defaults()
     c1, c2 = st.columns([3, 2])
     with c1:
         source = st.radio("Data", [FOLDER, CIFAR], key="training_source")
         if source == FOLDER:
-            folder = st.text_input(
-                "Folder",
-                key="training_folder",
-                help="ImageFolder layout: train/<class>/*.jpg and test/<class>/*.jpg",
-            )
-            cache_dir = ""
+            folder, cache_dir = _folder_field(), ""
         else:
-            folder = ""
-            cache_dir = st.text_input("Cache folder", key="training_cache")
+            folder, cache_dir = "", _cache_field()
             st.caption(
                 "About 170 MB is downloaded once with a progress bar; later runs read the cache."
             )
@@ -479,10 +523,10 @@ def page() -> None:
     if missing := torchvision_missing():
         st.warning(message(missing), icon=":material/info:")
     if public_mode():
-        roots = ", ".join(f"`{r}`" for r in allowed_data_roots())
         st.caption(
-            f"Public server: only these data folders can be read: {roots}. Training runs "
-            f"in a separate worker process, at most {max_training_seconds():.0f} s."
+            "Public server: data comes only from the folders and the CIFAR-10 cache its "
+            "operator set up. Training runs in a separate worker process, at most "
+            f"{max_training_seconds():.0f} s."
         )
     settings = _settings_form()
     source = None
