@@ -187,7 +187,7 @@ def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
     assert "Estimated on this CPU" in _text(at.caption)
     warning = _text(at.warning)
     if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
-        assert "Stop ends it between calls" in warning
+        assert "Stop ends it within a few seconds" in warning
     assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
 
 
