@@ -8,11 +8,12 @@ import streamlit as st
 
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
-from gradviz.sandbox import check_isolated, run_isolated
+from gradviz.sandbox import Busy, check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
 from gradviz.ui.common import show_unexpected, table
+from gradviz.ui.visitor import visitor_key
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
@@ -28,7 +29,12 @@ MIME = {
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def cached_run(
-    source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
+    source: str,
+    backward: str | None,
+    ones: bool,
+    retain: bool,
+    moves: tuple = (),
+    _visitor: str = "",  # not part of the cache key: who asks takes turns (ui.visitor)
 ) -> Trace:
     return run_isolated(
         source,
@@ -39,6 +45,7 @@ def cached_run(
             device_overrides=dict(moves) or None,
         ),
         raise_busy=True,  # not cached: the page says so and the next rerun tries again
+        visitor=_visitor,
     )
 
 
@@ -163,7 +170,11 @@ def page() -> None:
             st.session_state.ones,
             st.session_state.retain,
             device_panel.overrides(),
+            visitor_key(),
         )
+    except Busy as exc:  # the visitor's turn did not come: a plain message, input kept
+        st.warning(f"Not run yet: {exc}.", icon=":material/hourglass_top:")
+        return
     except Exception as exc:  # never a traceback on the page
         show_unexpected(exc, "running the program")
         return
@@ -381,7 +392,9 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         return
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
     with st.spinner("Re-running the program with nudged inputs…"):
-        result = check_isolated(source, record.target, shown, ones=st.session_state.ones)
+        result = check_isolated(
+            source, record.target, shown, ones=st.session_state.ones, visitor=visitor_key()
+        )
     (st.success if result.ok else st.error)(result.message)
     if result.leaves:
         table(
