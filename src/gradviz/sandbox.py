@@ -606,7 +606,7 @@ class Pool:
 
 _default: Pool | None = None
 # On a public host, worker-seconds one visitor may use per minute (GRADVIZ_VISITOR_SECONDS):
-# two thirds of one worker, so a visitor alone never waits and others always find room.
+# two thirds of one worker, so that others always find room beside the busiest visitor.
 PUBLIC_VISITOR_SECONDS = 40.0
 _default_lock = threading.Lock()
 
