@@ -62,6 +62,11 @@ ALLOCATION_FAILED = ("can't allocate memory", "could not create a primitive", "s
 
 FINISHED = ("done", "error", "died", "timeout", "memory", "killed")
 
+# After Stop (or when a job is abandoned), a job still running this long is killed: a timing
+# call or a training step can run for a minute and reads stop requests only between steps.
+STOP_GRACE_S = 2.0
+TERM_GRACE_S = 1.0  # between SIGTERM and SIGKILL
+
 
 @dataclass(frozen=True)
 class JobLimits:
@@ -70,7 +75,8 @@ class JobLimits:
     threads: int = 1
     open_files: int = 64
     cpu_seconds: float | None = None  # default: seconds x threads, plus a margin
-    # Ask the job to stop when nobody has read its events for this long (a closed tab).
+    # Stop the job (and kill it STOP_GRACE_S later) when nobody has read its events for this
+    # long (a closed tab).
     abandon_after: float | None = None
 
 
@@ -261,7 +267,8 @@ class Job:
             with contextlib.suppress(OSError, ValueError, BrokenPipeError):
                 self._conn.send("stop")
         if grace is not None:
-            self._kill_at = time.monotonic() + grace
+            at = time.monotonic() + grace
+            self._kill_at = at if self._kill_at is None else min(self._kill_at, at)
 
     def kill(self) -> None:
         """End the worker now (a thread cannot be killed: it is asked to stop)."""
@@ -360,10 +367,13 @@ class Job:
                 self._handle(self._conn.recv())
 
     def _kill_process(self) -> None:
-        if self._proc.is_alive():
+        """SIGTERM, then SIGKILL if the worker is still there TERM_GRACE_S later."""
+        for sig, wait in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
+            if not self._proc.is_alive():
+                break
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-        self._proc.join(5)
+                os.kill(self.pid, sig)
+            self._proc.join(wait)
 
     def _watch(self) -> None:
         self._baseline = 0
@@ -396,7 +406,7 @@ class Job:
                 idle = self.limits.abandon_after
                 if idle is not None and not self.stop_requested and now - self.last_read > idle:
                     self.abandoned = True
-                    self.stop()
+                    self.stop(grace=STOP_GRACE_S)
                 if now > deadline:
                     self._kill_process()
                     self._finish("timeout")

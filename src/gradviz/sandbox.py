@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import multiprocessing as mp
 import os
 import queue
@@ -57,10 +58,13 @@ class SandboxLimits:
     threads: int = 1
     queue_seconds: float = 60.0  # how long a request waits for a free worker
     start_seconds: float = 180.0  # first start imports torch in the forkserver
+    # Worker-seconds one visitor may use per minute (None: no budget; public hosts set one).
+    visitor_seconds_per_minute: float | None = None
 
 
 class Busy(RuntimeError):
-    """Every worker stayed busy for longer than the queue allows."""
+    """Every worker stayed busy for longer than the queue allows, or the visitor is over
+    their share (a program of theirs still running, or their budget of worker time used)."""
 
 
 # ---------------------------------------------------------------- inside a worker
@@ -416,8 +420,103 @@ def forkserver_context():
     return ctx
 
 
+class _Queue:
+    """Who gets the next free worker: visitors take turns, with one program in flight each.
+
+    A request waits in its visitor's line; a free worker goes to the head of the line of the
+    visitor served least recently among those with no program running. So three tabs of one
+    visitor (one key) run one program at a time, and another visitor's program runs after at
+    most one of theirs. A request with no visitor key is a visitor of its own.
+    """
+
+    WINDOW = 60.0  # seconds over which a visitor's worker time is counted
+
+    def __init__(self, idle: queue.Queue, budget: float | None):
+        self.idle = idle
+        self.budget = budget
+        self.cond = threading.Condition()
+        self.lines: dict[str, list[object]] = {}  # visitor -> waiting tickets, oldest first
+        self.running: dict[str, int] = {}
+        self.served: dict[str, float] = {}  # visitor -> when last given a worker
+        self.used: dict[str, list[tuple[float, float]]] = {}  # visitor -> (ended, seconds)
+
+    def _next(self) -> object | None:
+        ready = [v for v, line in self.lines.items() if line and not self.running.get(v)]
+        if not ready:
+            return None
+        first = min(ready, key=lambda v: self.served.get(v, float("-inf")))
+        return self.lines[first][0]
+
+    def used_seconds(self, visitor: str, now: float) -> float:
+        spans = [(end, sec) for end, sec in self.used.get(visitor, ()) if end > now - self.WINDOW]
+        self.used[visitor] = spans
+        return sum(sec for _, sec in spans)
+
+    def take(self, visitor: str, timeout: float) -> Worker:
+        """A free worker for `visitor` when their turn comes; Busy after `timeout` s."""
+        ticket = object()
+        end = time.monotonic() + timeout
+        with self.cond:
+            if self.budget is not None:
+                used = self.used_seconds(visitor, time.monotonic())
+                if used >= self.budget:
+                    wait = self.used[visitor][0][0] + self.WINDOW - time.monotonic()
+                    raise Busy(
+                        f"you have used {used:.0f} s of the shared program runner in the last "
+                        f"minute, the most one visitor may use ({self.budget:.0f} s) on this "
+                        f"public server; run it again in about {max(1, round(wait))} s"
+                    )
+            self.lines.setdefault(visitor, []).append(ticket)
+            try:
+                while True:
+                    if self._next() is ticket and not self.idle.empty():
+                        w = self.idle.get_nowait()
+                        self.running[visitor] = self.running.get(visitor, 0) + 1
+                        self.served[visitor] = time.monotonic()
+                        return w
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        raise Busy(self._busy_message(visitor, timeout))
+                    self.cond.wait(min(left, 0.5))
+            finally:
+                line = self.lines[visitor]
+                line.remove(ticket)
+                if not line:
+                    del self.lines[visitor]
+                self.cond.notify_all()
+
+    def _busy_message(self, visitor: str, timeout: float) -> str:
+        if self.running.get(visitor):
+            return (
+                "you have a program running in another tab or window; programs of one visitor "
+                f"run one at a time, and this one waited {timeout:.0f} s for it. Wait for it "
+                "to finish (or close the other tab), then run this one again"
+            )
+        return (
+            f"every worker stayed busy for {timeout:.0f} s; "
+            "the server is under heavy load, try again in a moment"
+        )
+
+    def give_back(self, visitor: str, w: Worker, seconds: float) -> None:
+        with self.cond:
+            self.idle.put(w)
+            self.running[visitor] -= 1
+            if not self.running[visitor]:
+                del self.running[visitor]
+            now = time.monotonic()
+            if self.budget is not None:
+                self.used.setdefault(visitor, []).append((now, seconds))
+                for v in list(self.used):  # forget who has not run anything for a minute
+                    if not self.used_seconds(v, now):
+                        del self.used[v]
+            if not self.lines.get(visitor) and not self.running.get(visitor):
+                del self.served[visitor]  # nothing waiting: no turn to remember
+            self.cond.notify_all()
+
+
 class Pool:
-    """A fixed number of workers, shared by every session; thread-safe."""
+    """A fixed number of workers, shared by every session; thread-safe. Visitors take turns
+    (see _Queue): `call(..., visitor=key)` with one key per visitor (the page's client)."""
 
     def __init__(self, limits: SandboxLimits | None = None, testing: bool = False):
         self.limits = limits or SandboxLimits()
@@ -436,6 +535,8 @@ class Pool:
         self.closed = False
         for _ in range(self.limits.workers):
             self.idle.put(self._spawn())
+        self._queue = _Queue(self.idle, self.limits.visitor_seconds_per_minute)
+        self._anonymous = itertools.count()
 
     def _spawn(self) -> Worker:
         w = Worker(self.ctx, self.config)
@@ -458,24 +559,24 @@ class Pool:
         with self.lock:
             return [w.pid for w in self.workers if w.alive()]
 
-    def call(self, kind: str, args: tuple, seconds: float) -> Outcome:
+    def call(self, kind: str, args: tuple, seconds: float, visitor: str = "") -> Outcome:
+        """Run one job in a worker when `visitor`'s turn comes (Busy when it does not come
+        within queue_seconds, or the visitor's budget is used); "" is a visitor of its own."""
         if self.closed:
             raise RuntimeError("the worker pool is closed")
         if kind not in JOBS and not (self.testing and kind in TEST_JOBS):
             raise ValueError(f"unknown job {kind!r}")
-        try:
-            w = self.idle.get(timeout=self.limits.queue_seconds)
-        except queue.Empty:
-            raise Busy(
-                f"every worker stayed busy for {self.limits.queue_seconds:.0f} s; "
-                "the server is under heavy load, try again in a moment"
-            ) from None
+        visitor = visitor or f"anonymous {next(self._anonymous)}"
+        w = self._queue.take(visitor, self.limits.queue_seconds)
+        ran = 0.0  # the visitor's worker time (not a worker's start)
         try:
             if not w.alive() or not w.wait_ready(self.limits.start_seconds):
                 w = self._replace(w)
                 if not w.wait_ready(self.limits.start_seconds):
                     return Outcome("error", message=f"a worker could not start {w.problem}")
+            started = time.monotonic()
             outcome = w.run(kind, args, seconds)
+            ran = time.monotonic() - started
             with self.lock:
                 self.stats["jobs"] += 1
                 if outcome.status in ("died", "timeout", "memory"):
@@ -487,7 +588,7 @@ class Pool:
             w = self._replace(w)
             raise
         finally:
-            self.idle.put(w)
+            self._queue.give_back(visitor, w, ran)
 
     def close(self) -> None:
         self.closed = True
@@ -507,6 +608,9 @@ class Pool:
 # ---------------------------------------------------------------- what pages call
 
 _default: Pool | None = None
+# On a public host, worker-seconds one visitor may use per minute (GRADVIZ_VISITOR_SECONDS):
+# two thirds of one worker, so that others always find room beside the busiest visitor.
+PUBLIC_VISITOR_SECONDS = 40.0
 _default_lock = threading.Lock()
 
 
@@ -519,12 +623,16 @@ def default_pool() -> Pool:
     global _default
     with _default_lock:
         if _default is None or _default.closed:
+            from gradviz.host import public_mode
+
             env = os.environ.get
+            budget = float(env("GRADVIZ_VISITOR_SECONDS", PUBLIC_VISITOR_SECONDS))
             _default = Pool(
                 SandboxLimits(
                     workers=max(1, int(env("GRADVIZ_WORKERS", SandboxLimits.workers))),
                     run_seconds=float(env("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds)),
                     memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", SandboxLimits.memory_bytes)),
+                    visitor_seconds_per_minute=budget if public_mode() and budget > 0 else None,
                 )
             )
         return _default
@@ -577,11 +685,14 @@ def _out_of_memory(trace, memory_bytes: int):
     return trace
 
 
-def run_isolated(source, options=None, pool: Pool | None = None, raise_busy: bool = False):
+def run_isolated(
+    source, options=None, pool: Pool | None = None, raise_busy: bool = False, visitor: str = ""
+):
     """run_program in a worker: always a Trace, never an exception (except Busy on request).
 
     The server side needs no torch: text that is not a string, or too long, is refused here
-    by the parser's own checks, and everything else is run by a worker."""
+    by the parser's own checks, and everything else is run by a worker. `visitor` names who
+    asks (one key for all tabs of one visitor, if the page can tell): visitors take turns."""
     from gradviz.trace import RunOptions, Trace
 
     options = options or RunOptions()
@@ -599,7 +710,7 @@ def run_isolated(source, options=None, pool: Pool | None = None, raise_busy: boo
     seconds = pool.limits.run_seconds
     started = time.perf_counter()
     try:
-        outcome = pool.call("run", (source, options), seconds)
+        outcome = pool.call("run", (source, options), seconds, visitor)
     except Busy as exc:
         if raise_busy:
             raise
@@ -621,8 +732,10 @@ def check_isolated(
     options=None,
     ones: bool = False,
     pool: Pool | None = None,
+    visitor: str = "",
 ):
-    """check_gradients in a worker; a failure comes back as a failed GradCheckResult."""
+    """check_gradients in a worker; a failure comes back as a failed GradCheckResult.
+    `visitor` as for run_isolated."""
     from gradviz.trace import GradCheckResult
 
     if not enabled() and pool is None:
@@ -634,7 +747,7 @@ def check_isolated(
     pool = pool or default_pool()
     seconds = pool.limits.check_seconds
     try:
-        outcome = pool.call("check", (source, target, shown, options, ones), seconds)
+        outcome = pool.call("check", (source, target, shown, options, ones), seconds, visitor)
     except Busy as exc:
         return GradCheckResult(False, f"Could not check now: {exc}.")
     if outcome.status == "ok":

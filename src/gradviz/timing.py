@@ -269,7 +269,10 @@ def format_bytes(n: float) -> str:
 
 
 def check_memory(job: Job, available: int | None = None) -> None:
-    """Refuse a job whose peak memory is over MEMORY_FRACTION of what `job.device` has free."""
+    """Refuse a job whose peak memory is over MEMORY_FRACTION of what `job.device` has free,
+    or, on a public host, whose worker would outgrow the cap of one heavy job (check_public_cap).
+    """
+    check_public_cap(job)
     if available is None:
         available = available_memory(job.device)
     if available is None:
@@ -445,17 +448,60 @@ def job_seconds() -> float:
     return seconds if math.isfinite(seconds) and seconds > 0 else JOB_SECONDS
 
 
+# Host memory the first CUDA call adds to a worker (its CUDA context; see host.FACTS_MEMORY).
+CUDA_CONTEXT_MEMORY = 1024 * 1024 * 1024
+ABANDON_AFTER_S = 10.0  # the page reads a running timing every 0.5 s while its tab is open
+
+
+def worker_memory(job: Job) -> int:
+    """What a worker timing `job` may grow by: its tensors plus a quarter, plus headroom."""
+    return int(job.memory_needed() * 1.25) + JOB_HEADROOM
+
+
+def public_memory_cap() -> int | None:
+    """On a public host (GRADVIZ_PUBLIC=1) a timing worker gets the cap of a training worker
+    (GRADVIZ_TRAINING_MEMORY, 400 MB by default): both take turns in the one heavy-job slot."""
+    from gradviz.host import public_mode
+
+    if not public_mode():
+        return None
+    from gradviz.training.settings import training_memory
+
+    return training_memory()
+
+
+def check_public_cap(job: Job) -> None:
+    """Refuse, before anything runs, a CPU job whose worker would pass the public memory cap."""
+    cap = public_memory_cap()
+    if cap is None or job.device != "cpu":
+        return
+    need = worker_memory(job)
+    if need > cap:
+        raise SizeTooLarge(
+            f"{job.spec.describe_size(job.size)} {job.dtype} needs about {format_bytes(need)} of "
+            f"RAM with the timer's own, over the {format_bytes(cap)} one timing may use on this "
+            "public server (the same cap as training). Choose a smaller size."
+        )
+
+
 def job_limits(jobs: Iterable[Job], seconds: float | None = None):
-    """Limits for a worker timing `jobs`: every CPU, memory for the biggest job plus headroom;
-    stopped between calls when nobody has read its progress for 30 s (the page was left)."""
+    """Limits for a worker timing `jobs`: every CPU, memory for the biggest job plus headroom
+    (on a public host at most public_memory_cap(), plus a CUDA context when a job uses a GPU);
+    stopped, then killed, when nobody has read its progress for ABANDON_AFTER_S (the page was
+    left)."""
     from gradviz.jobs import JobLimits
 
-    need = max((j.memory_needed() for j in jobs), default=0)
+    jobs = list(jobs)
+    memory = max((worker_memory(j) for j in jobs), default=JOB_HEADROOM)
+    cap = public_memory_cap()
+    if cap is not None:
+        gpu = any(j.device != "cpu" for j in jobs)
+        memory = min(memory, cap) + (CUDA_CONTEXT_MEMORY if gpu else 0)
     return JobLimits(
         seconds=job_seconds() if seconds is None else seconds,
-        memory_bytes=int(need * 1.25) + JOB_HEADROOM,
+        memory_bytes=memory,
         threads=available_cpus(),
-        abandon_after=30.0,
+        abandon_after=ABANDON_AFTER_S,
     )
 
 

@@ -178,3 +178,25 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
     at = _app().run()
     assert at.get("graphviz_chart")
     assert "PowBackward0" in at.get("graphviz_chart")[0].proto.spec
+
+
+def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
+    """The page passes who asks (its session key) to the
+    pool, and a turn that did not come reads as a plain warning, not an error report."""
+    from gradviz.sandbox import Busy
+    from gradviz.ui import autograd as page
+
+    asked = []
+
+    def busy(source, options=None, pool=None, raise_busy=False, visitor=""):
+        asked.append(visitor)
+        raise Busy("you have a program running in another tab or window; wait for it")
+
+    page.results().clear()
+    monkeypatch.setattr(page, "run_isolated", busy)
+    at = _app().run()
+    page.results().clear()
+    assert not at.exception, at.exception
+    assert asked and asked[0].startswith("session ")
+    assert any("program running in another tab" in w.value for w in at.warning)
+    assert not any("Something went wrong" in e.value for e in at.error)

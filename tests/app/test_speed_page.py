@@ -187,7 +187,7 @@ def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
     assert "Estimated on this CPU" in _text(at.caption)
     warning = _text(at.warning)
     if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
-        assert "Stop ends it between calls" in warning
+        assert "Stop ends it within a few seconds" in warning
     assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
 
 
@@ -417,3 +417,25 @@ def test_the_page_never_imports_torch_in_the_server():
     assert report["torch"] is False, report["loaded"]
     assert report["loaded"] == []
     assert report["pandas"] == []  # tables as Markdown, charts as Vega-Lite specs
+
+
+def test_a_closed_tab_ends_its_timing_within_seconds(no_reference, monkeypatch):
+    """The page's loop notices that its session is gone while one long call runs (a job
+    that never reads stop requests here) and ends the job: nobody else would."""
+    from gradviz import jobs
+
+    started = []
+    real = jobs.start
+
+    def start(_kind, _args, limits, slot=None, **kw):
+        started.append(real("hang", (), limits, slot, testing=True))
+        return started[-1]
+
+    monkeypatch.setattr(jobs, "start", start)
+    at = AppTest.from_function(_script, default_timeout=60)
+    at.run()
+    monkeypatch.setattr(speed, "_tab_open", lambda: False)
+    _button(at, "Time it both ways").click().run()
+    assert started, "no timing started"
+    assert started[0].wait(10), "the job outlived its closed tab"
+    assert started[0].status == "killed"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import pickle
 
 import streamlit as st
 
@@ -12,19 +13,17 @@ from gradviz.mdtext import message
 from gradviz.memo import ByteLRU
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
-from gradviz.sandbox import check_isolated, run_isolated
+from gradviz.sandbox import Busy, check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.trace import RunOptions, Trace
 from gradviz.ui import device_panel
 from gradviz.ui.common import show_unexpected, table
+from gradviz.ui.visitor import visitor_key
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 GRAPH_ALT = "autograd graph"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
-# Seconds a result stays in the server's cache, even if nobody asks again. A number: a
-# string such as "1h" makes Streamlit import pandas into the server.
-RESULT_TTL = 3600
 MIME = {
     "svg": "image/svg+xml",
     "png": "image/png",
@@ -33,19 +32,40 @@ MIME = {
 }
 
 
-class _NotCached(Exception):
-    """A run the worker did not finish (killed, timed out, over memory, failed to start):
-    raised through the cached function so Streamlit keeps no entry, caught by run_cached."""
-
-    def __init__(self, trace: Trace):
-        super().__init__("not cached")
-        self.trace = trace
+# Results kept for every session: bounded in bytes and age, so a few huge results (the
+# worker caps one at trace.MAX_RESULT_BYTES) cannot hold the host's memory for long.
+RESULTS_BYTES = 64 * 1024 * 1024
+PUBLIC_RESULTS_BYTES = 24 * 1024 * 1024
+RESULTS_SECONDS = 3600.0
 
 
-@st.cache_data(max_entries=128, ttl=RESULT_TTL, show_spinner=False)
-def cached_run(
-    source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
+@st.cache_resource(show_spinner=False)
+def results() -> ByteLRU[bytes]:
+    """The server's one cache of program results, each kept pickled: every session gets its
+    own copy, as st.cache_data would give, and the bound counts the real bytes."""
+    limit = PUBLIC_RESULTS_BYTES if public_mode() else RESULTS_BYTES
+    return ByteLRU(max_bytes=limit, ttl=RESULTS_SECONDS, max_entries=256)
+
+
+def run_cached(
+    source: str,
+    backward: str | None,
+    ones: bool,
+    retain: bool,
+    moves: tuple = (),
+    visitor: str = "",
 ) -> Trace:
+    """The program's result, run at most once per program and options while it is cached.
+
+    Only successes and the program's own errors are kept: a run whose worker was killed
+    (time, memory, a crash) or never started is shown to this session and run again by the
+    next. Busy (the visitor's turn did not come) is raised, never cached."""
+    key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), backward, ones)
+    key += (retain, moves)
+    cache = results()
+    kept = cache.get(key)
+    if kept is not None:
+        return pickle.loads(kept)  # bytes this server pickled itself, never a visitor's
     trace = run_isolated(
         source,
         RunOptions(
@@ -54,22 +74,12 @@ def cached_run(
             retain_intermediate=retain,
             device_overrides=dict(moves) or None,
         ),
-        raise_busy=True,  # not cached: the page says so and the next rerun tries again
+        raise_busy=True,
+        visitor=visitor,
     )
-    if "worker" in trace.stats:  # set by run_isolated when the worker did not finish
-        raise _NotCached(trace)
+    if "worker" not in trace.stats:  # run_isolated sets it when the worker did not finish
+        cache.put(key, pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
     return trace
-
-
-def run_cached(
-    source: str, backward: str | None, ones: bool, retain: bool, moves: tuple = ()
-) -> Trace:
-    """cached_run, keeping only successes and the program's own errors: a run whose worker
-    was killed (time, memory, a crash) is shown to this session and run again by the next."""
-    try:
-        return cached_run(source, backward, ones, retain, moves)
-    except _NotCached as failed:
-        return failed.trace
 
 
 # Drawings kept for every session: bounded in bytes, so big PNGs cannot fill the host.
@@ -214,7 +224,11 @@ def page() -> None:
             st.session_state.ones,
             st.session_state.retain,
             device_panel.overrides(),
+            visitor_key(),
         )
+    except Busy as exc:  # the visitor's turn did not come: a plain message, input kept
+        st.warning(f"Not run yet: {exc}.", icon=":material/hourglass_top:")
+        return
     except Exception as exc:  # never a traceback on the page
         show_unexpected(exc, "running the program")
         return
@@ -439,7 +453,9 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         return
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
     with st.spinner("Re-running the program with nudged inputs…"):
-        result = check_isolated(source, record.target, shown, ones=st.session_state.ones)
+        result = check_isolated(
+            source, record.target, shown, ones=st.session_state.ones, visitor=visitor_key()
+        )
     (st.success if result.ok else st.error)(message(result.message))
     if result.leaves:
         table(

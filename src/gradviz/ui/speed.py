@@ -5,8 +5,9 @@ the comparison, each sweep step) runs in a worker process started for it (gradvi
 never in the server: its torch threads, tensors and memory are the worker's, and one
 timing runs at a time server-wide. The page draws the worker's progress events; results
 are kept in session state after every step, so pressing Stop (which makes Streamlit
-rerun, interrupting the script at its next update) keeps what was measured, and the
-rerun asks the worker to end before its next call.
+rerun, interrupting the script at its next update, at most POLL_S away) keeps what was
+measured, and the rerun asks the worker to end before its next call, killing it if a call is
+still running jobs.STOP_GRACE_S later. A closed tab ends its job the same way.
 
 The server never imports torch: what it knows of the GPU comes from host.facts() (asked of a
 worker once), dtypes are names with their sizes in a table, and what a worker sends back is
@@ -18,6 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import streamlit as st
+from streamlit.runtime import Runtime, exists
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz import charts, host, jobs, timing
 from gradviz.mdtext import escape, message
@@ -28,7 +31,7 @@ COMPARE_KEY = "speed_compare"
 JOB_KEY = "speed_job"  # the worker job of this session still running, if any
 LONG_RUN_S = 60.0  # warn before a comparison estimated to take longer than this
 QUEUE_S = 30.0  # how long a run waits for another visitor's timing to finish
-STOP_GRACE_S = 30.0  # after Stop, a call still running this long is cut off
+POLL_S = 0.5  # while a timing runs, the page checks its tab and the Stop button this often
 
 INTRO = """
 A lesson times `result = result + tensor1 * tensor2` over `100x1000x1000` tensors, 1000 times,
@@ -124,11 +127,19 @@ def _stop_running_job() -> None:
         return
     job, state = running["job"], st.session_state.get(running["state"])
     if not job.finished:
-        job.stop(grace=STOP_GRACE_S)
+        job.stop(grace=jobs.STOP_GRACE_S)
     if state is not None:
         for event in job.events[running["seen"] :]:
             if not isinstance(event, timing.Progress):
                 KEEPERS[running["state"]](state, event)
+
+
+def _tab_open() -> bool:
+    """Whether this session's browser tab is still connected (True outside a Streamlit server)."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not exists():
+        return True
+    return Runtime.instance().is_active_session(ctx.session_id)
 
 
 def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, label: str) -> None:
@@ -153,18 +164,30 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
     keep = KEEPERS[state_key]
     state = st.session_state[state_key]
     bar = st.progress(0.0, text=label)
-    for event in job.stream():
-        running["seen"] += 1
-        if isinstance(event, timing.Progress):
-            if event.done >= event.total:
-                bar.progress(1.0, text=f"{label}: done")
-            else:
-                bar.progress(
-                    event.done / event.total,
-                    text=f"{label}: step {event.done + 1} of {event.total}, {event.label}",
-                )
-        else:
-            keep(state, event)
+    shown = (0.0, label)
+    try:
+        while not (job.finished and running["seen"] >= len(job.events)):
+            new = job.next_events(running["seen"], POLL_S)
+            if not new and not _tab_open():
+                # A closed tab: nobody will press Stop nor rerun this script; end the job.
+                job.stop(grace=jobs.STOP_GRACE_S)
+                return
+            for event in new:
+                running["seen"] += 1
+                if isinstance(event, timing.Progress):
+                    if event.done >= event.total:
+                        shown = (1.0, f"{label}: done")
+                    else:
+                        step = f"step {event.done + 1} of {event.total}, {event.label}"
+                        shown = (event.done / event.total, f"{label}: {step}")
+                else:
+                    keep(state, event)
+            # A Streamlit call on every poll, even without news: Streamlit stops a script for
+            # a rerun (Stop, any widget) only inside one, and one timing call can be long.
+            bar.progress(shown[0], text=shown[1])
+    finally:
+        if not job.finished:  # interrupted by a rerun, or failed: never leave it running
+            job.stop(grace=jobs.STOP_GRACE_S)
     st.session_state.pop(JOB_KEY, None)
     if job.status == "error" and job.error_type in ("SizeTooLarge", "ValueError"):
         raise JobFailed(job.message)
@@ -298,7 +321,7 @@ def _comparison_section(
         if per_call * calls > LONG_RUN_S:
             st.warning(
                 f"This takes about {_fmt_s(per_call * calls)} on this CPU. It shows progress "
-                f"and Stop ends it between calls (each about {_fmt_s(per_call)})."
+                f"and Stop ends it within a few seconds (each call about {_fmt_s(per_call)})."
             )
         if per_call * calls > timing.job_seconds():
             st.warning(
@@ -312,7 +335,7 @@ def _comparison_section(
 
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
-    stop_col.button("Stop", key="speed_cmp_stop", help="Stops after the call in progress.")
+    stop_col.button("Stop", key="speed_cmp_stop", help="Stops the timing within a few seconds.")
     if run:
         st.session_state[COMPARE_KEY] = _new_run_state(total=len(runs), results=[])
         state = st.session_state[COMPARE_KEY]
@@ -400,7 +423,7 @@ def _sweep_section(
         st.caption(f"Each call runs the seed's loop with {its} iterations.")
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Run sweep", type="primary", disabled=not sizes)
-    stop_col.button("Stop", key="speed_sweep_stop", help="Stops after the step in progress.")
+    stop_col.button("Stop", key="speed_sweep_stop", help="Stops the sweep within a few seconds.")
     config = {"workload": workload.key, "dtype": dtype}
     if run:
         steps = timing.sweep_jobs(workload.key, sizes, devices, dtype)

@@ -1,0 +1,88 @@
+"""One visitor cannot hog the warm workers (issue item 9): visitors take turns, one program
+in flight each, and a public host gives each visitor a budget of worker time per minute."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from gradviz.sandbox import Busy, Pool, SandboxLimits
+
+JOB_S = 1.5  # each of visitor A's programs: the testing pool's hang job, ended after this
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    with Pool(SandboxLimits(workers=1, run_seconds=10, queue_seconds=30), testing=True) as p:
+        assert p.call("pid", (), 60).status == "ok"  # started and warm
+        yield p
+
+
+def _submit(pool: Pool, visitor: str, seconds: float, done: list, errors: list):
+    def one() -> None:
+        try:
+            outcome = pool.call("hang", (seconds,), 10, visitor=visitor)
+            assert outcome.status == "ok", outcome
+            done.append((visitor, time.monotonic()))
+        except Exception as exc:  # noqa: BLE001 - checked by the test
+            errors.append(exc)
+
+    t = threading.Thread(target=one)
+    t.start()
+    return t
+
+
+def test_another_visitor_runs_after_at_most_one_program_of_a_busy_one(one_worker):
+    done: list = []
+    errors: list = []
+    threads = []
+    for _ in range(3):  # three tabs of visitor A, each a ~1.5 s program
+        threads.append(_submit(one_worker, "A", JOB_S, done, errors))
+        time.sleep(0.05)
+    time.sleep(0.3)  # A's first is running, two more wait
+    asked = time.monotonic()
+    threads.append(_submit(one_worker, "B", 0.0, done, errors))
+    for t in threads:
+        t.join(60)
+    assert not errors
+    order = [v for v, _ in done]
+    assert order.index("B") <= 1, order  # after at most one of A's programs
+    waited = dict((v, at) for v, at in done)["B"] - asked
+    assert waited < JOB_S + 1.0, f"B waited {waited:.1f} s"
+
+
+def test_one_visitor_runs_one_program_at_a_time_even_with_free_workers():
+    with Pool(SandboxLimits(workers=2, run_seconds=10, queue_seconds=30), testing=True) as p:
+        assert p.call("pid", (), 60).status == "ok"
+        done: list = []
+        errors: list = []
+        started = time.monotonic()
+        threads = [_submit(p, "A", 1.0, done, errors) for _ in range(2)]
+        for t in threads:
+            t.join(60)
+        assert not errors
+        assert done[-1][1] - started >= 2.0  # one after the other, not side by side
+
+
+def test_a_visitor_waiting_on_their_own_program_is_told_so():
+    with Pool(SandboxLimits(workers=2, run_seconds=10, queue_seconds=1), testing=True) as p:
+        assert p.call("pid", (), 60).status == "ok"
+        done: list = []
+        errors: list = []
+        first = _submit(p, "A", 3.0, done, errors)
+        time.sleep(0.3)
+        with pytest.raises(Busy, match="program running in another tab"):
+            p.call("hang", (0.0,), 10, visitor="A")
+        assert p.call("hang", (0.0,), 10, visitor="B").status == "ok"  # B: the free worker
+        first.join(30)
+
+
+def test_a_public_budget_of_worker_seconds_per_minute():
+    limits = SandboxLimits(workers=1, run_seconds=10, visitor_seconds_per_minute=1.0)
+    with Pool(limits, testing=True) as p:
+        assert p.call("hang", (1.2,), 10, visitor="A").status == "ok"
+        with pytest.raises(Busy, match="last minute.*1 s.*again in about"):
+            p.call("hang", (0.0,), 10, visitor="A")
+        assert p.call("hang", (0.0,), 10, visitor="B").status == "ok"  # others unaffected
