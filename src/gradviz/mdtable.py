@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import string
 
-from gradviz.mdtext import escape
+from gradviz.mdtext import escape_all
 
 
 def number(value: float) -> str:
@@ -35,7 +35,7 @@ def cell(value: object) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         value = number(value)
-    return escape(value)
+    return escape_all(value)
 
 
 def to_markdown(rows: list[dict], columns: list[str] | None = None) -> str:

@@ -11,18 +11,31 @@ No Streamlit here.
 
 from __future__ import annotations
 
+import re
 import string
 
-# Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping them all
-# breaks links, images, autolinks (http\://, www\.), HTML, emphasis, $math$ and :codes:.
+# The characters that make Markdown active: links and images ([ ] !), raw HTML and
+# <autolinks> (< >), bare autolinks (http: mailto: user@host), Streamlit codes (:red[ :icon:),
+# math ($), code (`), emphasis (* _ ~), tables (|), headings (#) and the escape itself (\).
+# Other punctuation ( ) , . - ' " shows as typed without it, so plain sentences stay plain.
+UNSAFE = "\\`*_[]<>!|~$:@#"
 _LINE_BREAKS = dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " ")  # str.splitlines'
-_TRANSLATE = str.maketrans({**{c: "\\" + c for c in string.punctuation}, **_LINE_BREAKS})
+_TRANSLATE = str.maketrans({**{c: "\\" + c for c in UNSAFE}, **_LINE_BREAKS})
+# Tables escape every ASCII punctuation character (CommonMark allows it): a cell shows as
+# typed and parses back (mdtable.parse), whatever it holds.
+_TRANSLATE_ALL = str.maketrans({**{c: "\\" + c for c in string.punctuation}, **_LINE_BREAKS})
+_WWW = re.compile(r"(?i)\bwww\.")  # GitHub autolinks www.example.com with no scheme
 _CODE_SPAN_LIMIT = 200  # longer quoted text is escaped, not set as code
 
 
 def escape(text: object) -> str:
     """`text` as Markdown that shows exactly these characters, on one line."""
-    return str(text).translate(_TRANSLATE)
+    return _WWW.sub(lambda m: m.group(0)[:3] + "\\.", str(text).translate(_TRANSLATE))
+
+
+def escape_all(text: object) -> str:
+    """`text` with every ASCII punctuation character escaped, on one line (table cells)."""
+    return str(text).translate(_TRANSLATE_ALL)
 
 
 def message(text: object) -> str:

@@ -163,9 +163,13 @@ def _show_error(err: dict, source: str) -> None:
         caret = " " * max((err.get("col") or 1) - 1, 0) + "^"
         st.code(f"{err['line']:>3} | {lines[err['line'] - 1]}\n    | {caret}", language=None)
     if err.get("hint"):
-        st.info(message(err["hint"]), icon=":material/lightbulb:")
+        # Hints are gradviz's own (a device rule, "did you mean `name`?" among identifiers),
+        # Markdown meant as written; the message, which quotes PyTorch and strings, is escaped.
+        st.info(err["hint"], icon=":material/lightbulb:")
     if details.get("fix"):
-        st.success(f"**Fix:** {message(details['fix'])}", icon=":material/build:")
+        # gradviz's own text (explain.EXPLANATIONS, or devices' fix from tensor names and
+        # devices PyTorch named), Markdown meant as written: no visitor string reaches it.
+        st.success(f"**Fix:** {details['fix']}", icon=":material/build:")
     device_panel.error_details(details, rule=False)
 
 

@@ -36,9 +36,9 @@ def device_status(found: list) -> None:
     for d in found:
         memory = f", {d.total_memory / 2**30:.1f} GiB" if d.total_memory else ""
         if d.simulated:
-            lines.append(f"- :orange[**{escape(d.label)}**]")
+            lines.append(f"- :orange[**{d.label}**]")
         else:
-            lines.append(f"- **{escape(d.label)}**: {escape(d.name)}{memory}")
+            lines.append(f"- **{d.label}**: {escape(d.name)}{memory}")
     st.markdown("**Devices**\n" + "\n".join(lines))
     if any(d.simulated for d in found):
         st.caption(

@@ -68,8 +68,10 @@ def controls(trace) -> None:
 def moves(trace) -> None:
     for m in trace.moves:
         st.info(
-            message(f"Moved `{m['name']}` (line {m['line']}) from {m['from']} to ")
-            + f"**{escape(host.device_label(m['to'], trace.simulated))}**",
+            # Devices are PyTorch's own names (torch.device parsed them); the name is quoted.
+            message(f"Moved `{m['name']}`")
+            + f" (line {m['line']}) from {m['from']} to "
+            + f"**{host.device_label(m['to'], trace.simulated)}**",
             icon=":material/swap_horiz:",
         )
     for note in trace.device_notes:
@@ -135,9 +137,7 @@ def error_details(details: dict, rule: bool = True) -> None:
     if tensors:
         st.markdown(
             "Operands: "
-            + ", ".join(
-                f"{message(f'`{name}`')} on **{escape(dev)}**" for name, dev in tensors.items()
-            )
+            + ", ".join(f"{message(f'`{name}`')} on **{dev}**" for name, dev in tensors.items())
         )
     if rule:
         st.markdown(f"**Rule:** {message(details.get('device_rule', ''))}")

@@ -172,9 +172,7 @@ def _placement() -> None:
         return
     st.code(result["code"], language="python")
     label = host.device_label(result["device"], result["simulated"])
-    st.markdown(
-        f"PyTorch answers: **{escape(label)}** (weight and bias: {escape(result['parameters'])})"
-    )
+    st.markdown(f"PyTorch answers: **{label}** (weight and bias: {escape(result['parameters'])})")
 
 
 def _memory() -> None:

@@ -203,7 +203,7 @@ def _reference_panel(gpu: str | None) -> timing.Reference | None:
         reference = timing.load_reference()
     except timing.ReferenceFileError as exc:
         st.error(
-            f"The GPU reference file is not valid, so no GPU figures are shown: {escape(exc)}. "
+            f"The GPU reference file is not valid, so no GPU figures are shown: {exc}. "  # the operator's file
             f"Re-create it on a GPU machine with `{timing.REFERENCE_COMMAND}`."
         )
         return None

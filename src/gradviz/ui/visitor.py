@@ -12,6 +12,6 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
 def visitor_key() -> str:
-    """"session ID" for the running page; "" outside one (tests, scripts)."""
+    """ "session ID" for the running page; "" outside one (tests, scripts)."""
     ctx = get_script_run_ctx()
     return "" if ctx is None else f"session {ctx.session_id}"
