@@ -14,11 +14,15 @@ setup-dev:
 setup-cpu:
 	scripts/setup.sh --cpu
 
+# Local mode is for this machine only: listen on loopback, and answer only loopback names
+# (DNS rebinding). Community Cloud runs `streamlit run app.py` itself and gets public mode.
+LOCAL = --server.address 127.0.0.1 --server.allowedHosts localhost --server.allowedHosts 127.0.0.1
+
 run: setup
-	.venv/bin/streamlit run app.py
+	.venv/bin/streamlit run app.py $(LOCAL)
 
 run-cpu: setup-cpu
-	.venv/bin/streamlit run app.py
+	.venv/bin/streamlit run app.py $(LOCAL)
 
 test: setup-dev
 	.venv/bin/ruff check .

@@ -15,6 +15,8 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+from gradviz import host  # noqa: E402
+from gradviz.mdtext import escape  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 
 
@@ -41,7 +43,33 @@ PAGES = [
     for i, (module, title, icon) in enumerate(PAGE_TABLE)
 ]
 
+
+def settle_mode() -> None:
+    """Public or local mode from where this server listens (host.settle_mode), before any
+    worker starts; in local mode, refuse pages opened under another site's name (DNS
+    rebinding). AppTest and bare runs send no Host header and keep GRADVIZ_PUBLIC as set."""
+    host_header = st.context.headers.get("Host")
+    if host_header is None:
+        return
+    why = host.settle_mode(st.get_option("server.address"))
+    if host.public_mode():
+        st.sidebar.caption(
+            f"Public mode ({why}): visitors type no paths and jobs are capped. "
+            "`make run` serves local mode on 127.0.0.1."
+        )
+    elif not host.host_allowed(host_header):
+        st.error(
+            f"This gradviz runs in local mode, which answers only pages opened as "
+            f"http://localhost on this machine; this page was opened as "
+            f"**{escape(host_header)}**. If that name is yours (a trusted proxy), add it to "
+            "GRADVIZ_ALLOWED_HOSTS.",
+            icon=":material/block:",
+        )
+        st.stop()
+
+
 st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")
+settle_mode()
 navigation = st.navigation(PAGES)
 sidebar()
 navigation.run()

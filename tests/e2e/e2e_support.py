@@ -36,6 +36,8 @@ def start_streamlit(
     timeout: float = 90.0,
     env: dict[str, str] | None = None,
     python: str = sys.executable,
+    address: str = "127.0.0.1",
+    extra_args: list[str] | None = None,
 ) -> subprocess.Popen:
     """`streamlit run script` on 127.0.0.1:port, returned once healthy. Its output goes to a
     file (a pipe nobody reads would fill up and stall the server)."""
@@ -49,8 +51,9 @@ def start_streamlit(
         proc = subprocess.Popen(
             [
                 python, "-m", "streamlit", "run", str(script),
-                "--server.port", str(port), "--server.address", "127.0.0.1",
+                "--server.port", str(port), "--server.address", address,
                 "--server.headless", "true", "--server.fileWatcherType", "none",
+                *(extra_args or []),
             ],
             cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
