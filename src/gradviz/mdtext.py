@@ -25,12 +25,15 @@ _TRANSLATE = str.maketrans({**{c: "\\" + c for c in UNSAFE}, **_LINE_BREAKS})
 # typed and parses back (mdtable.parse), whatever it holds.
 _TRANSLATE_ALL = str.maketrans({**{c: "\\" + c for c in string.punctuation}, **_LINE_BREAKS})
 _WWW = re.compile(r"(?i)\bwww\.")  # GitHub autolinks www.example.com with no scheme
+# An underscore inside a word (state_dict) never opens or closes emphasis in CommonMark.
+_INTRAWORD_UNDERSCORE = re.compile(r"(?<=[^\W_])\\_(?=[^\W_])")
 _CODE_SPAN_LIMIT = 200  # longer quoted text is escaped, not set as code
 
 
 def escape(text: object) -> str:
     """`text` as Markdown that shows exactly these characters, on one line."""
-    return _WWW.sub(lambda m: m.group(0)[:3] + "\\.", str(text).translate(_TRANSLATE))
+    out = _INTRAWORD_UNDERSCORE.sub("_", str(text).translate(_TRANSLATE))
+    return _WWW.sub(lambda m: m.group(0)[:3] + "\\.", out)
 
 
 def escape_all(text: object) -> str:

@@ -10,6 +10,7 @@ site's name refuses to work.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import re
 import shlex
 import subprocess
@@ -84,7 +85,18 @@ def test_make_run_binds_loopback_and_names_its_hosts():
     assert set(hosts) == {"localhost", "127.0.0.1"}
 
 
+def _in_thread(fn, *args):
+    """Run fn in a thread of its own: asyncio.run and Playwright's sync API refuse a thread
+    where another test's event loop is running."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
 def _websocket(port: int, host_name: str) -> str:
+    return _in_thread(_websocket_here, port, host_name)
+
+
+def _websocket_here(port: int, host_name: str) -> str:
     from websockets.asyncio.client import connect
 
     async def go() -> str:
@@ -125,6 +137,10 @@ def test_a_make_run_server_refuses_a_foreign_host_and_listens_on_loopback():
 
 
 def _page_text(url: str, wait_for: str) -> str:
+    return _in_thread(_page_text_here, url, wait_for)
+
+
+def _page_text_here(url: str, wait_for: str) -> str:
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium); CI installs it")
