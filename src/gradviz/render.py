@@ -592,6 +592,17 @@ def render_bytes(
     return out
 
 
+# What dot, cairo, pango and GLib print when the address-space limit stops them: a failed
+# malloc, or a thread whose stack could not be mapped (GLib then aborts with SIGTRAP).
+OUT_OF_MEMORY = (
+    "out of memory",
+    "cannot allocate memory",
+    "resource temporarily unavailable",
+    "bad_alloc",
+    "failed to allocate",
+)
+
+
 def _run_dot(
     cmd: list[str], source: str, fmt: str, limits: RenderLimits
 ) -> tuple[str | None, bytes]:
@@ -619,8 +630,9 @@ def _run_dot(
             f"Graphviz used more than {limits.cpu_seconds} s of CPU time on this graph.{advice}",
             b"",
         )
-    if "out of memory" in err.lower() or (
-        limits.memory_bytes is not None and proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT)
+    if any(sign in err.lower() for sign in OUT_OF_MEMORY) or (
+        limits.memory_bytes is not None
+        and proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGTRAP)
     ):
         limit = _mb(limits.memory_bytes) if limits.memory_bytes else "the memory available"
         return f"Graphviz needed more than {limit} of memory for this graph.{advice}", b""
