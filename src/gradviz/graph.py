@@ -12,8 +12,14 @@ import torch
 
 from gradviz import tables
 from gradviz.explain import rule_for
-from gradviz.run import Interpreter, _walk_graph, tensor_values
-from gradviz.trace import GraphEdge, GraphModel, GraphNode, TensorInfo  # noqa: F401 (re-exported)
+from gradviz.run import Interpreter, _walk_graph, stored_count, tensor_values
+from gradviz.trace import (  # noqa: F401 (re-exported)
+    GraphEdge,
+    GraphModel,
+    GraphNode,
+    TensorInfo,
+    ValueBudget,
+)
 
 
 def _note(binding, tensor: torch.Tensor) -> str | None:
@@ -59,6 +65,7 @@ def build_graph(interp: Interpreter) -> GraphModel:
 
     # 1. One TensorInfo per distinct tensor a program named (aliases share a node).
     seen: dict[int, TensorInfo] = {}
+    budget = ValueBudget()  # values are left out as they are built, not after
     name_counts: dict[str, int] = {}
     for b in interp.bindings:
         name_counts[b.name] = name_counts.get(b.name, 0) + 1
@@ -71,9 +78,10 @@ def build_graph(interp: Interpreter) -> GraphModel:
                 info.label = f"{info.label} = {b.name}"
             continue
         label = b.name if name_counts[b.name] == 1 else f"{b.name}·L{b.line}"
-        value, preview = tensor_values(t)
         grad = t.grad if (t.is_leaf or t.retains_grad) else None
-        grad_value, grad_preview = tensor_values(grad) if grad is not None else (None, None)
+        keep = budget.take(stored_count(t) + stored_count(grad))
+        value, preview = tensor_values(t, keep)
+        grad_value, grad_preview = tensor_values(grad, keep) if grad is not None else (None, None)
         info = TensorInfo(
             id=f"t{len(model.tensors)}",
             name=b.name,
@@ -96,6 +104,7 @@ def build_graph(interp: Interpreter) -> GraphModel:
         seen[id(t)] = info
         tensor_of[info.id] = t
         model.tensors.append(info)
+    model.values_left_out = budget.left_out
 
     # 2. Where each named tensor sits in the autograd graph.
     output_slot: dict[tuple[str, int], str] = {}  # (function key, output_nr) -> tensor node

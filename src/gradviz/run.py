@@ -212,15 +212,27 @@ def list_cells(shape) -> int:
     return total
 
 
-def tensor_values(t: torch.Tensor) -> tuple[list | float | int | bool | None, str]:
-    """(value as plain data when small, preview text) for a tensor on any device."""
+def stored_count(t: torch.Tensor | None) -> int:
+    """How many numbers tensor_values would send for t (0: only a preview)."""
+    if t is None or t.device.type == "meta":
+        return 0
+    numel = t.numel()
+    if numel <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS:
+        return numel
+    return 0
+
+
+def tensor_values(
+    t: torch.Tensor, keep: bool = True
+) -> tuple[list | float | int | bool | None, str]:
+    """(value as plain data when small and `keep`, preview text) for a tensor on any device."""
     if t.device.type == "meta":
         return None, "(no data: meta)"
     data = t.detach()
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()
     numel = data.numel()
-    if numel <= MAX_STORED_ELEMENTS and list_cells(data.shape) <= MAX_STORED_ELEMENTS:
+    if keep and stored_count(data):
         value = data.cpu().tolist()
         return value, format_values(value)
     if numel == 0:

@@ -140,6 +140,28 @@ def result_size(trace: Trace) -> int:
     return len(pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+@dataclass
+class ValueBudget:
+    """The values a result may still carry, spent while the worker builds it: 2,500 tensors
+    of 4,096 values each would otherwise become 10 million Python floats (about 330 MB in
+    the worker) before cap_result could drop them."""
+
+    tensors: int = MAX_TENSORS_WITH_VALUES
+    numbers: int = MAX_RESULT_VALUES
+    left_out: int = 0  # tensors whose values did not fit
+
+    def take(self, count: int) -> bool:
+        """Whether `count` more numbers (one tensor's value and gradient) fit."""
+        if count == 0:
+            return True
+        if self.tensors <= 0 or count > self.numbers:
+            self.left_out += 1
+            return False
+        self.tensors -= 1
+        self.numbers -= count
+        return True
+
+
 def cap_result(trace: Trace) -> Trace:
     """Bound what a result carries to the server, and say in trace.summary what was left out.
 
@@ -160,6 +182,7 @@ def cap_result(trace: Trace) -> Trace:
         elif count:
             budget -= count
             kept += 1
+    cut += trace.graph.values_left_out if trace.graph is not None else 0
     if cut:
         trace.summary.append(
             f"{n:,} tensors: values are shown for {kept:,} of them; the other {cut:,} show "
@@ -244,6 +267,7 @@ class GraphModel:
     edges: list[GraphEdge] = field(default_factory=list)
     tensors: list[TensorInfo] = field(default_factory=list)
     simulated: bool = False  # CUDA devices here are simulated (gradviz.devices)
+    values_left_out: int = 0  # tensors whose values the ValueBudget did not carry
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, node_id: str) -> GraphNode | None:

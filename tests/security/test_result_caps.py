@@ -66,3 +66,23 @@ def test_byte_ceiling_leaves_out_detail_then_refuses():
     refused = cap_result(huge)
     assert refused.error["kind"] == "limit" and "MB" in refused.error["message"]
     assert len(pickle.dumps(refused)) <= MAX_RESULT_BYTES
+
+
+def test_values_left_out_are_never_built_in_the_worker():
+    """The values past the budget are not turned into Python lists at all: building the
+    result used to take about 330 MB of Python floats in the worker (10 million of them),
+    which with the forkserver and server put the app over its 690 MB budget."""
+    import tracemalloc
+
+    from gradviz.run import run_program
+
+    tracemalloc.start()
+    try:
+        trace = cap_result(run_program(UNBIND))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert trace.error is None, trace.error
+    assert peak < 60e6, f"{peak / 1e6:.0f} MB of Python objects while building the result"
+    assert trace.summary and "2,501 tensors" in trace.summary[0]
+    assert sum(t.value is not None for t in trace.tensors) <= MAX_TENSORS_WITH_VALUES
