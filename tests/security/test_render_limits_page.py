@@ -71,3 +71,22 @@ def test_a_slow_layout_is_not_run_again_on_rerun(monkeypatch):
         at.run()
         assert not at.exception
     assert len(launches) == first
+
+
+@needs_dot
+def test_a_big_graph_the_server_refuses_is_not_laid_out_in_the_browser_unasked(monkeypatch):
+    """A graph too big for the server used to go to st.graphviz_chart at once: 2,958 nodes
+    froze the visitor's tab for minutes. Now the browser lays it out only when asked."""
+    from gradviz.ui import autograd
+
+    monkeypatch.setattr(autograd, "BROWSER_NODES", 3)
+    monkeypatch.setattr(
+        render, "SERVER_LIMITS", render.RenderLimits(max_nodes={"svg": 3, "png": 3, "pdf": 3})
+    )
+    at = _app_with("w = torch.tensor([1.0, 7.125], requires_grad=True)\nq = (w * 3).sum()\n")
+    assert "too big to draw as SVG" in _texts(at.warning)
+    assert "Drawing it in the browser instead" not in _texts(at.warning)
+    assert not at.get("graphviz_chart")
+    at.checkbox(key="browser_layout").check().run()
+    assert not at.exception
+    assert at.get("graphviz_chart")

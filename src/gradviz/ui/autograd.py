@@ -12,7 +12,15 @@ from gradviz.host import public_mode
 from gradviz.mdtext import message
 from gradviz.memo import ByteLRU
 from gradviz.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, draw, render_bytes
+from gradviz.render import (
+    ROLE_TEXT,
+    THEMES,
+    RenderUnavailable,
+    dot_available,
+    draw,
+    graph_size,
+    render_bytes,
+)
 from gradviz.sandbox import Busy, check_isolated, run_isolated
 from gradviz.share import ShareState, from_params, to_params
 from gradviz.trace import RunOptions, Trace
@@ -413,17 +421,33 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
             st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
 
 
+# Beyond this many nodes the browser is not asked to lay a graph out unless the visitor
+# says so: a 2,958-node graph froze a Chromium tab for about 180 s.
+BROWSER_NODES = 300
+
+
 def show_graph(dot: str) -> None:
     """The drawing on the page. With Graphviz installed it is laid out on the server,
     the same SVG that export gives, and shown as an image: that appears about twice as
     fast as laying it out in the browser (docs/BENCHMARKS.md), and an <img> runs no
-    script. Without Graphviz, Streamlit lays the DOT out in the browser."""
+    script. Without Graphviz, or when the server cannot draw it, Streamlit lays the DOT
+    out in the browser; a big graph only when the visitor asks."""
     st.session_state.shown_dot = dot
     if dot_available():
         try:
             svg = cached_bytes(dot, "svg", 1.0)
         except RenderUnavailable as exc:
-            st.warning(f"{message(exc)} Drawing it in the browser instead.")
+            nodes, _ = graph_size(dot)
+            if nodes <= BROWSER_NODES:
+                st.warning(f"{message(exc)} Drawing it in the browser instead.")
+            else:
+                st.warning(message(exc))
+                if not st.checkbox(
+                    f"Lay out all {nodes:,} nodes in this browser (it can take minutes, "
+                    "and the tab does not answer meanwhile)",
+                    key="browser_layout",
+                ):
+                    return
         else:
             data = base64.b64encode(svg).decode("ascii")
             st.markdown(
