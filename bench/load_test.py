@@ -3,9 +3,10 @@
 Each session opens its own share link with a distinct program (a tensor holding 1000+k),
 waits until its graph shows its own value, and checks that no other session's value is
 on its page (no cross-session leakage). It does this for several rounds, so later rounds
-see warm workers and the cache. Reports p50/p95 latency and errors.
+see warm workers and the cache. Reports p50/p95 latency and errors. With --public the
+server runs as on a public host (GRADVIZ_PUBLIC=1: smaller caps, one heavy job at a time).
 
-    python bench/load_test.py [--sessions 20] [--rounds 3] [--python .venv/bin/python]
+    python bench/load_test.py [--sessions 20] [--rounds 3] [--python .venv/bin/python] [--public]
 """
 
 from __future__ import annotations
@@ -102,11 +103,13 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
 
 
-def run(python: str, sessions: int, rounds: int, url: str | None = None) -> dict:
+def run(
+    python: str, sessions: int, rounds: int, url: str | None = None, public: bool = False
+) -> dict:
     proc = None
     if url is None:
         port = free_port()
-        proc = start(python, port)
+        proc = start(python, port, {"GRADVIZ_PUBLIC": "1"} if public else None)
         url = f"http://127.0.0.1:{port}"
     try:
         out = asyncio.run(main_async(url, sessions, rounds))
@@ -122,10 +125,17 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument(
+        "--public",
+        action="store_true",
+        help="run the app as on a public host (GRADVIZ_PUBLIC=1)",
+    )
     args = ap.parse_args()
-    out = run(args.python, args.sessions, args.rounds)
+    out = run(args.python, args.sessions, args.rounds, public=args.public)
     lat = out["latency"]
     print(f"machine: {machine()}")
+    print(f"python: {args.python}")
+    print(f"public mode: {'on (GRADVIZ_PUBLIC=1)' if args.public else 'off'}")
     print(f"sessions={args.sessions} rounds={args.rounds} requests={args.sessions * args.rounds}")
     if lat:
         print(

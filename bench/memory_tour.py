@@ -10,12 +10,22 @@ ImageFolder subset, in a job worker), samples the proportional set size
 the warm worker, job workers while they live) every 0.2 s, and reports the peak, overall
 and per page.
 
+With --attacks, after the tour (with --attacks-only, instead of it) it repeats a hostile
+visitor's inputs, each as a phase of its own: a ~3,000-node graph exported as SVG and PNG
+and opened on the Graph tab (the server refuses to draw it and the browser is not asked
+to lay it out), a 2,500-tensor result opened in 5 fresh browser sessions at once (values
+left out), sizes given as tensors (refused before they allocate), the Speed page's
+comparison at the largest size the page accepts, and a dense graph (~750 nodes, ~13,000
+edges) reloaded 3 times and exported. Each step waits for a definite outcome on the page.
+
     python bench/memory_tour.py [--python /tmp/cpuvenv/bin/python] [--limit-mb 690] [--public]
+        [--attacks | --attacks-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import threading
@@ -31,6 +41,16 @@ from _app import CHROMIUM, CHROMIUM_ARGS, descendants, free_port, machine, pss, 
 
 from gradviz.presets import PRESETS  # noqa: E402
 from gradviz.share import encode_program  # noqa: E402
+
+# What the page says, as the app words it (grep src/gradviz for each):
+TOO_BIG = "too big to draw as"  # render._too_big: the server refuses to lay the graph out
+BROWSER_LAYOUT = "Lay out all"  # ui/autograd.show_graph: the opt-in checkbox
+DRAW_ANYWAY = "Draw it anyway"  # ui/autograd._graph_and_tabs: graphs over BIG_GRAPH nodes
+LEFT_OUT = "values are shown for"  # trace.cap_result: a result over its value budget
+WOULD_ALLOCATE = "would allocate"  # run.py: a size over the per-tensor or total caps
+PUBLIC_TIMING_CAP = "one timing may use on this public server"  # timing.check_public_cap
+COMPARED = "Why the two figures differ"  # ui/speed.EXPLAIN, under a finished comparison
+ALERT_ERROR = '[data-testid="stAlertContentError"]'
 
 
 class Sampler(threading.Thread):
@@ -68,100 +88,316 @@ def _cmd(pid: int) -> str:
         return "(gone)"
 
 
-def tour(url: str, sampler: Sampler | None = None, batch: int | None = None) -> list[str]:
+# The graph: an <img> of the server-drawn SVG where Graphviz is installed, else
+# Streamlit's in-browser graphviz chart.
+CHART = 'img[alt="autograd graph"], [data-testid="stGraphVizChart"] svg'
+# A graph, or a message (a preset with a classic mistake, nothing tracked, a refusal).
+DRAWN = CHART + ', [data-testid="stAlert"]'
+
+
+def tour(
+    url: str,
+    sampler: Sampler | None = None,
+    batch: int | None = None,
+    normal: bool = True,
+    attacks: bool = False,
+    public: bool = False,
+) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     visited = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
-        # The graph: an <img> of the server-drawn SVG where Graphviz is installed, else
-        # Streamlit's in-browser graphviz chart.
-        chart = page.locator('img[alt="autograd graph"], [data-testid="stGraphVizChart"] svg').first
-        drawn = page.locator(
-            'img[alt="autograd graph"], [data-testid="stGraphVizChart"] svg, '
-            '[data-testid="stAlert"]'
-        ).first  # a graph, or a message (a preset with a classic mistake, nothing tracked)
+        chart = page.locator(CHART).first
 
-        def visit(link: str, label: str, wait_text: str | None = "Backward") -> None:
-            page.goto(link, wait_until="domcontentloaded", timeout=120_000)
-            drawn.wait_for(timeout=120_000)
+        def visit(link: str, label: str, wait_text: str | None = "Backward", on=None) -> None:
+            on = on or page
+            on.goto(link, wait_until="domcontentloaded", timeout=120_000)
+            on.locator(DRAWN).first.wait_for(timeout=120_000)
             if wait_text:
-                page.get_by_text(wait_text).first.wait_for(timeout=60_000)
-            page.wait_for_timeout(300)
+                on.get_by_text(wait_text).first.wait_for(timeout=60_000)
+            on.wait_for_timeout(300)
             visited.append(label)
 
-        if sampler:
-            sampler.phase = "autograd"
-        visit(url + "/", "landing (seed lesson)")
-        chart.wait_for(timeout=120_000)
-        for tab in (
-            "Tensors",
-            "Backward walk-through",
-            "Gradient check",
-            "Export",
-            "Share",
-            "Graph",
-        ):
-            page.get_by_role("tab", name=tab).click()
-            if tab == "Gradient check":
-                page.get_by_role("button", name="Check gradients").click()
-                page.get_by_text("finite differences").first.wait_for(timeout=120_000)
-            if tab == "Export":
-                button = page.get_by_role("button", name="Download SVG")
-                button.wait_for(timeout=60_000)
-                with page.expect_download(timeout=60_000):
-                    button.click()
-            visited.append(f"tab {tab}")
-        for preset in PRESETS:
-            link = f"{url}/?p={encode_program(preset.source)}"
-            if preset.backward:
-                link += f"&backward={preset.backward}"
-            visit(link, f"preset {preset.key}", None)
-            visit(link + "&view=classic&dir=LR&theme=dark", f"preset {preset.key} classic", None)
-        hostile = "a = torch.ones(100000, 100000)\n"
-        page.goto(f"{url}/?p={encode_program(hostile)}", wait_until="domcontentloaded")
-        page.get_by_text("would allocate").first.wait_for(timeout=60_000)
-        visited.append("hostile program refused")
+        def phase(name: str) -> None:
+            if sampler:
+                sampler.phase = name
 
-        if sampler:
-            sampler.phase = "devices"
-        page.goto(f"{url}/devices", wait_until="domcontentloaded")
-        page.get_by_text("This host").first.wait_for(timeout=120_000)
-        page.wait_for_timeout(1000)
-        visited.append("devices")
-
-        if sampler:
-            sampler.phase = "speed"
-        page.goto(f"{url}/speed", wait_until="domcontentloaded")
-        page.get_by_text("Estimated on this CPU").first.wait_for(timeout=180_000)
-        main = page.get_by_test_id("stMainBlockContainer")
-        main.get_by_role("button", name="Time it both ways").click()
-        page.get_by_text("Why the two figures differ").first.wait_for(timeout=180_000)
-        visited.append("speed: estimate and a timing (1,000,000 elements, 10 iterations)")
-
-        if sampler:
-            sampler.phase = "training"
-        page.goto(f"{url}/training", wait_until="domcontentloaded")
-        page.get_by_text("training and", exact=False).first.wait_for(timeout=120_000)
-        fields = [("Epochs", 1)] + ([("Batch size", batch)] if batch else [])
-        for label, value in fields:
-            box = page.get_by_label(label, exact=True)
-            box.fill(str(value))
-            box.press("Enter")
-            page.wait_for_timeout(1500)
-        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
-        page.get_by_text("Accuracy of the network on the", exact=False).first.wait_for(
-            timeout=600_000
-        )
-        visited.append(
-            f"training: fast preset, 1 epoch, batch {batch or 'default'}, default folder"
-        )
-        if sampler:
-            sampler.phase = "after"
+        if normal:
+            _normal_tour(url, page, chart, visit, phase, visited, batch)
+        if attacks:
+            _attacks(url, browser, page, visit, phase, visited, public)
+        phase("after")
         page.wait_for_timeout(3000)
         browser.close()
     return visited
+
+
+def _normal_tour(url, page, chart, visit, phase, visited, batch) -> None:
+    """Every page, as a visitor would see it."""
+    phase("autograd")
+    visit(url + "/", "landing (seed lesson)")
+    chart.wait_for(timeout=120_000)
+    for tab in (
+        "Tensors",
+        "Backward walk-through",
+        "Gradient check",
+        "Export",
+        "Share",
+        "Graph",
+    ):
+        page.get_by_role("tab", name=tab).click()
+        if tab == "Gradient check":
+            page.get_by_role("button", name="Check gradients").click()
+            page.get_by_text("finite differences").first.wait_for(timeout=120_000)
+        if tab == "Export":
+            button = page.get_by_role("button", name="Download SVG")
+            button.wait_for(timeout=60_000)
+            with page.expect_download(timeout=60_000):
+                button.click()
+        visited.append(f"tab {tab}")
+    for preset in PRESETS:
+        link = f"{url}/?p={encode_program(preset.source)}"
+        if preset.backward:
+            link += f"&backward={preset.backward}"
+        visit(link, f"preset {preset.key}", None)
+        visit(link + "&view=classic&dir=LR&theme=dark", f"preset {preset.key} classic", None)
+    hostile = "a = torch.ones(100000, 100000)\n"
+    page.goto(f"{url}/?p={encode_program(hostile)}", wait_until="domcontentloaded")
+    page.get_by_text("would allocate").first.wait_for(timeout=60_000)
+    visited.append("hostile program refused")
+
+    phase("devices")
+    page.goto(f"{url}/devices", wait_until="domcontentloaded")
+    page.get_by_text("This host").first.wait_for(timeout=120_000)
+    page.wait_for_timeout(1000)
+    visited.append("devices")
+
+    phase("speed")
+    page.goto(f"{url}/speed", wait_until="domcontentloaded")
+    page.get_by_text("Estimated on this CPU").first.wait_for(timeout=180_000)
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("button", name="Time it both ways").click()
+    page.get_by_text("Why the two figures differ").first.wait_for(timeout=180_000)
+    visited.append("speed: estimate and a timing (1,000,000 elements, 10 iterations)")
+
+    phase("training")
+    page.goto(f"{url}/training", wait_until="domcontentloaded")
+    page.get_by_text("training and", exact=False).first.wait_for(timeout=120_000)
+    fields = [("Epochs", 1)] + ([("Batch size", batch)] if batch else [])
+    for label, value in fields:
+        box = page.get_by_label(label, exact=True)
+        box.fill(str(value))
+        box.press("Enter")
+        page.wait_for_timeout(1500)
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+    page.get_by_text("Accuracy of the network on the", exact=False).first.wait_for(timeout=600_000)
+    visited.append(f"training: fast preset, 1 epoch, batch {batch or 'default'}, default folder")
+
+
+# ---------------------------------------------------------------------------------------------
+# A hostile visitor's inputs (--attacks, --attacks-only)
+# ---------------------------------------------------------------------------------------------
+
+
+def big_graph_program(rounds: int = 420) -> str:
+    """unbind/stack rounds: 420 give 2,948 nodes and 3,782 edges (`gradviz render`), over
+    every format's node cap on a public host (PNG 1,000, SVG 1,500)."""
+    body = "a, b, c = x.unbind()\nx = torch.stack([b, c, a]) * 1.01\n" * rounds
+    return "x = torch.rand(3, 3, requires_grad=True)\n" + body + "y = x.sum()\n"
+
+
+def many_tensors_program(n: int = 2500) -> str:
+    """n named tensors of 4,096 values each: far over a result's value budget."""
+    names = ", ".join(f"a{i}" for i in range(n))
+    return f"x = torch.rand({n}, 4096)\n{names} = x.unbind()\n"
+
+
+# Sizes given as 0-d tensors: each must be refused before it allocates (1.6 GB, 800 MB).
+SIZES_AS_TENSORS = (
+    "n = torch.tensor(200000000)\na = torch.arange(n)\n",
+    "z = torch.zeros(torch.tensor(200000000))\n",
+    "l = torch.linspace(0, 1, steps=torch.tensor(200000000))\n",
+)
+
+
+def dense_graph_program(inputs: int = 100, sums: int = 125) -> str:
+    """Few nodes, many edges: `inputs` named slices of x, and `sums` stacks of all of them
+    (each stack an edge from every slice). 100 and 125 give 735 nodes and 13,228 edges
+    (`gradviz render`), in 6 kB of source: over the public edge caps (SVG 3,000, PNG 2,000)."""
+    lines = [
+        f"x = torch.rand({inputs}, 2, requires_grad=True)",
+        "u = x.unbind()",
+        ", ".join(f"a{i}" for i in range(inputs)) + " = u",
+    ]
+    lines += [f"s{k} = torch.stack(u).sum(0) * {k + 2} + 1" for k in range(sums)]
+    lines.append("y = torch.stack([" + ", ".join(f"s{k}" for k in range(sums)) + "]).sum()")
+    return "\n".join(lines) + "\n"
+
+
+def largest_speed_size(public: bool, workload: str = "elementwise") -> int:
+    """The largest size the Speed page accepts for a CPU float32 comparison (its memory check,
+    gradviz.timing.check_memory, against the RAM free now), as the server would judge it."""
+    from gradviz import timing
+
+    old = os.environ.get("GRADVIZ_PUBLIC")
+    os.environ["GRADVIZ_PUBLIC"] = "1" if public else "0"
+    try:
+        free = timing.cpu_memory_available()
+        lo, hi = 1, 10**10  # the page's max_value
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            try:
+                timing.check_memory(timing.Job(workload, mid), free)
+                lo = mid
+            except timing.SizeTooLarge:
+                hi = mid - 1
+        return lo
+    finally:
+        if old is None:
+            del os.environ["GRADVIZ_PUBLIC"]
+        else:
+            os.environ["GRADVIZ_PUBLIC"] = old
+
+
+def _share(url: str, source: str, backward: str | None = None) -> str:
+    link = f"{url}/?p={encode_program(source)}"
+    return link + (f"&backward={backward}" if backward else "")
+
+
+def _alert_text(page, text: str, kind: str = "") -> str:
+    """The visible alert (kind: Error, Warning, Info, Success) that holds `text`, once there."""
+    alert = (
+        page.locator(f'[data-testid="stAlertContent{kind}"]' if kind else '[data-testid="stAlert"]')
+        .filter(has_text=text)
+        .filter(visible=True)
+        .first
+    )
+    alert.wait_for(timeout=180_000)
+    return " ".join(alert.inner_text().split())
+
+
+def _choose_format(page, fmt: str) -> None:
+    radio = page.get_by_test_id("stRadio").filter(has_text="Format").filter(visible=True)
+    radio.get_by_text(fmt, exact=True).click()
+
+
+def _export_outcome(page, fmt: str, before: str | None = None, timeout_s: float = 180) -> str:
+    """What the Export tab answers for `fmt`: a download (taken), or an error's text (other
+    than `before`, the answer for the format chosen before, still shown during the rerun)."""
+    button = page.get_by_role("button", name=f"Download {fmt.upper()}").filter(visible=True)
+    errors = page.locator(ALERT_ERROR).filter(visible=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if button.count():
+            with page.expect_download(timeout=120_000):
+                button.first.click()
+            return f"{fmt.upper()} drawn and downloaded"
+        if errors.count():
+            text = " ".join(errors.first.inner_text().split())
+            if text != before:
+                return text
+        page.wait_for_timeout(250)
+    raise TimeoutError(f"the Export tab gave no answer for {fmt.upper()} in {timeout_s:.0f} s")
+
+
+def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
+    """A hostile visitor's inputs, each a phase of its own; each waits for a definite outcome."""
+    from playwright.sync_api import expect
+
+    # a. A ~3,000-node graph: export refused; the Graph tab does not lay it out in the browser.
+    phase("attack: big graph")
+    visit(_share(url, big_graph_program(), "y"), "attack a: big graph opened", None)
+    page.get_by_role("tab", name="Export").click()
+    svg = _export_outcome(page, "svg")
+    _choose_format(page, "png")
+    png = _export_outcome(page, "png", before=svg)
+    visited.append(f"attack a: big graph, SVG export: {svg}")
+    visited.append(f"attack a: big graph, PNG export: {png}")
+    page.get_by_role("tab", name="Graph").click()
+    anyway = page.get_by_role("button", name=DRAW_ANYWAY).filter(visible=True)
+    refused = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text=TOO_BIG)
+    anyway.or_(refused.filter(visible=True)).first.wait_for(timeout=120_000)
+    if anyway.count():  # graphs over BIG_GRAPH nodes wait for this button first
+        visited.append("attack a: big graph, Graph tab: 'Draw it anyway' offered, clicked")
+        anyway.first.click()
+    warning = _alert_text(page, TOO_BIG, "Warning")
+    checkbox = page.get_by_role("checkbox", name=BROWSER_LAYOUT).filter(visible=True)
+    checkbox.first.wait_for(timeout=60_000)
+    page.wait_for_timeout(3000)  # time for a layout to start, were one started
+    laid_out = page.locator(CHART).count()
+    visited.append(
+        f"attack a: big graph, Graph tab: warning {warning!r}; checkbox "
+        f"{'ticked' if checkbox.first.is_checked() else 'not ticked'}; "
+        f"graph drawings on the page: {laid_out}"
+    )
+    if laid_out:
+        visited.append("FINDING: attack a: the refused graph was laid out anyway")
+
+    # b. A 2,500-tensor result, opened in 5 fresh browser sessions held open together.
+    phase("attack: many tensors")
+    link = _share(url, many_tensors_program())
+    contexts = []
+    try:
+        for i in range(5):
+            contexts.append(browser.new_context(viewport={"width": 1400, "height": 1100}))
+            tab = contexts[-1].new_page()
+            visit(link, f"attack b: 2,500-tensor unbind, fresh session {i + 1} of 5", LEFT_OUT, tab)
+        visited.append(f"attack b: summary: {_alert_text(tab, LEFT_OUT, 'Info')}")
+    finally:
+        for context in contexts:
+            context.close()
+
+    # c. Sizes given as tensors: refused before anything is allocated.
+    phase("attack: sizes as tensors")
+    for source in SIZES_AS_TENSORS:
+        visit(_share(url, source), "attack c: " + source.strip().replace("\n", "; "), None)
+        visited.append(f"attack c: refused: {_alert_text(page, WOULD_ALLOCATE)}")
+
+    # d. The Speed page's comparison at the largest size it accepts (and one past it).
+    phase("attack: speed max size")
+    page.goto(f"{url}/speed", wait_until="domcontentloaded")
+    page.get_by_text("Estimated on this CPU").first.wait_for(timeout=180_000)
+    main = page.get_by_test_id("stMainBlockContainer")
+    run = main.get_by_role("button", name="Time it both ways")
+    size = page.get_by_label("Size (elements per tensor)", exact=True)
+    size.fill(str(10**10))  # the number input's max_value
+    size.press("Enter")
+    too_big = _alert_text(page, "Choose a smaller size", "Warning")
+    expect(run).to_be_disabled(timeout=60_000)
+    visited.append(f"attack d: 10,000,000,000 elements: button disabled; {too_big}")
+    largest = largest_speed_size(public)
+    size.fill(str(largest))
+    size.press("Enter")
+    page.locator('[data-testid="stAlertContentWarning"]').filter(
+        has_text="Choose a smaller size"
+    ).first.wait_for(state="detached", timeout=120_000)
+    expect(run).to_be_enabled(timeout=120_000)
+    run.click()
+    outcome = page.get_by_text(COMPARED).or_(page.locator(ALERT_ERROR)).first
+    outcome.wait_for(timeout=600_000)
+    if page.get_by_text(COMPARED).count():
+        rows = main.get_by_test_id("stTable").or_(main.get_by_test_id("stDataFrame")).first
+        result = " ".join(rows.inner_text().split())[:300]
+    else:
+        result = "refused: " + " ".join(page.locator(ALERT_ERROR).first.inner_text().split())
+    visited.append(f"attack d: {largest:,} elements (the largest accepted), timed: {result}")
+
+    # e. A dense graph (~750 nodes, ~13,000 edges): 3 reloads, then SVG and PNG export.
+    phase("attack: dense graph")
+    visit(_share(url, dense_graph_program(), "y"), "attack e: dense graph opened", None)
+    for i in range(3):
+        page.reload(wait_until="domcontentloaded", timeout=120_000)
+        page.locator(DRAWN).first.wait_for(timeout=120_000)
+        page.wait_for_timeout(300)
+        visited.append(f"attack e: dense graph, reload {i + 1} of 3")
+    page.get_by_role("tab", name="Export").click()
+    svg = _export_outcome(page, "svg")
+    _choose_format(page, "png")
+    png = _export_outcome(page, "png", before=svg)
+    visited.append(f"attack e: dense graph, SVG export: {svg}")
+    visited.append(f"attack e: dense graph, PNG export: {png}")
 
 
 def main() -> None:
@@ -174,6 +410,13 @@ def main() -> None:
         action="store_true",
         help="run the app as on a public host (GRADVIZ_PUBLIC=1: batch cap, one heavy job)",
     )
+    steps = ap.add_mutually_exclusive_group()
+    steps.add_argument(
+        "--attacks", action="store_true", help="after the tour, repeat a hostile visitor's inputs"
+    )
+    steps.add_argument(
+        "--attacks-only", action="store_true", help="only the hostile inputs, not the tour"
+    )
     args = ap.parse_args()
     torch_version = subprocess.run(
         [args.python, "-c", "import torch; print(torch.__version__)"],
@@ -185,7 +428,14 @@ def main() -> None:
     sampler = Sampler(proc.pid)
     sampler.start()
     try:
-        visited = tour(f"http://127.0.0.1:{port}", sampler, args.batch)
+        visited = tour(
+            f"http://127.0.0.1:{port}",
+            sampler,
+            args.batch,
+            normal=not args.attacks_only,
+            attacks=args.attacks or args.attacks_only,
+            public=args.public,
+        )
         time.sleep(1.0)
     finally:
         sampler.running = False
@@ -198,16 +448,24 @@ def main() -> None:
     )
     default = "the public cap (128)" if args.public else "preset default (512)"
     print(f"public mode: {'on' if args.public else 'off'}; training batch: {args.batch or default}")
+    steps = "attacks only" if args.attacks_only else "tour and attacks" if args.attacks else "tour"
+    print(f"steps: {steps}")
     print(
         f"pages/steps toured: {len(visited)} in {time.perf_counter() - t0:.0f} s; samples: {sampler.samples}"
     )
     print(f"peak PSS (server + workers): {peak_mb:.0f} MB (limit {args.limit_mb:.0f} MB)")
     print(f"processes seen: {len(sampler.processes_seen)}")
+    width = max(map(len, sampler.phase_peak), default=9)
     for phase, peak in sampler.phase_peak.items():
-        print(f"  peak during {phase:9s} {peak / 1e6:7.0f} MB")
+        print(f"  peak during {phase:{width}s} {peak / 1e6:7.0f} MB")
     print("processes at the peak:")
     for pid, size in sorted(sampler.peak_detail.items(), key=lambda kv: -kv[1]):
         print(f"  {size / 1e6:7.0f} MB  {pid}  {_cmd(pid)}")
+    outcomes = [v for v in visited if v.startswith(("attack", "FINDING"))]
+    if outcomes:
+        print("attack steps and what the page answered:")
+        for line in outcomes:
+            print(f"  {line}")
     sys.exit(0 if peak_mb <= args.limit_mb else 1)
 
 

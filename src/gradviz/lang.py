@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,14 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+# A public host's programs: with the server, the forkserver and a warm worker (about 340 MB
+# together, docs/BENCHMARKS.md) the whole app stays under Community Cloud's 690 MB.
+PUBLIC_PROGRAM_LIMITS = Limits(max_tensor_bytes=100_000_000, max_total_bytes=200_000_000)
+
+
+def tightest(a: Limits, b: Limits) -> Limits:
+    """Each cap the smaller of the two."""
+    return Limits(**{f.name: min(getattr(a, f.name), getattr(b, f.name)) for f in fields(Limits)})
 
 
 @dataclass

@@ -36,11 +36,19 @@ import queue
 import signal
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from multiprocessing.context import set_spawning_popen
 
-from gradviz.lang import DEFAULT_LIMITS, ProgramError, fmt_bytes, parse
+from gradviz.lang import (
+    DEFAULT_LIMITS,
+    PUBLIC_PROGRAM_LIMITS,
+    Limits,
+    ProgramError,
+    fmt_bytes,
+    parse,
+    tightest,
+)
 
 PRELOAD = ["gradviz.sandbox_preload"]  # torch, gradviz and torchviz, then gc.freeze()
 
@@ -60,6 +68,8 @@ class SandboxLimits:
     start_seconds: float = 180.0  # first start imports torch in the forkserver
     # Worker-seconds one visitor may use per minute (None: no budget; public hosts set one).
     visitor_seconds_per_minute: float | None = None
+    # Caps every program run here gets, whatever the caller asks (public hosts: smaller).
+    program: Limits = DEFAULT_LIMITS
 
 
 class Busy(RuntimeError):
@@ -611,6 +621,10 @@ _default: Pool | None = None
 # On a public host, worker-seconds one visitor may use per minute (GRADVIZ_VISITOR_SECONDS):
 # two thirds of one worker, so that others always find room beside the busiest visitor.
 PUBLIC_VISITOR_SECONDS = 40.0
+# On a public host, memory one program may use beyond a warm worker (GRADVIZ_WORKER_MEMORY):
+# above PUBLIC_PROGRAM_LIMITS' 200 MB of tensors plus autograd's bookkeeping, and low
+# enough that the whole app stays under 690 MB (docs/BENCHMARKS.md).
+PUBLIC_WORKER_MEMORY = 300_000_000
 _default_lock = threading.Lock()
 
 
@@ -626,13 +640,16 @@ def default_pool() -> Pool:
             from gradviz.host import public_mode
 
             env = os.environ.get
+            public = public_mode()
             budget = float(env("GRADVIZ_VISITOR_SECONDS", PUBLIC_VISITOR_SECONDS))
+            memory = PUBLIC_WORKER_MEMORY if public else SandboxLimits.memory_bytes
             _default = Pool(
                 SandboxLimits(
                     workers=max(1, int(env("GRADVIZ_WORKERS", SandboxLimits.workers))),
                     run_seconds=float(env("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds)),
-                    memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", SandboxLimits.memory_bytes)),
-                    visitor_seconds_per_minute=budget if public_mode() and budget > 0 else None,
+                    memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", memory)),
+                    visitor_seconds_per_minute=budget if public and budget > 0 else None,
+                    program=PUBLIC_PROGRAM_LIMITS if public else DEFAULT_LIMITS,
                 )
             )
         return _default
@@ -707,6 +724,7 @@ def run_isolated(
             text = source if isinstance(source, str) else ""
             return Trace(source=text, error=exc.to_dict(), stats={"seconds": 0.0})
     pool = pool or default_pool()
+    options = replace(options, limits=tightest(options.limits, pool.limits.program))
     seconds = pool.limits.run_seconds
     started = time.perf_counter()
     try:
@@ -736,7 +754,7 @@ def check_isolated(
 ):
     """check_gradients in a worker; a failure comes back as a failed GradCheckResult.
     `visitor` as for run_isolated."""
-    from gradviz.trace import GradCheckResult
+    from gradviz.trace import GradCheckResult, RunOptions
 
     if not enabled() and pool is None:
         from gradviz.check import check_gradients
@@ -745,6 +763,8 @@ def check_isolated(
     if not isinstance(source, str) or len(source) > DEFAULT_LIMITS.max_source_chars:
         return GradCheckResult(False, "The program must be text within the size limit.")
     pool = pool or default_pool()
+    options = options or RunOptions()
+    options = replace(options, limits=tightest(options.limits, pool.limits.program))
     seconds = pool.limits.check_seconds
     try:
         outcome = pool.call("check", (source, target, shown, options, ones), seconds, visitor)
