@@ -26,6 +26,7 @@ run-cpu: setup-cpu
 
 test: setup-dev
 	.venv/bin/ruff check .
+	PYTHONPATH=src .venv/bin/lint-imports
 	.venv/bin/python -m pytest -q
 
 test-fast:
@@ -37,6 +38,7 @@ test-deploy:
 lint:
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	PYTHONPATH=src .venv/bin/lint-imports
 
 format:
 	.venv/bin/ruff check --fix .

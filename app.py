@@ -15,9 +15,9 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz import host  # noqa: E402
-from gradviz.mdtext import escape  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
+from gradviz.util import hosting  # noqa: E402
+from gradviz.util.mdtext import escape  # noqa: E402
 
 
 def lazy(module: str):
@@ -45,19 +45,19 @@ PAGES = [
 
 
 def settle_mode() -> None:
-    """Public or local mode from where this server listens (host.settle_mode), before any
+    """Public or local mode from where this server listens (hosting.settle_mode), before any
     worker starts; in local mode, refuse pages opened under another site's name (DNS
     rebinding). AppTest and bare runs send no Host header and keep GRADVIZ_PUBLIC as set."""
     host_header = st.context.headers.get("Host")
     if host_header is None:
         return
-    why = host.settle_mode(st.get_option("server.address"))
-    if host.public_mode():
+    why = hosting.settle_mode(st.get_option("server.address"))
+    if hosting.public_mode():
         st.sidebar.caption(
             f"Public mode ({why}): visitors type no paths and jobs are capped. "
             "`make run` serves local mode on 127.0.0.1."
         )
-    elif not host.host_allowed(host_header):
+    elif not hosting.host_allowed(host_header):
         st.error(
             f"This gradviz runs in local mode, which answers only pages opened as "
             f"http://localhost on this machine; this page was opened as "

@@ -25,11 +25,10 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gradviz.training.data import load_image_folder, shared_subset_dir  # noqa: E402
+from gradviz.training.data import load_image_folder  # noqa: E402
 from gradviz.training.loop import (  # noqa: E402
-    PRESETS,
     Precision,
-    _norm_tensors,
+    norm_tensors,
     plan_precision,
     random_crop_flip,
     resolve_device,
@@ -37,6 +36,8 @@ from gradviz.training.loop import (  # noqa: E402
     train,
 )
 from gradviz.training.models import build_model  # noqa: E402
+from gradviz.training.settings import PRESETS  # noqa: E402
+from gradviz.training.sources import shared_subset_dir  # noqa: E402
 
 
 def preset_rate(data, preset: str, device, seconds: float, precision=None) -> float:
@@ -65,7 +66,7 @@ def bare_rate(
     )
     x_all = data.train.images.to(device)
     y_all = data.train.labels.to(device)
-    m, s = _norm_tensors(arch, device)
+    m, s = norm_tensors(arch, device)
     scale, shift = 1 / (255 * s), m / s
     n = len(data.train)
     seen = 0

@@ -35,7 +35,7 @@ from _app import (  # noqa: E402
     stop,
 )
 
-from gradviz.share import encode_program  # noqa: E402
+from gradviz.program.share import encode_program  # noqa: E402
 
 
 def program(k: int, round_: int) -> str:

@@ -39,8 +39,9 @@ sys.path[:0] = [
 
 from _app import CHROMIUM, CHROMIUM_ARGS, descendants, free_port, machine, pss, start, stop  # noqa: E402
 
-from gradviz.presets import PRESETS  # noqa: E402
-from gradviz.share import encode_program  # noqa: E402
+from gradviz.program.presets import PRESETS  # noqa: E402
+from gradviz.program.share import encode_program  # noqa: E402
+from gradviz.workers import resources  # noqa: E402
 
 # What the page says, as the app words it (grep src/gradviz for each):
 TOO_BIG = "too big to draw as"  # render._too_big: the server refuses to lay the graph out
@@ -238,13 +239,13 @@ def dense_graph_program(inputs: int = 100, sums: int = 125) -> str:
 
 def largest_speed_size(public: bool, workload: str = "elementwise") -> int:
     """The largest size the Speed page accepts for a CPU float32 comparison (its memory check,
-    gradviz.timing.check_memory, against the RAM free now), as the server would judge it."""
-    from gradviz import timing
+    gradviz.speed.timing.check_memory, against the RAM free now), as the server would judge it."""
+    from gradviz.speed import timing
 
     old = os.environ.get("GRADVIZ_PUBLIC")
     os.environ["GRADVIZ_PUBLIC"] = "1" if public else "0"
     try:
-        free = timing.cpu_memory_available()
+        free = resources.cpu_memory_available()
         lo, hi = 1, 10**10  # the page's max_value
         while lo < hi:
             mid = (lo + hi + 1) // 2

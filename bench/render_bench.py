@@ -24,10 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import torch  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
-from gradviz.lang import Limits  # noqa: E402
-from gradviz.presets import PRESETS_BY_KEY  # noqa: E402
-from gradviz.render import render_bytes, to_dot  # noqa: E402
-from gradviz.run import RunOptions, run_program  # noqa: E402
+from gradviz.graph.render import render_bytes, to_dot  # noqa: E402
+from gradviz.program.interpreter import run_program  # noqa: E402
+from gradviz.program.language import Limits  # noqa: E402
+from gradviz.program.presets import PRESETS_BY_KEY  # noqa: E402
+from gradviz.program.results import RunOptions
 
 sys.setrecursionlimit(20_000)  # torchviz walks the graph recursively
 

@@ -4,7 +4,7 @@ Run on a machine with an NVIDIA GPU, from the repository root:
 
     python bench/speed_gpu.py
 
-It times, with gradviz.timing (warm-up, synchronize, repeats, median and IQR):
+It times, with gradviz.speed.timing (warm-up, synchronize, repeats, median and IQR):
   1. the seed's loop the seed's naive way and correctly, at the page's default size and at
      the seed's full size (100x1000x1000, 1000 iterations), on the GPU. This runs first so
      the naive figure pays the first CUDA call's start-up, as it did in the seed;
@@ -30,7 +30,7 @@ if str(ROOT / "src") not in sys.path:
 
 import torch  # noqa: E402
 
-from gradviz import timing  # noqa: E402
+from gradviz.speed import measure, timing  # noqa: E402
 
 QUICK_SIZES = {"elementwise": (1_000, 100_000, 1_000_000), "matmul": (64, 256, 1024)}
 
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         print("--device cpu must not write the GPU reference file; pass --out.", file=sys.stderr)
         return 2
 
-    threads = timing.use_available_cpus()
+    threads = measure.use_available_cpus()
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU only"
     print(f"device: {device_name}; torch {torch.__version__}; CPU threads {threads}", flush=True)
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     for job in seed_jobs:
         try:
-            comparison = timing.compare_naive_and_correct(job, repeats=3, warmup=1)
+            comparison = measure.compare_naive_and_correct(job, repeats=3, warmup=1)
         except timing.SizeTooLarge as exc:
             print(f"  skipped: {exc}", flush=True)
             continue
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         for dtype in args.dtypes:
             print(f"Sweep {workload.key} {dtype}:", flush=True)
             jobs = timing.sweep_jobs(workload.key, sizes, devices, dtype)
-            for event in timing.sweep(
+            for event in measure.sweep(
                 jobs, repeats=args.repeats, warmup=1, max_step_s=args.max_step_s
             ):
                 if isinstance(event, timing.Point):
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 elif isinstance(event, timing.Skipped):
                     print(f"  skipped {event.job.describe()}: {event.reason}", flush=True)
 
-    data = timing.reference_dict(
+    data = measure.reference_dict(
         device=device_name,
         command=command,
         points=points,

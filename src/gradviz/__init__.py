@@ -1,8 +1,8 @@
 """gradviz: see what PyTorch's autograd and devices are doing.
 
-Core modules (no Streamlit): lang (parse and check programs), run (interpret them into a
-Trace), graph (Trace -> GraphModel), render (GraphModel -> DOT -> svg/png/pdf), presets.
-Pages live in gradviz.ui and are the only modules that import streamlit.
+One folder per part of the product, imports pointing down (docs/ARCHITECTURE.md):
+ui and cli (faces) -> services -> program, training, speed -> graph -> devices -> workers
+-> util. Only gradviz.ui and app.py import streamlit; the server side never imports torch.
 """
 
 __version__ = "0.1.0"

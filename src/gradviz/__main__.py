@@ -1,5 +1,5 @@
 import sys
 
-from gradviz.cli import main
+from gradviz.cli.main import main
 
 sys.exit(main())

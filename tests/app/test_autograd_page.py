@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz import mdtable
-from gradviz.presets import PRESETS_BY_KEY
-from gradviz.share import encode_program
+from gradviz.program.presets import PRESETS_BY_KEY
+from gradviz.program.share import encode_program
+from gradviz.util import mdtable
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -183,8 +183,8 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
 def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     """The page passes who asks (its session key) to the
     pool, and a turn that did not come reads as a plain warning, not an error report."""
-    from gradviz.sandbox import Busy
     from gradviz.ui import autograd as page
+    from gradviz.workers.process import Busy
 
     asked = []
 

@@ -7,9 +7,9 @@ import torch
 from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
-from gradviz import mdtable
-from gradviz.device_lessons import LESSONS_BY_KEY
-from gradviz.render import COPY_COLOR, DEVICE_COLORS
+from gradviz.devices.lessons import LESSONS_BY_KEY
+from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS
+from gradviz.util import mdtable
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SIMULATED = not torch.cuda.is_available()
@@ -134,7 +134,8 @@ def test_lessons_run_in_workers_not_in_the_server():
 
 def test_no_worker_to_ask_is_a_plain_message(monkeypatch):
     """Host facts come from a worker; when none can answer, the pages say so and keep working."""
-    from gradviz import host, jobs
+    from gradviz.services import host
+    from gradviz.workers import jobs
 
     def no_worker():
         raise jobs.JobFailed("The worker process ended unexpectedly.")

@@ -26,7 +26,7 @@ problems += [str(e.value) for e in at.exception]
 at.multiselect(key="move_leaves").select("x").run()
 problems += [str(e.value) for e in at.exception]
 moved = any("Moved `x`" in i.value for i in at.info)
-from gradviz import mdtable
+from gradviz.util import mdtable
 tensors = mdtable.find((m.value for m in at.markdown), "requires_grad") or []
 grads = " ".join(r["grad"] for r in tensors)
 

@@ -11,8 +11,11 @@ import pytest
 from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
-from gradviz import charts, mdtable, timing
-from gradviz.ui import speed
+from gradviz.devices import info as device_info
+from gradviz.speed import timing
+from gradviz.ui import charts, speed
+from gradviz.util import mdtable
+from gradviz.workers import resources
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
@@ -66,7 +69,7 @@ def test_page_renders_on_cpu_and_says_no_gpu_reference(no_reference):
     at = _app()
     assert at.title[0].value == "CPU vs GPU speed"
     captions = _text(at.caption)
-    assert f"CPU threads: **{timing.available_cpus()}**" in captions
+    assert f"CPU threads: **{resources.available_cpus()}**" in captions
     assert "Estimated on this CPU" in captions
     info = _text(at.info)
     assert "No GPU reference has been recorded yet" in info
@@ -193,7 +196,7 @@ def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
 
 def _instead(monkeypatch, kind: str, *args) -> None:
     """Make the page's next worker job the test-only `kind` (same limits and slot)."""
-    from gradviz import jobs
+    from gradviz.workers import jobs
 
     real = jobs.start
 
@@ -271,13 +274,13 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
         sampler.join()
     assert not at.exception and not at.error
     result = at.session_state[speed.COMPARE_KEY]["results"][0]
-    assert result.timing.threads == timing.available_cpus()  # what the worker used
+    assert result.timing.threads == resources.available_cpus()  # what the worker used
     assert torch.get_num_threads() == 1  # the server's own, unchanged
     assert peak["rss"] - before < 100_000_000, (before, peak["rss"])
 
 
 def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
-    from gradviz import jobs
+    from gradviz.workers import jobs
 
     steps = timing.sweep_jobs("elementwise", [1_000, 10_000] * 200, ["cpu"])
     job = jobs.start("speed_sweep", (steps, 3, 1, None), timing.job_limits(steps))
@@ -325,15 +328,18 @@ def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
 def test_a_gpu_host_is_known_from_host_facts(no_reference, monkeypatch):
     """The server learns of the GPU from host.facts() (a worker's answer), not from torch: its
     name, its memory for the size check, and its peak figures for live points."""
-    from gradviz import host
+    from gradviz.services import host
 
     gpu = "NVIDIA H100 80GB HBM3"
-    facts = host.HostFacts(
+    facts = device_info.HostFacts(
         "0.0-test",
         True,
         1,
         False,
-        (host.DeviceInfo("cpu", "cpu", "CPU"), host.DeviceInfo("cuda:0", "cuda", gpu, False, 8e10)),
+        (
+            device_info.DeviceInfo("cpu", "cpu", "CPU"),
+            device_info.DeviceInfo("cuda:0", "cuda", gpu, False, 8e10),
+        ),
     )
     monkeypatch.setattr(host, "facts", lambda: facts)
     at = AppTest.from_function(_script, default_timeout=120)
@@ -374,7 +380,7 @@ import json, sys
 from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
-from gradviz import timing
+from gradviz.speed import timing
 
 timing.REFERENCE_PATH = Path(sys.argv[1])
 page = "from gradviz.ui import speed\\nspeed.page()\\n"
@@ -422,7 +428,7 @@ def test_the_page_never_imports_torch_in_the_server():
 def test_a_closed_tab_ends_its_timing_within_seconds(no_reference, monkeypatch):
     """The page's loop notices that its session is gone while one long call runs (a job
     that never reads stop requests here) and ends the job: nobody else would."""
-    from gradviz import jobs
+    from gradviz.workers import jobs
 
     started = []
     real = jobs.start

@@ -90,8 +90,8 @@ def _settings(**changes) -> dict:
 def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
     """Stop makes Streamlit rerun the page; the rerun asks the running worker to stop and
     shows the results it sends back (the weights it learned so far)."""
-    from gradviz import jobs
-    from gradviz.training.jobs import training_limits
+    from gradviz.training.settings import training_limits
+    from gradviz.workers import jobs
 
     at = _app(tiny_folder)
     settings = _settings()
@@ -199,7 +199,8 @@ def test_the_server_never_imports_torch(tiny_folder):
 
 
 def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, monkeypatch):
-    from gradviz import host, jobs
+    from gradviz.services import host
+    from gradviz.workers import jobs
 
     def no_worker():
         raise jobs.JobFailed("The worker process running asking the worker ended unexpectedly.")
@@ -213,8 +214,8 @@ def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, mo
 
 
 def test_busy_server_says_so_and_keeps_working(tiny_folder, monkeypatch):
-    from gradviz import jobs
     from gradviz.ui import training
+    from gradviz.workers import jobs
 
     monkeypatch.setattr(training, "QUEUE_S", 1.0)
     slot = jobs.slots("training")
@@ -254,12 +255,12 @@ def test_worker_over_its_memory_gives_a_clear_message(tiny_folder, monkeypatch):
 def test_cifar10_without_network_says_what_to_do(tmp_path, monkeypatch):
     import urllib.error
 
-    from gradviz.training import data as data_mod
+    from gradviz.training import sources
 
     def offline(*a, **k):
         raise urllib.error.URLError("Temporary failure in name resolution")
 
-    monkeypatch.setattr(data_mod.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
     at = AppTest.from_file(SCRIPT, default_timeout=60)
     at.run()
     at.radio(key="training_source").set_value(at.radio(key="training_source").options[1])
@@ -273,7 +274,7 @@ def test_cifar10_without_network_says_what_to_do(tmp_path, monkeypatch):
 
 
 def test_curves_keep_test_accuracy_from_epoch_rows():
-    from gradviz.ui.training import _curves
+    from gradviz.ui.training import curve_rows
 
     history = [
         {
@@ -293,7 +294,7 @@ def test_curves_keep_test_accuracy_from_epoch_rows():
         },
         {"kind": "epoch", "images_seen": 40, "loss": None, "accuracy": None, "test_accuracy": 0.5},
     ]
-    loss, acc = _curves(history)
+    loss, acc = curve_rows(history)
     assert [r["loss"] for r in loss] == [2.0, 1.5]
     test = [(r["images seen"], r["accuracy"]) for r in acc if r["series"] == "test accuracy"]
     train = [(r["images seen"], r["accuracy"]) for r in acc if r["series"] == "train accuracy"]

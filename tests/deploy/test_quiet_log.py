@@ -3,7 +3,7 @@
 Python hides DeprecationWarning outside __main__, so these runs show every warning
 (PYTHONWARNINGS=default) and fail on any Deprecation, Future, User or Runtime warning: what
 a host that shows warnings would write into the app's log. Known source silenced: torchviz
-0.0.3's distutils LooseVersion (gradviz.render filters that one message).
+0.0.3's distutils LooseVersion (gradviz.graph.render filters that one message).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_every_page_opens_without_warnings():
 def test_torchviz_distutils_warning_is_silenced_at_its_source():
     """The classic view's make_dot, with that one DeprecationWarning turned into an error."""
     code = (
-        "import torch, gradviz.render as r\n"
+        "import torch, gradviz.graph.render as r\n"
         "from torchviz import make_dot\n"
         "x = torch.ones(2, requires_grad=True)\n"
         "print(len(make_dot((x * 2).sum()).source) > 0)\n"

@@ -43,7 +43,7 @@ def test_seed_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
 
 
 def test_share_link_opens_same_graph(browser, app_server):
-    from gradviz.share import encode_program
+    from gradviz.program.share import encode_program
 
     program = "p = torch.tensor([2.0], requires_grad=True)\nq = p ** 3\n"
     page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -16,7 +16,7 @@ PROGRAM = (
 
 
 def test_move_leaf_to_cuda_error_then_colours(browser, app_server):
-    from gradviz.share import encode_program
+    from gradviz.program.share import encode_program
 
     page = browser.new_page(viewport={"width": 1400, "height": 1700})
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from e2e_support import free_port, graph_svg, start_streamlit, stop
 
-from gradviz.share import encode_program
+from gradviz.program.share import encode_program
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]

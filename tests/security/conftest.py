@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradviz.sandbox import Pool, SandboxLimits
+from gradviz.workers.pool import Pool, SandboxLimits
 
 
 @pytest.fixture(scope="session")

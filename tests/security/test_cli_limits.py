@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from gradviz.cli import main
+from gradviz.cli.main import main
 from tests.security.corpus import SANDBOX_ONLY
 
 

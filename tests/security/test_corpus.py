@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradviz.run import RunOptions, run_program
-from gradviz.sandbox import run_isolated, torch_state
+from gradviz.program.interpreter import run_program
+from gradviz.program.results import RunOptions
+from gradviz.program.worker import state as torch_state
+from gradviz.services.programs import run_isolated
 from tests.security.corpus import HARMLESS, HOSTILE, SANDBOX_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +101,7 @@ def test_corpus_through_the_workers(pool, sealed):
 
 @pytest.mark.parametrize("source", [s[1] for s in SANDBOX_ONLY], ids=[s[0] for s in SANDBOX_ONLY])
 def test_work_past_the_caps_is_stopped_by_the_worker_limit(source, sealed):
-    from gradviz.sandbox import Pool, SandboxLimits
+    from gradviz.workers.pool import Pool, SandboxLimits
 
     with Pool(SandboxLimits(workers=1, run_seconds=3)) as p:
         trace = run_isolated(source, pool=p)

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from gradviz.sandbox import Busy, Pool, SandboxLimits
+from gradviz.workers.pool import Pool, SandboxLimits
+from gradviz.workers.process import Busy
 
 JOB_S = 1.5  # each of visitor A's programs: the testing pool's hang job, ended after this
 

@@ -10,10 +10,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradviz.lang import DEFAULT_LIMITS
-from gradviz.run import RunOptions, Trace, run_program
-from gradviz.sandbox import run_isolated, torch_state
-from gradviz.share import encode_program, from_params
+from gradviz.program.interpreter import run_program
+from gradviz.program.language import DEFAULT_LIMITS
+from gradviz.program.results import RunOptions, Trace
+from gradviz.program.share import encode_program, from_params
+from gradviz.program.worker import state as torch_state
+from gradviz.services.programs import run_isolated
 
 KINDS = {"syntax", "forbidden", "name", "limit", "type", "runtime"}
 FUZZ = settings(

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from gradviz import jobs, timing
-from gradviz.jobs import JobLimits
+from gradviz.speed import timing
+from gradviz.workers import jobs
+from gradviz.workers.jobs import JobLimits
 
 
 def _hang(limits: JobLimits) -> jobs.Job:

@@ -22,9 +22,9 @@ import torch
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from gradviz.training import CLASSES
-from gradviz.training.checkpoint import MAX_CHECKPOINT_BYTES
+from gradviz.training import CLASSES, settings
 from gradviz.training.models import build_model
+from gradviz.training.settings import MAX_CHECKPOINT_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAINING = str(ROOT / "tests" / "app" / "training_page_script.py")
@@ -51,7 +51,7 @@ def _no_traceback(at: AppTest) -> None:
 
 @pytest.fixture
 def no_reference(tmp_path, monkeypatch):
-    from gradviz import timing
+    from gradviz.speed import timing
 
     monkeypatch.setattr(timing, "REFERENCE_PATH", tmp_path / "absent.json")
 
@@ -263,14 +263,13 @@ def test_public_mode_reads_only_allowed_folders(folder, monkeypatch, tmp_path):
 def test_public_mode_caps_the_batch_size(folder, monkeypatch):
     """A public host keeps batches small enough for its memory: the field's maximum, the
     preset's default brought down to it, and a larger value sent anyway left at the cap."""
-    from gradviz.training import jobs as training_jobs
 
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.setenv("GRADVIZ_DATA_ROOTS", str(folder))
     at = _public_training(folder)
     _no_traceback(at)
     field = at.number_input(key="training_batch_fast")
-    assert field.max == training_jobs.PUBLIC_MAX_BATCH == 128
+    assert field.max == settings.PUBLIC_MAX_BATCH == 128
     assert field.value == 128  # the fast preset's 512, brought down
     assert "public server" in field.help
     field.set_value(4096)

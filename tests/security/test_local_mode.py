@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gradviz import host
+from gradviz.util import hosting
 from tests.e2e.e2e_support import CHROMIUM, CHROMIUM_ARGS, free_port, start_streamlit, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 )
 def test_mode_follows_where_the_server_listens(env, address, public):
     env = dict(env)
-    host.settle_mode(address, env)
+    hosting.settle_mode(address, env)
     assert (env["GRADVIZ_PUBLIC"] == "1") is public
 
 
@@ -59,11 +59,11 @@ def test_mode_follows_where_the_server_listens(env, address, public):
     ],
 )
 def test_local_pages_answer_loopback_names_only(header, allowed):
-    assert host.host_allowed(header, {}) is allowed
+    assert hosting.host_allowed(header, {}) is allowed
 
 
 def test_allowed_hosts_adds_a_trusted_name():
-    assert host.host_allowed("lab-pc:8501", {"GRADVIZ_ALLOWED_HOSTS": "lab-pc, other"})
+    assert hosting.host_allowed("lab-pc:8501", {"GRADVIZ_ALLOWED_HOSTS": "lab-pc, other"})
 
 
 def _make_run_flags() -> list[str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz import mdtable
-from gradviz.share import encode_program
+from gradviz.program.share import encode_program
+from gradviz.util import mdtable
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

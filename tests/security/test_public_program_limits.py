@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from gradviz import sandbox
-from gradviz.lang import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits, tightest
-from gradviz.presets import PRESETS
-from gradviz.sandbox import Pool, SandboxLimits, check_isolated, run_isolated
-from gradviz.trace import RunOptions
+from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits, tightest
+from gradviz.program.presets import PRESETS
+from gradviz.program.results import RunOptions
+from gradviz.services import programs as sandbox
+from gradviz.services.programs import check_isolated, run_isolated
+from gradviz.workers.pool import Pool, SandboxLimits
 
 # 4 x 60 MB: inside each tensor's cap, over the public total and under the default one.
 FOUR_60MB = "\n".join(f"t{i} = torch.zeros(15_000_000)" for i in range(4)) + "\n"
@@ -18,8 +19,13 @@ FOUR_60MB = "\n".join(f"t{i} = torch.zeros(15_000_000)" for i in range(4)) + "\n
 
 @pytest.fixture(scope="module")
 def public_pool():
-    with Pool(SandboxLimits(workers=1, program=PUBLIC_PROGRAM_LIMITS)) as p:
+    with Pool(SandboxLimits(workers=1)) as p:
         yield p
+
+
+@pytest.fixture(autouse=True)
+def _public(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
 
 
 def test_tightest_takes_each_smaller_cap():
@@ -54,9 +60,10 @@ def test_the_default_pool_of_a_public_host_is_the_small_one(monkeypatch):
     monkeypatch.setattr(sandbox, "_default", None)
     monkeypatch.setattr(sandbox, "Pool", lambda limits: type("P", (), {"limits": limits})())
     limits = sandbox.default_pool().limits
-    assert limits.program == PUBLIC_PROGRAM_LIMITS
+    assert sandbox.program_limits(DEFAULT_LIMITS) == PUBLIC_PROGRAM_LIMITS
     assert limits.memory_bytes == sandbox.PUBLIC_WORKER_MEMORY
     monkeypatch.setenv("GRADVIZ_PUBLIC", "0")
     monkeypatch.setattr(sandbox, "_default", None)
     limits = sandbox.default_pool().limits
-    assert limits.program == DEFAULT_LIMITS and limits.memory_bytes == SandboxLimits.memory_bytes
+    assert sandbox.program_limits(DEFAULT_LIMITS) == DEFAULT_LIMITS
+    assert limits.memory_bytes == SandboxLimits.memory_bytes

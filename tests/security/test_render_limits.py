@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from gradviz import render
+from gradviz.graph import render
 
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
 REAL_RUN = subprocess.run

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz import render
+from gradviz.graph import render
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 REAL_RUN = subprocess.run

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradviz.trace import Trace
+from gradviz.program.results import Trace
 
 autograd = pytest.importorskip("gradviz.ui.autograd")
 

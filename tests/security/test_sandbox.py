@@ -10,17 +10,12 @@ import time
 import pytest
 import torch
 
-from gradviz.run import RunOptions, run_program
-from gradviz.sandbox import (
-    JOBS,
-    Outcome,
-    Pool,
-    SandboxLimits,
-    check_isolated,
-    describe,
-    run_isolated,
-    torch_state,
-)
+from gradviz.program.interpreter import run_program
+from gradviz.program.results import RunOptions
+from gradviz.program.worker import state as torch_state
+from gradviz.services.programs import check_isolated, describe, run_isolated
+from gradviz.workers.pool import Outcome, Pool, SandboxLimits
+from gradviz.workers.table import PROGRAM_JOBS
 
 LESSON = "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\ny = ((x + 2) ** 2 + 3).mean()\n"
 
@@ -135,7 +130,7 @@ def test_workers_are_recycled_after_max_jobs():
 
 
 def test_test_jobs_are_not_reachable_without_testing():
-    assert set(JOBS) == {"run", "check"}
+    assert set(PROGRAM_JOBS) == {"run", "check"}
     p = Pool.__new__(Pool)
     p.testing, p.closed = False, False
     with pytest.raises(ValueError):
@@ -205,7 +200,7 @@ def test_allocator_failure_reads_as_the_memory_cap():
 
 def test_canary_is_refused_by_the_flop_cap():
     """Each worker runs CANARY under its limits and serves nothing unless it is refused."""
-    from gradviz.sandbox import CANARY
+    from gradviz.program.worker import CANARY
 
     err = run_program(CANARY).error
     assert err and "floating-point operations" in err["message"]

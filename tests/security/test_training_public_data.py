@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz import host
+from gradviz.services import host
 from gradviz.training.sources import (
     DataError,
     download_cifar10,

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from bench import speed_gpu
-from gradviz import timing
+from gradviz.speed import timing
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU refusal")

@@ -1,4 +1,4 @@
-"""gradviz.charts: Vega-Lite specs with their rows inside layers (no pandas in the server)."""
+"""gradviz.ui.charts: Vega-Lite specs with their rows inside layers (no pandas in the server)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import subprocess
 import sys
 
-from gradviz import charts
+from gradviz.ui import charts
 
 ROWS = [
     {"size": 64, "median_ms": 0.5, "series": "CPU", "shape": "64x64"},
@@ -51,7 +51,7 @@ from streamlit.testing.v1 import AppTest
 
 page = (
     "import streamlit as st\\n"
-    "from gradviz import charts\\n"
+    "from gradviz.ui import charts\\n"
     "st.vega_lite_chart(spec=charts.line_chart([{'x': 1, 'y': 2}, {'x': 2, 'y': 3}], 'x', 'y'))\\n"
 )
 at = AppTest.from_string(page).run()

@@ -1,10 +1,11 @@
-"""gradviz.check: gradients shown on the graph against float64 finite differences."""
+"""gradviz.program.gradcheck: gradients shown on the graph against float64 finite differences."""
 
 import pytest
 
-from gradviz.check import MAX_CHECK_ELEMENTS, check_gradients
-from gradviz.presets import PRESETS
-from gradviz.run import RunOptions, run_program
+from gradviz.program.gradcheck import MAX_CHECK_ELEMENTS, check_gradients
+from gradviz.program.interpreter import run_program
+from gradviz.program.presets import PRESETS
+from gradviz.program.results import RunOptions
 
 
 def _shown(source, target, ones=False):

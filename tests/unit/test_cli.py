@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gradviz import render
-from gradviz.cli import main
-from gradviz.presets import PRESETS_BY_KEY
+from gradviz.cli.main import main
+from gradviz.graph import render
+from gradviz.program.presets import PRESETS_BY_KEY
 
 SEED = PRESETS_BY_KEY["seed"].source
 SRC = Path(__file__).resolve().parents[2] / "src"

@@ -1,4 +1,4 @@
-"""gradviz.devices and simulated CUDA: every device lesson, on a CPU-only run.
+"""gradviz.devices.simulated and simulated CUDA: every device lesson, on a CPU-only run.
 
 Simulated CUDA is forced (simulate_cuda=True), so these run the same on any machine.
 tests/unit/test_devices_gpu.py runs the same lessons on a real GPU.
@@ -9,10 +9,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gradviz import devices
-from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
-from gradviz.render import COPY_COLOR, DEVICE_COLORS, draw
-from gradviz.run import RunOptions, run_program
+from gradviz.devices import facts as device_facts
+from gradviz.devices import info as device_info
+from gradviz.devices import simulated as devices
+from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
+from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS, draw
+from gradviz.program.interpreter import run_program
+from gradviz.program.results import RunOptions
 
 SIM = {"simulate_cuda": True, "classic": False}
 
@@ -141,14 +144,14 @@ def test_without_simulation_there_is_no_shadow():
 
 
 def test_list_devices_has_cpu_and_labelled_simulated_cuda():
-    found = devices.list_devices()
+    found = device_facts.list_devices()
     assert found[0].key == "cpu"
     cuda = [d for d in found if d.kind == "cuda"]
     assert cuda
     if not torch.cuda.is_available():
         assert devices.simulation_needed()
         assert [d.label for d in cuda] == ["cuda:0 (simulated)", "cuda:1 (simulated)"]
-        assert devices.device_choices() == ["cpu", "cuda:0", "cuda:1"]
+        assert device_facts.device_choices() == ["cpu", "cuda:0", "cuda:1"]
 
 
 def test_explain_device_error_names_the_tensor_to_move():
@@ -171,7 +174,7 @@ def test_model_placement_asks_pytorch():
 
 def test_trace_memory_per_device():
     trace = run(LESSONS_BY_KEY["copy"].source)
-    rows = {r["device"]: r for r in devices.trace_memory(trace.tensors, trace.simulated)}
+    rows = {r["device"]: r for r in device_info.trace_memory(trace.tensors, trace.simulated)}
     assert rows["cpu"]["bytes"] == 12 + 4  # x (3 float32 values) and back (a scalar)
     assert rows["cuda:0 (simulated)"]["tensors"] == 2
 
@@ -195,7 +198,7 @@ def test_ops_fake_tensor_mode_cannot_run_follow_their_input():
 
 
 def test_gradient_check_works_with_simulated_devices():
-    from gradviz.check import check_gradients
+    from gradviz.program.gradcheck import check_gradients
 
     source = LESSONS_BY_KEY["copy"].source
     trace = run(source)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
-from gradviz.run import RunOptions, run_program
+from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
+from gradviz.program.interpreter import run_program
+from gradviz.program.results import RunOptions
 
 pytestmark = pytest.mark.gpu
 

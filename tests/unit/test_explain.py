@@ -1,11 +1,12 @@
-"""gradviz.explain: each explanation matches PyTorch's real message for its mistake."""
+"""gradviz.program.explain: each explanation matches PyTorch's real message for its mistake."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from gradviz.explain import EXPLANATIONS, RULES, explain_error, rule_for
+from gradviz.graph.rules import RULES, rule_for
+from gradviz.program.explain import EXPLANATIONS, explain_error
 
 
 def backward_twice():

@@ -1,12 +1,13 @@
-"""gradviz.graph: the seed lesson's GraphModel, roles, edges and backward steps."""
+"""gradviz.graph.build: the seed lesson's GraphModel, roles, edges and backward steps."""
 
 from __future__ import annotations
 
 import pytest
 
-from gradviz.graph import GraphModel
-from gradviz.presets import PRESETS_BY_KEY
-from gradviz.run import RunOptions, run_program
+from gradviz.graph.model import GraphModel
+from gradviz.program.interpreter import run_program
+from gradviz.program.presets import PRESETS_BY_KEY
+from gradviz.program.results import RunOptions
 
 
 @pytest.fixture(scope="module")

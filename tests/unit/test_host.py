@@ -1,4 +1,4 @@
-"""gradviz.host: what the host's torch offers, asked of a worker; torch-free helpers."""
+"""gradviz.services.host: what the host's torch offers, asked of a worker; torch-free helpers."""
 
 from __future__ import annotations
 
@@ -8,14 +8,18 @@ import sys
 import pytest
 import torch
 
-from gradviz import host, jobs
-from gradviz.trace import TensorInfo
+from gradviz.devices import facts as device_facts
+from gradviz.devices import info as device_info
+from gradviz.graph.model import TensorInfo
+from gradviz.services import host
+from gradviz.util import hosting
+from gradviz.workers import jobs, resources
 
 CUDA = torch.cuda.is_available()
 
 
 def test_gather_matches_torch():
-    facts = host.gather()
+    facts = device_facts.gather()
     assert facts.torch_version == torch.__version__
     assert facts.cuda_available is CUDA
     assert facts.cuda_count == (torch.cuda.device_count() if CUDA else 0)
@@ -40,21 +44,21 @@ def test_facts_are_asked_of_a_worker_once_and_kept(monkeypatch):
     monkeypatch.setattr(host, "ask", counting_ask)
     first = host.facts()
     assert host.facts() is first and asked == ["host_facts"]
-    assert first == host.gather()  # the worker saw what this process sees
+    assert first == device_facts.gather()  # the worker saw what this process sees
 
 
 def test_device_choices():
-    sim = host.HostFacts("x", False, 0, False, ())
+    sim = device_info.HostFacts("x", False, 0, False, ())
     assert sim.device_choices() == ["cpu", "cuda:0", "cuda:1"]
-    real = host.HostFacts("x", True, 1, True, ())
+    real = device_info.HostFacts("x", True, 1, True, ())
     assert real.device_choices() == ["cpu", "cuda:0", "mps"]
     assert real.device_choices(simulate=True) == ["cpu", "cuda:0", "cuda:1"]
 
 
 def test_device_label():
-    assert host.device_label("cuda:0", True) == "cuda:0 (simulated)"
-    assert host.device_label("cpu", True) == "cpu"
-    assert host.device_label("cuda:0", False) == "cuda:0"
+    assert device_info.device_label("cuda:0", True) == "cuda:0 (simulated)"
+    assert device_info.device_label("cpu", True) == "cpu"
+    assert device_info.device_label("cuda:0", False) == "cuda:0"
 
 
 def _info(shape, dtype, device, grad):
@@ -65,7 +69,7 @@ def _info(shape, dtype, device, grad):
 
 
 def test_trace_memory_counts_values_and_gradients_per_device():
-    rows = host.trace_memory(
+    rows = device_info.trace_memory(
         [_info([2, 3], "float32", "cpu", True), _info([4], "float64", "cuda:0", False)], True
     )
     assert rows == [
@@ -79,18 +83,20 @@ def test_trace_memory_counts_values_and_gradients_per_device():
 )
 def test_public_mode(monkeypatch, value, expected):
     monkeypatch.setenv("GRADVIZ_PUBLIC", value)
-    assert host.public_mode() is expected
+    assert hosting.public_mode() is expected
 
 
 def test_cpus_and_memory():
-    assert 1 <= host.available_cpus() <= (len(__import__("os").sched_getaffinity(0)))
-    free = host.cpu_memory_available()
+    assert 1 <= resources.available_cpus() <= (len(__import__("os").sched_getaffinity(0)))
+    free = resources.cpu_memory_available()
     assert free is None or free > 0
 
 
 def test_torch_version_from_metadata_without_import():
     assert torch.__version__.startswith(host.torch_version().split("+")[0])
-    code = "import sys, gradviz.host as h; h.torch_version(); print('torch' in sys.modules)"
+    code = (
+        "import sys, gradviz.services.host as h; h.torch_version(); print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
 

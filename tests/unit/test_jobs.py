@@ -11,8 +11,10 @@ import pytest
 import torch
 from PIL import Image
 
-from gradviz import jobs, timing
-from gradviz.jobs import Busy, Job, JobLimits, Slots
+from gradviz.speed import timing
+from gradviz.workers import jobs, resources
+from gradviz.workers.jobs import Job, JobLimits, Slots
+from gradviz.workers.process import Busy
 
 LIMITS = JobLimits(seconds=60, memory_bytes=400_000_000)
 
@@ -174,7 +176,7 @@ def test_timing_job_runs_in_a_worker_with_all_cpus():
     assert job.status == "done", job.describe_failure()
     comparison = events[-1]
     assert isinstance(comparison, timing.Comparison)
-    assert comparison.timing.threads == timing.available_cpus()
+    assert comparison.timing.threads == resources.available_cpus()
     assert any(isinstance(e, timing.Progress) for e in events)
     assert torch.get_num_threads() == before
 
@@ -221,7 +223,7 @@ SETTINGS = {
 
 
 def _train(folder, **changes):
-    from gradviz.training.jobs import training_limits
+    from gradviz.training.settings import training_limits
 
     settings = dict(SETTINGS, **changes)
     return jobs.start(
@@ -292,7 +294,7 @@ def test_training_job_reports_a_bad_folder_as_a_data_error(tmp_path):
 
 
 def test_training_wall_clock_is_the_time_limit_plus_a_margin():
-    from gradviz.training.jobs import MARGIN_SECONDS, effective_time_limit, training_limits
+    from gradviz.training.settings import MARGIN_SECONDS, effective_time_limit, training_limits
 
     assert training_limits(30.0, 2).seconds == 30.0 + MARGIN_SECONDS
     assert effective_time_limit(0) == effective_time_limit(None) == 600.0
@@ -302,8 +304,9 @@ def test_training_wall_clock_is_the_time_limit_plus_a_margin():
 
 
 def test_a_running_job_does_not_hold_up_the_autograd_pool():
-    from gradviz.run import RunOptions
-    from gradviz.sandbox import Pool, SandboxLimits, run_isolated
+    from gradviz.program.results import RunOptions
+    from gradviz.services.programs import run_isolated
+    from gradviz.workers.pool import Pool, SandboxLimits
 
     with Pool(SandboxLimits(workers=1, run_seconds=20)) as pool:
         job = _job("hang")  # a job that never ends, like a long training run

@@ -1,4 +1,4 @@
-"""gradviz.lang: what the language refuses, with kind and 1-based line/column, and its caps."""
+"""gradviz.program.language: what the language refuses, with kind and 1-based line/column, and its caps."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import ast
 
 import pytest
 
-from gradviz.lang import Limits, ProgramError, char_col, did_you_mean, fmt_bytes, parse
-from gradviz.run import RESERVED_NAMES
+from gradviz.program.interpreter import RESERVED_NAMES
+from gradviz.program.language import Limits, ProgramError, char_col, did_you_mean, parse
+from gradviz.util.format import fmt_bytes
 
 
 def refuse(source: object, limits: Limits | None = None) -> ProgramError:

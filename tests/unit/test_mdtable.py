@@ -1,4 +1,4 @@
-"""gradviz.mdtable: rows -> Markdown table -> rows, with hostile cell text kept as typed."""
+"""gradviz.util.mdtable: rows -> Markdown table -> rows, with hostile cell text kept as typed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradviz import mdtable
+from gradviz.util import mdtable
 
 
 def test_round_trip_and_column_order():

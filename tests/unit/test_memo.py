@@ -1,10 +1,10 @@
-"""gradviz.memo.ByteLRU: bounded by bytes, entries and age; thread-safe."""
+"""gradviz.util.memo.ByteLRU: bounded by bytes, entries and age; thread-safe."""
 
 from __future__ import annotations
 
 import threading
 
-from gradviz.memo import ByteLRU
+from gradviz.util.memo import ByteLRU
 
 
 def test_bytes_bound_drops_least_recently_used():

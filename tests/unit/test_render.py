@@ -1,4 +1,4 @@
-"""gradviz.render: DOT text of both views, themes, escaping, and bytes via Graphviz."""
+"""gradviz.graph.render: DOT text of both views, themes, escaping, and bytes via Graphviz."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-from gradviz import render
-from gradviz.graph import GraphModel
-from gradviz.presets import PRESETS_BY_KEY
-from gradviz.run import RunOptions, run_program
+from gradviz.graph import render
+from gradviz.graph.model import GraphModel
+from gradviz.program.interpreter import run_program
+from gradviz.program.presets import PRESETS_BY_KEY
+from gradviz.program.results import RunOptions
 
 SEED = PRESETS_BY_KEY["seed"].source
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")

@@ -1,4 +1,4 @@
-"""gradviz.run: gradients match torch's own, errors are placed and explained, caps hold."""
+"""gradviz.program.interpreter: gradients match torch's own, errors are placed and explained, caps hold."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gradviz.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.run import GradFnRef, RunOptions, Trace, run_program
+from gradviz.program.interpreter import GradFnRef, run_program
+from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
+from gradviz.program.results import RunOptions, Trace
 
 SEED = PRESETS_BY_KEY["seed"].source
 
@@ -173,7 +174,7 @@ def test_int_bomb_refused():
 
 
 def test_statement_cap():
-    from gradviz.lang import Limits
+    from gradviz.program.language import Limits
 
     err = refused("x = 1\n" * 10, "limit", limits=Limits(max_statements=5))
     assert "statements" in err["message"]

@@ -1,11 +1,11 @@
-"""gradviz.share: share links round-trip, and hostile parameters become messages."""
+"""gradviz.program.share: share links round-trip, and hostile parameters become messages."""
 
 import base64
 import zlib
 
 import pytest
 
-from gradviz.share import (
+from gradviz.program.share import (
     MAX_PARAM_CHARS,
     ShareState,
     decode_program,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from gradviz.commands import speed_cmd
+from gradviz.cli import speed as speed_cmd
 
 
 def _run(argv: list[str]) -> int:

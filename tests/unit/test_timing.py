@@ -1,4 +1,4 @@
-"""Unit tests for gradviz.timing: cost model, both timers (with a fake clock and for real on
+"""Unit tests for gradviz.speed.timing: cost model, both timers (with a fake clock and for real on
 CPU), memory bound, sweep events, crossover, peaks and the GPU reference loader."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradviz import timing
-from gradviz.timing import (
+from gradviz.speed import measure as measuring
+from gradviz.speed import timing
+from gradviz.speed.measure import measure, reference_dict, sweep
+from gradviz.speed.timing import (
     Job,
     Point,
     Progress,
@@ -21,12 +23,10 @@ from gradviz.timing import (
     check_memory,
     crossover,
     load_reference,
-    measure,
     naive_time,
-    reference_dict,
-    sweep,
     sweep_jobs,
 )
+from gradviz.workers import resources
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
@@ -82,12 +82,12 @@ def test_matmul_cost_model():
 
 def test_workloads_compute_what_the_seed_computes():
     torch.manual_seed(0)
-    spec = timing.WORKLOADS["elementwise"]
-    a, b = spec.make_inputs(6, "cpu", torch.float32)
-    assert torch.allclose(spec.run((a, b), 4), 5 * a * b)
-    m = timing.WORKLOADS["matmul"]
-    x, y = m.make_inputs(5, "cpu", torch.float64)
-    assert torch.allclose(m.run((x, y), 2), x @ y)
+    elementwise = Job("elementwise", 6, "cpu", "float32", 4)
+    a, b = measuring.make_inputs(elementwise)
+    assert torch.allclose(measuring.run_kernel(elementwise, (a, b)), 5 * a * b)
+    matmul = Job("matmul", 5, "cpu", "float32", 2)
+    x, y = measuring.make_inputs(matmul)
+    assert torch.allclose(measuring.run_kernel(matmul, (x, y)), x @ y)
 
 
 def test_validate_job_messages():
@@ -99,7 +99,7 @@ def test_validate_job_messages():
         timing.validate_job(Job("matmul", 0))
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA GPU"):
-            timing.validate_job(Job("matmul", 3, device="cuda"))
+            measuring.validate_on_host(Job("matmul", 3, device="cuda"))
 
 
 # --- naive vs correct, with a fake clock --------------------------------------------------
@@ -164,17 +164,17 @@ def test_known_cost_workload_measured_within_sane_bounds():
 
 
 def test_run_job_on_cpu_gives_a_plausible_point():
-    p = timing.run_job(Job("matmul", 128, "cpu", "float32"), repeats=3, warmup=1)
+    p = measuring.run_job(Job("matmul", 128, "cpu", "float32"), repeats=3, warmup=1)
     assert p.repeats == 3
     assert 0 < p.median_s < 10
     assert p.gflops == pytest.approx(2 * 128**3 / p.median_s / 1e9)
     assert p.rate == p.gflops
-    e = timing.run_job(Job("elementwise", 10_000, "cpu", "float32", 3), repeats=2, warmup=0)
+    e = measuring.run_job(Job("elementwise", 10_000, "cpu", "float32", 3), repeats=2, warmup=0)
     assert e.rate == e.gbps > 0
 
 
 def test_compare_naive_and_correct_on_cpu():
-    c = timing.compare_naive_and_correct(Job("elementwise", 100_000, "cpu", "float32", 5))
+    c = measuring.compare_naive_and_correct(Job("elementwise", 100_000, "cpu", "float32", 5))
     assert c.naive.total_s == pytest.approx(c.naive.setup_s + c.naive.launch_s)
     assert c.naive.pending_s < 0.05  # a CPU has nothing queued: synchronize returns at once
     assert c.timing.repeats == 3
@@ -190,18 +190,18 @@ def test_estimate_scales_by_cost():
 
 
 def test_threads_set_to_available_cpus():
-    n = timing.use_available_cpus()
-    assert n == timing.available_cpus() >= 1
+    n = measuring.use_available_cpus()
+    assert n == resources.available_cpus() >= 1
     assert torch.get_num_threads() == n
 
 
 def test_matmul_precision_restores_setting():
     settings = torch.backends.cuda.matmul
     before = settings.fp32_precision
-    with timing.matmul_precision(True, "cuda"):
+    with measuring.matmul_precision(True, "cuda"):
         assert settings.fp32_precision == "tf32"
     assert settings.fp32_precision == before
-    with timing.matmul_precision(True, "cpu"):
+    with measuring.matmul_precision(True, "cpu"):
         assert settings.fp32_precision == before
 
 
@@ -220,8 +220,8 @@ def test_check_memory_refuses_with_size_and_limit():
         check_memory(job, available=1_000_000_000)
     msg = str(info.value)
     assert "100x1000x1000" in msg
-    assert "2.00 GB" in msg  # what it needs
-    assert "500.00 MB" in msg  # the limit: half of 1 GB
+    assert "2.0 GB" in msg  # what it needs
+    assert "500 MB" in msg  # the limit: half of 1 GB
     check_memory(job, available=10_000_000_000)  # fits: no error
     check_memory(Job("matmul", 10), available=None)
 
@@ -403,7 +403,7 @@ def test_reference_dict_round_trips(tmp_path):
 
 def test_comparison_events_step_by_step_and_stoppable():
     job = Job("elementwise", 10_000, "cpu", "float32", 2)
-    events = list(timing.comparison_events(job, repeats=2, warmup=1))
+    events = list(measuring.comparison_events(job, repeats=2, warmup=1))
     labels = [e.label for e in events if isinstance(e, Progress)]
     assert labels[0].startswith("naive run")
     assert labels[1].startswith("warm-up")
@@ -413,19 +413,19 @@ def test_comparison_events_step_by_step_and_stoppable():
     assert isinstance(result, timing.Comparison)
     assert result.timing.repeats == 2
     # Stopping after the naive run: the generator closes, nothing more runs, no error.
-    gen = timing.comparison_events(job, repeats=50, warmup=0)
+    gen = measuring.comparison_events(job, repeats=50, warmup=0)
     steps = [next(gen), next(gen)]
     gen.close()
     assert steps[1].label == "timed call 1 of 50"
     # While suspended between steps, the caller's thread is not left in inference mode.
-    gen = timing.comparison_events(job, repeats=2, warmup=1)
+    gen = measuring.comparison_events(job, repeats=2, warmup=1)
     for _ in gen:
         assert not torch.is_inference_mode_enabled()
 
 
 def test_comparison_refuses_oversized_jobs_before_allocating():
     with pytest.raises(SizeTooLarge):
-        next(timing.comparison_events(Job("elementwise", 10**13)))
+        next(measuring.comparison_events(Job("elementwise", 10**13)))
 
 
 def test_calibration_jobs_are_quick_and_valid():
@@ -441,20 +441,21 @@ def test_calibration_jobs_are_quick_and_valid():
 
 def test_dtype_sizes_from_the_table_match_torch():
     """The server sizes jobs from a table of element sizes; torch agrees with it."""
-    for choice in timing.DTYPES.values():
-        assert choice.itemsize == torch.empty((), dtype=choice.dtype).element_size()
+    for key, choice in timing.DTYPES.items():
+        dtype = measuring.torch_dtype(key)
+        assert choice.itemsize == torch.empty((), dtype=dtype).element_size()
 
 
 def test_importing_timing_imports_neither_torch_nor_numpy():
-    """The Streamlit server uses gradviz.timing's plain part; torch (about 190 MB of PSS) and
-    numpy stay out of it until a name that runs torch is asked for."""
+    """The Streamlit server uses gradviz.speed.timing's plain part; torch (about 190 MB of PSS) and
+    numpy stay out of it; gradviz.speed.measure brings torch."""
     import os
     import subprocess
     import sys
 
     script = (
         "import sys\n"
-        "from gradviz import timing\n"
+        "from gradviz.speed import timing\n"
         "job = timing.Job('elementwise', 10**6, 'cuda', 'bfloat16', 10)\n"
         "timing.check_memory(job, 10**10)\n"
         "timing.estimate_seconds(job, timing.Point('elementwise', 'cuda', 'float32', 10**6,"
@@ -462,7 +463,8 @@ def test_importing_timing_imports_neither_torch_nor_numpy():
         "timing.load_reference(sys.argv[1])\n"
         "timing.job_limits([job])\n"
         "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, 'plain part'\n"
-        "timing.run_job\n"
+        "from gradviz.speed import measure\n"
+        "measure.run_job\n"
         "assert 'torch' in sys.modules, 'torch part'\n"
     )
     out = subprocess.run(
@@ -470,16 +472,6 @@ def test_importing_timing_imports_neither_torch_nor_numpy():
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(timing.__file__).parents[1])},
+        env={**os.environ, "PYTHONPATH": str(Path(timing.__file__).parents[2])},
     )
     assert out.returncode == 0, out.stderr[-2000:]
-
-
-def test_old_names_still_found_on_gradviz_timing():
-    from gradviz import timing_torch
-
-    for name in timing.TORCH_NAMES:
-        assert getattr(timing, name) is getattr(timing_torch, name)
-    assert set(timing.TORCH_NAMES) <= set(dir(timing))
-    with pytest.raises(AttributeError):
-        timing.no_such_name  # noqa: B018

@@ -10,7 +10,7 @@ import pytest
 import torch
 from PIL import Image
 
-from gradviz.commands import train_cmd
+from gradviz.cli import train as train_cmd
 from gradviz.training.checkpoint import load_weights
 
 
@@ -123,12 +123,12 @@ def test_usage_errors_exit_2():
 def test_cifar10_without_network_is_a_clear_run_error(tmp_path, capsys, monkeypatch):
     import urllib.error
 
-    from gradviz.training import data as data_mod
+    from gradviz.training import sources
 
     def offline(*a, **k):
         raise urllib.error.URLError("no route to host")
 
-    monkeypatch.setattr(data_mod.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
     code = _run(
         ["train", "--data", "cifar10", "--cache-dir", str(tmp_path), "--device", "cpu", "--json"]
     )

@@ -15,15 +15,9 @@ import torch
 from PIL import Image
 
 from gradviz.training import data as data_mod
-from gradviz.training.data import (
-    DataError,
-    display_classes,
-    download_cifar10,
-    load_cifar10,
-    load_dataset,
-    load_image_folder,
-    shared_subset_dir,
-)
+from gradviz.training import settings, sources
+from gradviz.training.data import load_cifar10, load_dataset, load_image_folder
+from gradviz.training.sources import DataError, display_classes, download_cifar10, shared_subset_dir
 
 SUBSET = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "cifar10-subset"
 
@@ -212,7 +206,7 @@ def test_no_network_gives_clear_message(tmp_path, monkeypatch):
     def offline(*a, **k):
         raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
 
-    monkeypatch.setattr(data_mod.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
     with pytest.raises(DataError) as info:
         load_dataset("cifar10", cache_dir=tmp_path)
     text = str(info.value)
@@ -262,7 +256,7 @@ def test_cifar10_without_torchvision_is_a_clear_data_error(tmp_path, monkeypatch
 
 
 def test_resolve_folder_refuses_text_that_is_not_a_plain_path():
-    from gradviz.training.data import resolve_folder
+    from gradviz.training.sources import resolve_folder
 
     for text, words in (
         ("", "Enter a folder"),
@@ -277,7 +271,8 @@ def test_resolve_folder_refuses_text_that_is_not_a_plain_path():
 
 
 def test_public_mode_reads_only_the_allowed_roots(tmp_path, monkeypatch):
-    from gradviz.training.data import allowed_data_roots, public_mode, resolve_folder
+    from gradviz.training.sources import allowed_data_roots, resolve_folder
+    from gradviz.util.hosting import public_mode
 
     allowed = tmp_path / "allowed"
     (allowed / "set").mkdir(parents=True)
@@ -297,7 +292,7 @@ def test_public_mode_reads_only_the_allowed_roots(tmp_path, monkeypatch):
 
 
 def test_scan_counts_images_without_reading_them(tmp_path):
-    from gradviz.training.data import scan_image_folder
+    from gradviz.training.sources import scan_image_folder
 
     _write_folder(tmp_path, per_class=3)
     (tmp_path / "train" / "cat" / "notes.txt").write_text("not an image")
@@ -310,7 +305,7 @@ def test_scan_counts_images_without_reading_them(tmp_path):
 
 
 def test_scan_gives_a_message_for_each_wrong_folder(tmp_path):
-    from gradviz.training.data import scan_image_folder
+    from gradviz.training.sources import scan_image_folder
 
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
@@ -334,17 +329,17 @@ def test_public_host_caps_batch_and_training_memory(monkeypatch):
 
     monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
     monkeypatch.delenv("GRADVIZ_TRAINING_MEMORY", raising=False)
-    assert training_jobs.max_batch_size() == training_jobs.MAX_BATCH
-    assert training_jobs.training_memory() == training_jobs.TRAINING_MEMORY
+    assert settings.max_batch_size() == settings.MAX_BATCH
+    assert settings.training_memory() == settings.TRAINING_MEMORY
     training_jobs.check_batch_size(512)
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
-    assert training_jobs.max_batch_size() == 128
-    assert training_jobs.training_memory() == training_jobs.PUBLIC_TRAINING_MEMORY
+    assert settings.max_batch_size() == 128
+    assert settings.training_memory() == settings.PUBLIC_TRAINING_MEMORY
     with pytest.raises(ValueError, match="above this server's limit of 128"):
         training_jobs.check_batch_size(512)
     with pytest.raises(ValueError, match="limit of 128"):  # the worker refuses it too
         next(training_jobs.train_job({}, {"batch_size": 512}, should_stop=lambda: False))
     monkeypatch.setenv("GRADVIZ_PUBLIC_MAX_BATCH", "64")
     monkeypatch.setenv("GRADVIZ_TRAINING_MEMORY", "300000000")
-    assert training_jobs.max_batch_size() == 64
-    assert training_jobs.training_memory() == 300_000_000
+    assert settings.max_batch_size() == 64
+    assert settings.training_memory() == 300_000_000

@@ -10,7 +10,6 @@ import torch
 
 from gradviz.training.data import Dataset, Split, load_image_folder
 from gradviz.training.loop import (
-    PRESETS,
     DeviceError,
     Precision,
     available_devices,
@@ -23,6 +22,7 @@ from gradviz.training.loop import (
     run_to_end,
     train,
 )
+from gradviz.training.settings import PRESETS
 
 SUBSET = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "cifar10-subset"
 
@@ -132,7 +132,7 @@ def test_devices_on_this_host():
 def test_the_server_sees_the_same_devices_from_host_facts():
     """The page asks host.facts() (gathered in a worker) instead of torch: same choices and
     the same reasons as the worker's own check."""
-    from gradviz.host import gather
+    from gradviz.devices.facts import gather
     from gradviz.training.settings import TrainingDevices
 
     found = TrainingDevices.from_facts(gather())
@@ -230,10 +230,10 @@ def test_fast_preset_learns_real_cifar_subset():
 def test_tutorial_transform_matches_to_tensor_normalize():
     from torchvision import transforms
 
-    from gradviz.training.loop import _TutorialImages, to_input
+    from gradviz.training.loop import TutorialImages, to_input
 
     data = _toy(n_train=4)
-    ds = _TutorialImages(data.train, "tutorial")
+    ds = TutorialImages(data.train, "tutorial")
     x, y = ds[2]
     ref = transforms.Normalize((0.5,) * 3, (0.5,) * 3)(data.train.images[2].float() / 255)
     assert torch.allclose(x, ref, atol=1e-6) and y == int(data.train.labels[2])

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from gradviz.training.models import ARCHITECTURES, build_model
-from gradviz.training.settings import MAX_CHECKPOINT_BYTES  # (re-exported: the old name works)
+from gradviz.training.settings import MAX_CHECKPOINT_BYTES
 
 
 class CheckpointError(Exception):

@@ -8,36 +8,20 @@ files, the CIFAR-10 download, DataError) is in gradviz.training.sources, re-expo
 
 from __future__ import annotations
 
-import urllib.request  # noqa: F401 (tests patch data.urllib.request.urlopen)
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from gradviz.host import public_mode  # noqa: F401 (re-exported: training.data.public_mode)
-from gradviz.training.sources import (  # noqa: F401 (re-exported: the old names still work)
-    CIFAR10_FOLDER,
-    CIFAR10_MD5,
-    CIFAR10_SIZE,
-    CIFAR10_URL,
+from gradviz.training import CLASSES
+from gradviz.training.sources import (
     IMAGE_SUFFIXES,
-    MAX_FOLDER_IMAGES,
-    MAX_PATH_CHARS,
     DataError,
     DownloadProgress,
-    FolderSummary,
-    _class_dirs,
-    _count_images,
-    _md5,
-    allowed_data_roots,
     default_cache_dir,
-    display_classes,
     download_cifar10,
     folder_layout,
-    resolve_folder,
-    scan_image_folder,
-    shared_subset_dir,
     torchvision_missing,
 )
 
@@ -129,8 +113,6 @@ def load_cifar10(
     if missing := torchvision_missing():
         raise DataError(missing)
     from torchvision.datasets import CIFAR10
-
-    from gradviz.training import CLASSES
 
     root = Path(root).expanduser() if root else default_cache_dir()
     if download:

@@ -1,4 +1,4 @@
-"""Training and weight evaluation as worker jobs (gradviz.jobs): what the page runs out of process.
+"""Training and weight evaluation as worker jobs (gradviz.workers.jobs): what the page runs out of process.
 
 A job reads its data itself (the server only checks the folder and counts files), so the
 images, the model and its gradients live in the worker and go back to the system when it
@@ -16,34 +16,14 @@ from pathlib import Path
 
 import torch
 
-from gradviz.host import public_mode  # noqa: F401 (re-exported: training.jobs.public_mode)
 from gradviz.training.checkpoint import load_weights, save_state_dict
-from gradviz.training.data import (
-    Dataset,
-    display_classes,
-    load_cifar10,
-    load_image_folder,
-)
+from gradviz.training.data import Dataset, load_cifar10, load_image_folder
 from gradviz.training.loop import evaluate, resolve_device, train
 from gradviz.training.pictures import confusion_png, prediction_grid_png
-from gradviz.training.settings import (  # noqa: F401 (re-exported: the old names still work)
-    EVALUATE_SECONDS,
-    MARGIN_SECONDS,
-    MAX_BATCH,
-    PUBLIC_MAX_BATCH,
-    PUBLIC_TRAINING_MEMORY,
-    STOP_REASONS,
-    TRAINING_MEMORY,
-    TRAINING_SECONDS,
-    _env_number,
+from gradviz.training.settings import (
     check_batch_size,
-    effective_time_limit,
-    evaluate_limits,
-    max_batch_size,
-    max_training_seconds,
-    training_limits,
-    training_memory,
 )
+from gradviz.training.sources import display_classes
 
 GRID_IMAGES = 24
 PLAIN_TYPES = (str, bytes, int, float, bool, type(None))

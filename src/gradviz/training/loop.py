@@ -22,10 +22,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gradviz.devices import mps_available  # noqa: F401 (also loop.mps_available)
-from gradviz.training.data import Dataset, Split, torchvision_missing  # noqa: F401
+from gradviz.devices.simulated import mps_available
+from gradviz.training.data import Dataset, Split
 from gradviz.training.models import build_model, normalization_for
-from gradviz.training.settings import (  # noqa: F401 (re-exported: the old names still work)
+from gradviz.training.settings import (
     PRESETS,
     Preset,
     TrainingDevices,
@@ -68,7 +68,8 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def device_label(device: torch.device) -> str:
+def device_name(device: torch.device) -> str:
+    """The device a training ran on, with the GPU's name: cuda (NVIDIA H100 80GB HBM3)."""
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
     return device.type
@@ -204,7 +205,7 @@ def random_crop_flip(x: torch.Tensor, padding: int = 4, generator=None) -> torch
     return torch.where(flip[:, None, None, None], out.flip(3), out)
 
 
-def _norm_tensors(arch: str, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def norm_tensors(arch: str, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     mean, std = normalization_for(arch)
     m = torch.tensor(mean, device=device).view(1, 3, 1, 1)
     s = torch.tensor(std, device=device).view(1, 3, 1, 1)
@@ -213,12 +214,12 @@ def _norm_tensors(arch: str, device: torch.device) -> tuple[torch.Tensor, torch.
 
 def to_input(images_u8: torch.Tensor, arch: str, channels_last: bool = False) -> torch.Tensor:
     """uint8 [B,3,H,W] -> normalised float (ToTensor + Normalize for the architecture)."""
-    m, s = _norm_tensors(arch, images_u8.device)
+    m, s = norm_tensors(arch, images_u8.device)
     x = (images_u8.float().div_(255) - m) / s
     return x.contiguous(memory_format=torch.channels_last) if channels_last else x
 
 
-class _TutorialImages(torch.utils.data.Dataset):
+class TutorialImages(torch.utils.data.Dataset):
     """Like torchvision.datasets.CIFAR10 with the tutorial's transform: each item becomes a PIL
     image, then ToTensor() and Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)), one image at a time."""
 
@@ -379,12 +380,12 @@ def train(
     if p.resident:
         x_all = data.train.images.to(dev)
         y_all = data.train.labels.to(dev)
-        m, s = _norm_tensors(arch, dev)
+        m, s = norm_tensors(arch, dev)
         scale, shift = (1 / (255 * s)), (m / s)
     else:
         gen = torch.Generator().manual_seed(seed if seed is not None else 0)
         loader = torch.utils.data.DataLoader(
-            _TutorialImages(data.train, arch), batch_size=p.batch_size, shuffle=True, generator=gen
+            TutorialImages(data.train, arch), batch_size=p.batch_size, shuffle=True, generator=gen
         )
 
     state["t0"] = time.perf_counter()
@@ -395,7 +396,7 @@ def train(
         model=model,
         arch=arch,
         preset=p.name,
-        device=device_label(dev),
+        device=device_name(dev),
         epochs_done=0.0,
         images_seen=0,
         train_seconds=0.0,
@@ -481,7 +482,7 @@ def train(
         model=model,
         arch=arch,
         preset=p.name,
-        device=device_label(dev),
+        device=device_name(dev),
         epochs_done=state["seen"] / n,
         images_seen=state["seen"],
         train_seconds=end.elapsed_s,

@@ -15,14 +15,14 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gradviz.host import public_mode
 from gradviz.training.sources import torchvision_missing
+from gradviz.util.hosting import public_mode
 
 if TYPE_CHECKING:
     import torch
 
-    from gradviz.host import HostFacts
-    from gradviz.jobs import JobLimits
+    from gradviz.devices.info import HostFacts
+    from gradviz.workers.jobs import JobLimits
 
 MAX_CHECKPOINT_BYTES = 32 * 1024 * 1024  # the widest network's weights are about 19 MB
 
@@ -194,7 +194,7 @@ def effective_time_limit(requested: float | None) -> float:
 def training_limits(time_limit: float, threads: int) -> JobLimits:
     """Wall clock = the run's time limit plus a margin; memory from GRADVIZ_TRAINING_MEMORY,
     lowered to what the host has free."""
-    from gradviz.jobs import JobLimits, memory_for_job
+    from gradviz.workers.jobs import JobLimits, memory_for_job
 
     memory = training_memory()
     return JobLimits(
@@ -205,7 +205,7 @@ def training_limits(time_limit: float, threads: int) -> JobLimits:
 
 
 def evaluate_limits(threads: int) -> JobLimits:
-    from gradviz.jobs import JobLimits, memory_for_job
+    from gradviz.workers.jobs import JobLimits, memory_for_job
 
     memory = training_memory()
     return JobLimits(seconds=EVALUATE_SECONDS, memory_bytes=memory_for_job(memory), threads=threads)

@@ -8,11 +8,7 @@ import pickle
 
 import streamlit as st
 
-from gradviz.host import public_mode
-from gradviz.mdtext import message
-from gradviz.memo import ByteLRU
-from gradviz.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.render import (
+from gradviz.graph.render import (
     ROLE_TEXT,
     THEMES,
     RenderUnavailable,
@@ -21,12 +17,18 @@ from gradviz.render import (
     graph_size,
     render_bytes,
 )
-from gradviz.sandbox import Busy, check_isolated, run_isolated
-from gradviz.share import ShareState, from_params, to_params
-from gradviz.trace import RunOptions, Trace
+from gradviz.graph.rules import rule_for
+from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
+from gradviz.program.results import RunOptions, Trace
+from gradviz.program.share import ShareState, from_params, to_params
+from gradviz.services.programs import check_isolated, run_isolated
 from gradviz.ui import device_panel
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.visitor import visitor_key
+from gradviz.util.hosting import public_mode
+from gradviz.util.mdtext import message
+from gradviz.util.memo import ByteLRU
+from gradviz.workers.process import Busy
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
@@ -329,8 +331,6 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                 step = steps[k - 1]
                 highlight = step.node
                 done = frozenset(s.node for s in steps[: k - 1])
-                from gradviz.explain import rule_for
-
                 st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
                 st.markdown(
                     message(
@@ -338,14 +338,12 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
                         f"`{', '.join(step.produced) or '(into .grad)'}`"
                     )
                 )
-            from gradviz.explain import rule_for as _rule
-
             table(
                 [
                     {
                         "step": s.index + 1,
                         "function": s.fn.split("::")[-1],
-                        "rule": _rule(s.fn),
+                        "rule": rule_for(s.fn),
                         "upstream": ", ".join(s.upstream),
                         "gradients out": ", ".join(s.produced),
                     }

@@ -8,8 +8,10 @@ import platform
 
 import streamlit as st
 
-from gradviz import __version__, host, mdtable
-from gradviz.mdtext import escape
+from gradviz import __version__
+from gradviz.services import host
+from gradviz.util import mdtable
+from gradviz.util.mdtext import escape
 
 
 def sidebar() -> None:
@@ -59,7 +61,7 @@ SCROLL_AFTER_ROWS = 15
 
 
 def table(rows: list[dict], columns: list[str] | None = None) -> None:
-    """A table of plain rows, drawn as Markdown (gradviz.mdtable: no pandas or pyarrow in the
+    """A table of plain rows, drawn as Markdown (gradviz.util.mdtable: no pandas or pyarrow in the
     server); more than SCROLL_AFTER_ROWS rows scroll inside a box."""
     if not rows:
         return

@@ -7,11 +7,13 @@ import html
 
 import streamlit as st
 
-from gradviz import host, jobs
-from gradviz.lang import fmt_bytes
-from gradviz.mdtext import escape, message
-from gradviz.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+from gradviz.devices import info as device_info
+from gradviz.graph.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+from gradviz.services import host
 from gradviz.ui.common import table
+from gradviz.util.format import fmt_bytes
+from gradviz.util.mdtext import escape, message
+from gradviz.workers import jobs
 
 ALL = "*"
 
@@ -54,7 +56,7 @@ def controls(trace) -> None:
             "to device",
             choices,
             key="move_to",
-            format_func=lambda d: host.device_label(d, simulated),
+            format_func=lambda d: device_info.device_label(d, simulated),
         )
         c3.checkbox("all leaves", key="move_all")
         if simulated:
@@ -71,7 +73,7 @@ def moves(trace) -> None:
             # Devices are PyTorch's own names (torch.device parsed them); the name is quoted.
             message(f"Moved `{m['name']}`")
             + f" (line {m['line']}) from {m['from']} to "
-            + f"**{host.device_label(m['to'], trace.simulated)}**",
+            + f"**{device_info.device_label(m['to'], trace.simulated)}**",
             icon=":material/swap_horiz:",
         )
     for note in trace.device_notes:
@@ -86,7 +88,7 @@ def legend(trace) -> None:
     parts = []
     for dev in present:
         color = DEVICE_COLORS.get(dev, OTHER_DEVICE_COLOR)
-        label = html.escape(host.device_label(dev, trace.simulated))
+        label = html.escape(device_info.device_label(dev, trace.simulated))
         parts.append(
             f'<span style="border:3px solid {color};padding:1px 6px;border-radius:4px">'
             f"{label}</span>"
@@ -99,7 +101,7 @@ def legend(trace) -> None:
 
 
 def memory(trace) -> None:
-    rows = host.trace_memory(trace.tensors, trace.simulated)
+    rows = device_info.trace_memory(trace.tensors, trace.simulated)
     if rows:
         st.markdown("**Named tensors per device** (values; gradients where backward ran)")
         table(

@@ -7,14 +7,18 @@ import math
 
 import streamlit as st
 
-from gradviz import host, jobs, sandbox, transfer
-from gradviz.device_lessons import LESSONS, LESSONS_BY_KEY
-from gradviz.host import available_cpus
-from gradviz.lang import fmt_bytes
-from gradviz.mdtext import escape, message
-from gradviz.trace import RunOptions, Trace
+from gradviz.devices import info as device_info
+from gradviz.devices import transfer_reference
+from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
+from gradviz.program.results import RunOptions, Trace
+from gradviz.services import host
+from gradviz.services import programs as sandbox
 from gradviz.ui import device_panel
 from gradviz.ui.common import table
+from gradviz.util.format import fmt_bytes
+from gradviz.util.mdtext import escape, message
+from gradviz.workers import jobs
+from gradviz.workers.resources import available_cpus
 
 MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
 
@@ -27,7 +31,7 @@ def lesson_trace(source: str) -> Trace:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _measure(device: str) -> list[transfer.Measurement]:
+def _measure(device: str) -> list[transfer_reference.Measurement]:
     """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
     sharing the Speed page's slot, so they do not slow each other down)."""
     limits = jobs.JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
@@ -83,7 +87,7 @@ def page() -> None:
     _costs(simulated)
 
 
-def _host(facts: host.HostFacts) -> None:
+def _host(facts: device_info.HostFacts) -> None:
     st.header("This host", divider="gray")
     table(
         [
@@ -143,7 +147,7 @@ def _lessons(simulated: bool) -> None:
         st.success(
             "PyTorch allows this. Where each tensor lives: "
             + ", ".join(
-                message(f"`{t.label}` {host.device_label(t.device, trace.simulated)}")
+                message(f"`{t.label}` {device_info.device_label(t.device, trace.simulated)}")
                 for t in trace.tensors
             ),
             icon=":material/check:",
@@ -162,7 +166,7 @@ def _placement() -> None:
     dev = st.selectbox(
         "Build torch.nn.Linear(4, 2) on",
         choices,
-        format_func=lambda d: host.device_label(d, simulated),
+        format_func=lambda d: device_info.device_label(d, simulated),
         key="placement_device",
     )
     try:
@@ -171,7 +175,7 @@ def _placement() -> None:
         st.error(f"Could not build the model now: {escape(exc)}")
         return
     st.code(result["code"], language="python")
-    label = host.device_label(result["device"], result["simulated"])
+    label = device_info.device_label(result["device"], result["simulated"])
     st.markdown(f"PyTorch answers: **{label}** (weight and bias: {escape(result['parameters'])})")
 
 
@@ -235,15 +239,15 @@ def _costs(simulated: bool) -> None:
         with st.spinner("Measuring in a worker process…"):
             try:
                 table(_rows(_measure(device)))
-            except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: jobs.Busy too
+            except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: worker_process.Busy too
                 st.session_state.pop("measured", None)
                 st.error(f"Could not measure now: {escape(exc)}")
-    reference = transfer.load_reference()
+    reference = transfer_reference.load_reference()
     if reference is None:
         st.info(
             "**No recorded GPU numbers yet.** No GPU was available when this page was built, "
             "and gradviz does not make numbers up. On a machine with a CUDA GPU, record "
-            f"them with `{transfer.RECORD_COMMAND}`; they are then shown here with the device "
+            f"them with `{transfer_reference.RECORD_COMMAND}`; they are then shown here with the device "
             "and date they were measured on.",
             icon=":material/info:",
         )

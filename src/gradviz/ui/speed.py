@@ -1,7 +1,7 @@
 """Speed page: CPU against GPU, the seed's naive timing beside the correct one, a size sweep.
 
-Thin: widgets in, gradviz.timing does the work, results out. Every timing (the estimate,
-the comparison, each sweep step) runs in a worker process started for it (gradviz.jobs),
+Thin: widgets in, gradviz.speed.timing does the work, results out. Every timing (the estimate,
+the comparison, each sweep step) runs in a worker process started for it (gradviz.workers.jobs),
 never in the server: its torch threads, tensors and memory are the worker's, and one
 timing runs at a time server-wide. The page draws the worker's progress events; results
 are kept in session state after every step, so pressing Stop (which makes Streamlit
@@ -11,7 +11,7 @@ still running jobs.STOP_GRACE_S later. A closed tab ends its job the same way.
 
 The server never imports torch: what it knows of the GPU comes from host.facts() (asked of a
 worker once), dtypes are names with their sizes in a table, and what a worker sends back is
-plain data (gradviz.timing's dataclasses of numbers and strings).
+plain data (gradviz.speed.timing's dataclasses of numbers and strings).
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ import streamlit as st
 from streamlit.runtime import Runtime, exists
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from gradviz import charts, host, jobs, timing
-from gradviz.mdtext import escape, message
+from gradviz.services import host
+from gradviz.speed import timing
+from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
+from gradviz.util.mdtext import escape, message
+from gradviz.workers import jobs, resources
+from gradviz.workers import process as worker_process
 
 SWEEP_KEY = "speed_sweep"
 COMPARE_KEY = "speed_compare"
@@ -68,7 +72,7 @@ def _free_memory(device: str) -> int | None:
     to torch, so the worker checks that again before it allocates (a refusal then comes back
     as the job's message)."""
     if not device.startswith("cuda"):
-        return timing.cpu_memory_available()
+        return resources.cpu_memory_available()
     key = device if ":" in device else "cuda:0"
     return next(
         (d.total_memory for d in host.facts().devices if d.key == key and not d.simulated), None
@@ -145,7 +149,7 @@ def _tab_open() -> bool:
 def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, label: str) -> None:
     """Start a timing job in a worker, draw its progress, keep its results in session state.
 
-    Waits up to QUEUE_S for another visitor's timing; raises jobs.Busy or JobFailed.
+    Waits up to QUEUE_S for another visitor's timing; raises worker_process.Busy or JobFailed.
     """
     slot = jobs.slots("speed")
     wait_box = st.empty()
@@ -328,7 +332,7 @@ def _comparison_section(
                 f"That is over the {_fmt_s(timing.job_seconds())} one timing may run on this "
                 "server; it would be stopped at the limit. Choose a smaller size or fewer repeats."
             )
-    except (jobs.Busy, JobFailed) as exc:
+    except (worker_process.Busy, JobFailed) as exc:
         st.caption(f"No estimate now: {escape(exc)}.")
     except Exception as exc:  # an estimate is a nicety; never block the page on it
         st.caption(f"No estimate: {type(exc).__name__}: {escape(exc)}")
@@ -343,7 +347,7 @@ def _comparison_section(
             label = ", ".join(j.describe() for j in runs)
             _run_in_worker("speed_compare", (runs, repeats, 1), runs, COMPARE_KEY, label)
             state["done"] = True
-        except (JobFailed, jobs.Busy) as exc:  # plain messages
+        except (JobFailed, worker_process.Busy) as exc:  # plain messages
             state["error"] = str(exc)
         except Exception as exc:
             state["error"] = ""  # reported here, once
@@ -437,7 +441,7 @@ def _sweep_section(
             args = (steps, repeats, 1, max_step_s)
             _run_in_worker("speed_sweep", args, fits, SWEEP_KEY, "Sweep")
             state["done"] = True
-        except (JobFailed, jobs.Busy) as exc:
+        except (JobFailed, worker_process.Busy) as exc:
             state["error"] = str(exc)
         except Exception as exc:
             state["error"] = ""  # reported here, once
@@ -573,7 +577,7 @@ def page() -> None:
     st.title("CPU vs GPU speed")
     st.markdown(INTRO)
     _stop_running_job()
-    threads = timing.available_cpus()
+    threads = resources.available_cpus()
     try:
         gpu = _gpu_name()
     except jobs.JobFailed as exc:  # asked again on the next rerun

@@ -2,7 +2,7 @@
 
 Thin: all work is in gradviz.training, and none of it runs in the server. The page checks
 the folder and counts its files; training runs in a worker process started for it
-(gradviz.jobs, gradviz.training.jobs) that reads the images itself, streams progress events
+(gradviz.workers.jobs, gradviz.training.jobs) that reads the images itself, streams progress events
 back and exits when done, so its memory returns to the system. The script follows the
 job, redrawing a few st.empty placeholders per event. Stop (or any other click) makes
 Streamlit rerun the page; the rerun finds the job in session state, asks it to stop if
@@ -23,9 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from gradviz import charts, host, jobs
-from gradviz.host import available_cpus, public_mode
-from gradviz.mdtext import escape, message
+from gradviz.services import host
 from gradviz.training.settings import (
     EVALUATE_SECONDS,
     MAX_BATCH,
@@ -51,7 +49,13 @@ from gradviz.training.sources import (
     shared_subset_dir,
     torchvision_missing,
 )
+from gradviz.ui import charts
 from gradviz.ui.common import png, show_unexpected, table
+from gradviz.util.hosting import public_mode
+from gradviz.util.mdtext import escape, message
+from gradviz.workers import jobs
+from gradviz.workers import process as worker_process
+from gradviz.workers.resources import available_cpus
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
@@ -153,7 +157,7 @@ def _fraction(ev: dict) -> float:
 X_SEEN = "images seen"
 
 
-def _curves(history: list[dict]) -> tuple[list[dict], list[dict]]:
+def curve_rows(history: list[dict]) -> tuple[list[dict], list[dict]]:
     """Loss, and accuracy (train; test once per epoch), against images seen, as chart rows.
 
     One row per reading, in long form (a `series` column for accuracy): each series' line
@@ -179,7 +183,7 @@ def _chart(box, rows: list[dict], y: str, color: str | None = None) -> None:
 
 
 def _draw_curves(history: list[dict], loss_box, acc_box) -> None:
-    loss, acc = _curves(history)
+    loss, acc = curve_rows(history)
     if not loss:
         return
     _chart(loss_box, loss, "loss")
@@ -412,7 +416,7 @@ def _show_result(result: dict) -> None:
     m3.metric("Images/s", f"{result['images_per_s']:,.0f}")
     m4.metric("Device", result["device"])
     st.caption(escape(f"{result['preset']} preset, {result['arch']} network, {result['data']}."))
-    loss, acc = _curves(result["history"])
+    loss, acc = curve_rows(result["history"])
     if loss:
         left, right = st.columns(2)
         _chart(left, loss, "loss")
@@ -571,7 +575,7 @@ def page() -> None:
                     raise DataError(reason)
                 _start_training(source, settings)
                 _follow(st.session_state[RUN_KEY])
-            except (jobs.Busy, DataError) as exc:
+            except (worker_process.Busy, DataError) as exc:
                 text = message(exc)
                 messages.append(lambda text=text: st.error(text))
             except Exception as exc:
@@ -589,7 +593,7 @@ def page() -> None:
     _show_comparison()
     try:
         _evaluate_upload(source)
-    except jobs.Busy as exc:
+    except worker_process.Busy as exc:
         st.error(f"Could not evaluate the weights now: {escape(exc)}")
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "evaluating the uploaded weights")

@@ -1,0 +1,59 @@
+"""Draw gradviz's package dependencies from the code, for docs/ARCHITECTURE.md.
+
+    python scripts/architecture.py          print the generated block
+    python scripts/architecture.py --write  rewrite it in docs/ARCHITECTURE.md
+
+The block is a Mermaid graph of which package imports which (counting imports inside
+functions), read with grimp, import-linter's own import graph; tests/unit/test_architecture.py
+fails when the document and the code disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "ARCHITECTURE.md"
+BEGIN, END = "<!-- generated: scripts/architecture.py -->", "<!-- end generated -->"
+
+
+def package_edges() -> list[tuple[str, str]]:
+    import grimp
+
+    sys.path.insert(0, str(ROOT / "src"))
+    graph = grimp.build_graph("gradviz")
+    edges = set()
+    for module in graph.modules:
+        src = module.split(".")[1] if module.count(".") >= 1 else None
+        for target in graph.find_modules_directly_imported_by(module):
+            dst = target.split(".")[1] if target.count(".") >= 1 else None
+            if src and dst and src != dst and not src.startswith("__"):
+                edges.add((src, dst))
+    return sorted(edges)
+
+
+def block() -> str:
+    lines = [BEGIN, "```mermaid", "graph TD"]
+    lines += [f"    {a} --> {b}" for a, b in package_edges()]
+    lines += ["```", END]
+    return "\n".join(lines)
+
+
+def current() -> str:
+    text = DOC.read_text()
+    return text[text.index(BEGIN) : text.index(END) + len(END)]
+
+
+def main(argv: list[str]) -> int:
+    new = block()
+    if "--write" in argv:
+        text = DOC.read_text()
+        DOC.write_text(text.replace(current(), new))
+    else:
+        print(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,155 @@
+"""`python -m gradviz train`: train on CIFAR-10 or an ImageFolder folder from the command line.
+
+Progress goes to stderr; with --json the final metrics are one JSON object on stdout. Ctrl-C stops
+training cleanly (the model keeps what it learned and is still evaluated and saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+
+from gradviz.training.checkpoint import save_state_dict
+from gradviz.training.data import load_dataset
+from gradviz.training.loop import DeviceError, evaluate, resolve_device, train
+from gradviz.training.settings import PRESETS
+from gradviz.training.sources import DataError, display_classes
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {value}")
+    return value
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="train the tutorial CNN or the fast preset on CIFAR-10 or an image folder",
+        description=(
+            "Train on CIFAR-10 (downloaded once into a cache folder) or a folder with "
+            "train/<class>/* and test/<class>/*, then report overall and per-class test accuracy."
+        ),
+    )
+    p.add_argument(
+        "--data", required=True, help="'cifar10' to download/use CIFAR-10, or a folder path"
+    )
+    p.add_argument("--preset", choices=sorted(PRESETS), default="fast")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or mps (default auto)")
+    p.add_argument("--epochs", type=_positive_int, help="default: the preset's")
+    p.add_argument("--batch-size", type=_positive_int, help="default: the preset's")
+    p.add_argument("--lr", type=_positive_float, help="peak learning rate; default: the preset's")
+    p.add_argument(
+        "--time-limit", type=_positive_float, metavar="S", help="stop training after S seconds"
+    )
+    p.add_argument(
+        "--cache-dir", help="where CIFAR-10 is downloaded (default ~/.cache/gradviz/cifar10)"
+    )
+    p.add_argument("--save", metavar="PATH", help="write the trained state_dict here (torch.save)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=_positive_int, help="CPU threads for torch")
+    p.add_argument("--json", action="store_true", help="print the final metrics as JSON on stdout")
+    p.set_defaults(func=run)
+
+
+def _progress_line(event) -> str:
+    eta = f"{event.eta_s:5.1f}s" if event.eta_s is not None else "  ?  "
+    loss = f"{event.loss:.3f}" if event.loss is not None else "  -  "
+    acc = f"{100 * event.accuracy:5.1f}%" if event.accuracy is not None else "   -  "
+    return (
+        f"epoch {event.epoch}/{event.epochs} step {event.step}/{event.steps_total} "
+        f"{100 * event.fraction:5.1f}% | {event.images_per_s:8.0f} img/s | ETA {eta} | "
+        f"loss {loss} | train acc {acc}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    err = sys.stderr
+    stop = {"requested": False}
+
+    def on_sigint(signum, frame):
+        if stop["requested"]:
+            raise KeyboardInterrupt
+        stop["requested"] = True
+        print("\nStopping after this step (Ctrl-C again to abort)...", file=err)
+
+    def download_progress(done: int, total: int | None) -> None:
+        if total:
+            print(
+                f"\rdownloading CIFAR-10: {done / 1e6:6.1f} / {total / 1e6:.1f} MB",
+                end="",
+                file=err,
+            )
+
+    try:
+        device = resolve_device(args.device)
+        print(f"loading data: {args.data}", file=err)
+        data = load_dataset(args.data, cache_dir=args.cache_dir, progress=download_progress)
+        print(data.describe(), file=err)
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            result = None
+            for event in train(
+                data,
+                args.preset,
+                device,
+                epochs=args.epochs,
+                batch_size=args.batch_size,
+                lr=args.lr,
+                time_limit=args.time_limit,
+                should_stop=lambda: stop["requested"],
+                seed=args.seed,
+                threads=args.threads,
+            ):
+                if event.kind in ("progress", "epoch"):
+                    print(_progress_line(event), file=err)
+                elif event.kind == "end":
+                    result = event.result
+                    if event.stopped:
+                        print(f"stopped: {event.stopped}", file=err)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        classes = display_classes(data.classes)
+        ev = evaluate(result.model, data.test, result.arch, device, classes)
+        if args.save:
+            Path(args.save).write_bytes(save_state_dict(result.model))
+            print(f"saved state_dict to {args.save}", file=err)
+    except (DataError, DeviceError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+    metrics = {
+        "data": data.source,
+        "train_images": len(data.train),
+        "test_images": len(data.test),
+        "preset": result.preset,
+        "arch": result.arch,
+        "device": result.device,
+        "epochs_done": round(result.epochs_done, 3),
+        "images_seen": result.images_seen,
+        "train_seconds": round(result.train_seconds, 3),
+        "images_per_s": round(result.images_per_s, 1),
+        "test_accuracy": round(ev.accuracy, 4),
+        "test_time_augmentation": "flip" if ev.flip_tta else None,
+        "per_class_accuracy": {k: round(v, 4) for k, v in ev.per_class.items()},
+        "stopped": result.stopped,
+    }
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        print("\n".join(ev.report_lines()))
+        print(
+            f"{result.train_seconds:.1f} s of training on {result.device}, "
+            f"{result.images_per_s:,.0f} images/s"
+        )
+    return 0

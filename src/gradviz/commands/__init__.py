@@ -1,1 +1,0 @@
-"""Subcommands of `python -m gradviz`, one module each."""

@@ -1,0 +1,422 @@
+"""Devices: what this host has, simulated CUDA where it has none, device errors explained.
+
+No Streamlit here. The pieces:
+
+- `list_devices()`: cpu, each real CUDA GPU (name, memory), Apple MPS when present, and,
+  on a host without CUDA, the simulated CUDA devices (labelled as such everywhere).
+- Simulated CUDA: values are computed on the CPU while PyTorch's own FakeTensorMode
+  decides device semantics (which device an output lives on, and PyTorch's own
+  "Expected all tensors to be on the same device" error). `FakeShadow` keeps a fake twin
+  for each real tensor; gradviz.program.interpreter uses it in `Interpreter.call`.
+- `explain_device_error(message, tensors_by_name)`: the rule in plain words, the devices
+  named, and the fix as code naming the tensor to move.
+- `memory_summary()` (the real allocators) and `model_placement(device)` (seed 003's
+  `next(model.parameters()).device`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import torch
+
+from gradviz.devices.info import SIMULATED_CUDA_COUNT
+
+
+def cuda_available() -> bool:
+    return bool(torch.cuda.is_available())
+
+
+def simulation_needed() -> bool:
+    """True where PyTorch has no CUDA device: lessons then run on simulated CUDA."""
+    return not cuda_available()
+
+
+def mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+# ---------------------------------------------------------------- simulated CUDA
+
+
+class SimulatedDeviceError(RuntimeError):
+    """A device rule PyTorch enforces on a real GPU that FakeTensorMode does not check.
+
+    The message is PyTorch's own text (its pieces are in the torch binary); gradviz only
+    decides when it applies."""
+
+
+def is_device_like(v) -> bool:
+    """A torch.device, or a string torch accepts as one ("cuda", "cuda:1", "cpu", ...)."""
+    if isinstance(v, torch.device):
+        return True
+    if not (isinstance(v, str) and v.startswith(("cuda", "cpu", "mps"))):
+        return False
+    try:
+        torch.device(v)
+    except (RuntimeError, ValueError):
+        return False
+    return True
+
+
+def check_simulated_index(device: torch.device) -> None:
+    if device.type == "cuda" and (device.index or 0) >= SIMULATED_CUDA_COUNT:
+        raise SimulatedDeviceError(
+            f"{device} does not exist: simulated CUDA has {SIMULATED_CUDA_COUNT} devices "
+            f"(cuda:0 to cuda:{SIMULATED_CUDA_COUNT - 1})"
+        )
+
+
+def is_device_error(exc: BaseException) -> bool:
+    """PyTorch's device-mismatch errors (FakeTensorMode's, or a rule gradviz applies)."""
+    if isinstance(exc, SimulatedDeviceError):
+        return True
+    if type(exc).__name__ == "FakeTensorDeviceMismatchError":
+        return True
+    return "Expected all tensors to be on the same device" in str(exc)
+
+
+def message_source(simulated: bool, rule_by_gradviz: bool = False) -> str:
+    """Where a device error message came from, as the page says it."""
+    if not simulated:
+        return "captured on a real GPU" if cuda_available() else "captured on this machine (CPU)"
+    if rule_by_gradviz:
+        return (
+            "simulated: PyTorch's message text, applied by gradviz (FakeTensorMode does not "
+            "check this rule on a CPU-only host)"
+        )
+    return "simulated: raised by PyTorch's FakeTensorMode on this CPU-only host"
+
+
+class FakeShadow:
+    """Fake twins of real CPU tensors, carrying the device PyTorch's rules give them.
+
+    Each operation runs first on the twins under FakeTensorMode (PyTorch decides the
+    output's device, or raises its own device-mismatch error), then on the real CPU
+    tensors for values and gradients."""
+
+    def __init__(self) -> None:
+        self._mode = None
+        self._twins: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # id(real) -> (real, fake)
+        self.active = False  # becomes True once any tensor lives on a simulated device
+
+    @property
+    def mode(self):
+        """FakeTensorMode, made on first use: importing it pulls in torch._dynamo (about a
+        second), which a program that stays on the CPU never needs."""
+        if self._mode is None:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            self._mode = FakeTensorMode(allow_non_fake_inputs=True)
+        return self._mode
+
+    def device_of(self, t: torch.Tensor) -> torch.device:
+        entry = self._twins.get(id(t))
+        if entry is not None and entry[0] is t:
+            return entry[1].device
+        return t.device
+
+    def twin(self, t: torch.Tensor) -> torch.Tensor:
+        entry = self._twins.get(id(t))
+        if entry is not None and entry[0] is t:
+            return entry[1]
+        with torch.no_grad():
+            fake = self.mode.from_tensor(t.detach())
+        self._twins[id(t)] = (t, fake)
+        return fake
+
+    def place(self, t: torch.Tensor, device: str | torch.device) -> None:
+        """Say that real CPU tensor `t` lives on `device`."""
+        device = torch.device(device)
+        if device.type == "cuda" and device.index is None:
+            device = torch.device("cuda", 0)
+        check_simulated_index(device)
+        with torch.no_grad(), self.mode:
+            fake = self.mode.from_tensor(t.detach()).to(device)
+        self._twins[id(t)] = (t, fake)
+        if device.type != "cpu":
+            self.active = True
+
+    def record(self, real, fake) -> bool:
+        """Pair the outputs of one operation (same structure) real -> fake."""
+        from torch.utils._pytree import tree_flatten
+
+        reals, _ = tree_flatten(real)
+        fakes, _ = tree_flatten(fake)
+        if len(reals) != len(fakes):
+            return False
+        for r, f in zip(reals, fakes, strict=True):
+            if isinstance(r, torch.Tensor) and isinstance(f, torch.Tensor):
+                self._twins[id(r)] = (r, f)
+                if f.device.type != "cpu":
+                    self.active = True
+        return True
+
+    def needed(self, args, kwargs) -> bool:
+        """Does this operation need the fake run? (Only once simulated devices are in play.)"""
+        if self.active:
+            return True
+        # devices are passed at the top level: device=..., or .to("cuda") positionally
+        return any(
+            is_device_like(v) and torch.device(v).type == "cuda" for v in (*args, *kwargs.values())
+        )
+
+    def fakes_for(self, args, kwargs):
+        from torch.utils._pytree import tree_map
+
+        def conv(v):
+            return self.twin(v) if isinstance(v, torch.Tensor) else v
+
+        return tree_map(conv, args), {k: conv(v) for k, v in kwargs.items()}
+
+    def run(self, fn, args, kwargs):
+        """fn on the twins under FakeTensorMode: the fake outputs, or PyTorch's own error."""
+        fargs, fkwargs = self.fakes_for(args, kwargs)
+        fkwargs.pop("generator", None)
+        check_index_devices(fn, fargs)
+        with torch.no_grad(), self.mode:
+            out = fn(*fargs, **fkwargs)
+        from torch.utils._pytree import tree_flatten
+
+        for leaf in tree_flatten(out)[0]:
+            if isinstance(leaf, torch.Tensor):
+                check_simulated_index(leaf.device)
+        return out
+
+
+def check_index_devices(fn, args) -> None:
+    """Indexing: PyTorch accepts index tensors on the CPU or on the indexed tensor's device.
+
+    A CPU tensor indexed by a CUDA index tensor is refused on a real GPU, but FakeTensorMode
+    (torch 2.14) lets it through; this applies PyTorch's rule with PyTorch's message."""
+    import operator
+
+    if fn not in (operator.getitem, operator.setitem) or not args:
+        return
+    self_t = args[0]
+    if not isinstance(self_t, torch.Tensor):
+        return
+    index = args[1] if len(args) > 1 else None
+    indices = index if isinstance(index, tuple | list) else (index,)
+    for idx in indices:
+        if isinstance(idx, torch.Tensor) and idx.device.type != "cpu":
+            if idx.device != self_t.device:
+                raise SimulatedDeviceError(
+                    "indices should be either on cpu or on the same device as the indexed "
+                    f"tensor ({self_t.device})"
+                )
+
+
+def numpy_message(device: torch.device) -> str:
+    """PyTorch's own text for .numpy() on a tensor that is not on the CPU."""
+    return (
+        f"can't convert {device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+        "tensor to host memory first."
+    )
+
+
+def tensor_repr(t: torch.Tensor, device: torch.device) -> str:
+    """repr() of a real CPU tensor as PyTorch prints it on `device` (device= after the data)."""
+    text = repr(t)
+    if device.type == "cpu" or not text.startswith("tensor("):
+        return text
+    i = len("tensor(")
+    if text[i] == "[":
+        depth = 0
+        for j in range(i, len(text)):
+            if text[j] == "[":
+                depth += 1
+            elif text[j] == "]":
+                depth -= 1
+                if depth == 0:
+                    i = j + 1
+                    break
+    else:
+        while i < len(text) and text[i] not in ",)":
+            i += 1
+    return text[:i] + f", device='{device}'" + text[i:]
+
+
+# ---------------------------------------------------------------- errors explained
+
+
+@dataclass
+class DeviceExplanation:
+    kind: str  # device_mismatch | cuda_index_mismatch | index_device | numpy_cuda | no_cuda
+    title: str
+    rule: str
+    devices: list[str] = field(default_factory=list)
+    tensors: dict[str, str] = field(default_factory=dict)  # name -> device, the operands
+    move: str | None = None  # the tensor to move
+    target: str | None = None  # its destination, as code (e.g. "a.device")
+    fix_code: str = ""
+
+    def as_details(self) -> dict:
+        return {
+            "device_kind": self.kind,
+            "device_rule": self.rule,
+            "devices": self.devices,
+            "device_tensors": self.tensors,
+            "move": self.move,
+            "fix_code": self.fix_code,
+        }
+
+
+MISMATCH_RE = re.compile(r"found at least two devices, ([\w:]+) and ([\w:]+)")
+# Another form of the same error, naming the argument: "... but got mat2 is on cpu, different
+# from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_mm)".
+GOT_RE = re.compile(r"but got \w+ is on ([\w:]+), different from other tensors on ([\w:]+)")
+RULE_SAME_DEVICE = (
+    "An operation's tensor operands must all live on the same device: PyTorch never copies "
+    "between devices behind your back, because copies are slow and should be visible. One "
+    "exception: a 0-dim CPU tensor (a single number such as torch.tensor(2.0)) may be combined "
+    "with tensors on any device."
+)
+
+
+def _pick(tensors: dict[str, str], device: str) -> str | None:
+    return next((n for n, d in tensors.items() if d == device), None)
+
+
+def explain_device_error(message: str, tensors_by_name: dict[str, str]) -> DeviceExplanation | None:
+    """Explain one of PyTorch's device errors. `tensors_by_name`: the failing operation's
+    tensor operands, name -> device (as str). None when the message is not about devices."""
+    tensors = dict(tensors_by_name)
+    m = MISMATCH_RE.search(message)
+    got = GOT_RE.search(message)
+    if "Expected all tensors to be on the same device" in message or m:
+        if m:
+            found = list(m.groups())
+        elif got:
+            found = [got.group(2), got.group(1)]
+        else:
+            found = sorted(set(tensors.values()))
+        found = list(dict.fromkeys(found))
+        cpu_side = [d for d in found if d == "cpu"]
+        if cpu_side and len(found) >= 2:
+            target_dev = next(d for d in found if d != "cpu")
+            move_dev = "cpu"
+            kind = "device_mismatch"
+            title = "Tensors on different devices (GPU and CPU)"
+        else:
+            target_dev, move_dev = (found + ["cuda:0", "cuda:1"])[:2]
+            kind = (
+                "cuda_index_mismatch"
+                if found and found[0].startswith("cuda")
+                else "device_mismatch"
+            )
+            title = (
+                "Tensors on two different GPUs"
+                if kind == "cuda_index_mismatch"
+                else ("Tensors on different devices")
+            )
+        move = _pick(tensors, move_dev)
+        ref = _pick(tensors, target_dev)
+        target = f"{ref}.device" if ref else repr(target_dev)
+        rule = RULE_SAME_DEVICE
+        if kind == "cuda_index_mismatch":
+            rule += (
+                f" Two GPUs are two devices: {target_dev} and {move_dev} have separate memory, "
+                "so the same rule applies between them."
+            )
+        fix = (
+            f"{move} = {move}.to({target})"
+            if move
+            else f"x = x.to({target!s})  # the {move_dev} operand"
+        )
+        return DeviceExplanation(kind, title, rule, found, tensors, move, target, fix)
+    if "indices should be either on" in message:
+        dev = re.search(r"indexed tensor \(([\w:]+)\)", message)
+        self_dev = dev.group(1) if dev else "cpu"
+        idx_name = next((n for n, d in tensors.items() if d != self_dev), None)
+        indexed = _pick(tensors, self_dev)
+        target = f"{indexed}.device" if indexed else repr(self_dev)
+        rule = (
+            "An index tensor may live on the CPU or on the same device as the tensor it indexes. "
+            "So a GPU tensor indexed with a CPU index works (PyTorch copies the small index "
+            "over), but a CPU tensor indexed with a GPU index is refused."
+        )
+        return DeviceExplanation(
+            "index_device",
+            "Index tensor on another device",
+            rule,
+            sorted(set(tensors.values()) | {self_dev}),
+            tensors,
+            idx_name,
+            target,
+            f"{idx_name or 'idx'} = {idx_name or 'idx'}.to({target})",
+        )
+    if "to numpy. Use Tensor.cpu()" in message or "can't convert cuda" in message:
+        name = next(iter(tensors), "t")
+        devs = sorted(set(tensors.values()))
+        return DeviceExplanation(
+            "numpy_cuda",
+            ".numpy() on a GPU tensor",
+            "A NumPy array lives in host (CPU) memory, so a GPU tensor must be copied back "
+            "first; the copy waits for the GPU to finish (a hidden synchronisation).",
+            devs,
+            tensors,
+            name,
+            "'cpu'",
+            f"{name}.detach().cpu().numpy()",
+        )
+    if re.search(r"Found no NVIDIA driver|Torch not compiled with CUDA|no CUDA GPUs", message):
+        return DeviceExplanation(
+            "no_cuda",
+            "No CUDA GPU on this machine",
+            "The program asked for a CUDA device, but PyTorch found none on this machine.",
+            [],
+            tensors,
+            None,
+            None,
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+        )
+    return None
+
+
+# ---------------------------------------------------------------- memory and placement
+
+
+def memory_summary() -> list[dict]:
+    """Per real CUDA device: what PyTorch's caching allocator holds, and what the driver sees."""
+    out = []
+    if not cuda_available():
+        return out
+    for i in range(torch.cuda.device_count()):
+        free, total = torch.cuda.mem_get_info(i)
+        out.append(
+            {
+                "device": f"cuda:{i}",
+                "allocated": torch.cuda.memory_allocated(i),
+                "reserved": torch.cuda.memory_reserved(i),
+                "used_by_all_processes": total - free,  # what nvidia-smi shows as used
+                "total": total,
+            }
+        )
+    return out
+
+
+def model_placement(device: str, simulate: bool | None = None) -> dict:
+    """Build torch.nn.Linear(4, 2) on `device` and ask PyTorch where its parameters live.
+
+    On simulated CUDA the model is built under FakeTensorMode: PyTorch itself answers
+    `next(model.parameters()).device`."""
+    simulate = simulation_needed() if simulate is None else simulate
+    dev = torch.device(device)
+    if simulate and dev.type == "cuda":
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode():
+            model = torch.nn.Linear(4, 2, device=dev)
+            answer = next(model.parameters()).device
+    else:
+        model = torch.nn.Linear(4, 2).to(dev)
+        answer = next(model.parameters()).device
+    return {
+        "code": f"model = torch.nn.Linear(4, 2).to({str(dev)!r})\nnext(model.parameters()).device",
+        "device": str(answer),
+        "simulated": bool(simulate and dev.type == "cuda"),
+        "parameters": {n: str(p.device) for n, p in model.named_parameters()},
+    }

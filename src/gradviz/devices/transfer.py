@@ -1,0 +1,250 @@
+"""What moving data costs, measured live: copy bandwidth, hidden syncs, one big op vs many small.
+
+Timing done right: warm-up runs first, then the median of several runs. On a GPU, device
+work is timed with CUDA events and every measurement ends with a synchronize (GPU work is
+asynchronous: a wall clock around a kernel launch measures the launch, not the work). On the
+CPU, time.perf_counter. Nothing here asserts on speed; the numbers are what this machine did.
+
+Recorded GPU reference numbers live in bench/transfer_reference.json, written by
+`python -m gradviz.devices.transfer --record bench/transfer_reference.json` on a machine with a GPU.
+No such file exists until someone runs that on a GPU: gradviz never makes numbers up.
+
+The measuring functions run in a job worker; the server reads Measurement and the recorded
+reference from gradviz.devices.transfer_reference, without PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from gradviz.devices.transfer_reference import Measurement
+
+
+def _is_cuda(device: str) -> bool:
+    import torch
+
+    return torch.device(device).type == "cuda"
+
+
+def time_it(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2) -> float:
+    """Median seconds of fn(); CUDA events and synchronize on a GPU, perf_counter on the CPU."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    if _is_cuda(device):
+        torch.cuda.synchronize(device)
+    times = []
+    for _ in range(repeats):
+        if _is_cuda(device):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1000.0)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def wall_time(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2) -> float:
+    """Median wall-clock seconds until fn() returns to Python (what a hidden sync costs the host).
+
+    The device is idle before each run, so only fn's own work and waiting are counted."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        if _is_cuda(device):
+            torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    if _is_cuda(device):
+        torch.cuda.synchronize(device)
+    return statistics.median(times)
+
+
+def copy_bandwidth(device: str, nbytes: int = 16 * 2**20, repeats: int = 5) -> list[Measurement]:
+    """Host->device and device->host copies, pageable and pinned host memory.
+
+    On the CPU there is no host-device copy: it measures a host memory copy (the CPU side
+    of a transfer) and says that pinned memory needs CUDA."""
+    import torch
+
+    n = nbytes // 4
+    out = []
+    if _is_cuda(device):
+        dev = torch.empty(n, device=device)
+        for pinned in (False, True):
+            host = torch.empty(n, pin_memory=pinned)
+            kind = "pinned" if pinned else "pageable"
+            s = time_it(lambda h=host, p=pinned: dev.copy_(h, non_blocking=p), device, repeats)
+            out.append(Measurement(f"h2d_{kind}", f"host → {device}, {kind}", device, s, nbytes))
+            s = time_it(lambda h=host, p=pinned: h.copy_(dev, non_blocking=p), device, repeats)
+            out.append(Measurement(f"d2h_{kind}", f"{device} → host, {kind}", device, s, nbytes))
+        return out
+    src = torch.ones(n)
+    dst = torch.empty(n)
+    s = time_it(lambda: dst.copy_(src), "cpu", repeats)
+    out.append(
+        Measurement(
+            "host_copy",
+            "host memory copy (the CPU side of a transfer)",
+            "cpu",
+            s,
+            nbytes,
+            "no GPU here: host→device and device→host copies cannot be measured",
+        )
+    )
+    out.append(
+        Measurement(
+            "pinned",
+            "pinned (page-locked) host memory",
+            "cpu",
+            float("nan"),
+            None,
+            "needs CUDA: pin_memory() asks the CUDA driver to lock the pages",
+        )
+    )
+    return out
+
+
+def sync_costs(device: str, size: int = 512, repeats: int = 5) -> list[Measurement]:
+    """What .item(), print, .numpy() and .cpu() cost right after queued work.
+
+    On a GPU, work is queued and Python goes on; each of these must wait for the queue to
+    drain and copy back, so the host stalls (a hidden synchronisation)."""
+    import torch
+
+    x = torch.randn(size, size, device=device)
+
+    def queued():
+        return x @ x
+
+    def sync(call):
+        def go():
+            return call(queued())
+
+        return go
+
+    cases = [
+        ("queue_only", "x @ x queued, no sync", queued),
+        ("item", "(x @ x).sum().item()", sync(lambda y: y.sum().item())),
+        ("print", "print(x @ x) (repr copies to the host)", sync(lambda y: repr(y))),
+        ("numpy", "(x @ x).cpu().numpy()", sync(lambda y: y.cpu().numpy())),
+        ("cpu", "(x @ x).cpu()", sync(lambda y: y.cpu())),
+    ]
+    out = []
+    for key, what, fn in cases:
+        s = wall_time(fn, device, repeats)
+        note = "" if _is_cuda(device) else "on the CPU there is no queue: nothing to wait for"
+        out.append(Measurement(f"sync_{key}", what, device, s, None, note))
+    return out
+
+
+def one_vs_many(device: str, pieces: int = 256, size: int = 1024, repeats: int = 3):
+    """The same additions as one large op and as many small ones (each a launch on a GPU)."""
+    import torch
+
+    big = torch.randn(pieces * size, device=device)
+    small = list(big.split(size))
+
+    def many():
+        for s in small:
+            s.add(1.0)
+
+    out = [
+        Measurement(
+            "one_large", f"one add over {pieces * size:,} values", device, 0.0, big.numel() * 4
+        ),
+        Measurement(
+            "many_small", f"{pieces} adds over {size:,} values each", device, 0.0, big.numel() * 4
+        ),
+    ]
+    out[0].seconds = time_it(lambda: big.add(1.0), device, repeats)
+    out[1].seconds = time_it(many, device, repeats)
+    return out
+
+
+def measure_all(device: str, quick: bool = False) -> list[Measurement]:
+    if quick:
+        return (
+            copy_bandwidth(device, 2**20, 3)
+            + sync_costs(device, 64, 3)
+            + one_vs_many(device, 32, 256, 2)
+        )
+    return copy_bandwidth(device) + sync_costs(device) + one_vs_many(device)
+
+
+def measure_job(device: str, quick: bool = False, *, should_stop):
+    """measure_all as a worker job (gradviz.workers.jobs): one progress line, then the measurements as
+    the job's result. Copies allocate and time tensors, so they run outside the server."""
+    yield f"measuring copies and synchronisations on {device}"
+    return measure_all(device, quick=quick)
+
+
+def device_name(device: str) -> str:
+    import torch
+
+    if _is_cuda(device):
+        return torch.cuda.get_device_name(torch.device(device))
+    import platform
+
+    return platform.processor() or platform.machine() or "CPU"
+
+
+def record(path: Path, device: str) -> dict:
+    """Measure on `device` and write the numbers with the device's name and the date."""
+    import torch
+
+    data = {
+        "device": device,
+        "device_name": device_name(device),
+        "torch": torch.__version__,
+        "measured_on": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "measurements": [
+            # NaN (not measurable here) is written as null: the file stays standard JSON
+            {**asdict(m), "seconds": None if math.isnan(m.seconds) else m.seconds}
+            | {"gb_per_s": m.gb_per_s}
+            for m in measure_all(device)
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    parser = argparse.ArgumentParser(prog="python -m gradviz.devices.transfer", description=__doc__)
+    parser.add_argument("--device", default="cuda:0" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--record", type=Path, help="write the measurements as JSON here")
+    args = parser.parse_args(argv)
+    if args.record:
+        data = record(args.record, args.device)
+        print(f"recorded {len(data['measurements'])} measurements on {data['device_name']}")
+        return 0
+    for m in measure_all(args.device):
+        rate = f" {m.gb_per_s:.2f} GB/s" if m.gb_per_s else ""
+        print(f"{m.key:14s} {m.seconds * 1e6:12.1f} µs{rate}  {m.what} {m.note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,212 @@
+"""A run's record -> GraphModel: the autograd graph as plain data.
+
+Nodes are the tensors a program named (with value and gradient) and the backward
+functions between them (PowBackward0, MeanBackward0, ...). A leaf's AccumulateGrad
+node is folded into the leaf itself: it is where `x.grad` comes from. Edges point
+the way data flows forward (inputs -> function -> output), as torchviz draws them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, TensorInfo, ValueBudget
+from gradviz.graph.record import RunRecord, walk_graph
+from gradviz.graph.rules import rule_for
+from gradviz.graph.values import stored_count, tensor_values
+
+
+def _note(binding, tensor: torch.Tensor) -> str | None:
+    if tensor.requires_grad:
+        return None
+    if binding.no_grad:
+        return "made under torch.no_grad(): autograd recorded nothing"
+    if binding.op in ("detach", "detach_"):
+        return "detached: cut out of the graph, no gradient flows through it"
+    if binding.constant:
+        return "requires_grad=False: a constant as far as autograd is concerned"
+    return "none of its inputs requires grad, so autograd recorded nothing"
+
+
+_SAVED_ATTRS: dict[type, list[str]] = {}
+
+
+def _saved_values(fn) -> list[tuple[str, str]]:
+    out = []
+    attrs = _SAVED_ATTRS.get(type(fn))
+    if attrs is None:  # dir() of an autograd node is slow; its class fixes the answer
+        attrs = _SAVED_ATTRS[type(fn)] = [a for a in dir(fn) if a.startswith("_saved_")]
+    for attr in attrs:
+        try:
+            value = getattr(fn, attr)
+        except RuntimeError:
+            out.append((attr[len("_saved_") :], "(freed by backward)"))
+            continue
+        if isinstance(value, torch.Tensor):
+            shape = "x".join(map(str, value.shape)) or "scalar"
+            out.append((attr[len("_saved_") :], f"{shape} {tensor_values(value)[1]}"))
+        elif value is None:
+            continue
+        else:
+            text = repr(value)
+            out.append((attr[len("_saved_") :], text if len(text) <= 40 else text[:39] + "…"))
+    return out
+
+
+def build_graph(record: RunRecord) -> GraphModel:
+    model = GraphModel(simulated=record.simulated)
+    registry = record.registry
+
+    # 1. One TensorInfo per distinct tensor a program named (aliases share a node).
+    seen: dict[int, TensorInfo] = {}
+    budget = ValueBudget()  # values are left out as they are built, not after
+    name_counts: dict[str, int] = {}
+    for b in record.bindings:
+        name_counts[b.name] = name_counts.get(b.name, 0) + 1
+    tensor_of: dict[str, torch.Tensor] = {}
+    for b in record.bindings:
+        t = b.tensor
+        if id(t) in seen:
+            info = seen[id(t)]
+            if b.name not in info.label.split(" = "):
+                info.label = f"{info.label} = {b.name}"
+            continue
+        label = b.name if name_counts[b.name] == 1 else f"{b.name}·L{b.line}"
+        grad = t.grad if (t.is_leaf or t.retains_grad) else None
+        keep = budget.take(stored_count(t) + stored_count(grad))
+        value, preview = tensor_values(t, keep)
+        grad_value, grad_preview = tensor_values(grad, keep) if grad is not None else (None, None)
+        info = TensorInfo(
+            id=f"t{len(model.tensors)}",
+            name=b.name,
+            label=label,
+            line=b.line,
+            expr=b.expr,
+            shape=list(t.shape),
+            dtype=str(t.dtype).replace("torch.", ""),
+            device=record.device_of(t),
+            requires_grad=t.requires_grad,
+            is_leaf=t.is_leaf,
+            retains_grad=bool(t.retains_grad) if not t.is_leaf else False,
+            grad_fn=t.grad_fn.name() if t.grad_fn is not None else None,
+            value=value,
+            preview=preview,
+            grad=grad_value,
+            grad_preview=grad_preview,
+            note=_note(b, t),
+        )
+        seen[id(t)] = info
+        tensor_of[info.id] = t
+        model.tensors.append(info)
+    model.values_left_out = budget.left_out
+
+    # 2. Where each named tensor sits in the autograd graph.
+    output_slot: dict[tuple[str, int], str] = {}  # (function key, output_nr) -> tensor node
+    leaf_node: dict[int, str] = {}  # id(leaf tensor) -> tensor node
+    roots = []
+    for info in model.tensors:
+        t = tensor_of[info.id]
+        if t.grad_fn is not None:
+            output_slot.setdefault((registry.key(t.grad_fn), t.output_nr), info.id)
+            roots.append(t.grad_fn)
+        elif t.requires_grad:
+            leaf_node[id(t)] = info.id
+
+    functions = walk_graph(*reversed(roots))
+    for fn in functions:
+        registry.key(fn)
+    functions.sort(key=lambda f: int(registry.key(f)[1:]))
+
+    # 3. Function nodes; AccumulateGrad folds into its leaf.
+    node_of_fn: dict[str, str] = {}
+    unnamed_leaves = 0
+    for fn in functions:
+        key = registry.key(fn)
+        if hasattr(fn, "variable"):  # AccumulateGrad
+            var = fn.variable
+            tid = leaf_node.get(id(var))
+            if tid is None:
+                unnamed_leaves += 1
+                tid = f"u{unnamed_leaves}"
+                model.nodes.append(
+                    GraphNode(
+                        tid,
+                        "tensor",
+                        "unnamed leaf",
+                        "leaf",
+                        shape=list(var.shape),
+                        device=record.device_of(var),
+                    )
+                )
+            node_of_fn[key] = tid
+            continue
+        node_of_fn[key] = key
+        model.nodes.append(
+            GraphNode(
+                key,
+                "function",
+                fn.name(),
+                "function",
+                rule=rule_for(fn.name()),
+                saved=_saved_values(fn),
+                # not recorded: made while every tensor was still on the CPU
+                device=record.fn_devices.get(id(fn), (None, "cpu"))[1],
+            )
+        )
+
+    # 4. Tensor nodes, with roles.
+    consumed: set[str] = set()
+    for fn in functions:
+        if hasattr(fn, "variable"):
+            continue
+        for u, nr in fn.next_functions:
+            if u is not None:
+                consumed.add(output_slot.get((registry.key(u), nr), ""))
+    tensor_nodes = []
+    for info in model.tensors:
+        t = tensor_of[info.id]
+        if not t.requires_grad:
+            role = "untracked"
+        elif t.is_leaf:
+            role = "leaf"
+        elif info.id in consumed:
+            role = "intermediate"
+        else:
+            role = "output"
+        tensor_nodes.append(
+            GraphNode(info.id, "tensor", info.label, role, tensor=info.id, device=info.device)
+        )
+    model.nodes = tensor_nodes + model.nodes
+
+    # 5. Edges, forward: input -> function, function -> named output.
+    edges: list[tuple[str, str]] = []
+    for fn in functions:
+        if hasattr(fn, "variable"):
+            continue
+        key = registry.key(fn)
+        for u, nr in fn.next_functions:
+            if u is None:
+                continue
+            ukey = registry.key(u)
+            src = output_slot.get((ukey, nr)) or node_of_fn.get(ukey)
+            if src:
+                edges.append((src, key))
+    for (fkey, _nr), tid in output_slot.items():
+        if fkey in node_of_fn:
+            edges.append((fkey, tid))
+    unique = list(dict.fromkeys(edges))
+    device_of = {n.id: n.device for n in model.nodes}
+    copy_fns = {n.id for n in model.nodes if n.kind == "function" and "Copy" in n.title}
+    model.edges = []
+    for s, d in unique:
+        copy = None
+        a, b = device_of.get(s), device_of.get(d)
+        if d in copy_fns and a and b and a != b:
+            copy = f"{a}→{b}"
+        model.edges.append(GraphEdge(s, d, copy))
+
+    # 6. Backward steps point at graph nodes.
+    for done in record.backward:
+        for step in done.steps:
+            step.node = node_of_fn.get(step.node, step.node)
+    return model

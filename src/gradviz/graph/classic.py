@@ -1,0 +1,33 @@
+"""torchviz's classic drawing of a run: make_dot over the tensors a program named (runs in
+workers: torch and torchviz)."""
+
+from __future__ import annotations
+
+from torchviz import make_dot
+
+from gradviz.graph.record import RunRecord
+
+
+def classic_dot(record: RunRecord) -> str | None:
+    """torchviz.make_dot over every named tensor that ends a branch of the graph."""
+    tensors = [b.tensor for b in record.bindings]
+    with_graph = [t for t in tensors if t.grad_fn is not None]
+    if not with_graph:
+        return None
+    # Named outputs: tensors whose grad_fn no other named tensor's graph consumes.
+    consumed: set[int] = set()
+    for t in with_graph:
+        for u, _ in t.grad_fn.next_functions:
+            if u is not None:
+                consumed.add(id(u))
+    roots = tuple({id(t): t for t in with_graph if id(t.grad_fn) not in consumed}.values()) or (
+        with_graph[-1],
+    )
+    params = {
+        b.name: b.tensor for b in record.bindings if b.tensor.is_leaf and b.tensor.requires_grad
+    }
+    try:
+        dot = make_dot(roots if len(roots) > 1 else roots[0], params=params)
+    except (RuntimeError, RecursionError):
+        return None
+    return dot.source

@@ -1,0 +1,118 @@
+"""The autograd graph as plain data: TensorInfo (one tensor a program named, with value and
+gradient), GraphNode, GraphEdge, GraphModel, the backward record, and the ValueBudget that
+bounds how many values a graph carries.
+
+No torch and no Streamlit: workers build these (gradviz.graph.build) and the server
+unpickles and draws them (gradviz.graph.render).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_TENSORS_WITH_VALUES = 200  # tensors whose values (and gradients) are sent in full
+MAX_RESULT_VALUES = 100_000  # numbers sent in all, over every tensor's value and gradient
+
+
+@dataclass
+class TensorInfo:
+    """One tensor a program named, as plain data."""
+
+    id: str
+    name: str
+    label: str  # name, or name·L3 when the name was bound more than once
+    line: int
+    expr: str
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    retains_grad: bool
+    grad_fn: str | None
+    value: list | float | int | bool | None
+    preview: str
+    grad: list | float | None = None
+    grad_preview: str | None = None
+    note: str | None = None  # why autograd does not track it, when it does not
+
+
+@dataclass
+class BackwardStep:
+    index: int
+    node: str  # graph node id (a function node, or a leaf tensor for AccumulateGrad)
+    fn: str
+    upstream: list[str]  # gradients flowing in (grad_outputs), previews
+    produced: list[str]  # gradients for the inputs (grad_inputs), previews
+
+
+@dataclass
+class BackwardRecord:
+    target: str
+    line: int | None
+    gradient: str  # "implicit" (scalar) | "ones" | "given"
+    origin: str  # "program" or "request"
+    steps: list[BackwardStep] = field(default_factory=list)
+
+
+@dataclass
+class ValueBudget:
+    """The values a result may still carry, spent while the worker builds it: 2,500 tensors
+    of 4,096 values each would otherwise become 10 million Python floats (about 330 MB in
+    the worker) before cap_result could drop them."""
+
+    tensors: int = MAX_TENSORS_WITH_VALUES
+    numbers: int = MAX_RESULT_VALUES
+    left_out: int = 0  # tensors whose values did not fit
+
+    def take(self, count: int) -> bool:
+        """Whether `count` more numbers (one tensor's value and gradient) fit."""
+        if count == 0:
+            return True
+        if self.tensors <= 0 or count > self.numbers:
+            self.left_out += 1
+            return False
+        self.tensors -= 1
+        self.numbers -= count
+        return True
+
+
+@dataclass
+class GraphNode:
+    id: str
+    kind: str  # tensor | function
+    title: str  # a tensor's label, or a function's name
+    role: str  # leaf | intermediate | output | untracked | function
+    tensor: str | None = None  # TensorInfo.id for tensor nodes
+    rule: str | None = None
+    saved: list[tuple[str, str]] = field(default_factory=list)
+    shape: list[int] | None = None  # for unnamed leaves
+    device: str | None = None  # where the tensor (or the function's output) lives
+
+
+@dataclass
+class GraphEdge:
+    src: str
+    dst: str
+    copy: str | None = None  # "cpu→cuda:0" where a value crosses devices (a copy)
+
+
+@dataclass
+class GraphModel:
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+    tensors: list[TensorInfo] = field(default_factory=list)
+    simulated: bool = False  # CUDA devices here are simulated (gradviz.devices.simulated)
+    values_left_out: int = 0  # tensors whose values the ValueBudget did not carry
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def node(self, node_id: str) -> GraphNode | None:
+        return next((n for n in self.nodes if n.id == node_id), None)
+
+    def tensor_info(self, tensor_id: str | None) -> TensorInfo | None:
+        if len(self._index) != len(self.tensors):
+            self._index = {t.id: t for t in self.tensors}
+        return self._index.get(tensor_id)
+
+    def by_title(self, title: str) -> GraphNode | None:
+        return next((n for n in self.nodes if n.title == title), None)

@@ -1,0 +1,64 @@
+"""What a run leaves for the graph: the tensors a program named (Binding), stable ids for
+autograd nodes (NodeRegistry), the devices their outputs live on, and the backward record,
+as one RunRecord; walk_graph reaches every autograd node from some roots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from gradviz.graph.model import BackwardRecord
+
+
+@dataclass
+class Binding:
+    name: str
+    tensor: torch.Tensor
+    line: int
+    expr: str
+    no_grad: bool
+    op: str
+    constant: bool = False  # made by a constructor or a literal: requires_grad=False
+
+
+class NodeRegistry:
+    """Stable ids for autograd nodes; keeps each node alive so its id() is not reused."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, str] = {}
+        self.nodes: dict[str, object] = {}
+
+    def key(self, fn) -> str:
+        k = self.ids.get(id(fn))
+        if k is None:
+            k = f"f{len(self.ids)}"
+            self.ids[id(fn)] = k
+            self.nodes[k] = fn
+        return k
+
+
+def walk_graph(*roots) -> list:
+    """Every autograd node reachable from the roots (each once), without recursion."""
+    seen: dict[int, object] = {}
+    stack = list(roots)
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen[id(fn)] = fn
+        stack.extend(n for n, _ in fn.next_functions)
+    return list(seen.values())
+
+
+@dataclass
+class RunRecord:
+    """Everything gradviz.graph.build and .classic read of a finished run."""
+
+    bindings: list[Binding]
+    registry: NodeRegistry
+    device_of: Callable[[torch.Tensor], str]  # real device, or the simulated one
+    fn_devices: dict[int, tuple[object, str]] = field(default_factory=dict)
+    backward: list[BackwardRecord] = field(default_factory=list)
+    simulated: bool = False  # CUDA devices in this run are simulated

@@ -1,0 +1,637 @@
+"""GraphModel -> DOT text -> svg/png/pdf bytes.
+
+Two views of one graph:
+- "values": gradviz's enriched drawing. Each named tensor is a node with name,
+  shape, dtype, device and `data | grad` (micrograd style); each backward function
+  is a node between them; a legend explains the colours.
+- "classic": torchviz.make_dot's drawing, unchanged, so users can compare with what
+  they see elsewhere. Only direction and background follow the chosen options.
+
+DOT text needs no binary. Turning it into svg/png/pdf needs Graphviz's `dot`;
+without it, `render_bytes` raises RenderUnavailable saying what to install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import threading
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from gradviz.devices.info import device_label
+from gradviz.graph.model import GraphModel, GraphNode
+from gradviz.util.hosting import public_mode
+from gradviz.util.memo import ByteLRU
+
+FORMATS = ("svg", "png", "pdf", "dot")
+# Above this many nodes a drawing is compact: tensors show name, shape and values (no
+# expression, dtype or device line) and edges are straight. Unreadable detail at that
+# size costs most of Graphviz's layout time.
+COMPACT_NODES = 300
+RANKDIRS = ("TB", "LR")
+
+
+@dataclass(frozen=True)
+class Theme:
+    bg: str
+    font: str
+    edge: str
+    leaf: str
+    intermediate: str
+    output: str
+    untracked: str
+    function: str
+    border: str
+    highlight: str
+    done: str
+
+
+THEMES: dict[str, Theme] = {
+    "light": Theme(
+        "white",
+        "#1b1b1b",
+        "#555555",
+        "#cfe6ff",
+        "#fff4c7",
+        "#d6f5d0",
+        "#eeeeee",
+        "#f3f0ff",
+        "#6b6b6b",
+        "#d62728",
+        "#9e9e9e",
+    ),
+    "dark": Theme(
+        "#1e1e1e",
+        "#f2f2f2",
+        "#bdbdbd",
+        "#1f4e79",
+        "#5a4a00",
+        "#1d5a32",
+        "#333333",
+        "#3b2f5c",
+        "#9e9e9e",
+        "#ff6b6b",
+        "#777777",
+    ),
+    "print": Theme(
+        "white",
+        "black",
+        "black",
+        "white",
+        "white",
+        "white",
+        "white",
+        "white",
+        "black",
+        "black",
+        "#777777",
+    ),
+}
+
+ROLE_TEXT = {
+    "leaf": "leaf (requires grad): .grad is filled here",
+    "intermediate": "intermediate tensor",
+    "output": "output",
+    "untracked": "not tracked by autograd",
+    "function": "backward function",
+}
+
+
+# Border colours by device (used when a graph has tensors off the CPU); the copy edge's colour.
+DEVICE_COLORS = {"cpu": "#6b6b6b", "cuda:0": "#76b900", "cuda:1": "#e8710a", "mps": "#8e44ad"}
+OTHER_DEVICE_COLOR = "#1f77b4"
+COPY_COLOR = "#d62728"
+
+
+def device_color(device: str | None, theme: str = "light") -> str:
+    if theme == "print":
+        return "black"
+    return DEVICE_COLORS.get(device or "cpu", OTHER_DEVICE_COLOR)
+
+
+def uses_devices(model: GraphModel) -> bool:
+    """True when some node is off the CPU: only then are nodes coloured by device."""
+    return any(n.device not in (None, "cpu") for n in model.nodes)
+
+
+class RenderUnavailable(RuntimeError):
+    """Graphviz's `dot` is missing or failed; the message says what to do."""
+
+
+def dot_available() -> bool:
+    return shutil.which("dot") is not None
+
+
+def _q(text: str) -> str:
+    """A DOT double-quoted string."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _h(text: str) -> str:
+    """Text inside an HTML-like label."""
+    return html.escape(str(text), quote=True)
+
+
+def _fill(theme: Theme, role: str) -> str:
+    return getattr(theme, role, theme.function)
+
+
+def _r(text: str) -> str:
+    """Text inside one field of a record label (micrograd's `{ data | grad }` nodes)."""
+    out = str(text).replace("\\", "\\\\").replace("\n", " ")
+    for ch in '{}|<>"':
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _tensor_label(
+    node: GraphNode, model: GraphModel, show_values: bool, rankdir: str, compact: bool = False
+) -> str:
+    """A record: name = expression | shape dtype · device | { data | grad }.
+
+    Records lay out much faster than HTML tables in Graphviz, which matters for big
+    graphs. Their fields flip with the direction, so the outer braces depend on it.
+    `compact` (big graphs) keeps the name with its shape, and the values."""
+    info = model.tensor_info(node.tensor)
+    if info is None:  # an unnamed leaf
+        shape = "x".join(map(str, node.shape or [])) or "scalar"
+        return _q(f"{node.title}\n{shape}")
+    shape = "(" + ", ".join(map(str, info.shape)) + ("," if len(info.shape) == 1 else "") + ")"
+    head = info.label
+    device = device_label(info.device, model.simulated)
+    if compact:
+        fields = [_r(f"{head} {shape}" + ("" if info.device == "cpu" else f" · {device}"))]
+    else:
+        if info.expr and info.expr != info.label:
+            head += " = " + (info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
+        fields = [_r(head), _r(f"{shape} {info.dtype} · {device}")]
+    if show_values:
+        grad = info.grad_preview if info.grad_preview is not None else "—"
+        fields.append("{" + _r(f"data {info.preview[:60]}") + "|" + _r(f"grad {grad[:60]}") + "}")
+    body = "|".join(fields)
+    return '"' + ("{" + body + "}" if rankdir == "TB" else body) + '"'
+
+
+def _function_label(node: GraphNode, show_saved: bool) -> str:
+    name = node.title.split("::")[-1]
+    if not (show_saved and node.saved):
+        return _q(name)
+    rows = [f"<TR><TD><B>{_h(name)}</B></TD></TR>"]
+    rows += [
+        f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">saved {_h(k)}: {_h(v[:50])}</FONT></TD></TR>'
+        for k, v in node.saved
+    ]
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0">' + "".join(rows) + "</TABLE>>"
+
+
+def to_dot(
+    model: GraphModel,
+    rankdir: str = "TB",
+    theme: str = "light",
+    show_values: bool = True,
+    show_saved: bool = False,
+    legend: bool = True,
+    highlight: str | None = None,
+    done: frozenset[str] | set[str] = frozenset(),
+) -> str:
+    """The enriched drawing. `highlight` marks the backward step being shown,
+    `done` the nodes whose backward already ran."""
+    th = THEMES.get(theme, THEMES["light"])
+    rankdir = rankdir if rankdir in RANKDIRS else "TB"
+    compact = len(model.nodes) > COMPACT_NODES
+    spacing = "nodesep=0.2 ranksep=0.25 splines=line" if compact else "nodesep=0.3 ranksep=0.35"
+    out = [
+        "digraph gradviz {",
+        f"  graph [rankdir={rankdir} bgcolor={_q(th.bg)} fontname=Helvetica fontcolor={_q(th.font)} {spacing}];",
+        f"  node [fontname=Helvetica fontsize=11 fontcolor={_q(th.font)} color={_q(th.border)} style=filled];",
+        f"  edge [color={_q(th.edge)} arrowsize=0.7];",
+    ]
+    by_device = uses_devices(model)
+    for node in model.nodes:
+        attrs = {}
+        if node.kind == "tensor":
+            attrs["shape"] = "Mrecord" if node.tensor else "box"
+            attrs["label"] = _tensor_label(node, model, show_values, rankdir, compact)
+            attrs["style"] = "filled" if theme != "print" else "solid"
+            if theme == "print":
+                attrs["penwidth"] = "2" if node.role in ("leaf", "output") else "1"
+                if node.role == "untracked":
+                    attrs["style"] = "dashed"
+            elif node.role == "untracked":
+                attrs["style"] = '"filled,dashed"'
+        else:
+            attrs["shape"] = "box"
+            attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
+            attrs["label"] = _function_label(node, show_saved)
+            attrs["fontsize"] = "10"
+        attrs["fillcolor"] = _q(_fill(th, node.role))
+        attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
+        if by_device and node.device:
+            attrs["color"] = _q(device_color(node.device, theme))
+            attrs["penwidth"] = "3" if node.device != "cpu" else "1.5"
+            attrs["tooltip"] = _q(
+                f"on {device_label(node.device, model.simulated)}: "
+                + (node.rule or ROLE_TEXT.get(node.role, node.role))
+            )
+        if node.id == highlight:
+            attrs["color"] = _q(th.highlight)
+            attrs["penwidth"] = "3"
+        elif node.id in done:
+            attrs["color"] = _q(th.done)
+            attrs["penwidth"] = "2"
+        out.append(f"  {_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];")
+    for e in model.edges:
+        if e.copy:
+            color = COPY_COLOR if theme != "print" else "black"
+            out.append(
+                f"  {_q(e.src)} -> {_q(e.dst)} [color={_q(color)} fontcolor={_q(color)} "
+                f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 label={_q('copy ' + e.copy)} "
+                f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
+            )
+        else:
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
+    if legend and model.nodes:
+        out.extend(_legend(th, theme))
+        if by_device:
+            out.extend(_device_legend(model, th, theme))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _legend(th: Theme, theme: str) -> list[str]:
+    style = '"filled,rounded"' if theme != "print" else "rounded"
+    lines = [
+        "  subgraph cluster_legend {",
+        f'    label="legend" fontsize=10 color={_q(th.border)} style=dashed;',
+    ]
+    for role in ("leaf", "intermediate", "output", "untracked", "function"):
+        extra = " penwidth=2" if theme == "print" and role in ("leaf", "output") else ""
+        if role == "untracked":
+            extra += (
+                ' style="filled,rounded,dashed"' if theme != "print" else ' style="rounded,dashed"'
+            )
+        else:
+            extra += f" style={style}"
+        lines.append(
+            f"    {_q('legend_' + role)} [label={_q(ROLE_TEXT[role])} shape=box fontsize=9 fillcolor={_q(_fill(th, role))}{extra}];"
+        )
+    roles = " ".join(
+        _q("legend_" + r) for r in ("leaf", "intermediate", "output", "untracked", "function")
+    )
+    lines.append(f"    {{rank=same; {roles}}}")
+    lines.append("  }")
+    return lines
+
+
+def _device_legend(model: GraphModel, th: Theme, theme: str) -> list[str]:
+    present = list(dict.fromkeys(n.device for n in model.nodes if n.device))
+    lines = [
+        "  subgraph cluster_devices {",
+        f'    label="devices" fontsize=10 color={_q(th.border)} style=dashed;',
+    ]
+    ids = []
+    for dev in present:
+        nid = "legend_device_" + dev.replace(":", "_")
+        ids.append(_q(nid))
+        lines.append(
+            f"    {_q(nid)} [label={_q(device_label(dev, model.simulated))} shape=box fontsize=9 "
+            f"color={_q(device_color(dev, theme))} penwidth=3 fillcolor={_q(th.bg)} style=filled];"
+        )
+    if any(e.copy for e in model.edges):
+        color = COPY_COLOR if theme != "print" else "black"
+        ids.append(_q("legend_copy"))
+        lines.append(
+            f'    "legend_copy" [label="bold arrow: copy between devices" shape=plaintext '
+            f"fontsize=9 fontcolor={_q(color)} style=solid fillcolor={_q(th.bg)}];"
+        )
+    lines.append(f"    {{rank=same; {' '.join(ids)}}}")
+    lines.append("  }")
+    return lines
+
+
+# ---------------------------------------------------------------- torchviz classic view
+
+# torchviz 0.0.3 (the latest) compares torch versions with distutils' LooseVersion on every
+# make_dot call, which warns "distutils Version classes are deprecated" into the server's log
+# wherever DeprecationWarnings are shown. Only that message, only from torchviz.
+warnings.filterwarnings(
+    "ignore",
+    message="distutils Version classes are deprecated",
+    category=DeprecationWarning,
+    module="torchviz",
+)
+
+
+def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> str:
+    """Direction and background for torchviz's DOT, its node colours unchanged."""
+    th = THEMES.get(theme, THEMES["light"])
+    rankdir = rankdir if rankdir in RANKDIRS else "TB"
+    head, sep, rest = source.partition("{")
+    if not sep:
+        return source
+    attrs = f"\n\tgraph [rankdir={rankdir} bgcolor={_q(th.bg)}]\n\tedge [color={_q(th.edge)}]"
+    return head + sep + attrs + rest
+
+
+# ---------------------------------------------------------------- bytes
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """What one `dot` run may use: the server lays out graphs anyone can submit.
+
+    A graph over the ceiling for its format is refused before `dot` starts; `dot` itself
+    runs with an address-space and CPU-time limit, a wall-clock timeout, and at most
+    `concurrent` layouts at once in this process (0: no cap). PNGs are scaled down to fit
+    `max_side` pixels a side, and output over `max_output_bytes` is refused."""
+
+    memory_bytes: int | None = 512 * 1024 * 1024  # RLIMIT_AS of the dot process
+    cpu_seconds: int | None = 20  # RLIMIT_CPU of the dot process
+    wall_seconds: float = 30.0
+    concurrent: int = 2  # layouts at once in this process; 0 = no cap
+    wait_seconds: float = 5.0  # how long a request waits for a free layout slot
+    max_nodes: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"svg": 2000, "pdf": 2000, "png": 1500})
+    )
+    max_edges: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({"svg": 4000, "pdf": 4000, "png": 3000})
+    )
+    max_side: int = 6000  # PNG pixels a side (at most 36 megapixels)
+    max_output_bytes: int = 25 * 1024 * 1024
+
+
+SERVER_LIMITS = RenderLimits()
+# A public host (GRADVIZ_PUBLIC=1) shares a small container among all visitors.
+PUBLIC_LIMITS = RenderLimits(
+    memory_bytes=384 * 1024 * 1024,
+    cpu_seconds=10,
+    wall_seconds=15.0,
+    concurrent=1,
+    max_nodes=MappingProxyType({"svg": 1500, "pdf": 1500, "png": 1000}),
+    max_edges=MappingProxyType({"svg": 3000, "pdf": 3000, "png": 2000}),
+    max_side=5000,
+    max_output_bytes=15 * 1024 * 1024,
+)
+# `python -m gradviz render` on a lecturer's own machine: big graphs, still no runaway.
+CLI_LIMITS = RenderLimits(
+    memory_bytes=4 * 1024 * 1024 * 1024,
+    cpu_seconds=600,
+    wall_seconds=600.0,
+    concurrent=0,
+    max_nodes=MappingProxyType({"svg": 50_000, "pdf": 50_000, "png": 20_000}),
+    max_edges=MappingProxyType({"svg": 100_000, "pdf": 100_000, "png": 40_000}),
+    max_side=16000,
+    max_output_bytes=512 * 1024 * 1024,
+)
+# `--no-limits`: Graphviz's own limits only (PNG sides still stop at cairo's 32767).
+NO_LIMITS = RenderLimits(
+    memory_bytes=None,
+    cpu_seconds=None,
+    wall_seconds=24 * 3600.0,
+    concurrent=0,
+    max_nodes=MappingProxyType({}),
+    max_edges=MappingProxyType({}),
+    max_side=32767,
+    max_output_bytes=1 << 62,
+)
+
+
+def server_limits() -> RenderLimits:
+    """The limits for the app: smaller on a public host."""
+    return PUBLIC_LIMITS if public_mode() else SERVER_LIMITS
+
+
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+# Refusals, timeouts and failures, so a rerun does not lay out a failing graph again.
+_FAILURES: ByteLRU[str] = ByteLRU(max_bytes=512 * 1024, ttl=3600.0, max_entries=1024)
+
+
+def forget_failures() -> None:
+    """Forget remembered refusals and failures (tests; a server after its limits change)."""
+    _FAILURES.clear()
+
+
+def _slots(n: int) -> threading.BoundedSemaphore:
+    with _SLOTS_LOCK:
+        if n not in _SLOTS:
+            _SLOTS[n] = threading.BoundedSemaphore(n)
+        return _SLOTS[n]
+
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NODE_STMT = re.compile(r'(?:^|[{;])\s*("S"|[A-Za-z0-9_.]+)\s*\[', re.M)
+
+
+def graph_size(dot_source: str) -> tuple[int, int]:
+    """(nodes, edges) counted from DOT text, quoted strings aside: the cost of a layout."""
+    bare = _QUOTED.sub('"S"', dot_source)
+    nodes = sum(1 for m in _NODE_STMT.finditer(bare) if m.group(1) not in ("graph", "node", "edge"))
+    return nodes, bare.count("->") + bare.count("--")
+
+
+def _limit_child(memory_bytes: int | None, cpu_seconds: int | None):
+    """A preexec_fn setting dot's rlimits (no imports, no allocation worth naming)."""
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        for which, soft in (
+            (resource.RLIMIT_AS, memory_bytes),
+            (resource.RLIMIT_CPU, cpu_seconds),
+        ):
+            if soft is None:
+                continue
+            _, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            if which == resource.RLIMIT_CPU:  # SIGXCPU at soft, SIGKILL a second later
+                hard = soft + 1 if hard == resource.RLIM_INFINITY else min(soft + 1, hard)
+            resource.setrlimit(which, (soft, hard))
+
+    return apply
+
+
+def _failure_key(dot_source: str, fmt: str, scale: float, limits: RenderLimits) -> str:
+    digest = hashlib.sha256(dot_source.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{digest}:{fmt}:{scale}:{limits!r}"
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.0f} MB"
+
+
+def _too_big(dot_source: str, fmt: str, limits: RenderLimits) -> str | None:
+    nodes, edges = graph_size(dot_source)
+    max_nodes = limits.max_nodes.get(fmt)
+    max_edges = limits.max_edges.get(fmt)
+    if (max_nodes is None or nodes <= max_nodes) and (max_edges is None or edges <= max_edges):
+        return None
+    ceiling = " and ".join(
+        f"{n:,} {what}" for n, what in ((max_nodes, "nodes"), (max_edges, "edges")) if n is not None
+    )
+    return (
+        f"This graph is too big to draw as {fmt.upper()} here: {nodes:,} nodes and "
+        f"{edges:,} edges; the limit is {ceiling}. Export DOT instead and render it on your "
+        "own computer (`dot -Tsvg graph.dot -o graph.svg`, or `python -m gradviz render "
+        "PROGRAM.py -o graph.svg`), or draw a smaller program."
+    )
+
+
+_SIZE_ATTR = re.compile(r'\bsize\s*=\s*"?\s*([0-9]*\.?[0-9]+)\s*,\s*([0-9]*\.?[0-9]+)')
+
+
+def _with_png_bounds(dot_source: str, dpi: int, max_side: int) -> str:
+    """DOT whose last graph attributes fix dpi and scale the drawing to max_side pixels.
+
+    The last assignment wins in DOT, so a dpi or size in the source cannot undo this; a
+    smaller size the source sets (torchviz's 12x12 inches) is kept."""
+    width = height = max_side / dpi
+    sizes = _SIZE_ATTR.findall(dot_source)
+    if sizes:
+        width, height = min(width, float(sizes[-1][0])), min(height, float(sizes[-1][1]))
+    head, sep, _ = dot_source.rstrip().rpartition("}")
+    if not sep:
+        return dot_source
+    return head + f'  graph [dpi={dpi} size="{width:.4f},{height:.4f}"];\n}}\n'
+
+
+def render_bytes(
+    dot_source: str,
+    fmt: str,
+    scale: float = 1.0,
+    timeout: float | None = None,
+    limits: RenderLimits | None = None,
+) -> bytes:
+    """svg/png/pdf bytes from DOT via Graphviz's `dot`, or the DOT text itself.
+
+    `limits` bound what `dot` may use (default: the server's); a refusal, a timeout or a
+    failure raises RenderUnavailable with what to do, and is remembered so the same
+    request is refused at once next time."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if fmt == "dot":
+        return dot_source.encode("utf-8")
+    limits = server_limits() if limits is None else limits
+    if timeout is not None:
+        limits = replace(limits, wall_seconds=float(timeout))
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RenderUnavailable(
+            f"Exporting {fmt.upper()} needs Graphviz's `dot` program, which is not installed here. "
+            "Install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`; macOS: "
+            "`brew install graphviz`; Windows: `winget install graphviz`), or export DOT and "
+            "render it elsewhere."
+        )
+    if fmt == "png":
+        scale = min(max(float(scale), 0.5), 4.0)
+    key = _failure_key(dot_source, fmt, scale, limits)
+    remembered = _FAILURES.get(key)
+    if remembered is not None:
+        raise RenderUnavailable(remembered)
+    refusal = _too_big(dot_source, fmt, limits)
+    if refusal is not None:
+        _FAILURES.put(key, refusal)
+        raise RenderUnavailable(refusal)
+    cmd = [exe, f"-T{fmt}"]
+    source = dot_source
+    if fmt == "png":
+        source = _with_png_bounds(dot_source, int(96 * scale), limits.max_side)
+    slot = _slots(limits.concurrent) if limits.concurrent > 0 else None
+    if slot is not None and not slot.acquire(timeout=limits.wait_seconds):
+        raise RenderUnavailable(  # not remembered: the next try may find a free slot
+            "The server is drawing other graphs right now; try again in a few seconds, "
+            "or export DOT (no drawing needed)."
+        )
+    try:
+        message, out = _run_dot(cmd, source, fmt, limits)
+    finally:
+        if slot is not None:
+            slot.release()
+    if message is not None:
+        _FAILURES.put(key, message)
+        raise RenderUnavailable(message)
+    return out
+
+
+# What dot, cairo, pango and GLib print when the address-space limit stops them: a failed
+# malloc, or a thread whose stack could not be mapped (GLib then aborts with SIGTRAP).
+OUT_OF_MEMORY = (
+    "out of memory",
+    "cannot allocate memory",
+    "resource temporarily unavailable",
+    "bad_alloc",
+    "failed to allocate",
+)
+
+
+def _run_dot(
+    cmd: list[str], source: str, fmt: str, limits: RenderLimits
+) -> tuple[str | None, bytes]:
+    """(None, output) or (the message saying why not, b"")."""
+    advice = " Export DOT instead and render it on your own computer, or draw a smaller program."
+    try:
+        proc = subprocess.run(
+            cmd,
+            input=source.encode("utf-8"),
+            capture_output=True,
+            timeout=limits.wall_seconds,
+            check=False,
+            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds),
+        )
+    except subprocess.TimeoutExpired:
+        return (
+            f"Graphviz took longer than {limits.wall_seconds:.0f} s to lay out this graph.{advice}",
+            b"",
+        )
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode == -signal.SIGXCPU or (
+        proc.returncode == -signal.SIGKILL and limits.cpu_seconds is not None
+    ):
+        return (
+            f"Graphviz used more than {limits.cpu_seconds} s of CPU time on this graph.{advice}",
+            b"",
+        )
+    if any(sign in err.lower() for sign in OUT_OF_MEMORY) or (
+        limits.memory_bytes is not None
+        and proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGTRAP)
+    ):
+        limit = _mb(limits.memory_bytes) if limits.memory_bytes else "the memory available"
+        return f"Graphviz needed more than {limit} of memory for this graph.{advice}", b""
+    if proc.returncode != 0 or not proc.stdout:
+        return "Graphviz could not draw this graph: " + err[:500], b""
+    if len(proc.stdout) > limits.max_output_bytes:
+        return (
+            f"The {fmt.upper()} of this graph is {_mb(len(proc.stdout))}, more than the "
+            f"{_mb(limits.max_output_bytes)} allowed here.{advice}"
+        ), b""
+    return None, proc.stdout
+
+
+def draw(
+    trace,
+    view: str = "values",
+    rankdir: str = "TB",
+    theme: str = "light",
+    show_saved: bool = False,
+    legend: bool = True,
+    highlight: str | None = None,
+    done=frozenset(),
+) -> str | None:
+    """The DOT of either view for a Trace (None when the classic view has nothing to draw)."""
+    if view == "classic":
+        return (
+            None
+            if trace.classic_dot is None
+            else restyle_classic(trace.classic_dot, rankdir, theme)
+        )
+    # A program refused before it ran (syntax, forbidden, limit) has no graph: draw an empty one.
+    model = trace.graph if trace.graph is not None else GraphModel()
+    return to_dot(model, rankdir, theme, True, show_saved, legend, highlight, done)

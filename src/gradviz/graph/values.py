@@ -1,0 +1,75 @@
+"""A tensor's values as plain data for a result: the numbers themselves when small, a short
+preview always (runs in workers: torch)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def _fmt_number(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-4):
+            return f"{v:.4e}"
+        return f"{v:.4f}"
+    return str(v)
+
+
+def format_values(value, max_items: int = 6) -> str:
+    """Short text for a (nested) list of numbers: [2.0000, 2.6667, 3.3333]."""
+    if not isinstance(value, list):
+        return _fmt_number(value)
+    shown = [format_values(v, max_items) for v in value[:max_items]]
+    if len(value) > max_items:
+        shown.append("…")
+    return "[" + ", ".join(shown) + "]"
+
+
+MAX_STORED_ELEMENTS = 4096
+
+
+def list_cells(shape) -> int:
+    """Python lists tolist() would build: a tensor with no values can still need billions."""
+    total, prod = 0, 1
+    for d in list(shape)[:-1]:
+        prod *= d
+        total += prod
+        if prod == 0:
+            break
+    return total
+
+
+def stored_count(t: torch.Tensor | None) -> int:
+    """How many numbers tensor_values would send for t (0: only a preview)."""
+    if t is None or t.device.type == "meta":
+        return 0
+    numel = t.numel()
+    if numel <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS:
+        return numel
+    return 0
+
+
+def tensor_values(
+    t: torch.Tensor, keep: bool = True
+) -> tuple[list | float | int | bool | None, str]:
+    """(value as plain data when small and `keep`, preview text) for a tensor on any device."""
+    if t.device.type == "meta":
+        return None, "(no data: meta)"
+    data = t.detach()
+    if data.dtype in (torch.bfloat16, torch.float16):
+        data = data.float()
+    numel = data.numel()
+    if keep and stored_count(data):
+        value = data.cpu().tolist()
+        return value, format_values(value)
+    if numel == 0:
+        return None, f"[] (no values, shape {tuple(data.shape)})"
+    flat = data.reshape(-1)[:6].cpu().tolist()
+    return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"

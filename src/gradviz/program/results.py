@@ -1,0 +1,200 @@
+"""What a run gives back, as plain data: Trace, RunOptions, the caps on what a result may
+carry (cap_result), and a gradient check's result (GradCheckResult). The graph inside a
+Trace is gradviz.graph.model's.
+
+No torch here (and no Streamlit): the server unpickles these from its workers and draws them
+without importing PyTorch, which keeps the server process small (docs/BENCHMARKS.md, memory).
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+
+from gradviz.graph.model import (
+    MAX_RESULT_VALUES,
+    MAX_TENSORS_WITH_VALUES,
+    BackwardRecord,
+    GraphModel,
+    TensorInfo,
+)
+from gradviz.program.language import DEFAULT_LIMITS, Limits
+
+
+@dataclass
+class Trace:
+    source: str
+    tensors: list[TensorInfo] = field(default_factory=list)
+    error: dict | None = None
+    backward: list[BackwardRecord] = field(default_factory=list)
+    stdout: list[str] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
+    graph: GraphModel | None = None
+    classic_dot: str | None = None
+    stats: dict = field(default_factory=dict)
+    simulated: bool = False  # CUDA devices in this run are simulated (gradviz.devices.simulated)
+    moves: list[dict] = field(default_factory=list)  # leaves moved by device_overrides
+    device_notes: list[str] = field(default_factory=list)
+    memory: list[dict] = field(default_factory=list)  # real CUDA allocators after the run
+    # what cap_result left out of this result, in words ("2,500 tensors: ...")
+    summary: list[str] = field(default_factory=list)
+
+    def tensor(self, name: str) -> TensorInfo | None:
+        """The latest tensor bound to `name`."""
+        found = [t for t in self.tensors if t.name == name]
+        return found[-1] if found else None
+
+    def to_json(self) -> dict:
+        """The CLI's JSON: tensors, error and backward, as documented in the README."""
+        last = self.backward[-1] if self.backward else None
+        return {
+            "tensors": [
+                {
+                    "name": t.label,
+                    "shape": t.shape,
+                    "dtype": t.dtype,
+                    "device": t.device,
+                    "requires_grad": t.requires_grad,
+                    "is_leaf": t.is_leaf,
+                    "value": t.value,
+                    "grad": t.grad,
+                    "line": t.line,
+                }
+                for t in self.tensors
+            ],
+            "error": self.error,
+            "backward": None
+            if last is None
+            else {
+                "output": last.target,
+                "origin": last.origin,
+                "gradient": last.gradient,
+                "order": [s.fn for s in last.steps],
+            },
+            "stdout": self.stdout,
+            "warnings": self.warnings,
+        }
+
+
+# ---------------------------------------------------------------- what a result may carry
+
+MAX_RESULT_BYTES = 8_000_000  # the pickled Trace; beyond it, less detail, then an error
+
+
+def _count_values(value) -> int:
+    """Numbers in a nested list (1 for a plain number, 0 for None), without recursion."""
+    if value is None:
+        return 0
+    if not isinstance(value, list):
+        return 1
+    count, stack = 0, [value]
+    while stack:
+        v = stack.pop()
+        for item in v:
+            if isinstance(item, list):
+                stack.append(item)
+            else:
+                count += 1
+    return count
+
+
+def result_size(trace: Trace) -> int:
+    """The bytes the Trace takes pickled (what a worker sends and the server keeps)."""
+    return len(pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def cap_result(trace: Trace) -> Trace:
+    """Bound what a result carries to the server, and say in trace.summary what was left out.
+
+    Values (and gradients) are sent for the first MAX_TENSORS_WITH_VALUES tensors, within
+    MAX_RESULT_VALUES numbers in all; the others keep their shape and preview. If the pickled
+    Trace is still over MAX_RESULT_BYTES, every value, the classic DOT, saved-tensor texts and
+    backward steps are left out; if even that is too big, the result is an error. The size
+    is recorded in trace.stats["result_bytes"]. Plain data only: runs in the worker.
+    """
+    n = len(trace.tensors)
+    budget = MAX_RESULT_VALUES
+    kept = cut = 0
+    for i, t in enumerate(trace.tensors):
+        count = _count_values(t.value) + _count_values(t.grad)
+        if count and (i >= MAX_TENSORS_WITH_VALUES or count > budget):
+            t.value = t.grad = None
+            cut += 1
+        elif count:
+            budget -= count
+            kept += 1
+    cut += trace.graph.values_left_out if trace.graph is not None else 0
+    if cut:
+        trace.summary.append(
+            f"{n:,} tensors: values are shown for {kept:,} of them; the other {cut:,} show "
+            f"their shape and first values only (a result carries the values of at most "
+            f"{MAX_TENSORS_WITH_VALUES:,} tensors, {MAX_RESULT_VALUES:,} numbers in all)"
+        )
+    size = result_size(trace)
+    if size > MAX_RESULT_BYTES:
+        for t in trace.tensors:
+            t.value = t.grad = None
+        for node in getattr(trace.graph, "nodes", []):
+            node.saved = []
+        for record in trace.backward:
+            record.steps = []
+        trace.classic_dot = None
+        trace.summary.append(
+            f"the result was {size / 1e6:.1f} MB, over the {MAX_RESULT_BYTES / 1e6:.0f} MB a "
+            "result may take: values, saved tensors, backward steps and the classic view "
+            "are left out"
+        )
+        size = result_size(trace)
+    if size > MAX_RESULT_BYTES:
+        trace = Trace(
+            source=trace.source,
+            error={
+                "kind": "limit",
+                "message": f"the result of this program is {size / 1e6:.1f} MB even without its "
+                f"values; the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB: name fewer tensors",
+                "line": None,
+                "col": None,
+                "hint": "Use fewer names, or fewer operations.",
+                "details": {},
+            },
+            stats=dict(trace.stats),
+        )
+        size = result_size(trace)
+    trace.stats["result_bytes"] = size
+    return trace
+
+
+@dataclass
+class RunOptions:
+    backward: str | None = None  # name of a tensor to run backward on after the program
+    backward_ones: bool = False  # use a ones-like gradient for a non-scalar output
+    retain_intermediate: bool = False  # retain_grad() on every named non-leaf tensor
+    classic: bool = True  # also build torchviz's classic DOT
+    seed: int = 0
+    limits: Limits = DEFAULT_LIMITS
+    # None: simulate CUDA exactly when torch has no CUDA device (gradviz.devices.simulated)
+    simulate_cuda: bool | None = None
+    # leaf name (or "*" for every leaf) -> device: the interpreter moves those leaves when
+    # they are bound, as if the program had made them there
+    device_overrides: dict[str, str] | None = None
+
+
+# ---------------------------------------------------------------- gradient checks (gradviz.program.gradcheck)
+
+
+@dataclass
+class LeafCheck:
+    name: str
+    line: int
+    shown: list | float | None
+    numerical: list | float
+    max_abs_diff: float | None
+    ok: bool
+
+
+@dataclass
+class GradCheckResult:
+    ok: bool
+    message: str
+    gradcheck_passed: bool | None = None
+    leaves: list[LeafCheck] = field(default_factory=list)

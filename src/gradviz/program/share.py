@@ -1,0 +1,117 @@
+"""Share links: a program and its view options in a URL's query parameters.
+
+The program travels zlib-compressed and base64url-encoded in `p`; options are short
+keys. Decoding treats every parameter as hostile: sizes are capped before and after
+decompression, unknown values fall back to defaults, and problems come back as
+messages, never exceptions.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import zlib
+from dataclasses import dataclass, field
+
+from gradviz.program.language import DEFAULT_LIMITS
+
+MAX_PARAM_CHARS = 16_000
+VIEWS = ("values", "classic")
+RANKDIRS = ("TB", "LR")
+THEMES = ("light", "dark", "print")
+
+
+@dataclass
+class ShareState:
+    program: str | None = None
+    view: str = "values"
+    rankdir: str = "TB"
+    theme: str = "light"
+    backward: str | None = None
+    ones: bool = False
+    saved: bool = False
+    retain: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+def encode_program(source: str) -> str:
+    packed = zlib.compress(source.encode("utf-8"), 9)
+    return base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
+
+
+def decode_program(text: str, max_chars: int = DEFAULT_LIMITS.max_source_chars) -> str:
+    """Inverse of encode_program; raises ValueError with a plain message."""
+    if len(text) > MAX_PARAM_CHARS:
+        raise ValueError(
+            f"the shared program is {len(text):,} characters long; the limit is {MAX_PARAM_CHARS:,}"
+        )
+    try:
+        packed = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(
+            "the shared program is not valid base64; the link may be cut short"
+        ) from None
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(packed, max_chars * 4 + 1)
+    except zlib.error:
+        raise ValueError(
+            "the shared program is damaged (it does not decompress); the link may be cut short"
+        ) from None
+    if len(raw) > max_chars * 4 or inflater.unconsumed_tail:
+        raise ValueError("the shared program is larger than the program limit")
+    if not inflater.eof:
+        raise ValueError("the shared program is incomplete; the link may be cut short")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the shared program is not UTF-8 text") from None
+
+
+def to_params(state: ShareState) -> dict[str, str]:
+    params = {"p": encode_program(state.program or "")}
+    if state.view != "values":
+        params["view"] = state.view
+    if state.rankdir != "TB":
+        params["dir"] = state.rankdir
+    if state.theme != "light":
+        params["theme"] = state.theme
+    if state.backward:
+        params["backward"] = state.backward
+    for key in ("ones", "saved", "retain"):
+        if getattr(state, key):
+            params[key] = "1"
+    return params
+
+
+def _choice(params, key: str, choices: tuple[str, ...], default: str, problems: list[str]) -> str:
+    value = params.get(key)
+    if value is None:
+        return default
+    if value in choices:
+        return value
+    problems.append(f"`{key}` must be one of {', '.join(choices)}; using {default}")
+    return default
+
+
+def from_params(params) -> ShareState:
+    """A ShareState from a mapping of query parameters (str -> str)."""
+    state = ShareState()
+    problems = state.problems
+    if "p" in params:
+        try:
+            state.program = decode_program(str(params["p"]))
+        except ValueError as exc:
+            problems.append(f"Could not open the shared program: {exc}.")
+    state.view = _choice(params, "view", VIEWS, "values", problems)
+    state.rankdir = _choice(params, "dir", RANKDIRS, "TB", problems)
+    state.theme = _choice(params, "theme", THEMES, "light", problems)
+    backward = params.get("backward")
+    if backward is not None:
+        if backward.isidentifier() and len(backward) <= 64:
+            state.backward = backward
+        else:
+            problems.append("`backward` must be a tensor name; ignoring it")
+    for key in ("ones", "saved", "retain"):
+        setattr(state, key, params.get(key) == "1")
+    return state

@@ -1,0 +1,56 @@
+"""What this host's PyTorch offers, known to the server without importing torch.
+
+The Streamlit server never imports torch (its import alone is about 190 MB of the server's
+proportional set size with CPU-only torch; docs/BENCHMARKS.md): programs, timings and
+training run in worker processes, and what the pages need to know about the host (torch's
+version, the devices, whether CUDA is simulated) is asked of a worker once and kept.
+
+- `facts()`: a HostFacts, gathered by `gradviz.devices.facts.gather()` in a job worker on first use and cached
+  for the life of the process (with GRADVIZ_SANDBOX=off, gathered in this process).
+- `ask(kind, args)`: run one small job (placement, allocator figures) in a worker and
+  return its result.
+
+No Streamlit and no torch here: the facts are gathered by gradviz.devices.facts in a worker.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib.metadata import PackageNotFoundError, version
+
+from gradviz.devices.info import HostFacts
+from gradviz.workers import jobs
+
+FACTS_SECONDS = 120.0  # first use may wait for the forkserver's torch import
+# Room for the worker's memory growth while it asks torch. On a CPU-only host these jobs grow
+# by a few MB; on a GPU host the first CUDA call creates a CUDA context in the worker, which
+# holds a few hundred MB of host memory: the cap must not stop that. The worker exits at once.
+FACTS_MEMORY = 1024 * 1024 * 1024
+
+
+_facts: HostFacts | None = None
+_facts_lock = threading.Lock()
+
+
+def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = FACTS_MEMORY):
+    """Run one small job to its end in a worker and return its result (no slot: these are
+    short and light). Raises jobs.JobFailed with a plain message when it ends without one."""
+    limits = jobs.JobLimits(seconds=seconds, memory_bytes=memory_bytes)
+    return jobs.run_now(kind, args, limits, None, f"asking the worker ({kind})")
+
+
+def facts() -> HostFacts:
+    """This host's facts, asked of a worker on first use and kept for the process's life."""
+    global _facts
+    with _facts_lock:
+        if _facts is None:
+            _facts = ask("host_facts", (), seconds=FACTS_SECONDS)
+        return _facts
+
+
+def torch_version() -> str:
+    """The installed torch's version, read from its package metadata (no import)."""
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return "not installed"

@@ -1,0 +1,180 @@
+"""Run a program or a gradient check for a page or the command line: in the warm pool of
+limited workers (gradviz.workers.pool), or in this process with GRADVIZ_SANDBOX=off. Always
+a result, never an exception for anything a visitor typed; a worker's death is said in
+words. No torch here.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import replace
+
+from gradviz.program.language import (
+    DEFAULT_LIMITS,
+    PUBLIC_PROGRAM_LIMITS,
+    Limits,
+    ProgramError,
+    parse,
+    tightest,
+)
+from gradviz.program.results import GradCheckResult, RunOptions, Trace
+from gradviz.util.format import fmt_bytes
+from gradviz.util.hosting import public_mode
+from gradviz.workers.pool import Outcome, Pool, SandboxLimits
+from gradviz.workers.process import Busy, enabled, resolve
+from gradviz.workers.table import PROGRAM_JOBS
+
+_default: Pool | None = None
+# On a public host, worker-seconds one visitor may use per minute (GRADVIZ_VISITOR_SECONDS):
+# two thirds of one worker, so that others always find room beside the busiest visitor.
+PUBLIC_VISITOR_SECONDS = 40.0
+# On a public host, memory one program may use beyond a warm worker (GRADVIZ_WORKER_MEMORY):
+# above PUBLIC_PROGRAM_LIMITS' 200 MB of tensors plus autograd's bookkeeping, and low
+# enough that the whole app stays under 690 MB (docs/BENCHMARKS.md).
+PUBLIC_WORKER_MEMORY = 300_000_000
+_default_lock = threading.Lock()
+
+
+def default_pool() -> Pool:
+    """The process's pool, started on first use (the UI keeps it for the server's life)."""
+    global _default
+    with _default_lock:
+        if _default is None or _default.closed:
+            env = os.environ.get
+            public = public_mode()
+            budget = float(env("GRADVIZ_VISITOR_SECONDS", PUBLIC_VISITOR_SECONDS))
+            memory = PUBLIC_WORKER_MEMORY if public else SandboxLimits.memory_bytes
+            _default = Pool(
+                SandboxLimits(
+                    workers=max(1, int(env("GRADVIZ_WORKERS", SandboxLimits.workers))),
+                    run_seconds=float(env("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds)),
+                    memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", memory)),
+                    visitor_seconds_per_minute=budget if public and budget > 0 else None,
+                )
+            )
+        return _default
+
+
+def program_limits(asked: Limits) -> Limits:
+    """The caps a program gets: what the caller asked, within the host's (public: smaller)."""
+    return tightest(asked, PUBLIC_PROGRAM_LIMITS if public_mode() else DEFAULT_LIMITS)
+
+
+def _in_process(kind: str):
+    """A pool job's function, to run in this process (GRADVIZ_SANDBOX=off)."""
+    return resolve(PROGRAM_JOBS[kind])
+
+
+def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramError:
+    """A dead, stopped or failed worker as one plain ProgramError."""
+    if outcome.status == "timeout":
+        return ProgramError(
+            "limit",
+            f"the program ran for more than {seconds:.0f} s, the limit per run; it was stopped. "
+            "Nothing else was affected.",
+            hint="Use smaller tensors or fewer operations.",
+        )
+    if outcome.status == "memory":
+        return ProgramError(
+            "limit",
+            f"the program used {fmt_bytes(outcome.value)} of memory; the limit is "
+            f"{fmt_bytes(memory_bytes)}. It was stopped; nothing else was affected.",
+            hint="Use smaller tensors.",
+        )
+    if outcome.status == "died":
+        how = outcome.message
+        if how == "SIGXCPU":
+            return ProgramError(
+                "limit",
+                f"the program used more than {seconds:.0f} s of CPU time, the limit per run; "
+                "it was stopped. Nothing else was affected.",
+            )
+        return ProgramError(
+            "runtime",
+            f"the program stopped the worker process that ran it (killed by {how}); "
+            "nothing else was affected. Run it again, or change it.",
+            details={"worker": how},
+        )
+    return ProgramError("internal", f"the program runner failed: {outcome.message}")
+
+
+def _out_of_memory(trace, memory_bytes: int):
+    """torch's allocator failing at the worker's RLIMIT_DATA, said as the cap it is."""
+    err = trace.error
+    if err and err.get("kind") == "runtime" and "can't allocate memory" in err.get("message", ""):
+        err.update(
+            kind="limit",
+            message=f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
+            "beyond the runner's own); it was refused at this line, nothing else was affected",
+            hint="Use smaller tensors.",
+            details={},
+        )
+    return trace
+
+
+def run_isolated(
+    source, options=None, pool: Pool | None = None, raise_busy: bool = False, visitor: str = ""
+):
+    """run_program in a worker: always a Trace, never an exception (except Busy on request).
+
+    The server side needs no torch: text that is not a string, or too long, is refused here
+    by the parser's own checks, and everything else is run by a worker. `visitor` names who
+    asks (one key for all tabs of one visitor, if the page can tell): visitors take turns."""
+    options = options or RunOptions()
+    options = replace(options, limits=program_limits(options.limits))
+    if not enabled() and pool is None:
+        return _in_process("run")(source, options)
+    if not isinstance(source, str) or len(source) > options.limits.max_source_chars:
+        try:  # refused before anything runs: wrong type, size
+            parse(source, options.limits)
+        except ProgramError as exc:
+            text = source if isinstance(source, str) else ""
+            return Trace(source=text, error=exc.to_dict(), stats={"seconds": 0.0})
+    pool = pool or default_pool()
+    seconds = pool.limits.run_seconds
+    started = time.perf_counter()
+    try:
+        outcome = pool.call("run", (source, options), seconds, visitor)
+    except Busy as exc:
+        if raise_busy:
+            raise
+        outcome = Outcome("error", message=str(exc))
+    if outcome.status == "ok":
+        return _out_of_memory(outcome.value, pool.limits.memory_bytes)
+    err = describe(outcome, seconds, pool.limits.memory_bytes)
+    return Trace(
+        source=source,
+        error=err.to_dict(),
+        stats={"seconds": time.perf_counter() - started, "worker": outcome.status},
+    )
+
+
+def check_isolated(
+    source: str,
+    target: str,
+    shown: dict,
+    options=None,
+    ones: bool = False,
+    pool: Pool | None = None,
+    visitor: str = "",
+):
+    """check_gradients in a worker; a failure comes back as a failed GradCheckResult.
+    `visitor` as for run_isolated."""
+    options = options or RunOptions()
+    options = replace(options, limits=program_limits(options.limits))
+    if not enabled() and pool is None:
+        return _in_process("check")(source, target, shown, options, ones)
+    if not isinstance(source, str) or len(source) > DEFAULT_LIMITS.max_source_chars:
+        return GradCheckResult(False, "The program must be text within the size limit.")
+    pool = pool or default_pool()
+    seconds = pool.limits.check_seconds
+    try:
+        outcome = pool.call("check", (source, target, shown, options, ones), seconds, visitor)
+    except Busy as exc:
+        return GradCheckResult(False, f"Could not check now: {exc}.")
+    if outcome.status == "ok":
+        return outcome.value
+    err = describe(outcome, seconds, pool.limits.memory_bytes)
+    return GradCheckResult(False, f"The gradient check was stopped: {err.message}")

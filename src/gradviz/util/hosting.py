@@ -1,0 +1,82 @@
+"""How this server is hosted: public (anyone on the internet: smaller caps, no visitor
+writes) or local (one person on their own machine, loopback only), and which Host names a
+local page answers. Read from the environment; no gradviz imports."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping, MutableMapping
+
+
+def public_mode() -> bool:
+    """GRADVIZ_PUBLIC=1: a public host (Community Cloud): smaller caps, fewer data roots."""
+    return _flag("GRADVIZ_PUBLIC") is True
+
+
+def _flag(name: str, env: Mapping[str, str] | None = None) -> bool | None:
+    """An on/off environment variable: True, False, or None when unset or unreadable."""
+    value = (os.environ if env is None else env).get(name, "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    return None
+
+
+# Local mode (visitors may type folders, train on any folder, long jobs) is for one person on
+# their own machine: the server must listen on loopback only. Names a browser on this machine
+# uses for it; GRADVIZ_ALLOWED_HOSTS adds more (comma-separated) for a trusted proxy.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+TRUST_NETWORK = "GRADVIZ_TRUST_NETWORK"  # 1: local mode even when reachable from the network
+
+
+def is_loopback(address: str | None) -> bool:
+    """Whether a listening address or Host name reaches this machine only."""
+    if not address:
+        return False  # unset: Streamlit listens on every interface
+    name = address.strip().strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def settle_mode(address: str | None, env: MutableMapping[str, str] | None = None) -> str:
+    """Decide public or local mode for a server listening on `address`, and record it in
+    GRADVIZ_PUBLIC (which worker processes inherit). Returns why, in a few words.
+
+    GRADVIZ_PUBLIC=1 is always public. Otherwise local mode needs a loopback address, or
+    GRADVIZ_PUBLIC=0 together with GRADVIZ_TRUST_NETWORK=1: a server that others can reach
+    (Community Cloud, `streamlit run` on a shared machine) is public by default, so a
+    deployment that forgets GRADVIZ_PUBLIC does not hand the internet local mode."""
+    env = os.environ if env is None else env
+    asked = _flag("GRADVIZ_PUBLIC", env)
+    if asked is True:
+        return "GRADVIZ_PUBLIC=1"
+    if is_loopback(address):
+        env["GRADVIZ_PUBLIC"] = "0"
+        return f"listening on {address} only"
+    if asked is False and _flag(TRUST_NETWORK, env) is True:
+        return f"GRADVIZ_PUBLIC=0 and {TRUST_NETWORK}=1"
+    env["GRADVIZ_PUBLIC"] = "1"
+    return "reachable from other machines"
+
+
+def host_allowed(host_header: str | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a request's Host header names this machine as a local page may be opened.
+
+    A page from another site whose name resolves to 127.0.0.1 (DNS rebinding) sends its own
+    name as Host: local mode answers only loopback names and GRADVIZ_ALLOWED_HOSTS."""
+    if not host_header:
+        return False
+    name = host_header.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    elif name.count(":") == 1:
+        name = name.split(":", 1)[0]
+    extra = (os.environ if env is None else env).get("GRADVIZ_ALLOWED_HOSTS", "")
+    allowed = {h.strip().lower() for h in extra.split(",") if h.strip()}
+    return is_loopback(name) or name in allowed

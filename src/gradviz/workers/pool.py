@@ -1,0 +1,383 @@
+"""Run user programs outside the server process: a small pool of warm, limited workers.
+
+The interpreter (gradviz.program.interpreter) already refuses anything outside the language and checks
+sizes before allocating. This module is the second wall, for what an allow-list cannot
+promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
+
+- Each program runs in a worker process started from a multiprocessing "forkserver"
+  that has imported torch and gradviz once, so a worker starts warm (a fork, not a
+  torch import) and the workers share torch's pages with each other.
+- A worker limits itself as it starts: no core files, no file writes (RLIMIT_FSIZE=0,
+  SIGXFSZ ignored so a write fails instead of killing), few open files, a data-segment
+  cap (RLIMIT_DATA: malloc fails, torch raises "can't allocate memory"), CPU seconds
+  re-armed for each job (RLIMIT_CPU), and one or two torch threads. RLIMIT_AS is not
+  used: the CUDA build of torch maps gigabytes of address space at import.
+- The parent enforces a wall-clock timeout and a memory watchdog (anonymous plus
+  shared resident memory, read from /proc), kills the worker when either is passed,
+  reports the death as an Outcome (gradviz.services.programs says it in words), and starts a fresh worker. Workers
+  are recycled after a number of jobs, and at once if torch's global state in them
+  (default dtype and device, threads, grad mode, the global RNG) is not as it started.
+- Jobs are named in gradviz.workers.table (run a program, check gradients) and imported
+  in the worker. Test-only jobs (crash, hang, allocate) exist only in pools made with
+  testing=True; program text cannot choose a job.
+
+No Streamlit and no torch here. `gradviz.services.programs.run_isolated` and
+`check_isolated` are what the pages call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import queue
+import resource
+import signal
+import threading
+import time
+from dataclasses import dataclass
+
+from gradviz.workers.process import (
+    Busy,
+    ForkserverProcess,
+    forkserver_context,
+    job_function,
+    limit_process,
+    release_memory,
+    resident,
+    resolve,
+    set_limit,
+    signal_name,
+)
+from gradviz.workers.table import HOOKS, PROGRAM_JOBS, TEST_PROGRAM_JOBS
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    # One worker keeps the whole app under 690 MB (docs/BENCHMARKS.md); set
+    # GRADVIZ_WORKERS=2 or more on a host with memory to spare.
+    workers: int = 1
+    run_seconds: float = 20.0  # wall clock for one program run
+    check_seconds: float = 60.0  # wall clock for one gradient check (many re-runs)
+    memory_bytes: int = 900_000_000  # beyond a warm worker; above Limits.max_total_bytes + autograd
+    max_jobs: int = 200  # a worker is replaced after this many jobs
+    open_files: int = 64
+    threads: int = 1
+    queue_seconds: float = 60.0  # how long a request waits for a free worker
+    start_seconds: float = 180.0  # first start imports torch in the forkserver
+    # Worker-seconds one visitor may use per minute (None: no budget; public hosts set one).
+    visitor_seconds_per_minute: float | None = None
+
+
+HOOKS_CALLED = ("prepare", "self_test", "state")
+
+
+def _worker_main(conn, config: dict) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails (EFBIG), no kill
+    # Already imported in the forkserver (warm); if not, it warms up here, before limits.
+    prepare, self_test, torch_state = (resolve(f"{HOOKS}:{n}") for n in HOOKS_CALLED)
+    prepare(config["threads"])
+    limit_process(config)
+    problem = self_test()
+    if problem is not None:  # the caps do not hold under this worker's limits: fail closed
+        conn.send(("broken", os.getpid(), problem))
+        return
+    state = torch_state()
+    conn.send(("ready", os.getpid(), resident(os.getpid())))
+    tests = TEST_PROGRAM_JOBS if config["testing"] else None
+    while True:
+        try:
+            kind, args, cpu_seconds = conn.recv()
+        except (EOFError, OSError):
+            return
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        used = usage.ru_utime + usage.ru_stime
+        set_limit(resource.RLIMIT_CPU, int(used + cpu_seconds) + 1)
+        try:
+            fn = job_function(kind, PROGRAM_JOBS, tests)
+            reply = ("ok", fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
+            reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
+        dirty = torch_state() != state
+        release_memory()
+        try:
+            conn.send((*reply, dirty))
+        except Exception as exc:  # an unpicklable result
+            conn.send(("error", f"the result could not be sent back: {exc}", True))
+        if dirty:
+            return  # the parent starts a fresh worker
+
+
+# ---------------------------------------------------------------- in the parent
+
+
+@dataclass
+class Outcome:
+    status: str  # ok | error | died | timeout | memory
+    value: object = None
+    message: str = ""
+
+
+class Worker:
+    def __init__(self, ctx, config: dict):
+        self.config = config
+        self.conn, child = ctx.Pipe()
+        self.proc = ForkserverProcess(target=_worker_main, args=(child, config), daemon=True)
+        self.proc.start()
+        child.close()
+        self.pid = self.proc.pid
+        self.baseline: int | None = None
+        self.jobs = 0
+        self.retire = False
+        self.busy = False  # a job is running (read by tests and monitoring)
+        self.problem = ""  # why the worker would not start, if it would not
+
+    def wait_ready(self, timeout: float) -> bool:
+        if self.baseline is not None:
+            return True
+        if not self.conn.poll(timeout):
+            return False
+        try:
+            tag, _pid, resident = self.conn.recv()
+        except (EOFError, OSError):
+            return False
+        if tag != "ready":
+            self.problem = resident
+            return False
+        self.baseline = resident
+        return True
+
+    def run(self, kind: str, args: tuple, seconds: float) -> Outcome:
+        self.jobs += 1
+        self.busy = True
+        try:
+            return self._run(kind, args, seconds)
+        finally:
+            self.busy = False
+
+    def _run(self, kind: str, args: tuple, seconds: float) -> Outcome:
+        cap = (self.baseline or 0) + self.config["memory_bytes"]
+        try:
+            self.conn.send((kind, args, seconds + 2))
+        except (OSError, ValueError) as exc:
+            self.retire = True
+            return Outcome("died", message=f"could not reach the worker: {exc}")
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                if self.conn.poll(0.02):
+                    status, value, dirty = self.conn.recv()
+                    self.retire = self.retire or dirty
+                    return Outcome(status, value, value if status == "error" else "")
+            except (EOFError, OSError):
+                self.proc.join(2)
+                self.retire = True
+                return Outcome("died", message=signal_name(self.proc.exitcode))
+            if not self.proc.is_alive():
+                self.retire = True
+                return Outcome("died", message=signal_name(self.proc.exitcode))
+            used = resident(self.pid)
+            if used > cap:
+                self.kill()
+                return Outcome("memory", used - (self.baseline or 0))
+            if time.monotonic() > deadline:
+                self.kill()
+                return Outcome("timeout", seconds)
+
+    def kill(self) -> None:
+        self.retire = True
+        if self.proc.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        self.proc.join(5)
+        with contextlib.suppress(OSError):
+            self.conn.close()
+
+    def alive(self) -> bool:
+        return self.proc.is_alive()
+
+
+class _Queue:
+    """Who gets the next free worker: visitors take turns, with one program in flight each.
+
+    A request waits in its visitor's line; a free worker goes to the head of the line of the
+    visitor served least recently among those with no program running. So three tabs of one
+    visitor (one key) run one program at a time, and another visitor's program runs after at
+    most one of theirs. A request with no visitor key is a visitor of its own.
+    """
+
+    WINDOW = 60.0  # seconds over which a visitor's worker time is counted
+
+    def __init__(self, idle: queue.Queue, budget: float | None):
+        self.idle = idle
+        self.budget = budget
+        self.cond = threading.Condition()
+        self.lines: dict[str, list[object]] = {}  # visitor -> waiting tickets, oldest first
+        self.running: dict[str, int] = {}
+        self.served: dict[str, float] = {}  # visitor -> when last given a worker
+        self.used: dict[str, list[tuple[float, float]]] = {}  # visitor -> (ended, seconds)
+
+    def _next(self) -> object | None:
+        ready = [v for v, line in self.lines.items() if line and not self.running.get(v)]
+        if not ready:
+            return None
+        first = min(ready, key=lambda v: self.served.get(v, float("-inf")))
+        return self.lines[first][0]
+
+    def used_seconds(self, visitor: str, now: float) -> float:
+        spans = [(end, sec) for end, sec in self.used.get(visitor, ()) if end > now - self.WINDOW]
+        self.used[visitor] = spans
+        return sum(sec for _, sec in spans)
+
+    def take(self, visitor: str, timeout: float) -> Worker:
+        """A free worker for `visitor` when their turn comes; Busy after `timeout` s."""
+        ticket = object()
+        end = time.monotonic() + timeout
+        with self.cond:
+            if self.budget is not None:
+                used = self.used_seconds(visitor, time.monotonic())
+                if used >= self.budget:
+                    wait = self.used[visitor][0][0] + self.WINDOW - time.monotonic()
+                    raise Busy(
+                        f"you have used {used:.0f} s of the shared program runner in the last "
+                        f"minute, the most one visitor may use ({self.budget:.0f} s) on this "
+                        f"public server; run it again in about {max(1, round(wait))} s"
+                    )
+            self.lines.setdefault(visitor, []).append(ticket)
+            try:
+                while True:
+                    if self._next() is ticket and not self.idle.empty():
+                        w = self.idle.get_nowait()
+                        self.running[visitor] = self.running.get(visitor, 0) + 1
+                        self.served[visitor] = time.monotonic()
+                        return w
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        raise Busy(self._busy_message(visitor, timeout))
+                    self.cond.wait(min(left, 0.5))
+            finally:
+                line = self.lines[visitor]
+                line.remove(ticket)
+                if not line:
+                    del self.lines[visitor]
+                self.cond.notify_all()
+
+    def _busy_message(self, visitor: str, timeout: float) -> str:
+        if self.running.get(visitor):
+            return (
+                "you have a program running in another tab or window; programs of one visitor "
+                f"run one at a time, and this one waited {timeout:.0f} s for it. Wait for it "
+                "to finish (or close the other tab), then run this one again"
+            )
+        return (
+            f"every worker stayed busy for {timeout:.0f} s; "
+            "the server is under heavy load, try again in a moment"
+        )
+
+    def give_back(self, visitor: str, w: Worker, seconds: float) -> None:
+        with self.cond:
+            self.idle.put(w)
+            self.running[visitor] -= 1
+            if not self.running[visitor]:
+                del self.running[visitor]
+            now = time.monotonic()
+            if self.budget is not None:
+                self.used.setdefault(visitor, []).append((now, seconds))
+                for v in list(self.used):  # forget who has not run anything for a minute
+                    if not self.used_seconds(v, now):
+                        del self.used[v]
+            if not self.lines.get(visitor) and not self.running.get(visitor):
+                del self.served[visitor]  # nothing waiting: no turn to remember
+            self.cond.notify_all()
+
+
+class Pool:
+    """A fixed number of workers, shared by every session; thread-safe. Visitors take turns
+    (see _Queue): `call(..., visitor=key)` with one key per visitor (the page's client)."""
+
+    def __init__(self, limits: SandboxLimits | None = None, testing: bool = False):
+        self.limits = limits or SandboxLimits()
+        self.testing = testing
+        self.ctx = forkserver_context()
+        self.config = {
+            "threads": self.limits.threads,
+            "open_files": self.limits.open_files,
+            "memory_bytes": self.limits.memory_bytes,
+            "testing": testing,
+        }
+        self.idle: queue.Queue[Worker] = queue.Queue()
+        self.lock = threading.Lock()
+        self.workers: set[Worker] = set()
+        self.stats = {"jobs": 0, "replaced": 0, "died": 0, "timeout": 0, "memory": 0}
+        self.closed = False
+        for _ in range(self.limits.workers):
+            self.idle.put(self._spawn())
+        self._queue = _Queue(self.idle, self.limits.visitor_seconds_per_minute)
+        self._anonymous = itertools.count()
+
+    def _spawn(self) -> Worker:
+        w = Worker(self.ctx, self.config)
+        with self.lock:
+            self.workers.add(w)
+        return w
+
+    def _replace(self, w: Worker) -> Worker:
+        w.kill()
+        with self.lock:
+            self.workers.discard(w)
+            self.stats["replaced"] += 1
+        return self._spawn()
+
+    def busy_pids(self) -> list[int]:
+        with self.lock:
+            return [w.pid for w in self.workers if w.busy and w.alive()]
+
+    def pids(self) -> list[int]:
+        with self.lock:
+            return [w.pid for w in self.workers if w.alive()]
+
+    def call(self, kind: str, args: tuple, seconds: float, visitor: str = "") -> Outcome:
+        """Run one job in a worker when `visitor`'s turn comes (Busy when it does not come
+        within queue_seconds, or the visitor's budget is used); "" is a visitor of its own."""
+        if self.closed:
+            raise RuntimeError("the worker pool is closed")
+        if kind not in PROGRAM_JOBS and not (self.testing and kind in TEST_PROGRAM_JOBS):
+            raise ValueError(f"unknown job {kind!r}")
+        visitor = visitor or f"anonymous {next(self._anonymous)}"
+        w = self._queue.take(visitor, self.limits.queue_seconds)
+        ran = 0.0  # the visitor's worker time (not a worker's start)
+        try:
+            if not w.alive() or not w.wait_ready(self.limits.start_seconds):
+                w = self._replace(w)
+                if not w.wait_ready(self.limits.start_seconds):
+                    return Outcome("error", message=f"a worker could not start {w.problem}")
+            started = time.monotonic()
+            outcome = w.run(kind, args, seconds)
+            ran = time.monotonic() - started
+            with self.lock:
+                self.stats["jobs"] += 1
+                if outcome.status in ("died", "timeout", "memory"):
+                    self.stats[outcome.status] += 1
+            if w.retire or w.jobs >= self.limits.max_jobs or not w.alive():
+                w = self._replace(w)
+            return outcome
+        except BaseException:
+            w = self._replace(w)
+            raise
+        finally:
+            self._queue.give_back(visitor, w, ran)
+
+    def close(self) -> None:
+        self.closed = True
+        with self.lock:
+            workers = list(self.workers)
+            self.workers.clear()
+        for w in workers:
+            w.kill()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

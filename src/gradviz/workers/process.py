@@ -1,0 +1,158 @@
+"""What every worker process shares: how it is started (from one forkserver that has
+imported torch and gradviz, without re-running the parent's __main__), how it limits itself
+(rlimits), what it uses (/proc), how a job is found by name (gradviz.workers.table), and
+the one Busy error. No torch here: the worker-side hooks that need it are named in the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import importlib
+import io
+import multiprocessing as mp
+import os
+import resource
+import signal
+from collections.abc import Callable, Mapping
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing.context import set_spawning_popen
+from pathlib import Path
+
+from gradviz.workers.table import PRELOAD
+
+
+class Busy(RuntimeError):
+    """No room now, with a message saying when to try again: every warm worker stayed busy
+    for longer than the queue allows, the visitor is over their share (a program of theirs
+    still running, or their budget of worker time used), or every slot for a job is taken."""
+
+
+def enabled() -> bool:
+    """Whether work runs in worker processes (GRADVIZ_SANDBOX=off: in this process)."""
+    return os.environ.get("GRADVIZ_SANDBOX", "on").lower() not in ("off", "0", "false", "no")
+
+
+def proc_status(pid: int | str = "self") -> dict[str, int]:
+    """Sizes in bytes from /proc/PID/status (VmData, VmRSS, RssAnon, RssShmem, ...)."""
+    out: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                parts = rest.split()
+                if len(parts) == 2 and parts[1] == "kB":
+                    out[key] = int(parts[0]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+def resident(pid: int) -> int:
+    """Memory a program can grow: anonymous plus shared-memory resident pages."""
+    s = proc_status(pid)
+    return s.get("RssAnon", 0) + s.get("RssShmem", 0)
+
+
+def set_limit(which: int, soft: int, hard: int | None = None) -> None:
+    cur_soft, cur_hard = resource.getrlimit(which)
+    if hard is None:
+        hard = cur_hard
+    if cur_hard != resource.RLIM_INFINITY:
+        soft = min(soft, cur_hard)
+        hard = min(hard, cur_hard) if hard != resource.RLIM_INFINITY else cur_hard
+    resource.setrlimit(which, (soft, hard))
+
+
+def limit_process(config: dict) -> None:
+    """No core files, no file writes, few open files, a data-segment cap.
+
+    config: open_files, memory_bytes (allowed beyond what the process uses now)."""
+    set_limit(resource.RLIMIT_CORE, 0, 0)
+    set_limit(resource.RLIMIT_FSIZE, 0, 0)
+    set_limit(resource.RLIMIT_NOFILE, config["open_files"], config["open_files"])
+    baseline = proc_status()
+    data_cap = baseline.get("VmData", 0) + config["memory_bytes"]
+    set_limit(resource.RLIMIT_DATA, data_cap, data_cap)
+
+
+def release_memory() -> None:
+    """Give freed memory back to the system between jobs (keeps idle workers small)."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return f"exit status {code}"
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def resolve(name: str) -> Callable:
+    """A "module:function" of the job table, imported (in the worker)."""
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def job_function(kind: str, table: Mapping[str, str], tests: Mapping[str, str] | None) -> Callable:
+    """The function behind a job kind; test-only kinds only where `tests` is given."""
+    names = dict(table, **(tests or {}))
+    return resolve(names[kind])
+
+
+class ForkserverPopen(popen_forkserver.Popen):
+    """The forkserver's Popen without re-importing the parent's __main__ in the worker.
+
+    multiprocessing runs the parent's main module again in every child. Under Streamlit
+    that module is the app script (Streamlit puts it in sys.modules["__main__"]), which a
+    worker must never run; under pytest it is pytest. Workers need only gradviz, which
+    the forkserver has preloaded, so the main-module keys are left out of the data sent.
+    """
+
+    def _launch(self, process_obj):
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        for key in ("init_main_from_path", "init_main_from_name", "main_path"):
+            prep_data.pop(key, None)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class ForkserverProcess(mp.context.ForkServerProcess):
+    """A forkserver child that does not run the parent's __main__ again (ForkserverPopen)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        return ForkserverPopen(process_obj)
+
+
+def _forkserver_can_import_gradviz() -> None:
+    """Python 3.11's forkserver ignores the parent's sys.path: give it gradviz's by env."""
+    src = str(Path(__file__).resolve().parents[2])
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if src not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([src, *paths])
+
+
+def forkserver_context():
+    """The multiprocessing context whose forkserver has imported table.PRELOAD (torch and
+    gradviz). One forkserver serves the pool's warm workers and the job workers alike."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(list(PRELOAD))
+    _forkserver_can_import_gradviz()
+    return ctx

@@ -1,0 +1,60 @@
+"""The one table of what worker processes run, by name ("module:function"): imported in the
+worker, never in the server, so the server's modules stay free of torch, and program text
+cannot choose a job. Test-only jobs are listed apart and exist only in pools and jobs made
+with testing=True (gradviz.workers.testing).
+
+- PRELOAD: modules the forkserver imports once before forking any worker (warm workers).
+- HOOKS: the module whose prepare(threads), self_test() and state() every worker calls.
+- PROGRAM_JOBS: the warm pool's short jobs (a function returning a value).
+- JOBS: the job workers' long jobs (a generator: each value it yields is an event, its
+  return value the result; it reads stop requests through its should_stop argument).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+PRELOAD = ("gradviz.program.worker",)
+HOOKS = "gradviz.program.worker"
+
+PROGRAM_JOBS = MappingProxyType(
+    {
+        "run": "gradviz.program.worker:run_job",
+        "check": "gradviz.program.worker:check_job",
+    }
+)
+TEST_PROGRAM_JOBS = MappingProxyType(
+    {
+        "crash": "gradviz.workers.testing:pool_crash",
+        "hang": "gradviz.workers.testing:pool_hang",
+        "allocate": "gradviz.workers.testing:pool_allocate",
+        "pid": "gradviz.workers.testing:pool_pid",
+        "state": "gradviz.program.worker:state",
+        "dirty": "gradviz.workers.testing:pool_dirty",
+    }
+)
+
+JOBS = MappingProxyType(
+    {
+        "train": "gradviz.training.jobs:train_job",
+        "evaluate_weights": "gradviz.training.jobs:evaluate_weights_job",
+        "speed_point": "gradviz.speed.measure:point_job",
+        "speed_compare": "gradviz.speed.measure:compare_job",
+        "speed_sweep": "gradviz.speed.measure:sweep_job",
+        "transfer": "gradviz.devices.transfer:measure_job",
+        "host_facts": "gradviz.devices.facts:facts_job",
+        "placement": "gradviz.devices.facts:placement_job",
+        "cuda_memory": "gradviz.devices.facts:memory_job",
+    }
+)
+TEST_JOBS = MappingProxyType(
+    {
+        "count": "gradviz.workers.testing:job_count",
+        "crash": "gradviz.workers.testing:job_crash",
+        "hang": "gradviz.workers.testing:job_hang",
+        "allocate": "gradviz.workers.testing:job_allocate",
+        "fail": "gradviz.workers.testing:job_fail",
+        "threads": "gradviz.workers.testing:job_threads",
+        "write": "gradviz.workers.testing:job_write",
+    }
+)
