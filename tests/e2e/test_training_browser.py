@@ -1,8 +1,10 @@
-"""Real browser: the training page shows live progress and charts, Stop keeps the model, results appear."""
+"""Real browser: the training page shows live progress and charts, Stop keeps the model, results
+appear; and a real run on the shared CIFAR-10 subset draws README's screenshot."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,12 +13,17 @@ from e2e_support import CHROMIUM, free_port, start_streamlit, stop
 from PIL import Image
 
 from gradviz.training import CLASSES
+from gradviz.training.sources import display_classes
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "training_app.py"
 SCREENSHOT = ROOT / "docs" / "screenshots" / "training.png"
+# The real CIFAR-10 images beside the repository, where the app itself looks for them
+# (gradviz.training.sources.shared_subset_dir) and the unit tests find them.
+SUBSET = (ROOT / ".." / "shared" / "data" / "cifar10-subset").resolve()
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png"}
 METRIC = '[data-testid="stMetricLabel"]'
 FRESH = '[data-testid="stElementContainer"][data-stale="false"] '  # drawn by the current run
 CHART = '[data-testid="stVegaLiteChart"], [data-testid="stArrowVegaLiteChart"]'
@@ -34,19 +41,33 @@ def _folder(root: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def server(tmp_path):
+@contextlib.contextmanager
+def _serve(folder: Path):
+    """The training page alone, its Folder field set to `folder`, the fast preset chosen."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found")
     pytest.importorskip("playwright.sync_api")
     port = free_port()
-    env = {
-        "GRADVIZ_E2E_FOLDER": str(_folder(tmp_path / "data")),
-        "GRADVIZ_E2E_PRESET": "fast",
-    }
+    env = {"GRADVIZ_E2E_FOLDER": str(folder), "GRADVIZ_E2E_PRESET": "fast"}
     proc = start_streamlit(APP, port, env=env)
-    yield f"http://127.0.0.1:{port}"
-    stop(proc)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def server(tmp_path):
+    with _serve(_folder(tmp_path / "data")) as url:
+        yield url
+
+
+@pytest.fixture
+def subset_server():
+    if not ((SUBSET / "train").is_dir() and (SUBSET / "test").is_dir()):
+        pytest.skip(f"shared cifar10-subset not found at {SUBSET}")
+    with _serve(SUBSET) as url:
+        yield url
 
 
 def _set_number(page, label: str, value: str) -> None:
@@ -125,10 +146,98 @@ def test_live_chart_stop_and_results(server, browser, tmp_path):
             assert page.locator('[data-testid="stException"]').count() == 0
             uploader.set_input_files(str(weights))
             expect(page.get_by_text("fast-cpu weights:", exact=False)).to_be_visible(timeout=60_000)
+        finally:
+            page.close()
 
-            page.set_viewport_size({"width": 1400, "height": 3300})  # the whole page in one picture
-            page.wait_for_timeout(2000)  # let the images and charts paint
+
+def _images_in(split: Path) -> int:
+    return sum(
+        1
+        for d in split.iterdir()
+        if d.is_dir()
+        for f in d.iterdir()
+        if f.suffix.lower() in IMAGE_SUFFIXES
+    )
+
+
+def test_real_cifar_subset_run_writes_screenshot(subset_server, browser):
+    """A short fast-preset run on the real CIFAR-10 subset, followed live to its results: the
+    page names the real folder and classes, and README's screenshot is taken of it."""
+    from playwright.sync_api import expect
+
+    classes = sorted(d.name for d in (SUBSET / "train").iterdir() if d.is_dir())  # ImageFolder
+    assert classes == sorted(d.name for d in (SUBSET / "test").iterdir() if d.is_dir())
+    assert len(classes) == 10 and {"airplane", "automobile"} <= set(classes)
+    n_train, n_test = _images_in(SUBSET / "train"), _images_in(SUBSET / "test")
+    main = '[data-testid="stMainBlockContainer"]'
+
+    with contextlib.closing(
+        browser.new_context(viewport={"width": 1400, "height": 1000})
+    ) as context:
+        try:
+            page = context.new_page()
+            page.goto(subset_server)
+            expect(page.get_by_text("CIFAR-10 training").first).to_be_visible(timeout=60_000)
+            expect(page.get_by_label("Folder", exact=True)).to_have_value(str(SUBSET))
+            expect(
+                page.get_by_text(
+                    f"folder {SUBSET}: {n_train:,} training and {n_test:,} test images, "
+                    f"{len(classes)} classes",
+                    exact=False,
+                )
+            ).to_be_visible(timeout=60_000)
+
+            # 2 epochs of the fast preset at batch 128: seconds on a 2-core CPU.
+            _set_number(page, "Epochs", "2")
+            _set_number(page, "Batch size", "128")
+            page.locator(main).get_by_role("button", name="Train").click()
+            stop_button = page.locator(main).get_by_role("button", name="Stop")
+            expect(stop_button).to_be_visible(timeout=60_000)
+            # While it trains: the live status line (epoch, images/s, ETA) and the live curves.
+            expect(page.get_by_text("ETA", exact=False).first).to_be_visible(timeout=60_000)
+            expect(page.locator(CHART).first).to_be_visible(timeout=60_000)
+            expect(stop_button).to_have_count(0, timeout=120_000)
+            expect(
+                page.get_by_text(
+                    f"Accuracy of the network on the {n_test} test images", exact=False
+                ).first
+            ).to_be_visible(timeout=60_000)
+            expect(page.locator(FRESH + METRIC, has_text="Test accuracy").first).to_be_visible()
+            assert page.locator('[data-testid="stException"]').count() == 0
+            assert page.get_by_text("Training ended early", exact=False).count() == 0
+
+            # The results are of the real classes, read from the folder: the per-class report
+            # names each (airplane and automobile by the tutorial's short names, plane and car).
+            report = page.locator(FRESH + '[data-testid="stCode"]').first.inner_text()
+            shown = re.findall(r"Accuracy for class: (\S+)\s+is", report)
+            assert shown == list(display_classes(tuple(classes))), report
+            expect(
+                page.get_by_text(f"fast preset, fast-cpu network, folder {SUBSET}")
+            ).to_be_visible()
+            confusion = page.locator('img[alt="confusion matrix of the test images"]')
+            grid = page.locator('img[alt="test images with predicted and true labels"]')
+            expect(confusion).to_have_count(1)
+            expect(grid).to_have_count(1)
+            assert page.locator(CHART).count() >= 2  # loss and accuracy curves
+            text = page.locator(main).inner_text()
+            assert "/tmp" not in text and "pytest" not in text
+
+            # README's picture: from the top of the page down to the predictions (the
+            # download button under them), every image and chart painted.
+            page.set_viewport_size({"width": 1400, "height": 2600})
+            page.wait_for_function(
+                """() => [...document.querySelectorAll('img')].every(
+                    (i) => i.complete && i.naturalWidth > 0)"""
+            )
+            page.wait_for_timeout(2000)
+            download = page.get_by_role("button", name="Download weights (state_dict)")
+            box = download.bounding_box()
+            assert box is not None
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            page.screenshot(
+                path=str(SCREENSHOT),
+                full_page=True,
+                clip={"x": 0, "y": 0, "width": 1400, "height": box["y"] + box["height"] + 12},
+            )
         finally:
             page.close()
