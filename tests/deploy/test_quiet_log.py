@@ -38,7 +38,7 @@ def test_every_page_opens_without_warnings():
 def test_torchviz_distutils_warning_is_silenced_at_its_source():
     """The classic view's make_dot, with that one DeprecationWarning turned into an error."""
     code = (
-        "import torch, gradviz.graph.render as r\n"
+        "import torch, gradviz.graph.classic as c\n"
         "from torchviz import make_dot\n"
         "x = torch.ones(2, requires_grad=True)\n"
         "print(len(make_dot((x * 2).sum()).source) > 0)\n"

@@ -3,9 +3,21 @@ workers: torch and torchviz)."""
 
 from __future__ import annotations
 
+import warnings
+
 from torchviz import make_dot
 
 from gradviz.graph.record import RunRecord
+
+# torchviz 0.0.3 (the latest) compares torch versions with distutils' LooseVersion on every
+# make_dot call, which warns "distutils Version classes are deprecated" into the server's log
+# wherever DeprecationWarnings are shown. Only that message, only from torchviz.
+warnings.filterwarnings(
+    "ignore",
+    message="distutils Version classes are deprecated",
+    category=DeprecationWarning,
+    module="torchviz",
+)
 
 
 def classic_dot(record: RunRecord) -> str | None:

@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import threading
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -318,16 +317,6 @@ def _device_legend(model: GraphModel, th: Theme, theme: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- torchviz classic view
-
-# torchviz 0.0.3 (the latest) compares torch versions with distutils' LooseVersion on every
-# make_dot call, which warns "distutils Version classes are deprecated" into the server's log
-# wherever DeprecationWarnings are shown. Only that message, only from torchviz.
-warnings.filterwarnings(
-    "ignore",
-    message="distutils Version classes are deprecated",
-    category=DeprecationWarning,
-    module="torchviz",
-)
 
 
 def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> str:
