@@ -88,6 +88,8 @@ async def main_async(url: str, sessions: int, rounds: int) -> dict:
         warm = await browser.new_page()
         await warm.goto(url + "/", wait_until="domcontentloaded", timeout=240_000)
         await warm.wait_for_function(GRAPH_JS, arg=None, timeout=240_000)
+        # app.py's sidebar says "Public mode (...)" when the server runs in public mode.
+        out["public_shown"] = "Public mode (" in await warm.inner_text("body")
         await warm.close()
         t0 = time.perf_counter()
         await asyncio.gather(
@@ -135,7 +137,11 @@ def main() -> None:
     lat = out["latency"]
     print(f"machine: {machine()}")
     print(f"python: {args.python}")
-    print(f"public mode: {'on (GRADVIZ_PUBLIC=1)' if args.public else 'off'}")
+    shown = "on" if out.get("public_shown") else "off"
+    print(
+        f"public mode: {'on (GRADVIZ_PUBLIC=1)' if args.public else 'off'} as started; "
+        f"the page's sidebar says: {shown}"
+    )
     print(f"sessions={args.sessions} rounds={args.rounds} requests={args.sessions * args.rounds}")
     if lat:
         print(

@@ -28,6 +28,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -44,12 +45,13 @@ from gradviz.program.share import encode_program  # noqa: E402
 from gradviz.workers import resources  # noqa: E402
 
 # What the page says, as the app words it (grep src/gradviz for each):
-TOO_BIG = "too big to draw as"  # render._too_big: the server refuses to lay the graph out
+TOO_BIG = "too big to draw as"  # graph/render._too_big: the server refuses to lay it out
 BROWSER_LAYOUT = "Lay out all"  # ui/autograd.show_graph: the opt-in checkbox
 DRAW_ANYWAY = "Draw it anyway"  # ui/autograd._graph_and_tabs: graphs over BIG_GRAPH nodes
-LEFT_OUT = "values are shown for"  # trace.cap_result: a result over its value budget
-WOULD_ALLOCATE = "would allocate"  # run.py: a size over the per-tensor or total caps
-PUBLIC_TIMING_CAP = "one timing may use on this public server"  # timing.check_public_cap
+LEFT_OUT = "values are shown for"  # program/results.cap_result: over the value budget
+WOULD_ALLOCATE = "would allocate"  # program/interpreter: over the per-tensor or total caps
+PUBLIC_TIMING_CAP = "one timing may use on this public server"  # speed/timing.check_public_cap
+SMALLER = "Choose a smaller size"  # speed/timing.check_memory and check_public_cap
 COMPARED = "Why the two figures differ"  # ui/speed.EXPLAIN, under a finished comparison
 ALERT_ERROR = '[data-testid="stAlertContentError"]'
 
@@ -58,9 +60,11 @@ class Sampler(threading.Thread):
     def __init__(self, pid: int):
         super().__init__(daemon=True)
         self.pid, self.peak, self.peak_detail, self.samples = pid, 0, {}, 0
+        self.peak_who: dict[int, str] = {}
         self.running = True
         self.phase = "start"
         self.phase_peak: dict[str, int] = {}
+        self.phase_parts: dict[str, str] = {}  # each phase's peak, process by process
         self.processes_seen: set[int] = set()
 
     def run(self) -> None:
@@ -75,10 +79,47 @@ class Sampler(threading.Thread):
             total = sum(detail.values())
             self.samples += 1
             self.processes_seen.update(detail)
-            self.phase_peak[self.phase] = max(self.phase_peak.get(self.phase, 0), total)
+            if total > self.phase_peak.get(self.phase, -1):
+                self.phase_peak[self.phase] = total
+                roles = _roles(self.pid, detail)
+                self.phase_parts[self.phase] = " + ".join(
+                    f"{roles[p]} {size / 1e6:.0f}"
+                    for p, size in sorted(detail.items(), key=lambda kv: -kv[1])
+                    if size >= 1e6
+                )
             if total > self.peak:
                 self.peak, self.peak_detail = total, detail
+                # Who they were, read now: job workers are gone by the time of the report.
+                roles = _roles(self.pid, detail)
+                self.peak_who = {p: f"{roles[p]}: {_cmd(p)}" for p in detail}
             time.sleep(0.2)
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _roles(server: int, pids) -> dict[int, str]:
+    """server, forkserver, resource tracker, or worker (a fork of the forkserver: same
+    command line, so told apart by its parent)."""
+    roles = {}
+    for p in pids:
+        cmd = _cmd(p)
+        if p == server:
+            roles[p] = "server"
+        elif "forkserver import main" in cmd and _ppid(p) == server:
+            roles[p] = "forkserver"
+        elif "resource_tracker" in cmd:
+            roles[p] = "resource tracker"
+        elif "forkserver import main" in cmd:
+            roles[p] = "worker"
+        else:
+            roles[p] = "other"
+    return roles
 
 
 def _cmd(pid: int) -> str:
@@ -112,12 +153,14 @@ def tour(
         page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
         chart = page.locator(CHART).first
 
-        def visit(link: str, label: str, wait_text: str | None = "Backward", on=None) -> None:
+        def visit(
+            link: str, label: str, wait_text: str | None = "Backward", on=None, wait_s: float = 60
+        ) -> None:
             on = on or page
             on.goto(link, wait_until="domcontentloaded", timeout=120_000)
             on.locator(DRAWN).first.wait_for(timeout=120_000)
             if wait_text:
-                on.get_by_text(wait_text).first.wait_for(timeout=60_000)
+                on.get_by_text(wait_text).first.wait_for(timeout=wait_s * 1000)
             on.wait_for_timeout(300)
             visited.append(label)
 
@@ -125,14 +168,35 @@ def tour(
             if sampler:
                 sampler.phase = name
 
-        if normal:
-            _normal_tour(url, page, chart, visit, phase, visited, batch)
-        if attacks:
-            _attacks(url, browser, page, visit, phase, visited, public)
+        try:
+            if normal:
+                _normal_tour(url, page, chart, visit, phase, visited, batch)
+            if attacks:
+                _attacks(url, browser, page, visit, phase, visited, public)
+        except Exception:
+            print(f"a step failed after: {visited[-1:]}", file=sys.stderr)
+            _show_pages(browser)
+            raise
         phase("after")
         page.wait_for_timeout(3000)
         browser.close()
     return visited
+
+
+def _show_pages(browser) -> None:
+    """Every open page's alerts, and a screenshot of it: what a failed step was looking at."""
+    pages = [pg for context in browser.contexts for pg in context.pages]
+    for i, pg in enumerate(pages):
+        shot = Path(tempfile.gettempdir()) / f"memory-tour-failed-{os.getpid()}-{i}.png"
+        try:
+            pg.screenshot(path=str(shot), full_page=True, timeout=30_000)
+            alerts = pg.locator('[data-testid="stAlert"]').all_inner_texts()
+        except Exception as exc:  # noqa: BLE001 - a report on the way out
+            print(f"  page {i} {pg.url[:80]}: unreadable ({exc})", file=sys.stderr)
+            continue
+        print(f"  page {i} {pg.url[:80]}: {shot}", file=sys.stderr)
+        for text in alerts:
+            print("    alert: " + " ".join(text.split())[:400], file=sys.stderr)
 
 
 def _normal_tour(url, page, chart, visit, phase, visited, batch) -> None:
@@ -316,6 +380,8 @@ def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
     png = _export_outcome(page, "png", before=svg)
     visited.append(f"attack a: big graph, SVG export: {svg}")
     visited.append(f"attack a: big graph, PNG export: {png}")
+    if TOO_BIG not in svg or TOO_BIG not in png:
+        raise AssertionError(f"a {TOO_BIG!r} refusal was expected for SVG and PNG")
     page.get_by_role("tab", name="Graph").click()
     anyway = page.get_by_role("button", name=DRAW_ANYWAY).filter(visible=True)
     refused = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text=TOO_BIG)
@@ -344,7 +410,12 @@ def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
         for i in range(5):
             contexts.append(browser.new_context(viewport={"width": 1400, "height": 1100}))
             tab = contexts[-1].new_page()
-            visit(link, f"attack b: 2,500-tensor unbind, fresh session {i + 1} of 5", LEFT_OUT, tab)
+            # The page lays out a 2,501-row Tensors table: on 2 cores the tab can take a
+            # minute or more to answer (seen 30-95 s), while the server has long finished.
+            label = f"attack b: 2,500-tensor unbind, fresh session {i + 1} of 5"
+            t0 = time.perf_counter()
+            visit(link, label, LEFT_OUT, tab, wait_s=300)
+            visited[-1] += f" (summary visible after {time.perf_counter() - t0:.0f} s)"
         visited.append(f"attack b: summary: {_alert_text(tab, LEFT_OUT, 'Info')}")
     finally:
         for context in contexts:
@@ -365,22 +436,22 @@ def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
     size = page.get_by_label("Size (elements per tensor)", exact=True)
     size.fill(str(10**10))  # the number input's max_value
     size.press("Enter")
-    too_big = _alert_text(page, "Choose a smaller size", "Warning")
+    too_big = _alert_text(page, PUBLIC_TIMING_CAP if public else SMALLER, "Warning")
     expect(run).to_be_disabled(timeout=60_000)
     visited.append(f"attack d: 10,000,000,000 elements: button disabled; {too_big}")
     largest = largest_speed_size(public)
     size.fill(str(largest))
     size.press("Enter")
-    page.locator('[data-testid="stAlertContentWarning"]').filter(
-        has_text="Choose a smaller size"
-    ).first.wait_for(state="detached", timeout=120_000)
+    page.locator('[data-testid="stAlertContentWarning"]').filter(has_text=SMALLER).first.wait_for(
+        state="detached", timeout=120_000
+    )
     expect(run).to_be_enabled(timeout=120_000)
     run.click()
     outcome = page.get_by_text(COMPARED).or_(page.locator(ALERT_ERROR)).first
     outcome.wait_for(timeout=600_000)
     if page.get_by_text(COMPARED).count():
-        rows = main.get_by_test_id("stTable").or_(main.get_by_test_id("stDataFrame")).first
-        result = " ".join(rows.inner_text().split())[:300]
+        rows = main.locator("table").filter(has_text="naive / correct").first  # ui.common.table
+        result = " ".join(rows.inner_text().split())[:400]
     else:
         result = "refused: " + " ".join(page.locator(ALERT_ERROR).first.inner_text().split())
     visited.append(f"attack d: {largest:,} elements (the largest accepted), timed: {result}")
@@ -458,10 +529,11 @@ def main() -> None:
     print(f"processes seen: {len(sampler.processes_seen)}")
     width = max(map(len, sampler.phase_peak), default=9)
     for phase, peak in sampler.phase_peak.items():
-        print(f"  peak during {phase:{width}s} {peak / 1e6:7.0f} MB")
+        parts = sampler.phase_parts.get(phase, "")
+        print(f"  peak during {phase:{width}s} {peak / 1e6:7.0f} MB  ({parts})")
     print("processes at the peak:")
     for pid, size in sorted(sampler.peak_detail.items(), key=lambda kv: -kv[1]):
-        print(f"  {size / 1e6:7.0f} MB  {pid}  {_cmd(pid)}")
+        print(f"  {size / 1e6:7.0f} MB  {pid}  {sampler.peak_who.get(pid) or _cmd(pid)}")
     outcomes = [v for v in visited if v.startswith(("attack", "FINDING"))]
     if outcomes:
         print("attack steps and what the page answered:")
