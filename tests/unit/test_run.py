@@ -407,3 +407,15 @@ def test_pooling_window_work_is_capped_before_running():
     )
     assert ok.error is None
     assert [t.shape for t in ok.tensors] == [[1, 1, 8, 8], [1, 1, 4, 4], [1, 2, 2]]
+
+
+def test_an_empty_tensor_keeps_its_empty_value():
+    """Empty tensors carry [] as their value (the value budget counts them as 0 numbers);
+    a shape whose lists alone would be too many still sends none."""
+    from gradviz.graph.values import stored_count, tensor_values
+
+    assert tensor_values(torch.zeros(0)) == ([], "[]")
+    assert tensor_values(torch.zeros(2, 0)) == ([[], []], "[[], []]")
+    assert stored_count(torch.zeros(2, 0)) == 0
+    assert tensor_values(torch.zeros(10_000, 0))[0] is None
+    assert tensor_values(torch.zeros(3), keep=False)[0] is None

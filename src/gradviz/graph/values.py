@@ -46,14 +46,16 @@ def list_cells(shape) -> int:
     return total
 
 
+def storable(t: torch.Tensor) -> bool:
+    """Whether tensor_values may send t's values as lists (small enough, not on meta)."""
+    if t.device.type == "meta":
+        return False
+    return t.numel() <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS
+
+
 def stored_count(t: torch.Tensor | None) -> int:
-    """How many numbers tensor_values would send for t (0: only a preview)."""
-    if t is None or t.device.type == "meta":
-        return 0
-    numel = t.numel()
-    if numel <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS:
-        return numel
-    return 0
+    """How many numbers tensor_values would send for t (0: only a preview, or none at all)."""
+    return t.numel() if t is not None and storable(t) else 0
 
 
 def tensor_values(
@@ -66,7 +68,7 @@ def tensor_values(
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()
     numel = data.numel()
-    if keep and stored_count(data):
+    if keep and storable(data):
         value = data.cpu().tolist()
         return value, format_values(value)
     if numel == 0:
