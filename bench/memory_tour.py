@@ -367,6 +367,17 @@ def _export_outcome(page, fmt: str, before: str | None = None, timeout_s: float 
     raise TimeoutError(f"the Export tab gave no answer for {fmt.upper()} in {timeout_s:.0f} s")
 
 
+def _export_svg_and_png(page, visited, label: str) -> tuple[str, str]:
+    """The Export tab's answers for SVG, then PNG, each noted in `visited`."""
+    page.get_by_role("tab", name="Export").click()
+    svg = _export_outcome(page, "svg")
+    _choose_format(page, "png")
+    png = _export_outcome(page, "png", before=svg)
+    visited.append(f"{label}, SVG export: {svg}")
+    visited.append(f"{label}, PNG export: {png}")
+    return svg, png
+
+
 def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
     """A hostile visitor's inputs, each a phase of its own; each waits for a definite outcome."""
     from playwright.sync_api import expect
@@ -374,12 +385,7 @@ def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
     # a. A ~3,000-node graph: export refused; the Graph tab does not lay it out in the browser.
     phase("attack: big graph")
     visit(_share(url, big_graph_program(), "y"), "attack a: big graph opened", None)
-    page.get_by_role("tab", name="Export").click()
-    svg = _export_outcome(page, "svg")
-    _choose_format(page, "png")
-    png = _export_outcome(page, "png", before=svg)
-    visited.append(f"attack a: big graph, SVG export: {svg}")
-    visited.append(f"attack a: big graph, PNG export: {png}")
+    svg, png = _export_svg_and_png(page, visited, "attack a: big graph")
     if TOO_BIG not in svg or TOO_BIG not in png:
         raise AssertionError(f"a {TOO_BIG!r} refusal was expected for SVG and PNG")
     page.get_by_role("tab", name="Graph").click()
@@ -464,12 +470,7 @@ def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
         page.locator(DRAWN).first.wait_for(timeout=120_000)
         page.wait_for_timeout(300)
         visited.append(f"attack e: dense graph, reload {i + 1} of 3")
-    page.get_by_role("tab", name="Export").click()
-    svg = _export_outcome(page, "svg")
-    _choose_format(page, "png")
-    png = _export_outcome(page, "png", before=svg)
-    visited.append(f"attack e: dense graph, SVG export: {svg}")
-    visited.append(f"attack e: dense graph, PNG export: {png}")
+    _export_svg_and_png(page, visited, "attack e: dense graph")
 
 
 def main() -> None:
