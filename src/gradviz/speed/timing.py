@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from gradviz.devices.info import DTYPE_BYTES
-from gradviz.training.settings import training_memory
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.workers.jobs import JobLimits
@@ -389,25 +388,45 @@ def worker_memory(job: Job) -> int:
     return int(job.memory_needed() * 1.25) + JOB_HEADROOM
 
 
+# A public host's timing worker (GRADVIZ_PUBLIC=1). Measured with bench/timing_memory.py
+# (docs/BENCHMARKS.md): glibc keeps the heap of freed tensors for reuse rather than unmapping it
+# (as in the lesson's own script), so a CPU timing's worker grows by up to 3.04x its tensors'
+# peak (elementwise at 5,262,581 elements; 1.6-2.5x at most sizes), plus the timer's imports.
+TIMING_GROWTH_FACTOR = 3.2
+TIMER_OWN_MEMORY = 24 * 1024 * 1024
+# With the server, the forkserver and a warm worker (about 350 MB) and the timing worker's own
+# share of torch (about 110 MB), 200 MB of growth keeps a 690 MB host under its limit.
+PUBLIC_TIMING_MEMORY = 200_000_000
+
+
+def expected_growth(job: Job) -> int:
+    """How much a CPU worker timing `job` grows at its peak (tensors, heap kept, timer)."""
+    return int(job.memory_needed() * TIMING_GROWTH_FACTOR) + TIMER_OWN_MEMORY
+
+
 def public_memory_cap() -> int | None:
-    """On a public host (GRADVIZ_PUBLIC=1) a timing worker gets the cap of a training worker
-    (GRADVIZ_TRAINING_MEMORY, 400 MB by default): both take turns in the one heavy-job slot."""
+    """On a public host, what one timing worker may grow by: PUBLIC_TIMING_MEMORY, or
+    GRADVIZ_PUBLIC_TIMING_MEMORY (bytes). None elsewhere (MEMORY_FRACTION of free RAM rules)."""
     if not public_mode():
         return None
-    return training_memory()
+    try:
+        cap = int(os.environ.get("GRADVIZ_PUBLIC_TIMING_MEMORY", PUBLIC_TIMING_MEMORY))
+    except ValueError:
+        return PUBLIC_TIMING_MEMORY
+    return cap if cap > 0 else PUBLIC_TIMING_MEMORY
 
 
 def check_public_cap(job: Job) -> None:
-    """Refuse, before anything runs, a CPU job whose worker would pass the public memory cap."""
+    """Refuse, before anything runs, a CPU job whose worker would outgrow the public cap."""
     cap = public_memory_cap()
     if cap is None or job.device != "cpu":
         return
-    need = worker_memory(job)
+    need = expected_growth(job)
     if need > cap:
         raise SizeTooLarge(
             f"{job.spec.describe_size(job.size)} {job.dtype} needs about {fmt_bytes(need)} of "
             f"RAM with the timer's own, over the {fmt_bytes(cap)} one timing may use on this "
-            "public server (the same cap as training). Choose a smaller size."
+            "public server (it shares a small host with every visitor). Choose a smaller size."
         )
 
 
@@ -433,9 +452,10 @@ def job_limits(jobs: Iterable[Job], seconds: float | None = None):
 def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
     """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
 
-    Big enough that tensors leave the allocator's cache (page faults count, as in the seed).
+    Big enough that tensors leave the allocator's cache (page faults count, as in the seed),
+    small enough to run on a public host (check_public_cap).
     """
-    size = 4_000_000 if workload == "elementwise" else 512
+    size = 2_000_000 if workload == "elementwise" else 512
     return Job(workload, size, device, dtype, 2 if workload == "elementwise" else 1)
 
 
