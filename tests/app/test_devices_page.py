@@ -149,3 +149,23 @@ def test_no_worker_to_ask_is_a_plain_message(monkeypatch):
     assert at.session_state["shown_dot"]
     assert any("Moving tensors between devices is unavailable" in c.value for c in at.caption)
     assert any("Could not ask a worker process" in w.value for w in at.sidebar.warning)
+
+
+def test_devices_page_reports_a_broken_file_of_recorded_numbers(tmp_path, monkeypatch):
+    from gradviz.devices import transfer_reference
+
+    bad = tmp_path / "transfer_reference.json"
+    bad.write_text('{"device": "cuda:0", "device_name": "X"}')
+    monkeypatch.setattr(transfer_reference, "REFERENCE_PATH", bad)
+
+    def script():
+        from gradviz.ui import devices
+
+        devices.page()
+
+    at = AppTest.from_function(script, default_timeout=120).run()
+    assert not at.exception
+    error = "\n".join(e.value for e in at.error)
+    assert "not valid" in error and "missing field 'torch'" in error
+    assert "--record" in error
+    assert not any("No recorded GPU numbers yet" in i.value for i in at.info)

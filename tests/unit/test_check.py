@@ -52,3 +52,14 @@ def test_program_error_and_size_and_nothing_to_check():
     assert "nothing to check" in check_gradients("x = torch.ones(2)\n", "x", {}).message
     big = f"x = torch.ones({MAX_CHECK_ELEMENTS + 1}, requires_grad=True)\ny = x.sum()\n"
     assert "at most" in check_gradients(big, "y", {}).message
+
+
+def test_no_shown_gradient_asks_for_backward_and_a_wrong_shape_is_no_match():
+    source = "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = (x ** 3).sum()\n"
+    result = check_gradients(source, "y", {})
+    assert result.gradcheck_passed and not result.ok
+    assert result.message == "Run backward first: no gradient is shown yet for x"
+    assert result.leaves[0].numerical == pytest.approx([3.0, 12.0], abs=1e-4)
+    wrong_shape = check_gradients(source, "y", {"x": [3.0, 12.0, 0.0]})
+    assert not wrong_shape.ok and wrong_shape.leaves[0].max_abs_diff is None
+    assert "differ from finite differences" in wrong_shape.message

@@ -219,3 +219,54 @@ def test_both_forms_of_the_mismatch_message_are_explained():
         exp = devices.explain_device_error(msg, named)
         assert exp.devices == ["cuda:0", "cpu"]
         assert exp.fix_code == "x = x.to(w.device)"
+
+
+@pytest.mark.parametrize(
+    ("message", "named", "case", "move", "fix"),
+    [
+        (
+            "found at least two devices, cuda:1 and cuda:0!",
+            {"a": "cuda:0", "b": "cuda:1"},
+            "two_gpus",
+            "a",
+            "a = a.to(b.device)",
+        ),
+        (
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cpu and cuda:0!",
+            {},
+            "gpu_and_cpu",
+            None,
+            "x = x.to('cuda:0')  # the cpu operand",
+        ),
+        (
+            "indices should be either on cpu or on the same device as the indexed tensor (cpu)",
+            {"t": "cpu", "idx": "cuda:0"},
+            "index_device",
+            "idx",
+            "idx = idx.to(t.device)",
+        ),
+        (
+            "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+            "tensor to host memory first.",
+            {"g": "cuda:0"},
+            "numpy_cuda",
+            "g",
+            "g.detach().cpu().numpy()",
+        ),
+        (
+            "Found no NVIDIA driver on your system.",
+            {},
+            "no_cuda",
+            None,
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+        ),
+    ],
+)
+def test_each_device_error_gets_its_words_and_fix(message, named, case, move, fix):
+    exp = devices.explain_device_error(message, named)
+    text = devices.DEVICE_ERRORS[case]
+    assert (exp.kind, exp.title, exp.move, exp.fix_code) == (text.kind, text.title, move, fix)
+    assert "{" not in exp.rule and exp.rule.startswith(text.rule[:40])
+    if case == "two_gpus":
+        assert "cuda:1 and cuda:0 have separate memory" in exp.rule

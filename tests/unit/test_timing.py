@@ -17,15 +17,14 @@ from gradviz.speed.timing import (
     Job,
     Point,
     Progress,
-    ReferenceFileError,
     SizeTooLarge,
     Skipped,
     check_memory,
     crossover,
-    load_reference,
     naive_time,
     sweep_jobs,
 )
+from gradviz.util.reference import ReferenceFileError, load_reference
 from gradviz.workers import resources
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
@@ -324,7 +323,7 @@ def test_peaks_match_device_names():
 
 
 def test_fixture_loads_and_is_marked_as_fixture():
-    ref = load_reference(FIXTURE)
+    ref = load_reference(FIXTURE, timing.REFERENCE_FORMAT)
     assert "TEST FIXTURE" in ref.note
     assert ref.device == "FAKE GPU (test fixture)"
     assert ref.date.startswith("2000")
@@ -334,13 +333,13 @@ def test_fixture_loads_and_is_marked_as_fixture():
 
 
 def test_absent_reference_is_none(tmp_path):
-    assert load_reference(tmp_path / "nope.json") is None
+    assert load_reference(tmp_path / "nope.json", timing.REFERENCE_FORMAT) is None
 
 
 def test_repo_has_no_made_up_reference():
     """Only bench/speed_gpu.py on a real GPU may write this file; if present it must load."""
     if timing.REFERENCE_PATH.exists():
-        ref = load_reference()
+        ref = load_reference(timing.REFERENCE_PATH, timing.REFERENCE_FORMAT)
         assert "TEST FIXTURE" not in ref.note
 
 
@@ -360,6 +359,7 @@ def test_repo_has_no_made_up_reference():
             "no point was measured on a cuda",
         ),
         (lambda d: d["comparisons"][0].pop("naive"), "missing object 'naive'"),
+        (lambda d: d.update(comparisons={"a": 1}), "'comparisons' should be a list"),
     ],
 )
 def test_loader_rejects_bad_files(tmp_path, mutate, message):
@@ -368,14 +368,14 @@ def test_loader_rejects_bad_files(tmp_path, mutate, message):
     path = tmp_path / "ref.json"
     path.write_text(json.dumps(data))
     with pytest.raises(ReferenceFileError, match=message):
-        load_reference(path)
+        load_reference(path, timing.REFERENCE_FORMAT)
 
 
 def test_loader_rejects_broken_json(tmp_path):
     path = tmp_path / "ref.json"
     path.write_text("{not json")
     with pytest.raises(ReferenceFileError, match="not readable JSON"):
-        load_reference(path)
+        load_reference(path, timing.REFERENCE_FORMAT)
 
 
 def test_reference_dict_round_trips(tmp_path):
@@ -393,7 +393,7 @@ def test_reference_dict_round_trips(tmp_path):
     )
     path = tmp_path / "ref.json"
     path.write_text(json.dumps(data))
-    ref = load_reference(path)
+    ref = load_reference(path, timing.REFERENCE_FORMAT)
     assert ref.device == "NVIDIA H100 80GB HBM3"
     assert ref.points[0] == _pt("cuda", 64, 1e-5)
     assert ref.comparisons[0].naive == comp.naive
@@ -460,7 +460,8 @@ def test_importing_timing_imports_neither_torch_nor_numpy():
         "timing.check_memory(job, 10**10)\n"
         "timing.estimate_seconds(job, timing.Point('elementwise', 'cuda', 'float32', 10**6,"
         " 2, 1e-3, 0, 3))\n"
-        "timing.load_reference(sys.argv[1])\n"
+        "from gradviz.util.reference import load_reference\n"
+        "load_reference(sys.argv[1], timing.REFERENCE_FORMAT)\n"
         "timing.job_limits([job])\n"
         "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, 'plain part'\n"
         "from gradviz.speed import measure\n"

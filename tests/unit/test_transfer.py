@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from gradviz.devices import transfer, transfer_reference
+from gradviz.util.reference import load_reference
 
 
 def test_cpu_measurements_are_labelled_and_say_what_needs_a_gpu():
@@ -30,7 +31,7 @@ def test_time_it_takes_the_median_after_warm_up():
 
 
 def test_no_reference_numbers_unless_recorded(tmp_path):
-    assert transfer_reference.load_reference(tmp_path / "missing.json") is None
+    assert load_reference(tmp_path / "missing.json", transfer_reference.REFERENCE_FORMAT) is None
     assert "--record" in transfer_reference.RECORD_COMMAND
 
 
@@ -41,7 +42,7 @@ def test_record_writes_device_and_date(tmp_path, monkeypatch):
     path = tmp_path / "ref.json"
     data = transfer.record(path, "cpu")
     loaded = json.loads(path.read_text())
-    assert loaded == data == transfer_reference.load_reference(path)
+    assert loaded == data == load_reference(path, transfer_reference.REFERENCE_FORMAT)
     assert loaded["measurements"][1]["seconds"] is None  # pinned: not measurable without CUDA
     assert loaded["device"] == "cpu" and loaded["measured_on"].endswith("UTC")
     assert loaded["measurements"][0]["key"] == "host_copy"

@@ -17,6 +17,7 @@ No Streamlit here. The pieces:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -274,106 +275,149 @@ RULE_SAME_DEVICE = (
     "exception: a 0-dim CPU tensor (a single number such as torch.tensor(2.0)) may be combined "
     "with tensors on any device."
 )
+MOVE_IT = "{move} = {move}.to({target})"
+
+
+@dataclass(frozen=True)
+class DeviceErrorText:
+    """What gradviz says about one case of a device error. `rule` and `fix` are templates:
+    {move} the tensor to move, {target} where to (as code), {to} and {away} the devices."""
+
+    kind: str  # DeviceExplanation.kind
+    title: str
+    rule: str
+    fix: str
+
+
+DEVICE_ERRORS: dict[str, DeviceErrorText] = {
+    "gpu_and_cpu": DeviceErrorText(
+        "device_mismatch", "Tensors on different devices (GPU and CPU)", RULE_SAME_DEVICE, MOVE_IT
+    ),
+    "other_devices": DeviceErrorText(
+        "device_mismatch", "Tensors on different devices", RULE_SAME_DEVICE, MOVE_IT
+    ),
+    "two_gpus": DeviceErrorText(
+        "cuda_index_mismatch",
+        "Tensors on two different GPUs",
+        RULE_SAME_DEVICE + " Two GPUs are two devices: {to} and {away} have separate memory, "
+        "so the same rule applies between them.",
+        MOVE_IT,
+    ),
+    "index_device": DeviceErrorText(
+        "index_device",
+        "Index tensor on another device",
+        "An index tensor may live on the CPU or on the same device as the tensor it indexes. "
+        "So a GPU tensor indexed with a CPU index works (PyTorch copies the small index "
+        "over), but a CPU tensor indexed with a GPU index is refused.",
+        MOVE_IT,
+    ),
+    "numpy_cuda": DeviceErrorText(
+        "numpy_cuda",
+        ".numpy() on a GPU tensor",
+        "A NumPy array lives in host (CPU) memory, so a GPU tensor must be copied back "
+        "first; the copy waits for the GPU to finish (a hidden synchronisation).",
+        "{move}.detach().cpu().numpy()",
+    ),
+    "no_cuda": DeviceErrorText(
+        "no_cuda",
+        "No CUDA GPU on this machine",
+        "The program asked for a CUDA device, but PyTorch found none on this machine.",
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+    ),
+}
+
+
+@dataclass
+class _Involved:
+    """Which case of DEVICE_ERRORS a message is, and the devices and tensors it involves."""
+
+    case: str
+    devices: list[str]
+    move: str | None = None  # the operand to move, when the operation named one
+    target: str | None = None  # its destination, as code
+    name: str = ""  # the name the fix uses: `move`, or a stand-in
+    to: str = ""  # the device to move to
+    away: str = ""  # the device to move from
+    fix: str | None = None  # instead of the case's template
 
 
 def _pick(tensors: dict[str, str], device: str) -> str | None:
     return next((n for n, d in tensors.items() if d == device), None)
 
 
+def _same_device(message: str, tensors: dict[str, str]) -> _Involved:
+    m, got = MISMATCH_RE.search(message), GOT_RE.search(message)
+    if m:
+        found = list(m.groups())
+    elif got:
+        found = [got.group(2), got.group(1)]
+    else:
+        found = sorted(set(tensors.values()))
+    found = list(dict.fromkeys(found))
+    if "cpu" in found and len(found) >= 2:
+        to, away = next(d for d in found if d != "cpu"), "cpu"
+        case = "gpu_and_cpu"
+    else:
+        to, away = (found + ["cuda:0", "cuda:1"])[:2]
+        case = "two_gpus" if found and found[0].startswith("cuda") else "other_devices"
+    move, ref = _pick(tensors, away), _pick(tensors, to)
+    target = f"{ref}.device" if ref else repr(to)
+    fix = None if move else f"x = x.to({target!s})  # the {away} operand"
+    return _Involved(case, found, move, target, move or "", to, away, fix)
+
+
+def _index_device(message: str, tensors: dict[str, str]) -> _Involved:
+    dev = re.search(r"indexed tensor \(([\w:]+)\)", message)
+    self_dev = dev.group(1) if dev else "cpu"
+    idx_name = next((n for n, d in tensors.items() if d != self_dev), None)
+    indexed = _pick(tensors, self_dev)
+    target = f"{indexed}.device" if indexed else repr(self_dev)
+    devices = sorted(set(tensors.values()) | {self_dev})
+    return _Involved("index_device", devices, idx_name, target, idx_name or "idx")
+
+
+def _numpy_on_gpu(message: str, tensors: dict[str, str]) -> _Involved:
+    name = next(iter(tensors), "t")
+    return _Involved("numpy_cuda", sorted(set(tensors.values())), name, "'cpu'", name)
+
+
+# How each device error reads in PyTorch's message, tried in this order, and who it involves.
+RECOGNISED: tuple[tuple[re.Pattern[str], Callable[[str, dict[str, str]], _Involved]], ...] = (
+    (
+        re.compile(r"Expected all tensors to be on the same device|" + MISMATCH_RE.pattern),
+        _same_device,
+    ),
+    (re.compile(r"indices should be either on"), _index_device),
+    (re.compile(r"to numpy\. Use Tensor\.cpu\(\)|can't convert cuda"), _numpy_on_gpu),
+    (
+        re.compile(r"Found no NVIDIA driver|Torch not compiled with CUDA|no CUDA GPUs"),
+        lambda _message, _tensors: _Involved("no_cuda", []),
+    ),
+)
+
+
 def explain_device_error(message: str, tensors_by_name: dict[str, str]) -> DeviceExplanation | None:
     """Explain one of PyTorch's device errors. `tensors_by_name`: the failing operation's
     tensor operands, name -> device (as str). None when the message is not about devices."""
     tensors = dict(tensors_by_name)
-    m = MISMATCH_RE.search(message)
-    got = GOT_RE.search(message)
-    if "Expected all tensors to be on the same device" in message or m:
-        if m:
-            found = list(m.groups())
-        elif got:
-            found = [got.group(2), got.group(1)]
-        else:
-            found = sorted(set(tensors.values()))
-        found = list(dict.fromkeys(found))
-        cpu_side = [d for d in found if d == "cpu"]
-        if cpu_side and len(found) >= 2:
-            target_dev = next(d for d in found if d != "cpu")
-            move_dev = "cpu"
-            kind = "device_mismatch"
-            title = "Tensors on different devices (GPU and CPU)"
-        else:
-            target_dev, move_dev = (found + ["cuda:0", "cuda:1"])[:2]
-            kind = (
-                "cuda_index_mismatch"
-                if found and found[0].startswith("cuda")
-                else "device_mismatch"
-            )
-            title = (
-                "Tensors on two different GPUs"
-                if kind == "cuda_index_mismatch"
-                else ("Tensors on different devices")
-            )
-        move = _pick(tensors, move_dev)
-        ref = _pick(tensors, target_dev)
-        target = f"{ref}.device" if ref else repr(target_dev)
-        rule = RULE_SAME_DEVICE
-        if kind == "cuda_index_mismatch":
-            rule += (
-                f" Two GPUs are two devices: {target_dev} and {move_dev} have separate memory, "
-                "so the same rule applies between them."
-            )
-        fix = (
-            f"{move} = {move}.to({target})"
-            if move
-            else f"x = x.to({target!s})  # the {move_dev} operand"
-        )
-        return DeviceExplanation(kind, title, rule, found, tensors, move, target, fix)
-    if "indices should be either on" in message:
-        dev = re.search(r"indexed tensor \(([\w:]+)\)", message)
-        self_dev = dev.group(1) if dev else "cpu"
-        idx_name = next((n for n, d in tensors.items() if d != self_dev), None)
-        indexed = _pick(tensors, self_dev)
-        target = f"{indexed}.device" if indexed else repr(self_dev)
-        rule = (
-            "An index tensor may live on the CPU or on the same device as the tensor it indexes. "
-            "So a GPU tensor indexed with a CPU index works (PyTorch copies the small index "
-            "over), but a CPU tensor indexed with a GPU index is refused."
-        )
-        return DeviceExplanation(
-            "index_device",
-            "Index tensor on another device",
-            rule,
-            sorted(set(tensors.values()) | {self_dev}),
-            tensors,
-            idx_name,
-            target,
-            f"{idx_name or 'idx'} = {idx_name or 'idx'}.to({target})",
-        )
-    if "to numpy. Use Tensor.cpu()" in message or "can't convert cuda" in message:
-        name = next(iter(tensors), "t")
-        devs = sorted(set(tensors.values()))
-        return DeviceExplanation(
-            "numpy_cuda",
-            ".numpy() on a GPU tensor",
-            "A NumPy array lives in host (CPU) memory, so a GPU tensor must be copied back "
-            "first; the copy waits for the GPU to finish (a hidden synchronisation).",
-            devs,
-            tensors,
-            name,
-            "'cpu'",
-            f"{name}.detach().cpu().numpy()",
-        )
-    if re.search(r"Found no NVIDIA driver|Torch not compiled with CUDA|no CUDA GPUs", message):
-        return DeviceExplanation(
-            "no_cuda",
-            "No CUDA GPU on this machine",
-            "The program asked for a CUDA device, but PyTorch found none on this machine.",
-            [],
-            tensors,
-            None,
-            None,
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
-        )
-    return None
+    found = next(
+        (who(message, tensors) for pattern, who in RECOGNISED if pattern.search(message)), None
+    )
+    if found is None:
+        return None
+    text = DEVICE_ERRORS[found.case]
+    words = {"move": found.name, "target": found.target, "to": found.to, "away": found.away}
+    fix = found.fix if found.fix is not None else text.fix.format(**words)
+    return DeviceExplanation(
+        text.kind,
+        text.title,
+        text.rule.format(**words),
+        found.devices,
+        tensors,
+        found.move,
+        found.target,
+        fix,
+    )
 
 
 # ---------------------------------------------------------------- memory and placement

@@ -8,6 +8,8 @@ the way data flows forward (inputs -> function -> output), as torchviz draws the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, TensorInfo, ValueBudget
@@ -53,16 +55,48 @@ def _saved_values(fn) -> list[tuple[str, str]]:
     return out
 
 
-def build_graph(record: RunRecord) -> GraphModel:
-    model = GraphModel(simulated=record.simulated)
-    registry = record.registry
+def _labels(record: RunRecord) -> dict[str, int]:
+    """How many times each name was bound: a name bound more than once is labelled name·L3."""
+    counts: dict[str, int] = {}
+    for b in record.bindings:
+        counts[b.name] = counts.get(b.name, 0) + 1
+    return counts
 
-    # 1. One TensorInfo per distinct tensor a program named (aliases share a node).
+
+def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget) -> TensorInfo:
+    """One named tensor as plain data; its values only while `budget` lasts."""
+    t = b.tensor
+    grad = t.grad if (t.is_leaf or t.retains_grad) else None
+    keep = budget.take(stored_count(t) + stored_count(grad))
+    value, preview = tensor_values(t, keep)
+    grad_value, grad_preview = tensor_values(grad, keep) if grad is not None else (None, None)
+    return TensorInfo(
+        id=tid,
+        name=b.name,
+        label=label,
+        line=b.line,
+        expr=b.expr,
+        shape=list(t.shape),
+        dtype=str(t.dtype).replace("torch.", ""),
+        device=record.device_of(t),
+        requires_grad=t.requires_grad,
+        is_leaf=t.is_leaf,
+        retains_grad=bool(t.retains_grad) if not t.is_leaf else False,
+        grad_fn=t.grad_fn.name() if t.grad_fn is not None else None,
+        value=value,
+        preview=preview,
+        grad=grad_value,
+        grad_preview=grad_preview,
+        note=_note(b, t),
+    )
+
+
+def _add_tensors(record: RunRecord, model: GraphModel) -> dict[str, torch.Tensor]:
+    """1. One TensorInfo per distinct tensor a program named (aliases share a node), in
+    model.tensors; returns each info's tensor by id."""
     seen: dict[int, TensorInfo] = {}
     budget = ValueBudget()  # values are left out as they are built, not after
-    name_counts: dict[str, int] = {}
-    for b in record.bindings:
-        name_counts[b.name] = name_counts.get(b.name, 0) + 1
+    name_counts = _labels(record)
     tensor_of: dict[str, torch.Tensor] = {}
     for b in record.bindings:
         t = b.tensor
@@ -72,37 +106,27 @@ def build_graph(record: RunRecord) -> GraphModel:
                 info.label = f"{info.label} = {b.name}"
             continue
         label = b.name if name_counts[b.name] == 1 else f"{b.name}·L{b.line}"
-        grad = t.grad if (t.is_leaf or t.retains_grad) else None
-        keep = budget.take(stored_count(t) + stored_count(grad))
-        value, preview = tensor_values(t, keep)
-        grad_value, grad_preview = tensor_values(grad, keep) if grad is not None else (None, None)
-        info = TensorInfo(
-            id=f"t{len(model.tensors)}",
-            name=b.name,
-            label=label,
-            line=b.line,
-            expr=b.expr,
-            shape=list(t.shape),
-            dtype=str(t.dtype).replace("torch.", ""),
-            device=record.device_of(t),
-            requires_grad=t.requires_grad,
-            is_leaf=t.is_leaf,
-            retains_grad=bool(t.retains_grad) if not t.is_leaf else False,
-            grad_fn=t.grad_fn.name() if t.grad_fn is not None else None,
-            value=value,
-            preview=preview,
-            grad=grad_value,
-            grad_preview=grad_preview,
-            note=_note(b, t),
-        )
+        info = _tensor_info(b, f"t{len(model.tensors)}", label, record, budget)
         seen[id(t)] = info
         tensor_of[info.id] = t
         model.tensors.append(info)
     model.values_left_out = budget.left_out
+    return tensor_of
 
-    # 2. Where each named tensor sits in the autograd graph.
-    output_slot: dict[tuple[str, int], str] = {}  # (function key, output_nr) -> tensor node
-    leaf_node: dict[int, str] = {}  # id(leaf tensor) -> tensor node
+
+@dataclass
+class _Places:
+    """2. Where each named tensor sits in the autograd graph, and the graph's functions."""
+
+    output_slot: dict[tuple[str, int], str]  # (function key, output_nr) -> tensor node
+    leaf_node: dict[int, str]  # id(leaf tensor) -> tensor node
+    functions: list  # every autograd node reached, in the order the registry keyed them
+
+
+def _places(record: RunRecord, model: GraphModel, tensor_of: dict[str, torch.Tensor]) -> _Places:
+    registry = record.registry
+    output_slot: dict[tuple[str, int], str] = {}
+    leaf_node: dict[int, str] = {}
     roots = []
     for info in model.tensors:
         t = tensor_of[info.id]
@@ -111,20 +135,22 @@ def build_graph(record: RunRecord) -> GraphModel:
             roots.append(t.grad_fn)
         elif t.requires_grad:
             leaf_node[id(t)] = info.id
-
     functions = walk_graph(*reversed(roots))
     for fn in functions:
         registry.key(fn)
     functions.sort(key=lambda f: int(registry.key(f)[1:]))
+    return _Places(output_slot, leaf_node, functions)
 
-    # 3. Function nodes; AccumulateGrad folds into its leaf.
+
+def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dict[str, str]:
+    """3. Function nodes; AccumulateGrad folds into its leaf. Returns function key -> node."""
     node_of_fn: dict[str, str] = {}
     unnamed_leaves = 0
-    for fn in functions:
-        key = registry.key(fn)
+    for fn in places.functions:
+        key = record.registry.key(fn)
         if hasattr(fn, "variable"):  # AccumulateGrad
             var = fn.variable
-            tid = leaf_node.get(id(var))
+            tid = places.leaf_node.get(id(var))
             if tid is None:
                 unnamed_leaves += 1
                 tid = f"u{unnamed_leaves}"
@@ -153,15 +179,21 @@ def build_graph(record: RunRecord) -> GraphModel:
                 device=record.fn_devices.get(id(fn), (None, "cpu"))[1],
             )
         )
+    return node_of_fn
 
-    # 4. Tensor nodes, with roles.
+
+def _tensor_nodes(
+    record: RunRecord, model: GraphModel, tensor_of: dict[str, torch.Tensor], places: _Places
+) -> list[GraphNode]:
+    """4. Tensor nodes, with roles."""
+    registry = record.registry
     consumed: set[str] = set()
-    for fn in functions:
+    for fn in places.functions:
         if hasattr(fn, "variable"):
             continue
         for u, nr in fn.next_functions:
             if u is not None:
-                consumed.add(output_slot.get((registry.key(u), nr), ""))
+                consumed.add(places.output_slot.get((registry.key(u), nr), ""))
     tensor_nodes = []
     for info in model.tensors:
         t = tensor_of[info.id]
@@ -176,11 +208,17 @@ def build_graph(record: RunRecord) -> GraphModel:
         tensor_nodes.append(
             GraphNode(info.id, "tensor", info.label, role, tensor=info.id, device=info.device)
         )
-    model.nodes = tensor_nodes + model.nodes
+    return tensor_nodes
 
-    # 5. Edges, forward: input -> function, function -> named output.
+
+def _edges(
+    record: RunRecord, model: GraphModel, places: _Places, node_of_fn: dict[str, str]
+) -> list[GraphEdge]:
+    """5. Edges, forward: input -> function, function -> named output; a copy between
+    devices is marked on the edge into its Copy function."""
+    registry = record.registry
     edges: list[tuple[str, str]] = []
-    for fn in functions:
+    for fn in places.functions:
         if hasattr(fn, "variable"):
             continue
         key = registry.key(fn)
@@ -188,23 +226,31 @@ def build_graph(record: RunRecord) -> GraphModel:
             if u is None:
                 continue
             ukey = registry.key(u)
-            src = output_slot.get((ukey, nr)) or node_of_fn.get(ukey)
+            src = places.output_slot.get((ukey, nr)) or node_of_fn.get(ukey)
             if src:
                 edges.append((src, key))
-    for (fkey, _nr), tid in output_slot.items():
+    for (fkey, _nr), tid in places.output_slot.items():
         if fkey in node_of_fn:
             edges.append((fkey, tid))
-    unique = list(dict.fromkeys(edges))
     device_of = {n.id: n.device for n in model.nodes}
     copy_fns = {n.id for n in model.nodes if n.kind == "function" and "Copy" in n.title}
-    model.edges = []
-    for s, d in unique:
+    out = []
+    for s, d in dict.fromkeys(edges):
         copy = None
         a, b = device_of.get(s), device_of.get(d)
         if d in copy_fns and a and b and a != b:
             copy = f"{a}→{b}"
-        model.edges.append(GraphEdge(s, d, copy))
+        out.append(GraphEdge(s, d, copy))
+    return out
 
+
+def build_graph(record: RunRecord) -> GraphModel:
+    model = GraphModel(simulated=record.simulated)
+    tensor_of = _add_tensors(record, model)
+    places = _places(record, model, tensor_of)
+    node_of_fn = _add_functions(record, model, places)
+    model.nodes = _tensor_nodes(record, model, tensor_of, places) + model.nodes
+    model.edges = _edges(record, model, places, node_of_fn)
     # 6. Backward steps point at graph nodes.
     for done in record.backward:
         for step in done.steps:

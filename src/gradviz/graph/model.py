@@ -57,13 +57,20 @@ class BackwardRecord:
 
 @dataclass
 class ValueBudget:
-    """The values a result may still carry, spent while the worker builds it: 2,500 tensors
-    of 4,096 values each would otherwise become 10 million Python floats (about 330 MB in
-    the worker) before cap_result could drop them."""
+    """The values a result may still carry: the one rule for which tensors keep theirs.
+
+    Offered each tensor in order, it lets a tensor that carries values keep them while fewer
+    than MAX_TENSORS_WITH_VALUES tensors have, and while its numbers fit in what is left of
+    MAX_RESULT_VALUES; tensors without values (only a preview) spend nothing. It is spent
+    while the worker builds the graph (gradviz.graph.build): 2,500 tensors of 4,096 values
+    each would otherwise become 10 million Python floats (about 330 MB in the worker) before
+    they could be dropped. program.results.cap_result applies it again to the finished
+    result, so the two always agree (a second pass keeps exactly what the first kept)."""
 
     tensors: int = MAX_TENSORS_WITH_VALUES
     numbers: int = MAX_RESULT_VALUES
     left_out: int = 0  # tensors whose values did not fit
+    kept: int = 0  # tensors whose values fit
 
     def take(self, count: int) -> bool:
         """Whether `count` more numbers (one tensor's value and gradient) fit."""
@@ -74,6 +81,7 @@ class ValueBudget:
             return False
         self.tensors -= 1
         self.numbers -= count
+        self.kept += 1
         return True
 
 

@@ -9,6 +9,8 @@ usually float32) are compared with central differences.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from gradviz.program.interpreter import RESERVED_NAMES, Interpreter
@@ -30,37 +32,26 @@ def _leaves(source: str, options: RunOptions) -> tuple[Interpreter, list]:
     return interp, leaves
 
 
-def check_gradients(
-    source: str,
-    target: str,
-    shown: dict[str, list | float | None],
-    options: RunOptions | None = None,
-    ones: bool = False,
-) -> GradCheckResult:
-    """Compare `shown` ({leaf name: gradient}) with float64 finite differences for `target`."""
-    options = options or RunOptions()
-    options = RunOptions(seed=options.seed, limits=options.limits, classic=False)
-    try:
-        interp, leaves = _leaves(source, options)
-    except ProgramError as exc:
-        return GradCheckResult(
-            False, f"The program must run without errors first (line {exc.line}: {exc.message})."
-        )
+def _refusal(leaves: list) -> str | None:
+    """Why these leaves cannot be checked, or None when they can."""
     if not leaves:
-        return GradCheckResult(
-            False, "No tensor in this program requires grad, so there is nothing to check."
-        )
+        return "No tensor in this program requires grad, so there is nothing to check."
     total = sum(b.tensor.numel() for b in leaves)
     if total > MAX_CHECK_ELEMENTS:
-        return GradCheckResult(
-            False,
+        return (
             f"The leaves hold {total:,} values; finite differences are run for at most "
-            f"{MAX_CHECK_ELEMENTS} (two program runs per value). Use smaller tensors to check.",
+            f"{MAX_CHECK_ELEMENTS} (two program runs per value). Use smaller tensors to check."
         )
     if any(not b.tensor.dtype.is_floating_point for b in leaves):
-        return GradCheckResult(False, "Only floating-point leaves can be checked.")
+        return "Only floating-point leaves can be checked."
+    return None
+
+
+def _program_as_function(
+    source: str, options: RunOptions, leaves: list, target: str, ones: bool
+) -> Callable[..., torch.Tensor]:
+    """The program as a function of its leaves: `target` (summed when `ones`), in float64."""
     keys = [(b.name, b.line) for b in leaves]
-    inputs = [b.tensor.detach().to(torch.float64).requires_grad_(True) for b in leaves]
 
     def f(*values):
         interp = Interpreter(
@@ -78,16 +69,24 @@ def check_gradients(
             out = out.sum()
         return out.to(torch.float64)
 
-    try:
-        passed = torch.autograd.gradcheck(
-            f, tuple(inputs), eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=False
-        )
-    except ProgramError as exc:
-        return GradCheckResult(False, f"Could not re-run the program for the check: {exc.message}")
-    except RuntimeError as exc:
-        return GradCheckResult(False, f"gradcheck could not run: {str(exc).splitlines()[0]}")
+    return f
 
-    # Central differences, compared with what the graph shows.
+
+def _leaf_check(b, numerical: torch.Tensor, shown_value) -> LeafCheck:
+    """One leaf's shown gradient against its central differences."""
+    if shown_value is None:
+        diff, ok = None, False
+    else:
+        shown_t = torch.tensor(shown_value, dtype=torch.float64)
+        diff = (
+            float((shown_t - numerical).abs().max()) if shown_t.shape == numerical.shape else None
+        )
+        ok = diff is not None and bool(torch.allclose(shown_t, numerical, rtol=1e-3, atol=1e-4))
+    return LeafCheck(b.name, b.line, shown_value, numerical.tolist(), diff, ok)
+
+
+def _central_differences(f, inputs: list, leaves: list, shown: dict) -> list[LeafCheck]:
+    """Central differences for every leaf value, compared with what the graph shows."""
     checks = []
     eps = 1e-6
     with torch.no_grad():
@@ -102,35 +101,57 @@ def check_gradients(
             minus[i].view(-1)[j] -= eps
             with torch.no_grad():
                 flat[j] = (f(*plus).sum() - f(*minus).sum()) / (2 * eps)
-        shown_value = shown.get(b.name)
-        if shown_value is None:
-            diff, ok = None, False
-        else:
-            shown_t = torch.tensor(shown_value, dtype=torch.float64)
-            diff = (
-                float((shown_t - numerical).abs().max())
-                if shown_t.shape == numerical.shape
-                else None
-            )
-            ok = diff is not None and bool(torch.allclose(shown_t, numerical, rtol=1e-3, atol=1e-4))
-        checks.append(LeafCheck(b.name, b.line, shown_value, numerical.tolist(), diff, ok))
-    untracked = [b.name for b in interp.bindings if b.no_grad or b.op in ("detach", "detach_")]
-    all_ok = bool(passed) and all(c.ok for c in checks)
-    if all_ok:
-        message = "Pass: autograd's gradients match finite differences (float64 gradcheck, and the shown gradients within 1e-3)."
-    elif not passed and untracked:
-        message = (
+        checks.append(_leaf_check(b, numerical, shown.get(b.name)))
+    return checks
+
+
+def _verdict(passed: bool, checks: list[LeafCheck], untracked: list[str]) -> str:
+    if passed and all(c.ok for c in checks):
+        return "Pass: autograd's gradients match finite differences (float64 gradcheck, and the shown gradients within 1e-3)."
+    if not passed and untracked:
+        return (
             "Differs, as expected here: finite differences see every path from the leaves to the "
             f"output, but autograd ignores the paths through {', '.join(untracked)} (detached or "
             "made under torch.no_grad()), so its gradient is, by design, not the full derivative."
         )
-    elif not passed:
-        message = "Fail: torch.autograd.gradcheck found autograd and finite differences disagree (in float64)."
-    else:
-        missing = [c.name for c in checks if c.shown is None]
-        message = (
-            "Run backward first: no gradient is shown yet for " + ", ".join(missing)
-            if missing
-            else "Fail: the shown gradients differ from finite differences by more than 1e-3."
+    if not passed:
+        return "Fail: torch.autograd.gradcheck found autograd and finite differences disagree (in float64)."
+    missing = [c.name for c in checks if c.shown is None]
+    if missing:
+        return "Run backward first: no gradient is shown yet for " + ", ".join(missing)
+    return "Fail: the shown gradients differ from finite differences by more than 1e-3."
+
+
+def check_gradients(
+    source: str,
+    target: str,
+    shown: dict[str, list | float | None],
+    options: RunOptions | None = None,
+    ones: bool = False,
+) -> GradCheckResult:
+    """Compare `shown` ({leaf name: gradient}) with float64 finite differences for `target`."""
+    options = options or RunOptions()
+    options = RunOptions(seed=options.seed, limits=options.limits, classic=False)
+    try:
+        interp, leaves = _leaves(source, options)
+    except ProgramError as exc:
+        return GradCheckResult(
+            False, f"The program must run without errors first (line {exc.line}: {exc.message})."
         )
-    return GradCheckResult(all_ok, message, bool(passed), checks)
+    refusal = _refusal(leaves)
+    if refusal:
+        return GradCheckResult(False, refusal)
+    inputs = [b.tensor.detach().to(torch.float64).requires_grad_(True) for b in leaves]
+    f = _program_as_function(source, options, leaves, target, ones)
+    try:
+        passed = torch.autograd.gradcheck(
+            f, tuple(inputs), eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=False
+        )
+    except ProgramError as exc:
+        return GradCheckResult(False, f"Could not re-run the program for the check: {exc.message}")
+    except RuntimeError as exc:
+        return GradCheckResult(False, f"gradcheck could not run: {str(exc).splitlines()[0]}")
+    checks = _central_differences(f, inputs, leaves, shown)
+    untracked = [b.name for b in interp.bindings if b.no_grad or b.op in ("detach", "detach_")]
+    all_ok = bool(passed) and all(c.ok for c in checks)
+    return GradCheckResult(all_ok, _verdict(bool(passed), checks, untracked), bool(passed), checks)

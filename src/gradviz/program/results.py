@@ -17,6 +17,7 @@ from gradviz.graph.model import (
     BackwardRecord,
     GraphModel,
     TensorInfo,
+    ValueBudget,
 )
 from gradviz.program.language import DEFAULT_LIMITS, Limits
 
@@ -106,24 +107,23 @@ def result_size(trace: Trace) -> int:
 def cap_result(trace: Trace) -> Trace:
     """Bound what a result carries to the server, and say in trace.summary what was left out.
 
-    Values (and gradients) are sent for the first MAX_TENSORS_WITH_VALUES tensors, within
-    MAX_RESULT_VALUES numbers in all; the others keep their shape and preview. If the pickled
-    Trace is still over MAX_RESULT_BYTES, every value, the classic DOT, saved-tensor texts and
-    backward steps are left out; if even that is too big, the result is an error. The size
-    is recorded in trace.stats["result_bytes"]. Plain data only: runs in the worker.
+    Values (and gradients) are sent by graph.model's ValueBudget, the one rule for this
+    limit: in order, each tensor that carries values keeps them while fewer than
+    MAX_TENSORS_WITH_VALUES tensors have and its numbers fit in what is left of
+    MAX_RESULT_VALUES; the others keep their shape and preview. The worker spends the same
+    budget while it builds the graph (gradviz.graph.build), so for a graph it built this
+    changes nothing: the same tensors keep their values. If the pickled Trace is still over
+    MAX_RESULT_BYTES, every value, the classic DOT, saved-tensor texts and backward steps are
+    left out; if even that is too big, the result is an error. The size is recorded in
+    trace.stats["result_bytes"]. Plain data only: runs in the worker.
     """
     n = len(trace.tensors)
-    budget = MAX_RESULT_VALUES
-    kept = cut = 0
-    for i, t in enumerate(trace.tensors):
-        count = _count_values(t.value) + _count_values(t.grad)
-        if count and (i >= MAX_TENSORS_WITH_VALUES or count > budget):
+    budget = ValueBudget()
+    for t in trace.tensors:
+        if not budget.take(_count_values(t.value) + _count_values(t.grad)):
             t.value = t.grad = None
-            cut += 1
-        elif count:
-            budget -= count
-            kept += 1
-    cut += trace.graph.values_left_out if trace.graph is not None else 0
+    kept = budget.kept
+    cut = budget.left_out + (trace.graph.values_left_out if trace.graph is not None else 0)
     if cut:
         trace.summary.append(
             f"{n:,} tensors: values are shown for {kept:,} of them; the other {cut:,} show "

@@ -381,7 +381,7 @@ def reference_dict(
     date: str | None = None,
     note: str = "",
 ) -> dict[str, Any]:
-    """The JSON object load_reference reads back (written by bench/speed_gpu.py)."""
+    """The JSON object timing.REFERENCE_FORMAT describes (written by bench/speed_gpu.py)."""
     date = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     comp = []
     for c in comparisons:

@@ -15,14 +15,13 @@ No streamlit here; values that leave this module are plain dataclasses of number
 
 This module never imports torch (nor numpy): the Streamlit server uses it (workloads and
 their cost model, dtypes by name, jobs, points, estimates, memory checks, peaks, crossover,
-the reference file). What runs torch (the workloads' kernels, `measure`, `run_job`,
-`comparison_events`, `sweep`, the worker jobs, `reference_dict`, ...) is
+the reference file's REFERENCE_FORMAT). What runs torch (the workloads' kernels, `measure`,
+`run_job`, `comparison_events`, `sweep`, the worker jobs, `reference_dict`, ...) is
 gradviz.speed.measure.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -34,6 +33,7 @@ from typing import Any
 from gradviz.devices.info import DTYPE_BYTES
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
+from gradviz.util.reference import ReferenceFileError, ReferenceFormat, require_field
 from gradviz.workers.jobs import JobLimits
 from gradviz.workers.resources import available_cpus, cpu_memory_available
 
@@ -568,10 +568,6 @@ REFERENCE_COMMAND = "python bench/speed_gpu.py"
 REFERENCE_PATH = Path(__file__).resolve().parents[3] / "docs" / "gpu_speed_reference.json"
 
 
-class ReferenceFileError(ValueError):
-    """The reference file exists but is not a valid, complete record."""
-
-
 @dataclass(frozen=True)
 class Reference:
     device: str
@@ -597,30 +593,10 @@ _POINT_FIELDS = {
 _NAIVE_FIELDS = {"total_s": float, "setup_s": float, "launch_s": float, "pending_s": float}
 
 
-def _field(obj: dict, name: str, kind: type, where: str) -> Any:
-    if name not in obj:
-        raise ReferenceFileError(f"{where}: missing field {name!r}")
-    value = obj[name]
-    ok = (
-        isinstance(value, int | float) and not isinstance(value, bool)
-        if kind is float
-        else isinstance(value, kind) and not isinstance(value, bool)
-    )
-    if not ok:
-        raise ReferenceFileError(
-            f"{where}: field {name!r} should be {kind.__name__}, got {type(value).__name__}"
-        )
-    if kind is float and not (math.isfinite(value) and value >= 0):
-        raise ReferenceFileError(f"{where}: field {name!r} must be a finite number >= 0")
-    if kind is str and not value.strip():
-        raise ReferenceFileError(f"{where}: field {name!r} is empty")
-    return float(value) if kind is float else value
-
-
 def _point_from(obj: Any, where: str) -> Point:
     if not isinstance(obj, dict):
         raise ReferenceFileError(f"{where}: should be an object")
-    values = {name: _field(obj, name, kind, where) for name, kind in _POINT_FIELDS.items()}
+    values = {name: require_field(obj, name, kind, where) for name, kind in _POINT_FIELDS.items()}
     point = Point(**values)
     try:
         validate_job(replace(point.job, device="cpu"))  # the device may be absent here
@@ -631,40 +607,29 @@ def _point_from(obj: Any, where: str) -> Point:
     return point
 
 
-def load_reference(path: Path | str | None = None) -> Reference | None:
-    """Read and check the GPU reference file; None when it does not exist.
-
-    Raises ReferenceFileError naming the first problem (bad JSON, missing or mistyped field,
-    unknown workload, no GPU points).
-    """
-    path = Path(REFERENCE_PATH if path is None else path)
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReferenceFileError(f"{path.name} is not readable JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ReferenceFileError(f"{path.name}: top level should be an object")
-    if data.get("schema") != REFERENCE_SCHEMA:
-        raise ReferenceFileError(
-            f"{path.name}: schema should be {REFERENCE_SCHEMA!r}, got {data.get('schema')!r}"
-        )
-    head = {k: _field(data, k, str, path.name) for k in ("device", "torch", "cuda", "date")}
-    command = _field(data, "command", str, path.name)
+def reference_from(data: dict, name: str) -> Reference:
+    """The GPU reference file's contents, checked (REFERENCE_FORMAT's parse): raises
+    ReferenceFileError naming the first problem (missing or mistyped field, unknown workload,
+    no GPU points). `name`: the file's."""
+    head = {k: require_field(data, k, str, name) for k in ("device", "torch", "cuda", "date")}
+    command = require_field(data, "command", str, name)
     if not isinstance(data.get("points"), list) or not data["points"]:
-        raise ReferenceFileError(f"{path.name}: 'points' should be a non-empty list")
-    points = tuple(_point_from(p, f"{path.name} points[{i}]") for i, p in enumerate(data["points"]))
+        raise ReferenceFileError(f"{name}: 'points' should be a non-empty list")
+    points = tuple(_point_from(p, f"{name} points[{i}]") for i, p in enumerate(data["points"]))
     if not any(p.device.startswith("cuda") for p in points):
-        raise ReferenceFileError(f"{path.name}: no point was measured on a cuda device")
+        raise ReferenceFileError(f"{name}: no point was measured on a cuda device")
+    if not isinstance(data.get("comparisons", []), list):
+        raise ReferenceFileError(f"{name}: 'comparisons' should be a list")
     comparisons = []
     for i, c in enumerate(data.get("comparisons", [])):
-        where = f"{path.name} comparisons[{i}]"
+        where = f"{name} comparisons[{i}]"
         point = _point_from(c, where)
         naive_obj = c.get("naive")
         if not isinstance(naive_obj, dict):
             raise ReferenceFileError(f"{where}: missing object 'naive'")
-        naive = NaiveTiming(**{k: _field(naive_obj, k, t, where) for k, t in _NAIVE_FIELDS.items()})
+        naive = NaiveTiming(
+            **{k: require_field(naive_obj, k, t, where) for k, t in _NAIVE_FIELDS.items()}
+        )
         timing = Timing(point.median_s, point.iqr_s, (), 0, 0, False)
         comparisons.append(Comparison(point.job, naive, timing))
     note = data.get("note", "")
@@ -675,3 +640,7 @@ def load_reference(path: Path | str | None = None) -> Reference | None:
         note=note if isinstance(note, str) else "",
         **head,
     )
+
+
+# Read with gradviz.util.reference.load_reference(REFERENCE_PATH, REFERENCE_FORMAT).
+REFERENCE_FORMAT = ReferenceFormat(reference_from, REFERENCE_SCHEMA)

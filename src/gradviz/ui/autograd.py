@@ -314,109 +314,125 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     tabs = st.tabs(
         ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
     )
-    highlight, done = None, frozenset()
     with tabs[2]:
-        if record and record.steps:
-            steps = record.steps
-            st.markdown(
-                f"Backward from **`{record.target}`** ran these {len(steps)} functions, in this order "
-                "(each receives the gradient of the output, *upstream*, and passes one to each input):"
-            )
-            if st.session_state.get("step", 0) > len(steps):
-                st.session_state.step = 0
-            k = st.slider(
-                "Step", 0, len(steps), key="step", help="0 shows the graph before backward starts"
-            )
-            if k:
-                step = steps[k - 1]
-                highlight = step.node
-                done = frozenset(s.node for s in steps[: k - 1])
-                st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
-                st.markdown(
-                    message(
-                        f"upstream: `{', '.join(step.upstream)}` → gradients for inputs: "
-                        f"`{', '.join(step.produced) or '(into .grad)'}`"
-                    )
-                )
-            table(
-                [
-                    {
-                        "step": s.index + 1,
-                        "function": s.fn.split("::")[-1],
-                        "rule": rule_for(s.fn),
-                        "upstream": ", ".join(s.upstream),
-                        "gradients out": ", ".join(s.produced),
-                    }
-                    for s in steps
-                ]
-            )
-        else:
-            st.info("Run backward to see the order autograd runs its backward functions.")
+        highlight, done = _walk_through(record)
     view = st.session_state.view
     style = (view, st.session_state.rankdir, st.session_state.theme, st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
     dot = draw(trace, *style, False, highlight, done)
     export_dot = draw(trace, *style, True)
-    n_nodes = len(trace.graph.nodes) if trace.graph else 0
     with tabs[0]:
-        if dot is None:
-            st.info(
-                "torchviz draws only tensors that autograd tracks; nothing here requires grad yet."
-            )
-        elif n_nodes > BIG_GRAPH and st.session_state.get("draw_big") != source:
-            st.warning(
-                f"This graph has {n_nodes:,} nodes. Laying it out in your browser "
-                "can take a while; the tables, the walk-through and export work without it."
-            )
-            if st.button("Draw it anyway", icon=":material/draw:"):
-                st.session_state.draw_big = source
-                st.rerun()
-        else:
-            show_graph(dot)
-            if view == "values":
-                _role_legend(st.session_state.theme)
-            device_panel.legend(trace)
-            if highlight:
-                st.caption(
-                    f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
-                )
+        _graph_tab(trace, source, dot, highlight)
     with tabs[1]:
-        if trace.tensors:
-            table(
-                [
-                    {
-                        "name": t.label,
-                        "line": t.line,
-                        "shape": str(tuple(t.shape)),
-                        "dtype": t.dtype,
-                        "device": t.device,
-                        "requires_grad": t.requires_grad,
-                        "is_leaf": t.is_leaf,
-                        "grad_fn": t.grad_fn or "",
-                        "value": t.preview,
-                        "grad": t.grad_preview or "",
-                        "note": t.note or "",
-                    }
-                    for t in trace.tensors
-                ]
-            )
-            device_panel.memory(trace)
-        else:
-            st.info("The program has not named any tensor yet.")
+        _tensors_tab(trace)
     with tabs[3]:
         _gradient_check(trace, source, record)
     with tabs[4]:
         _export(export_dot)
     with tabs[5]:
-        st.markdown(
-            "This page's address holds the program and view options: copy it to share exactly this graph."
-        )
-        url = getattr(st.context, "url", None) or ""
-        if url:
-            from urllib.parse import urlencode
+        _share_tab(source)
 
-            st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+
+def _walk_through(record) -> tuple[str | None, frozenset]:
+    """The backward walk-through tab; returns the step's node to highlight and those done."""
+    highlight, done = None, frozenset()
+    if not (record and record.steps):
+        st.info("Run backward to see the order autograd runs its backward functions.")
+        return highlight, done
+    steps = record.steps
+    st.markdown(
+        f"Backward from **`{record.target}`** ran these {len(steps)} functions, in this order "
+        "(each receives the gradient of the output, *upstream*, and passes one to each input):"
+    )
+    if st.session_state.get("step", 0) > len(steps):
+        st.session_state.step = 0
+    k = st.slider(
+        "Step", 0, len(steps), key="step", help="0 shows the graph before backward starts"
+    )
+    if k:
+        step = steps[k - 1]
+        highlight = step.node
+        done = frozenset(s.node for s in steps[: k - 1])
+        st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
+        st.markdown(
+            message(
+                f"upstream: `{', '.join(step.upstream)}` → gradients for inputs: "
+                f"`{', '.join(step.produced) or '(into .grad)'}`"
+            )
+        )
+    table(
+        [
+            {
+                "step": s.index + 1,
+                "function": s.fn.split("::")[-1],
+                "rule": rule_for(s.fn),
+                "upstream": ", ".join(s.upstream),
+                "gradients out": ", ".join(s.produced),
+            }
+            for s in steps
+        ]
+    )
+    return highlight, done
+
+
+def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None) -> None:
+    n_nodes = len(trace.graph.nodes) if trace.graph else 0
+    if dot is None:
+        st.info("torchviz draws only tensors that autograd tracks; nothing here requires grad yet.")
+    elif n_nodes > BIG_GRAPH and st.session_state.get("draw_big") != source:
+        st.warning(
+            f"This graph has {n_nodes:,} nodes. Laying it out in your browser "
+            "can take a while; the tables, the walk-through and export work without it."
+        )
+        if st.button("Draw it anyway", icon=":material/draw:"):
+            st.session_state.draw_big = source
+            st.rerun()
+    else:
+        show_graph(dot)
+        if st.session_state.view == "values":
+            _role_legend(st.session_state.theme)
+        device_panel.legend(trace)
+        if highlight:
+            st.caption(
+                f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
+            )
+
+
+def _tensors_tab(trace: Trace) -> None:
+    if not trace.tensors:
+        st.info("The program has not named any tensor yet.")
+        return
+    table(
+        [
+            {
+                "name": t.label,
+                "line": t.line,
+                "shape": str(tuple(t.shape)),
+                "dtype": t.dtype,
+                "device": t.device,
+                "requires_grad": t.requires_grad,
+                "is_leaf": t.is_leaf,
+                "grad_fn": t.grad_fn or "",
+                "value": t.preview,
+                "grad": t.grad_preview or "",
+                "note": t.note or "",
+            }
+            for t in trace.tensors
+        ]
+    )
+    device_panel.memory(trace)
+
+
+def _share_tab(source: str) -> None:
+    st.markdown(
+        "This page's address holds the program and view options: copy it to share exactly this graph."
+    )
+    url = getattr(st.context, "url", None) or ""
+    if url:
+        from urllib.parse import urlencode
+
+        st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
 
 
 # Beyond this many nodes the browser is not asked to lay a graph out unless the visitor

@@ -17,6 +17,7 @@ from gradviz.ui import device_panel
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import escape, message
+from gradviz.util.reference import ReferenceFileError, load_reference
 from gradviz.workers import jobs
 from gradviz.workers.resources import available_cpus
 
@@ -242,7 +243,16 @@ def _costs(simulated: bool) -> None:
             except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: worker_process.Busy too
                 st.session_state.pop("measured", None)
                 st.error(f"Could not measure now: {escape(exc)}")
-    reference = transfer_reference.load_reference()
+    try:
+        reference = load_reference(
+            transfer_reference.REFERENCE_PATH, transfer_reference.REFERENCE_FORMAT
+        )
+    except ReferenceFileError as exc:
+        st.error(
+            f"The file of recorded GPU numbers is not valid, so none are shown: {escape(exc)}. "
+            f"Record it again on a machine with a GPU with `{transfer_reference.RECORD_COMMAND}`."
+        )
+        return
     if reference is None:
         st.info(
             "**No recorded GPU numbers yet.** No GPU was available when this page was built, "

@@ -27,6 +27,7 @@ from gradviz.speed import timing
 from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
 from gradviz.util.mdtext import escape, message
+from gradviz.util.reference import ReferenceFileError, load_reference
 from gradviz.workers import jobs, resources
 from gradviz.workers import process as worker_process
 
@@ -204,8 +205,8 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
 def _reference_panel(gpu: str | None) -> timing.Reference | None:
     """Say where GPU figures come from; return the reference file's data when it is used."""
     try:
-        reference = timing.load_reference()
-    except timing.ReferenceFileError as exc:
+        reference = load_reference(timing.REFERENCE_PATH, timing.REFERENCE_FORMAT)
+    except ReferenceFileError as exc:
         st.error(
             f"The GPU reference file is not valid, so no GPU figures are shown: {exc}. "  # the operator's file
             f"Re-create it on a GPU machine with `{timing.REFERENCE_COMMAND}`."
