@@ -19,11 +19,11 @@ MAX_CHECK_ELEMENTS = 200
 
 
 def _leaves(source: str, options: RunOptions) -> tuple[Interpreter, list]:
-    interp = Interpreter(source, parse(source, options.limits, RESERVED_NAMES), options)
-    interp.skip_backward = True
+    tree = parse(source, options.limits, RESERVED_NAMES)
+    interp = Interpreter(source, tree, options, skip_backward=True)
     interp.run()
     seen, leaves = set(), []
-    for b in interp.bindings:
+    for b in interp.state.bindings:
         if b.tensor.is_leaf and b.tensor.requires_grad and id(b.tensor) not in seen:
             seen.add(id(b.tensor))
             leaves.append(b)
@@ -68,10 +68,10 @@ def check_gradients(
             parse(source, options.limits, RESERVED_NAMES),
             options,
             dict(zip(keys, values, strict=True)),
+            skip_backward=True,
         )
-        interp.skip_backward = True
         interp.run()
-        out = interp.env.get(target)
+        out = interp.state.env.get(target)
         if not isinstance(out, torch.Tensor):
             raise ProgramError("name", f"there is no tensor named `{target}`")
         if out.numel() != 1 and ones:
@@ -114,7 +114,9 @@ def check_gradients(
             )
             ok = diff is not None and bool(torch.allclose(shown_t, numerical, rtol=1e-3, atol=1e-4))
         checks.append(LeafCheck(b.name, b.line, shown_value, numerical.tolist(), diff, ok))
-    untracked = [b.name for b in interp.bindings if b.no_grad or b.op in ("detach", "detach_")]
+    untracked = [
+        b.name for b in interp.state.bindings if b.no_grad or b.op in ("detach", "detach_")
+    ]
     all_ok = bool(passed) and all(c.ok for c in checks)
     if all_ok:
         message = "Pass: autograd's gradients match finite differences (float64 gradcheck, and the shown gradients within 1e-3)."
