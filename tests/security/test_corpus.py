@@ -60,7 +60,8 @@ def _assert_clear(err: dict | None, kind: str, words: str) -> None:
     message = err["message"]
     assert words.lower() in message.lower(), message
     assert 10 <= len(message) <= 400, message
-    for leak in ("Traceback", 'File "', "Interpreter.", "gradviz/"):
+    ours = ("Interpreter.", "Evaluator.", "Library.", "Budget.", "Placement.", "RunState.")
+    for leak in ("Traceback", 'File "', *ours, "BackwardWatch.", "gradviz/"):
         assert leak not in message, message
 
 

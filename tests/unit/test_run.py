@@ -8,9 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gradviz.program.interpreter import GradFnRef, run_program
+from gradviz.program.interpreter import run_program
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.results import RunOptions, Trace
+from gradviz.program.values import GradFnRef
 
 SEED = PRESETS_BY_KEY["seed"].source
 

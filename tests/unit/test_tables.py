@@ -1,6 +1,6 @@
 """gradviz.program.tables: every "meta"-checked entry really runs on meta tensors.
 
-The interpreter's size pre-check (Interpreter.precheck) runs each "meta" operation on
+The interpreter's size pre-check (Budget.precheck) runs each "meta" operation on
 shape-only tensors first. If an entry had no meta kernel (or were listed with
 arguments meta cannot take), the pre-check would quietly fall through and the real
 operation would run unchecked. These tests call the real pre-check with a zero-size
@@ -224,7 +224,7 @@ def interpreter() -> Interpreter:
 def assert_prechecked(label: str, fn, args: tuple, kwargs: dict) -> None:
     interp = interpreter()
     with pytest.raises(ProgramError) as info:
-        interp.precheck(label, fn, args, kwargs, None)
+        interp.budget.precheck(label, fn, args, kwargs, None)
     assert info.value.kind == "limit", info.value
     assert "would allocate" in info.value.message
 
@@ -269,7 +269,7 @@ def test_precheck_does_not_allocate_factories():
     # A 40 GB request is refused on the meta device: run fast, allocate nothing.
     interp = Interpreter("", ast.Module(body=[], type_ignores=[]), RunOptions())
     with pytest.raises(ProgramError) as info:
-        interp.precheck("torch.ones", torch.ones, (100_000, 100_000), {}, None)
+        interp.budget.precheck("torch.ones", torch.ones, (100_000, 100_000), {}, None)
     assert "40 GB" in info.value.message
 
 
@@ -317,7 +317,7 @@ def test_broadcast_function_size_matches_real_output(name):
         "", ast.Module(body=[], type_ignores=[]), RunOptions(limits=Limits(max_tensor_elements=-1))
     )
     with pytest.raises(ProgramError) as info:
-        interp.precheck_broadcast(f"torch.{name}", args, kwargs, None)
+        interp.budget.precheck_broadcast(f"torch.{name}", args, kwargs, None)
     assert info.value.kind == "limit"
 
 

@@ -21,11 +21,11 @@ MAX_CHECK_ELEMENTS = 200
 
 
 def _leaves(source: str, options: RunOptions) -> tuple[Interpreter, list]:
-    interp = Interpreter(source, parse(source, options.limits, RESERVED_NAMES), options)
-    interp.skip_backward = True
+    tree = parse(source, options.limits, RESERVED_NAMES)
+    interp = Interpreter(source, tree, options, skip_backward=True)
     interp.run()
     seen, leaves = set(), []
-    for b in interp.bindings:
+    for b in interp.state.bindings:
         if b.tensor.is_leaf and b.tensor.requires_grad and id(b.tensor) not in seen:
             seen.add(id(b.tensor))
             leaves.append(b)
@@ -59,10 +59,10 @@ def _program_as_function(
             parse(source, options.limits, RESERVED_NAMES),
             options,
             dict(zip(keys, values, strict=True)),
+            skip_backward=True,
         )
-        interp.skip_backward = True
         interp.run()
-        out = interp.env.get(target)
+        out = interp.state.env.get(target)
         if not isinstance(out, torch.Tensor):
             raise ProgramError("name", f"there is no tensor named `{target}`")
         if out.numel() != 1 and ones:
@@ -152,6 +152,8 @@ def check_gradients(
     except RuntimeError as exc:
         return GradCheckResult(False, f"gradcheck could not run: {str(exc).splitlines()[0]}")
     checks = _central_differences(f, inputs, leaves, shown)
-    untracked = [b.name for b in interp.bindings if b.no_grad or b.op in ("detach", "detach_")]
+    untracked = [
+        b.name for b in interp.state.bindings if b.no_grad or b.op in ("detach", "detach_")
+    ]
     all_ok = bool(passed) and all(c.ok for c in checks)
     return GradCheckResult(all_ok, _verdict(bool(passed), checks, untracked), bool(passed), checks)

@@ -12,7 +12,7 @@ What is allowed (everything else is refused):
 - expressions: numbers, short strings, True/False/None, lists and tuples,
   arithmetic (+ - * / // % ** @, unary - + ~ not), single comparisons,
   indexing and slicing, attribute access and calls. Which names, attributes and
-  functions exist is decided by the interpreter's tables (gradviz.program.interpreter), which
+  functions exist is decided by the interpreter's tables (gradviz.program.tables), which
   this module consults for early "did you mean" messages.
 """
 

@@ -1,0 +1,87 @@
+"""Error text for a call that failed while a program ran.
+
+When torch (or FakeTensorMode, for simulated CUDA) raises, the program gets a
+`ProgramError` of kind "runtime": torch's own message without its C++ trace, the plain
+explanation from gradviz.program.explain, and, for a device mismatch, the rule and a fix
+that names the program's own tensors and their devices (`operand_names`). Errors placed at
+a node without an exception come from `RunState.error` (gradviz.program.state).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from gradviz.devices import simulated as devices
+from gradviz.program.explain import explain_error
+from gradviz.program.language import ProgramError
+from gradviz.program.state import RunState
+from gradviz.program.values import NAMESPACES
+
+
+def runtime_message(exc: BaseException) -> str:
+    """An exception's message, without torch's C++ frames, at most about 1,500 characters."""
+    text = str(exc).strip() or type(exc).__name__
+    for marker in ("\nException raised from", "\nFrame", "\n\nThe above exception"):
+        text = text.split(marker)[0]
+    if len(text) > 1500:
+        text = text[:1500] + " …"
+    return text
+
+
+def runtime_error(
+    state: RunState,
+    exc: BaseException,
+    node,
+    label: str,
+    operands: tuple | list = (),
+    rule_by_gradviz: bool = False,
+) -> ProgramError:
+    """The error a program sees for `exc`, raised by the operation `label` at `node`."""
+    message = runtime_message(exc)
+    explanation = explain_error(message)
+    err = state.error("runtime", message, node, explanation.plain if explanation else None)
+    err.details = {"exception": type(exc).__name__, "operation": label}
+    if explanation:
+        err.details.update(explanation.as_details())
+    named = operand_names(state, node, operands) if operands else {}
+    device = devices.explain_device_error(message, named)
+    if device is not None:
+        err.details.update(device.as_details())
+        err.details["title"] = device.title
+        err.details["fix"] = f"`{device.fix_code}`"
+        err.hint = device.rule
+        err.details["device_source"] = devices.message_source(state.simulated, rule_by_gradviz)
+    return err
+
+
+def operand_names(state: RunState, node, operands) -> dict[str, str]:
+    """name (or source text) -> device for the tensors an operation received."""
+    exprs: list = []
+    if isinstance(node, ast.BinOp):
+        exprs = [node.left, node.right]
+    elif isinstance(node, ast.Subscript):
+        exprs = [node.value] + (
+            list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        )
+    elif isinstance(node, ast.AugAssign):
+        exprs = [node.target, node.value]
+    elif isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and not _is_namespace(state, func.value):
+            exprs.append(func.value)
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            exprs.extend(a.elts if isinstance(a, ast.List | ast.Tuple) else [a])
+        exprs = [e for e in exprs if not isinstance(e, ast.Constant)]  # numbers are not tensors
+    out: dict[str, str] = {}
+    for i, t in enumerate(operands):
+        name = state.name_of(t)
+        if name is None and len(exprs) == len(operands):
+            name = state.segment(exprs[i], 40)
+        out[name or f"tensor {i + 1}"] = state.device_of(t)
+    return out
+
+
+def _is_namespace(state: RunState, node) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in NAMESPACES and node.id not in state.env

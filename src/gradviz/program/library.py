@@ -1,0 +1,204 @@
+"""Calls a program makes: torch functions, tensor methods, and the few Python built-ins.
+
+Everything a program calls goes through `Library`: members of the `torch` and `F`
+namespaces (gradviz.program.values.NAMESPACES, built from the allow-lists in
+gradviz.program.tables), tensor methods (tables.TENSOR_METHODS), and print, len, abs, min,
+max, round, float, int. `Library.call` is the one place tensor work happens: the budget
+checks its cost first (gradviz.program.budget), simulated CUDA decides devices
+(gradviz.program.placement), torch runs it, and only plain values come back
+(gradviz.program.values.checked). `backward()` runs watched (gradviz.program.recording).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from gradviz.devices import simulated as devices
+from gradviz.program import tables
+from gradviz.program.budget import Budget
+from gradviz.program.errors import runtime_error
+from gradviz.program.language import ProgramError, did_you_mean
+from gradviz.program.placement import Placement
+from gradviz.program.recording import BackwardWatch
+from gradviz.program.state import RunState
+from gradviz.program.values import (
+    DEVICE,
+    ENABLE_GRAD,
+    MANUAL_SEED,
+    NO_GRAD,
+    Builtin,
+    checked,
+    tensors_in,
+    type_name,
+)
+
+
+class Library:
+    """Dispatches a program's calls through the allow-lists, and runs them under the caps."""
+
+    def __init__(self, state: RunState, budget: Budget, placement: Placement):
+        self.state = state
+        self.budget = budget
+        self.placement = placement
+        self.watch = BackwardWatch(state)
+        self.builtins = {
+            "print": Builtin("print", self._print),
+            "len": Builtin("len", len),
+            "abs": Builtin("abs", abs),
+            "min": Builtin("min", min),
+            "max": Builtin("max", max),
+            "round": Builtin("round", round),
+            "float": Builtin("float", float),
+            "int": Builtin("int", int),
+        }
+
+    # -- the one place tensor work happens
+
+    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str):
+        self.state.node = node
+        self.budget.before_call(label, fn, args, kwargs, node, check)
+        fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
+        try:
+            result = real_fn(*args, **kwargs)
+        except ProgramError:
+            raise
+        except (RecursionError, MemoryError) as exc:
+            raise self.state.error(
+                "limit", f"{label} ran out of resources ({type(exc).__name__})", node
+            ) from None
+        except Exception as exc:
+            raise runtime_error(self.state, exc, node, label, tensors_in(args, kwargs)) from None
+        self.placement.after_call(result, args, kwargs, fake_out)
+        self.budget.after_call(result, args, node, check)
+        return checked(self.state, result, node, label)
+
+    # -- torch's namespaces and tensor methods
+
+    def call_member(self, label: str, member, args, kwargs, node):
+        if member is NO_GRAD or member is ENABLE_GRAD:
+            raise self.state.error(
+                "type",
+                f"{label}() is used as `with {label}():` followed by an indented block",
+                node,
+            )
+        if member is MANUAL_SEED:
+            if len(args) != 1 or kwargs or not isinstance(args[0], int):
+                raise self.state.error("type", "torch.manual_seed takes one integer", node)
+            self.state.generator.manual_seed(args[0] % 2**63)  # the run's own, not torch's
+            return None
+        if member is DEVICE:
+            return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
+        if self.state.shadow is not None and label in (
+            "torch.cuda.is_available",
+            "torch.cuda.device_count",
+        ):
+            return self.placement.simulated_cuda_answer(label)
+        if not isinstance(member, tables.FnSpec):
+            raise self.state.error("type", f"`{label}` cannot be called", node)
+        if label.endswith("norm"):
+            self.refuse_matrix_norm(args, kwargs, node)
+        if member.random:
+            kwargs = {**kwargs, "generator": self.state.generator}
+        return self.call(label, member.target, args, kwargs, node, member.check)
+
+    def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
+        check = tables.TENSOR_METHODS.get(name)
+        if check is None:
+            if name in tables.TENSOR_ATTRIBUTES:
+                raise self.state.error(
+                    "type", f"`.{name}` is an attribute, not a method: write t.{name}", node
+                )
+            raise self.state.error(
+                "name",
+                f"tensors have no method `.{name}` in this language",
+                node.func,
+                did_you_mean(name, set(tables.TENSOR_METHODS) | set(tables.TENSOR_ATTRIBUTES)),
+            )
+        if name == "backward":
+            if self.state.skip_backward:
+                return None
+            return self.backward(tensor, args, kwargs, node, origin="program")
+        if name == "numpy" and self.state.shadow is not None:
+            where = self.state.shadow.device_of(tensor)
+            if where.type != "cpu":  # PyTorch's own message; FakeTensorMode cannot run .numpy()
+                exc = TypeError(devices.numpy_message(where))
+                raise runtime_error(
+                    self.state, exc, node, ".numpy()", (tensor,), rule_by_gradviz=True
+                )
+        if name == "numpy":
+            # torch decides (and refuses, for GPU tensors or ones that require grad);
+            # the program gets plain numbers, never an ndarray.
+            return self.call(
+                ".numpy()", lambda t: t.numpy().tolist(), (tensor,), {}, node, "bounded"
+            )
+        if name == "norm":
+            self.refuse_matrix_norm(args, kwargs, node)
+        method = getattr(torch.Tensor, name)
+        return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
+
+    def refuse_matrix_norm(self, args, kwargs, node) -> None:
+        """Nuclear and spectral norms run an SVD (cubic cost the FLOP counter cannot see)."""
+        for v in (*args, kwargs.get("p"), kwargs.get("ord")):
+            if isinstance(v, str) and v != "fro":
+                raise self.state.error(
+                    "forbidden",
+                    f"the '{v}' norm is not available here (it needs a matrix decomposition); "
+                    "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
+                    node,
+                )
+
+    def backward(
+        self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
+    ):
+        """Run backward from `tensor`, recording each node's step (gradviz.program.recording)."""
+        record = self.watch.begin(tensor, args, kwargs, node, origin, target)
+        with self.watch.hooks(tensor, record):
+            self.call(
+                ".backward()", torch.Tensor.backward, (tensor, *args), kwargs, node, "bounded"
+            )
+        self.state.backward.append(record)
+        return None
+
+    # -- Python's built-ins
+
+    def call_builtin(self, builtin: Builtin, args, kwargs, node):
+        if builtin.name == "print":
+            if set(kwargs) - {"sep", "end"}:
+                raise self.state.error("type", "print() takes sep= and end= only", node)
+            return self._print(*args, **kwargs)
+        if kwargs:
+            raise self.state.error(
+                "type", f"{builtin.name}() takes no keyword arguments here", node
+            )
+        for a in args:
+            if not isinstance(a, bool | int | float | torch.Tensor | tuple | list | torch.Size):
+                raise self.state.error(
+                    "type", f"{builtin.name}() does not take a {type_name(a)}", node
+                )
+        if builtin.name in ("min", "max") and any(isinstance(a, torch.Tensor) for a in args):
+            raise self.state.error(
+                "type",
+                f"use torch.{builtin.name}(t) or t.{builtin.name}() for tensors",
+                node,
+            )
+        if builtin.name == "round":
+            self.budget.check_round(args, node)
+        try:
+            return checked(self.state, builtin.fn(*args), node, builtin.name)
+        except ProgramError:
+            raise
+        except Exception as exc:
+            raise runtime_error(self.state, exc, node, builtin.name) from None
+
+    def _print(self, *args, sep=" ", end="\n"):
+        if not isinstance(sep, str) or not isinstance(end, str):
+            raise self.state.error("type", "print's sep and end must be strings")
+        text = sep.join(a if isinstance(a, str) else self.repr_value(a) for a in args)
+        if len(self.state.stdout) < 500:
+            self.state.stdout.append(text[:5000] + ("" if end == "\n" else end))
+        return None
+
+    def repr_value(self, value) -> str:
+        if isinstance(value, torch.Tensor) and self.state.shadow is not None:
+            return devices.tensor_repr(value, self.state.shadow.device_of(value))
+        return repr(value)

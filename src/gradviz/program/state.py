@@ -1,0 +1,73 @@
+"""The state one program run shares between the interpreter's parts.
+
+A `RunState` is made per run (gradviz.program.interpreter.Interpreter makes it) and every
+part holds a reference to the same one: the evaluator, the library, the budget, the device
+placement and the backward watch. It owns what the run has made so far (the variables,
+the tensors bound to names, printed text, warnings, the backward passes), the node being
+run (so an error can say where it happened), and where each tensor lives (its real device,
+or the simulated one). It makes no decisions of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import torch
+
+from gradviz.devices import simulated as devices
+from gradviz.graph.model import BackwardRecord
+from gradviz.graph.record import Binding, NodeRegistry
+from gradviz.program.language import ProgramError, char_col, source_segment
+from gradviz.program.results import RunOptions
+
+
+class RunState:
+    """What one run has made so far, and where it is."""
+
+    def __init__(
+        self,
+        source: str,
+        options: RunOptions,
+        leaf_overrides: dict[tuple[str, int], torch.Tensor] | None = None,
+        skip_backward: bool = False,
+    ):
+        self.lines = source.splitlines()
+        self.options = options
+        self.limits = options.limits
+        self.env: dict[str, object] = {}
+        self.bindings: list[Binding] = []
+        self.stdout: list[str] = []
+        self.warnings: list[dict] = []
+        self.backward: list[BackwardRecord] = []
+        self.registry = NodeRegistry()
+        self.generator = torch.Generator().manual_seed(options.seed)
+        self.leaf_overrides = leaf_overrides or {}
+        self.no_grad_depth = 0
+        self.skip_backward = skip_backward  # gradient checks re-run programs without backward()
+        self.node: ast.AST | None = None
+        simulate = options.simulate_cuda
+        self.simulated = devices.simulation_needed() if simulate is None else bool(simulate)
+        self.shadow = devices.FakeShadow() if self.simulated else None
+
+    # -- where the run is, for error messages
+
+    def error(self, kind: str, message: str, node: ast.AST | None = None, hint: str | None = None):
+        node = node or self.node
+        line = getattr(node, "lineno", None)
+        col = char_col(self.lines, line, getattr(node, "col_offset", None))
+        return ProgramError(kind, message, line, col, hint)
+
+    def segment(self, node: ast.AST, max_len: int = 60) -> str:
+        return source_segment(self.lines, node, max_len)
+
+    # -- what the run holds
+
+    def name_of(self, tensor: torch.Tensor) -> str | None:
+        for b in reversed(self.bindings):
+            if b.tensor is tensor:
+                return b.name
+        return None
+
+    def device_of(self, t: torch.Tensor) -> str:
+        """Where a tensor lives: its real device, or the simulated one PyTorch's rules gave it."""
+        return str(self.shadow.device_of(t) if self.shadow is not None else t.device)

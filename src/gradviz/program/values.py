@@ -1,0 +1,143 @@
+"""The values a program can hold, and the check every result passes before it may.
+
+A program's variables hold plain values only (`SAFE_VALUE_TYPES`: tensors, numbers,
+strings, dtypes, devices, sizes, ...). The names a program can reach without making them,
+`torch` and `F`, are `Namespace`s built from the allow-lists in gradviz.program.tables:
+a program can call what they hold, never keep a module or a function in a variable.
+`checked` is the gate between a call's result and the program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from gradviz.program import tables
+from gradviz.program.state import RunState
+
+
+@dataclass(frozen=True)
+class Namespace:
+    path: str
+    members: dict
+
+    def __repr__(self) -> str:
+        return f"<module {self.path}>"
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    fn: object
+
+    def __repr__(self) -> str:
+        return f"<built-in {self.name}>"
+
+
+@dataclass(frozen=True)
+class GradFnRef:
+    """What `t.grad_fn` gives a program: a name to print, nothing to reach through."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+class Marker:
+    """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+NO_GRAD = Marker("no_grad")
+ENABLE_GRAD = Marker("enable_grad")
+MANUAL_SEED = Marker("manual_seed")
+DEVICE = Marker("device")
+
+
+def _namespaces() -> dict[str, Namespace]:
+    functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
+    nn = Namespace("torch.nn", {"functional": functional})
+    cuda = Namespace(
+        "torch.cuda",
+        {
+            "is_available": tables.FnSpec(torch.cuda.is_available, check="bounded"),
+            "device_count": tables.FnSpec(torch.cuda.device_count, check="bounded"),
+        },
+    )
+    linalg = Namespace("torch.linalg", dict(tables.LINALG))
+    members: dict = {
+        **tables.TORCH_FUNCTIONS,
+        **tables.DTYPES,
+        **tables.CONSTANTS,
+        "nn": nn,
+        "cuda": cuda,
+        "linalg": linalg,
+        "no_grad": NO_GRAD,
+        "enable_grad": ENABLE_GRAD,
+        "manual_seed": MANUAL_SEED,
+        "device": DEVICE,
+    }
+    return {"torch": Namespace("torch", members), "F": functional}
+
+
+NAMESPACES = _namespaces()
+
+SAFE_VALUE_TYPES = (
+    torch.Tensor,
+    bool,
+    int,
+    float,
+    str,
+    type(None),
+    torch.dtype,
+    torch.device,
+    torch.Size,
+    GradFnRef,
+    slice,
+    type(Ellipsis),
+)
+
+
+def type_name(value) -> str:
+    """A value's type as error messages name it."""
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, Namespace):
+        return f"module ({value.path})"
+    return type(value).__name__
+
+
+def checked(state: RunState, value, node, label: str):
+    """Only plain, safe values reach a program's variables."""
+    if isinstance(value, tuple) and type(value) is not tuple and not isinstance(value, torch.Size):
+        value = tuple(value)  # torch.return_types.* (named tuples of tensors)
+    if isinstance(value, SAFE_VALUE_TYPES):
+        if isinstance(value, str) and len(value) > 10_000:
+            raise state.error("limit", f"{label} made a string that is too long", node)
+        return value
+    if isinstance(value, tuple | list):
+        leaves, _ = tree_flatten(value)
+        if len(leaves) > 1_000_000:
+            raise state.error("limit", f"{label} made a list with {len(leaves):,} items", node)
+        for leaf in leaves:
+            if not isinstance(leaf, SAFE_VALUE_TYPES):
+                raise state.error(
+                    "type",
+                    f"{label} gave a {type(leaf).__name__}, which programs cannot hold",
+                    node,
+                )
+        return value
+    raise state.error(
+        "type", f"{label} gave a {type(value).__name__}, which programs cannot hold", node
+    )
+
+
+def tensors_in(args, kwargs) -> list[torch.Tensor]:
+    """The tensors among a call's arguments, nested ones included."""
+    leaves, _ = tree_flatten((args, kwargs))
+    return [v for v in leaves if isinstance(v, torch.Tensor)]
