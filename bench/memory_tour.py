@@ -202,7 +202,7 @@ def _show_pages(browser) -> None:
 def _normal_tour(url, page, chart, visit, phase, visited, batch) -> None:
     """Every page, as a visitor would see it."""
     phase("autograd")
-    visit(url + "/", "landing (seed lesson)")
+    visit(url + "/", "landing (the lesson)")
     chart.wait_for(timeout=120_000)
     for tab in (
         "Tensors",

@@ -1,7 +1,7 @@
 """Time from launch to the first graph, and from "Run program" to the new graph, in a real browser.
 
 Starts `streamlit run app.py` on loopback, opens headless Chromium, and measures:
-  cold: process start -> the seed lesson's graph visible (first visit, torch import included)
+  cold: process start -> the lesson's graph visible (first visit, torch import included)
   warm: click "Run program" on a changed program -> its graph drawn (repeated, median and max)
 
     python bench/page_latency.py [--repeats 10]
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from e2e_support import CHROMIUM, CHROMIUM_ARGS, free_port, graph_svg, start_streamlit, stop  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-SEED = "x = torch.arange(1, 4, dtype=torch.float32, requires_grad=True)\na = x + {k}\nb = a ** 2\nc = b + 3\ny = c.mean()\n"
+LESSON = "x = torch.arange(1, 4, dtype=torch.float32, requires_grad=True)\na = x + {k}\nb = a ** 2\nc = b + 3\ny = c.mean()\n"
 
 
 def main() -> int:
@@ -46,7 +46,7 @@ def main() -> int:
             for k in range(args.repeats):
                 value = 100 + k  # a fresh program each time, so no cached result helps
                 page.get_by_role("textbox", name="Program", exact=True).first.fill(
-                    SEED.format(k=value)
+                    LESSON.format(k=value)
                 )
                 start = time.perf_counter()
                 page.get_by_role("button", name="Run program").first.click()

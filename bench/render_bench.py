@@ -1,6 +1,6 @@
 """Program text -> SVG bytes: gradviz's enriched drawing against plain torchviz.
 
-For the seed lesson and for a long chain (~2,000 graph nodes), times
+For the lesson and for a long chain (~2,000 graph nodes), times
   gradviz: run_program (parse, check, interpret with size pre-checks, graph model)
            + enriched DOT + `dot -Tsvg`
   torchviz: the same computation in plain PyTorch + torchviz.make_dot + `dot -Tsvg`
@@ -56,7 +56,7 @@ def plain_chain(steps: int) -> bytes:
     return make_dot(y, params=params).pipe(format="svg")
 
 
-def plain_seed() -> bytes:
+def plain_lesson() -> bytes:
     x = torch.arange(1, 4, dtype=torch.float32, requires_grad=True)
     a = x + 2
     b = a**2
@@ -110,7 +110,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     limits = Limits(max_lines=5_000, max_statements=10_000)
-    seed = PRESETS_BY_KEY["seed"]
+    lesson = PRESETS_BY_KEY["lesson"]
     chain = chain_program(args.steps)
     _, nodes = gradviz_svg(chain, "y", limits)
     print(
@@ -118,7 +118,7 @@ def main() -> int:
         f"torch {torch.__version__} · threads {torch.get_num_threads()}"
     )
     print(f"# chain of {args.steps} layers: gradviz graph has {nodes} nodes")
-    compare("seed lesson", lambda: gradviz_svg(seed.source, "y", limits), plain_seed, args.repeats)
+    compare("lesson", lambda: gradviz_svg(lesson.source, "y", limits), plain_lesson, args.repeats)
     compare(
         f"chain ({nodes} nodes)",
         lambda: gradviz_svg(chain, "y", limits),

@@ -5,9 +5,9 @@ Run on a machine with an NVIDIA GPU, from the repository root:
     python bench/speed_gpu.py
 
 It times, with gradviz.speed.timing (warm-up, synchronize, repeats, median and IQR):
-  1. the seed's loop the seed's naive way and correctly, at the page's default size and at
-     the seed's full size (100x1000x1000, 1000 iterations), on the GPU. This runs first so
-     the naive figure pays the first CUDA call's start-up, as it did in the seed;
+  1. the lesson's loop the lesson's naive way and correctly, at the page's default size and
+     at the lesson's full size (100x1000x1000, 1000 iterations), on the GPU. This runs first
+     so the naive figure pays the first CUDA call's start-up, as it did in the lesson;
   2. a size sweep of both workloads for each dtype, on the GPU and on this machine's CPU.
 The file records device name, torch and CUDA versions, date and this command; the page
 shows it on hosts without a GPU. Only a real GPU run may write the reference file.
@@ -43,7 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-step-s", type=float, default=30.0)
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU side of the sweep")
-    parser.add_argument("--no-seed-size", action="store_true", help="skip the seed's full size")
+    parser.add_argument("--no-lesson-size", action="store_true", help="skip the lesson's full size")
+    # The flag's first name, in commands recorded before the rename (docs/BENCHMARKS.md).
+    parser.add_argument(
+        "--no-seed-size", dest="no_lesson_size", action="store_true", help=argparse.SUPPRESS
+    )
     parser.add_argument("--quick", action="store_true", help="three small sizes per workload")
     return parser
 
@@ -70,19 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {device_name}; torch {torch.__version__}; CPU threads {threads}", flush=True)
 
     comparisons = []
-    print("Seed loop, naive vs correct:", flush=True)
-    seed_jobs = [timing.Job("elementwise", 1_000_000, args.device, "float32", 10)]
-    if not args.no_seed_size:
-        seed_jobs.append(
+    print("The lesson's loop, naive vs correct:", flush=True)
+    lesson_jobs = [timing.Job("elementwise", 1_000_000, args.device, "float32", 10)]
+    if not args.no_lesson_size:
+        lesson_jobs.append(
             timing.Job(
                 "elementwise",
-                timing.SEED_ELEMENTS,
+                timing.LESSON_ELEMENTS,
                 args.device,
                 "float32",
-                timing.SEED_ITERATIONS,
+                timing.LESSON_ITERATIONS,
             )
         )
-    for job in seed_jobs:
+    for job in lesson_jobs:
         try:
             comparison = measure.compare_naive_and_correct(job, repeats=3, warmup=1)
         except timing.SizeTooLarge as exc:

@@ -33,7 +33,7 @@ def _tensor_table(at: AppTest) -> dict[str, dict]:
     return {r["name"]: r for r in rows}
 
 
-def test_landing_shows_seed_graph_with_gradients():
+def test_landing_shows_lesson_graph_with_gradients():
     at = _app().run()
     assert not at.exception, at.exception
     dot = _graph_dot(at)
@@ -114,7 +114,7 @@ def test_classic_view_and_walkthrough_highlight():
     assert any("PowBackward0" in m.value for m in at.markdown)
 
 
-def test_gradient_check_passes_for_seed():
+def test_gradient_check_passes_for_the_lesson():
     at = _app().run()
     next(b for b in at.button if b.label.startswith("Check gradients")).click().run()
     assert any(s.value.startswith("Pass") for s in at.success)
@@ -143,7 +143,7 @@ def test_broken_share_link_is_a_message_not_a_crash(bad):
     at.run()
     assert not at.exception
     assert any("Could not open the shared program" in w.value for w in at.warning)
-    assert _graph_shown(at)  # the seed lesson is shown instead
+    assert _graph_shown(at)  # the lesson is shown instead
 
 
 def test_export_offers_download(monkeypatch):

@@ -82,9 +82,9 @@ def test_comparison_shows_naive_and_correct_side_by_side(no_reference):
     at.number_input(key="speed_cmp_size_elementwise").set_value(10_000)
     _button(at, "Time it both ways").click().run()
     assert not at.exception and not at.error
-    table = _table(at, "naive (seed)")
+    table = _table(at, "naive (lesson)")
     assert [r["device"] for r in table] == ["cpu (live)"]
-    for column in ("naive (seed)", "pending at sync", "correct median", "IQR"):
+    for column in ("naive (lesson)", "pending at sync", "correct median", "IQR"):
         assert column in table[0]
     assert "Why the two figures differ" in _text(at.markdown)
     assert at.session_state[speed.COMPARE_KEY]["done"] is True
@@ -143,9 +143,9 @@ def test_reference_file_is_shown_with_device_date_and_command(fixture_reference)
     assert "FAKE GPU (test fixture)" in info
     assert "2000-01-01" in info
     assert "TEST FIXTURE, not produced by any command" in info
-    # The seed comparison recorded on the GPU is listed beside the live CPU (none run yet).
+    # The lesson's comparison recorded on the GPU is listed beside the live CPU (none run yet).
     at.radio(key="speed_workload").set_value("elementwise").run()
-    table = _table(at, "naive (seed)")
+    table = _table(at, "naive (lesson)")
     assert [r["device"] for r in table] == ["cuda (reference: FAKE GPU (test fixture))"]
     # Reference GPU points draw without a live sweep.
     at.radio(key="speed_workload").set_value("matmul").run()
@@ -182,11 +182,11 @@ def test_tf32_on_cpu_is_explained(no_reference):
     assert "the CPU runs strict float32" in _text(at.caption)
 
 
-def test_seed_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
+def test_lesson_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
     at = _app()
-    at.button(key="speed_seed_size").click().run()
-    assert at.number_input(key="speed_cmp_size_elementwise").value == timing.SEED_ELEMENTS
-    assert at.number_input(key="speed_cmp_iters").value == timing.SEED_ITERATIONS
+    at.button(key="speed_lesson_size").click().run()
+    assert at.number_input(key="speed_cmp_size_elementwise").value == timing.LESSON_ELEMENTS
+    assert at.number_input(key="speed_cmp_iters").value == timing.LESSON_ITERATIONS
     assert "Estimated on this CPU" in _text(at.caption)
     warning = _text(at.warning)
     if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead

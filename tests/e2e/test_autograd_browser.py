@@ -1,4 +1,4 @@
-"""Real browser: the autograd page draws the seed lesson and exports a valid SVG."""
+"""Real browser: the autograd page draws the lesson and exports a valid SVG."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.e2e
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
-def test_seed_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
+def test_lesson_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")

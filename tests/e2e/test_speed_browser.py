@@ -46,7 +46,7 @@ def test_sweep_draws_chart_and_stop_stops(server, browser):
             expect(page.get_by_text("CPU vs GPU speed")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("No GPU reference has been recorded yet")).to_be_visible()
 
-            # 1. The seed's timing both ways at the default (small) size.
+            # 1. The lesson's timing both ways at the default (small) size.
             page.get_by_role("button", name="Time it both ways").click()
             expect(page.get_by_text("Why the two figures differ")).to_be_visible(timeout=120_000)
 

@@ -56,7 +56,7 @@ def test_timing_abandons_within_seconds_of_the_last_read():
 def test_public_timing_gets_its_own_small_cap(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
-    big = timing.Job("elementwise", 100_000_000)  # the seed's size: 2 GB of tensors
+    big = timing.Job("elementwise", 100_000_000)  # the lesson's size: 2 GB of tensors
     assert timing.job_limits([big]).memory_bytes <= timing.PUBLIC_TIMING_MEMORY
     for workload in timing.WORKLOADS:  # the page's quick estimate always runs
         small = timing.calibration_job(workload)

@@ -64,7 +64,7 @@ def test_a_slow_layout_is_not_run_again_on_rerun(monkeypatch):
 
     monkeypatch.setattr(render.subprocess, "run", slow)
     at = _app_with("w = torch.tensor([2.0, 5.875], requires_grad=True)\nq = (w * w).sum()\n")
-    first = len(launches)  # the seed's and this program's drawings: page and export
+    first = len(launches)  # the lesson's and this program's drawings: page and export
     assert first >= 1
     assert "longer than" in _texts(at.error)
     for _ in range(2):

@@ -19,7 +19,7 @@ from gradviz.cli.main import main
 from gradviz.graph import render
 from gradviz.program.presets import PRESETS_BY_KEY
 
-SEED = PRESETS_BY_KEY["seed"].source
+LESSON = PRESETS_BY_KEY["lesson"].source
 SRC = Path(__file__).resolve().parents[2] / "src"
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
 
@@ -30,9 +30,9 @@ def in_process(monkeypatch):
 
 
 @pytest.fixture
-def seed_file(tmp_path: Path) -> Path:
-    path = tmp_path / "seed.py"
-    path.write_text(SEED, encoding="utf-8")
+def lesson_file(tmp_path: Path) -> Path:
+    path = tmp_path / "lesson.py"
+    path.write_text(LESSON, encoding="utf-8")
     return path
 
 
@@ -45,8 +45,8 @@ def write(tmp_path: Path, text: str, name: str = "prog.py") -> Path:
 # ---------------------------------------------------------------- run
 
 
-def test_run_json_seed_gives_lesson_gradient(seed_file, capsys):
-    code = main(["run", str(seed_file), "--json", "--backward", "y"])
+def test_run_json_lesson_gives_its_gradient(lesson_file, capsys):
+    code = main(["run", str(lesson_file), "--json", "--backward", "y"])
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads(out)
@@ -63,15 +63,15 @@ def test_run_json_seed_gives_lesson_gradient(seed_file, capsys):
     assert data["backward"]["order"][0] == "MeanBackward0"
 
 
-def test_run_json_without_backward_has_no_grads(seed_file, capsys):
-    assert main(["run", str(seed_file), "--json"]) == 0
+def test_run_json_without_backward_has_no_grads(lesson_file, capsys):
+    assert main(["run", str(lesson_file), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["backward"] is None
     assert all(t["grad"] is None for t in data["tensors"])
 
 
 def test_run_json_program_backward_is_reported(tmp_path, capsys):
-    prog = write(tmp_path, SEED + "y.backward()\n")
+    prog = write(tmp_path, LESSON + "y.backward()\n")
     assert main(["run", str(prog), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["backward"]["output"] == "y"
@@ -97,8 +97,8 @@ def test_run_json_is_standard_json_with_nan_and_inf(tmp_path, capsys):
     assert by_name["w"]["value"] == "nan"
 
 
-def test_run_table_output(seed_file, capsys):
-    assert main(["run", str(seed_file), "--backward", "y"]) == 0
+def test_run_table_output(lesson_file, capsys):
+    assert main(["run", str(lesson_file), "--backward", "y"]) == 0
     out = capsys.readouterr().out
     header = out.splitlines()[0].split()
     assert header == ["name", "shape", "dtype", "device", "value", "grad"]
@@ -136,8 +136,8 @@ def test_run_runtime_error_has_fix(tmp_path, capsys):
     assert "retain_graph" in err
 
 
-def test_run_backward_unknown_name(seed_file, capsys):
-    assert main(["run", str(seed_file), "--json", "--backward", "yy"]) == 1
+def test_run_backward_unknown_name(lesson_file, capsys):
+    assert main(["run", str(lesson_file), "--json", "--backward", "yy"]) == 1
     err = json.loads(capsys.readouterr().out)["error"]
     assert err["kind"] == "name"
     assert "`y`" in err["hint"]
@@ -179,13 +179,13 @@ def test_run_non_utf8_exit_2(tmp_path, capsys):
 
 def test_run_utf8_bom_is_accepted(tmp_path, capsys):
     prog = tmp_path / "bom.py"
-    prog.write_bytes(b"\xef\xbb\xbf" + SEED.encode())
+    prog.write_bytes(b"\xef\xbb\xbf" + LESSON.encode())
     assert main(["run", str(prog), "--json"]) == 0
     capsys.readouterr()
 
 
 def test_run_stdin(monkeypatch, capsys):
-    stdin = io.TextIOWrapper(io.BytesIO(SEED.encode("utf-8")), encoding="utf-8")
+    stdin = io.TextIOWrapper(io.BytesIO(LESSON.encode("utf-8")), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", stdin)
     assert main(["run", "-", "--json", "--backward", "y"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -211,10 +211,10 @@ def test_bad_option_is_usage(capsys):
     capsys.readouterr()
 
 
-def test_module_entry_point_subprocess(seed_file):
+def test_module_entry_point_subprocess(lesson_file):
     env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
-        [sys.executable, "-m", "gradviz", "run", str(seed_file), "--json", "--backward", "y"],
+        [sys.executable, "-m", "gradviz", "run", str(lesson_file), "--json", "--backward", "y"],
         capture_output=True,
         text=True,
         env=env,
@@ -232,45 +232,47 @@ def test_module_entry_point_subprocess(seed_file):
 
 
 @needs_dot
-def test_render_svg(seed_file, tmp_path, capsys):
-    out = tmp_path / "seed.svg"
-    assert main(["render", str(seed_file), "-o", str(out), "--backward", "y"]) == 0
+def test_render_svg(lesson_file, tmp_path, capsys):
+    out = tmp_path / "lesson.svg"
+    assert main(["render", str(lesson_file), "-o", str(out), "--backward", "y"]) == 0
     data = out.read_bytes()
     assert data.startswith(b"<?xml") or b"<svg" in data
     assert b"2.6667" in data  # the gradient preview is drawn
 
 
 @needs_dot
-def test_render_png(seed_file, tmp_path):
-    out = tmp_path / "seed.png"
-    assert main(["render", str(seed_file), "-o", str(out), "--scale", "0.5"]) == 0
+def test_render_png(lesson_file, tmp_path):
+    out = tmp_path / "lesson.png"
+    assert main(["render", str(lesson_file), "-o", str(out), "--scale", "0.5"]) == 0
     assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 @needs_dot
-def test_render_pdf(seed_file, tmp_path):
-    out = tmp_path / "seed.pdf"
-    assert main(["render", str(seed_file), "-o", str(out), "--theme", "print"]) == 0
+def test_render_pdf(lesson_file, tmp_path):
+    out = tmp_path / "lesson.pdf"
+    assert main(["render", str(lesson_file), "-o", str(out), "--theme", "print"]) == 0
     assert out.read_bytes().startswith(b"%PDF")
 
 
 @needs_dot
-def test_render_uses_cli_limits_and_no_limits_lifts_them(seed_file, tmp_path, capsys, monkeypatch):
+def test_render_uses_cli_limits_and_no_limits_lifts_them(
+    lesson_file, tmp_path, capsys, monkeypatch
+):
     """The CLI runs under render.CLI_LIMITS (looser than the app's); --no-limits lifts them."""
     tiny = render.RenderLimits(max_nodes={"svg": 2})
     monkeypatch.setattr(render, "CLI_LIMITS", tiny)
     render.forget_failures()
-    out = tmp_path / "seed.svg"
-    assert main(["render", str(seed_file), "-o", str(out)]) == 1
+    out = tmp_path / "lesson.svg"
+    assert main(["render", str(lesson_file), "-o", str(out)]) == 1
     assert "too big to draw as SVG" in capsys.readouterr().err
     assert not out.exists()
-    assert main(["render", str(seed_file), "-o", str(out), "--no-limits"]) == 0
+    assert main(["render", str(lesson_file), "-o", str(out), "--no-limits"]) == 0
     assert b"<svg" in out.read_bytes()
 
 
-def test_render_dot_with_options(seed_file, tmp_path):
-    out = tmp_path / "seed.dot"
-    args = ["render", str(seed_file), "-o", str(out), "--rankdir", "LR", "--theme", "dark"]
+def test_render_dot_with_options(lesson_file, tmp_path):
+    out = tmp_path / "lesson.dot"
+    args = ["render", str(lesson_file), "-o", str(out), "--rankdir", "LR", "--theme", "dark"]
     assert main([*args, "--no-legend", "--saved", "--backward", "y"]) == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith("digraph")
@@ -280,9 +282,9 @@ def test_render_dot_with_options(seed_file, tmp_path):
     assert "saved" in text  # --saved: PowBackward0's saved self
 
 
-def test_render_classic_dot(seed_file, tmp_path):
+def test_render_classic_dot(lesson_file, tmp_path):
     out = tmp_path / "classic.dot"
-    assert main(["render", str(seed_file), "-o", str(out), "--view", "classic"]) == 0
+    assert main(["render", str(lesson_file), "-o", str(out), "--view", "classic"]) == 0
     text = out.read_text(encoding="utf-8")
     assert "digraph" in text
     assert "lightblue" in text or "darkolivegreen1" in text
@@ -297,7 +299,7 @@ def test_render_classic_nothing_requires_grad(tmp_path, capsys):
 
 
 def test_render_program_error_still_draws(tmp_path, capsys):
-    prog = write(tmp_path, SEED + "z = torch.onse(3)\n")
+    prog = write(tmp_path, LESSON + "z = torch.onse(3)\n")
     out = tmp_path / "partial.dot"
     assert main(["render", str(prog), "-o", str(out)]) == 1
     assert f"{prog}:7:5: name: " in capsys.readouterr().err
@@ -313,19 +315,19 @@ def test_render_syntax_error_draws_empty_graph(tmp_path, capsys):
     assert out.read_text(encoding="utf-8").startswith("digraph")
 
 
-def test_render_without_dot_binary(seed_file, tmp_path, monkeypatch, capsys):
+def test_render_without_dot_binary(lesson_file, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(render.shutil, "which", lambda name: None)
-    out = tmp_path / "seed.svg"
-    assert main(["render", str(seed_file), "-o", str(out)]) == 1
+    out = tmp_path / "lesson.svg"
+    assert main(["render", str(lesson_file), "-o", str(out)]) == 1
     err = capsys.readouterr().err
     assert "Graphviz" in err and "apt-get install graphviz" in err
     assert not out.exists()
     # DOT needs no binary
-    assert main(["render", str(seed_file), "-o", str(tmp_path / "seed.dot")]) == 0
+    assert main(["render", str(lesson_file), "-o", str(tmp_path / "lesson.dot")]) == 0
 
 
-def test_render_unknown_suffix_is_usage(seed_file, tmp_path, capsys):
-    assert main(["render", str(seed_file), "-o", str(tmp_path / "seed.jpg")]) == 2
+def test_render_unknown_suffix_is_usage(lesson_file, tmp_path, capsys):
+    assert main(["render", str(lesson_file), "-o", str(tmp_path / "lesson.jpg")]) == 2
     assert ".svg" in capsys.readouterr().err
 
 
@@ -334,7 +336,7 @@ def test_render_missing_program_is_usage(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-def test_render_unwritable_output_is_usage(seed_file, tmp_path, capsys):
+def test_render_unwritable_output_is_usage(lesson_file, tmp_path, capsys):
     out = tmp_path / "no" / "such" / "dir" / "x.dot"
-    assert main(["render", str(seed_file), "-o", str(out)]) == 2
+    assert main(["render", str(lesson_file), "-o", str(out)]) == 2
     assert "cannot write" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""gradviz.graph.build: the seed lesson's GraphModel, roles, edges and backward steps."""
+"""gradviz.graph.build: the lesson's GraphModel, roles, edges and backward steps."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from gradviz.program.results import RunOptions
 
 
 @pytest.fixture(scope="module")
-def seed():
-    trace = run_program(PRESETS_BY_KEY["seed"].source, RunOptions(backward="y"))
+def lesson():
+    trace = run_program(PRESETS_BY_KEY["lesson"].source, RunOptions(backward="y"))
     assert trace.error is None
     return trace
 
@@ -21,8 +21,8 @@ def titles(model: GraphModel, edges) -> list[tuple[str, str]]:
     return [(model.node(e.src).title, model.node(e.dst).title) for e in edges]
 
 
-def test_seed_tensor_nodes_and_roles(seed):
-    model = seed.graph
+def test_lesson_tensor_nodes_and_roles(lesson):
+    model = lesson.graph
     tensors = [n for n in model.nodes if n.kind == "tensor"]
     assert [(n.title, n.role) for n in tensors] == [
         ("x", "leaf"),
@@ -35,20 +35,20 @@ def test_seed_tensor_nodes_and_roles(seed):
         assert model.tensor_info(n.tensor).label == n.title
 
 
-def test_seed_function_nodes(seed):
-    functions = [n for n in seed.graph.nodes if n.kind == "function"]
+def test_lesson_function_nodes(lesson):
+    functions = [n for n in lesson.graph.nodes if n.kind == "function"]
     assert sorted(n.title for n in functions) == sorted(
         ["AddBackward0", "PowBackward0", "AddBackward0", "MeanBackward0"]
     )
     assert all(n.role == "function" for n in functions)
-    assert not any("AccumulateGrad" in n.title for n in seed.graph.nodes)  # folded into x
+    assert not any("AccumulateGrad" in n.title for n in lesson.graph.nodes)  # folded into x
     pow_node = next(n for n in functions if n.title == "PowBackward0")
     assert "2·a" in pow_node.rule
     assert ("exponent", "2") in pow_node.saved
 
 
-def test_seed_edges_follow_the_chain(seed):
-    model = seed.graph
+def test_lesson_edges_follow_the_chain(lesson):
+    model = lesson.graph
     x = model.by_title("x").id
     # Walk forward from x: x -> AddBackward0 -> a -> PowBackward0 -> b -> AddBackward0
     # -> c -> MeanBackward0 -> y, every step the only way out.
@@ -85,8 +85,8 @@ def test_seed_edges_follow_the_chain(seed):
     )
 
 
-def test_seed_backward_steps(seed):
-    steps = seed.backward[-1].steps
+def test_lesson_backward_steps(lesson):
+    steps = lesson.backward[-1].steps
     assert [s.fn.split("::")[-1] for s in steps] == [
         "MeanBackward0",
         "AddBackward0",
@@ -94,7 +94,7 @@ def test_seed_backward_steps(seed):
         "AddBackward0",
         "AccumulateGrad",
     ]
-    model = seed.graph
+    model = lesson.graph
     assert steps[-1].node == model.by_title("x").id
     assert model.node(steps[0].node).title == "MeanBackward0"
     for step in steps[:-1]:
@@ -105,8 +105,8 @@ def test_seed_backward_steps(seed):
     assert steps[-1].upstream == ["[2.0000, 2.6667, 3.3333]"]
 
 
-def test_seed_without_backward_has_no_steps():
-    trace = run_program(PRESETS_BY_KEY["seed"].source, RunOptions())
+def test_lesson_without_backward_has_no_steps():
+    trace = run_program(PRESETS_BY_KEY["lesson"].source, RunOptions())
     assert trace.backward == []
     assert trace.tensor("x").grad is None
     assert len(trace.graph.nodes) == 9
@@ -158,9 +158,9 @@ def test_unnamed_leaf_gets_a_node():
     assert unnamed[0].role == "leaf"
 
 
-def test_saved_values_freed_after_backward(seed):
-    pow_node = seed.graph.by_title("PowBackward0")
+def test_saved_values_freed_after_backward(lesson):
+    pow_node = lesson.graph.by_title("PowBackward0")
     assert ("self", "(freed by backward)") in pow_node.saved
-    before = run_program(PRESETS_BY_KEY["seed"].source, RunOptions())
+    before = run_program(PRESETS_BY_KEY["lesson"].source, RunOptions())
     saved = dict(before.graph.by_title("PowBackward0").saved)
     assert saved["self"].startswith("3 [3.0000, 4.0000, 5.0000]")

@@ -12,28 +12,28 @@ from gradviz.program.interpreter import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
 from gradviz.program.results import RunOptions
 
-SEED = PRESETS_BY_KEY["seed"].source
+LESSON = PRESETS_BY_KEY["lesson"].source
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
 
 
 @pytest.fixture(scope="module")
-def seed_after():
-    trace = run_program(SEED, RunOptions(backward="y"))
+def lesson_after():
+    trace = run_program(LESSON, RunOptions(backward="y"))
     assert trace.error is None
     return trace
 
 
 @pytest.fixture(scope="module")
-def seed_before():
-    return run_program(SEED, RunOptions())
+def lesson_before():
+    return run_program(LESSON, RunOptions())
 
 
 def node_line(dot: str, node_id: str) -> str:
     return next(line for line in dot.splitlines() if line.strip().startswith(f'"{node_id}" ['))
 
 
-def test_values_dot_has_names_values_and_grads(seed_after):
-    dot = render.draw(seed_after)
+def test_values_dot_has_names_values_and_grads(lesson_after):
+    dot = render.draw(lesson_after)
     assert dot.startswith("digraph gradviz {")
     for name in ("x", "a", "b", "c", "y"):
         assert f"{{{name} = " in dot or f'label="{{{name}|' in dot
@@ -48,14 +48,14 @@ def test_values_dot_has_names_values_and_grads(seed_after):
     assert "cluster_legend" in dot
 
 
-def test_values_dot_before_backward_has_no_grad(seed_before):
-    dot = render.draw(seed_before)
+def test_values_dot_before_backward_has_no_grad(lesson_before):
+    dot = render.draw(lesson_before)
     assert "grad —" in dot
     assert "2.6667" not in dot
 
 
-def test_every_edge_names_known_nodes(seed_after):
-    dot = render.to_dot(seed_after.graph, legend=False)
+def test_every_edge_names_known_nodes(lesson_after):
+    dot = render.to_dot(lesson_after.graph, legend=False)
     ids = set(re.findall(r'^\s*"([^"]+)" \[', dot, flags=re.M))
     edges = re.findall(r'^\s*"([^"]+)" -> "([^"]+)";', dot, flags=re.M)
     assert len(edges) == 8
@@ -64,39 +64,39 @@ def test_every_edge_names_known_nodes(seed_after):
 
 
 @pytest.mark.parametrize("theme", ["light", "dark", "print"])
-def test_themes(seed_after, theme):
-    dot = render.draw(seed_after, theme=theme)
+def test_themes(lesson_after, theme):
+    dot = render.draw(lesson_after, theme=theme)
     th = render.THEMES[theme]
     assert f'bgcolor="{th.bg}"' in dot
     assert f'fontcolor="{th.font}"' in dot
     if theme == "print":
-        assert "shape=Mrecord" in node_line(dot, seed_after.graph.by_title("x").id)
-        assert "style=solid" in node_line(dot, seed_after.graph.by_title("x").id)
-        assert "penwidth=2" in node_line(dot, seed_after.graph.by_title("x").id)
+        assert "shape=Mrecord" in node_line(dot, lesson_after.graph.by_title("x").id)
+        assert "style=solid" in node_line(dot, lesson_after.graph.by_title("x").id)
+        assert "penwidth=2" in node_line(dot, lesson_after.graph.by_title("x").id)
 
 
-def test_dark_theme_differs_from_light(seed_after):
-    assert render.draw(seed_after, theme="dark") != render.draw(seed_after, theme="light")
+def test_dark_theme_differs_from_light(lesson_after):
+    assert render.draw(lesson_after, theme="dark") != render.draw(lesson_after, theme="light")
 
 
-def test_rankdir(seed_after):
-    assert "rankdir=LR" in render.draw(seed_after, rankdir="LR")
-    assert "rankdir=TB" in render.draw(seed_after)
-    assert "rankdir=TB" in render.draw(seed_after, rankdir="sideways")  # unknown: default
+def test_rankdir(lesson_after):
+    assert "rankdir=LR" in render.draw(lesson_after, rankdir="LR")
+    assert "rankdir=TB" in render.draw(lesson_after)
+    assert "rankdir=TB" in render.draw(lesson_after, rankdir="sideways")  # unknown: default
 
 
-def test_legend_can_be_left_out(seed_after):
-    assert "legend" not in render.draw(seed_after, legend=False)
+def test_legend_can_be_left_out(lesson_after):
+    assert "legend" not in render.draw(lesson_after, legend=False)
 
 
-def test_show_saved(seed_after, seed_before):
-    assert "saved exponent: 2" in render.draw(seed_before, show_saved=True)
-    assert "saved self: (freed by backward)" in render.draw(seed_after, show_saved=True)
-    assert "saved " not in render.draw(seed_after)
+def test_show_saved(lesson_after, lesson_before):
+    assert "saved exponent: 2" in render.draw(lesson_before, show_saved=True)
+    assert "saved self: (freed by backward)" in render.draw(lesson_after, show_saved=True)
+    assert "saved " not in render.draw(lesson_after)
 
 
-def test_highlight_and_done(seed_after):
-    model = seed_after.graph
+def test_highlight_and_done(lesson_after):
+    model = lesson_after.graph
     mean = model.by_title("MeanBackward0").id
     pow_ = model.by_title("PowBackward0").id
     dot = render.to_dot(model, highlight=pow_, done={mean})
@@ -106,14 +106,14 @@ def test_highlight_and_done(seed_after):
     assert "penwidth" not in node_line(dot, model.by_title("x").id)
 
 
-def test_classic_view_is_torchviz(seed_after):
-    dot = render.draw(seed_after, view="classic")
+def test_classic_view_is_torchviz(lesson_after):
+    dot = render.draw(lesson_after, view="classic")
     assert dot is not None
     assert "lightblue" in dot  # torchviz's colour for parameters (x)
     assert "darkolivegreen1" in dot  # ... and for outputs (y)
     assert "MeanBackward0" in dot
     assert "rankdir=TB" in dot
-    assert "rankdir=LR" in render.draw(seed_after, view="classic", rankdir="LR")
+    assert "rankdir=LR" in render.draw(lesson_after, view="classic", rankdir="LR")
 
 
 def test_restyle_classic():
@@ -172,14 +172,14 @@ def test_html_escaping_renders():
         ("pdf", lambda b: b.startswith(b"%PDF")),
     ],
 )
-def test_render_bytes_formats(seed_after, fmt, check):
-    data = render.render_bytes(render.draw(seed_after), fmt)
+def test_render_bytes_formats(lesson_after, fmt, check):
+    data = render.render_bytes(render.draw(lesson_after), fmt)
     assert check(data)
 
 
 @needs_dot
-def test_png_scale_changes_size(seed_after):
-    dot = render.draw(seed_after)
+def test_png_scale_changes_size(lesson_after):
+    dot = render.draw(lesson_after)
     small = render.render_bytes(dot, "png", scale=0.5)
     large = render.render_bytes(dot, "png", scale=2.0)
 
@@ -189,23 +189,23 @@ def test_png_scale_changes_size(seed_after):
     assert width(large) > width(small)
 
 
-def test_render_bytes_dot_needs_no_binary(seed_after, monkeypatch):
+def test_render_bytes_dot_needs_no_binary(lesson_after, monkeypatch):
     monkeypatch.setattr(render.shutil, "which", lambda name: None)
-    dot = render.draw(seed_after)
+    dot = render.draw(lesson_after)
     assert render.render_bytes(dot, "dot") == dot.encode("utf-8")
 
 
-def test_render_unavailable_without_dot(seed_after, monkeypatch):
+def test_render_unavailable_without_dot(lesson_after, monkeypatch):
     monkeypatch.setattr(render.shutil, "which", lambda name: None)
     assert render.dot_available() is False
     with pytest.raises(render.RenderUnavailable) as info:
-        render.render_bytes(render.draw(seed_after), "svg")
+        render.render_bytes(render.draw(lesson_after), "svg")
     assert "apt-get install graphviz" in str(info.value)
 
 
-def test_unknown_format(seed_after):
+def test_unknown_format(lesson_after):
     with pytest.raises(ValueError):
-        render.render_bytes(render.draw(seed_after), "jpg")
+        render.render_bytes(render.draw(lesson_after), "jpg")
 
 
 @needs_dot

@@ -13,7 +13,7 @@ from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.values import GradFnRef
 
-SEED = PRESETS_BY_KEY["seed"].source
+LESSON = PRESETS_BY_KEY["lesson"].source
 
 
 def run(source: str, **options) -> Trace:
@@ -90,8 +90,8 @@ def test_preset_gradients_match_torch(preset):
         assert checked >= 1, "a preset with a backward output must have a leaf gradient"
 
 
-def test_seed_lesson_gradient():
-    trace = ok(SEED, backward="y")
+def test_lesson_gradient():
+    trace = ok(LESSON, backward="y")
     x = trace.tensor("x")
     assert x.grad == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)
     assert x.grad_preview == "[2.0000, 2.6667, 3.3333]"
@@ -101,8 +101,8 @@ def test_seed_lesson_gradient():
     assert trace.backward[-1].gradient == "implicit"
 
 
-def test_seed_program_backward():
-    trace = ok(SEED + "y.backward()\n")
+def test_lesson_program_backward():
+    trace = ok(LESSON + "y.backward()\n")
     assert trace.tensor("x").grad == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)
     assert trace.backward[-1].origin == "program"
     assert trace.backward[-1].line == 7
@@ -221,24 +221,24 @@ def test_non_scalar_backward_message_and_ones():
 
 
 def test_backward_unknown_name():
-    err = refused(SEED, "name", backward="yy")
+    err = refused(LESSON, "name", backward="yy")
     assert "`y`" in err["hint"]
 
 
 def test_retain_intermediate_gives_intermediate_grads():
-    trace = ok(SEED, backward="y", retain_intermediate=True)
+    trace = ok(LESSON, backward="y", retain_intermediate=True)
     # y = mean(c): dy/dc = 1/3; c = b + 3: dy/db = 1/3; b = a²: dy/da = 2a/3 with a = [3, 4, 5]
     assert trace.tensor("c").grad == pytest.approx([1 / 3] * 3)
     assert trace.tensor("b").grad == pytest.approx([1 / 3] * 3)
     assert trace.tensor("a").grad == pytest.approx([2 * 3 / 3, 2 * 4 / 3, 2 * 5 / 3])
     assert trace.tensor("y").grad == pytest.approx(1.0)
     assert trace.tensor("a").retains_grad is True
-    without = ok(SEED, backward="y")
+    without = ok(LESSON, backward="y")
     assert without.tensor("a").grad is None
 
 
 def test_backward_steps_recorded():
-    trace = ok(SEED, backward="y")
+    trace = ok(LESSON, backward="y")
     steps = trace.backward[-1].steps
     assert [s.fn.split("::")[-1] for s in steps] == [
         "MeanBackward0",
@@ -390,7 +390,7 @@ def test_non_str_source_is_an_error_not_a_crash():
 
 
 def test_to_json_shape():
-    data = ok(SEED, backward="y").to_json()
+    data = ok(LESSON, backward="y").to_json()
     assert set(data) >= {"tensors", "error", "backward"}
     assert data["backward"]["output"] == "y"
     assert data["tensors"][0]["grad"] == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)

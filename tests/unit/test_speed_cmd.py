@@ -19,7 +19,7 @@ def _run(argv: list[str]) -> int:
 def test_compare_prints_naive_and_correct(capsys):
     assert _run(["--size", "10000", "--iterations", "2"]) == 0
     out = capsys.readouterr().out
-    assert "naive (seed):" in out and "correct: median" in out
+    assert "naive (lesson):" in out and "correct: median" in out
 
 
 def test_sweep_as_json(capsys):

@@ -60,15 +60,15 @@ class FakeGpu:
 # --- cost model ---------------------------------------------------------------------------
 
 
-def test_seed_loop_cost_model_matches_hand_count():
-    job = Job("elementwise", timing.SEED_ELEMENTS, "cpu", "float32", timing.SEED_ITERATIONS)
+def test_lesson_loop_cost_model_matches_hand_count():
+    job = Job("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS)
     # one mul, then 1000 x (mul + add), each over 1e8 elements
     assert job.flops() == 1e8 * 2001
     # each op reads two 4-byte tensors and writes one
     assert job.bytes_moved() == 4 * 1e8 * (3 + 6 * 1000)
     # t1, t2, result, t1*t2 and the new result live at once
     assert job.memory_needed() == 5 * 4 * 10**8
-    assert timing.elementwise_shape(timing.SEED_ELEMENTS) == (100, 1000, 1000)
+    assert timing.elementwise_shape(timing.LESSON_ELEMENTS) == (100, 1000, 1000)
     assert timing.elementwise_shape(1234) == (1234,)
 
 
@@ -79,7 +79,7 @@ def test_matmul_cost_model():
     assert job.spec.describe_size(8) == "8x8 @ 8x8"
 
 
-def test_workloads_compute_what_the_seed_computes():
+def test_workloads_compute_what_the_lesson_computes():
     torch.manual_seed(0)
     elementwise = Job("elementwise", 6, "cpu", "float32", 4)
     a, b = measuring.make_inputs(elementwise)
@@ -114,7 +114,7 @@ def test_naive_timer_measures_launches_not_work():
     naive = naive_time(setup, gpu.launch, clock=gpu.clock, synchronize=gpu.synchronize)
     assert naive.setup_s == pytest.approx(0.5)
     assert naive.launch_s == pytest.approx(0.001)
-    assert naive.total_s == pytest.approx(0.501)  # what the seed printed
+    assert naive.total_s == pytest.approx(0.501)  # what the lesson printed
     assert naive.pending_s == pytest.approx(2.0)  # the work it never saw
     assert naive.work_s == pytest.approx(2.001)
 
@@ -132,7 +132,7 @@ def test_correct_timer_synchronizes_and_skips_warmup():
 
 
 def test_correct_timer_without_sync_would_be_wrong():
-    """The same fake device timed without synchronize sees only launches: the seed's error."""
+    """The same fake device timed without synchronize sees only launches: the lesson's error."""
     gpu = FakeGpu(launch_s=0.001, work_s=2.0)
     t = measure(gpu.launch, repeats=3, warmup=0, clock=gpu.clock)
     assert t.median_s == pytest.approx(0.001)
@@ -182,7 +182,7 @@ def test_compare_naive_and_correct_on_cpu():
 
 def test_estimate_scales_by_cost():
     cal = Point("elementwise", "cpu", "float32", 1_000_000, 2, 0.01, 0.0, 3)
-    full = Job("elementwise", timing.SEED_ELEMENTS, "cpu", "float32", timing.SEED_ITERATIONS)
+    full = Job("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS)
     assert timing.estimate_seconds(full, cal) == pytest.approx(0.01 * 100 * 6003 / 15)
     with pytest.raises(ValueError):
         timing.estimate_seconds(Job("matmul", 4), cal)
@@ -214,7 +214,7 @@ def test_dtype_notes():
 
 
 def test_check_memory_refuses_with_size_and_limit():
-    job = Job("elementwise", timing.SEED_ELEMENTS, "cpu", "float32", 1)
+    job = Job("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", 1)
     with pytest.raises(SizeTooLarge) as info:
         check_memory(job, available=1_000_000_000)
     msg = str(info.value)
@@ -313,10 +313,10 @@ def test_peaks_match_device_names():
     assert timing.peak_rate(peak, "matmul", "bfloat16") == 989_000
     assert timing.peak_for("NVIDIA A100 80GB PCIe").memory_gbps == 1935
     assert timing.peak_for("NVIDIA A100-SXM4-40GB").memory_gbps == 1555
-    seed_gpu = timing.peak_for("NVIDIA GeForce GTX 1060 6GB")
+    lesson_gpu = timing.peak_for("NVIDIA GeForce GTX 1060 6GB")
     half = Point("matmul", "cuda", "float16", 1024, 1, 1.0, 0, 3)
-    assert timing.peak_rate(seed_gpu, "matmul", "float16") is None
-    assert timing.fraction_of_peak(half, seed_gpu) is None
+    assert timing.peak_rate(lesson_gpu, "matmul", "float16") is None
+    assert timing.fraction_of_peak(half, lesson_gpu) is None
 
 
 # --- reference file -----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """`python -m gradviz speed`: the Speed page's timings from a terminal.
 
-    python -m gradviz speed                         # seed loop, naive vs correct, on the CPU
+    python -m gradviz speed                       # the lesson's loop, naive vs correct, on the CPU
     python -m gradviz speed --workload matmul --sweep 256 512 1024 --device cuda --json
 
 Exit codes: 0 success, 1 a refused or failed run (reported), 2 usage.
@@ -19,12 +19,12 @@ from gradviz.speed import measure, timing
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "speed",
-        help="time the seed's workloads the naive way and correctly (CPU, or GPU if present)",
-        description="Time the seed's workloads: naive vs correct, or a size sweep.",
+        help="time the lesson's workloads the naive way and correctly (CPU, or GPU if present)",
+        description="Time the lesson's workloads: naive vs correct, or a size sweep.",
     )
     p.add_argument("--workload", choices=sorted(timing.WORKLOADS), default="elementwise")
     p.add_argument("--size", type=int, default=None, help="default 1000000 (loop), 1024 (matmul)")
-    p.add_argument("--iterations", type=int, default=10, help="loop iterations (seed: 1000)")
+    p.add_argument("--iterations", type=int, default=10, help="loop iterations (the lesson: 1000)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--dtype", choices=list(timing.DTYPES), default="float32")
     p.add_argument("--repeats", type=int, default=3)

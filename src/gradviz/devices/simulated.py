@@ -10,7 +10,7 @@ No Streamlit here. The pieces:
   for each real tensor; gradviz.program.placement uses it around `Library.call`.
 - `explain_device_error(message, tensors_by_name)`: the rule in plain words, the devices
   named, and the fix as code naming the tensor to move.
-- `memory_summary()` (the real allocators) and `model_placement(device)` (seed 003's
+- `memory_summary()` (the real allocators) and `model_placement(device)` (lesson 003's
   `next(model.parameters()).device`).
 """
 

@@ -1,4 +1,4 @@
-"""Ready-made programs: the seed lesson, common patterns and the classic mistakes.
+"""Ready-made programs: the lesson, common patterns and the classic mistakes.
 
 Each preset says which tensor to run backward on and, for the mistakes, which of
 gradviz.program.explain's explanations its error is (tests check both against PyTorch).
@@ -21,7 +21,7 @@ class Preset:
 
 PRESETS: list[Preset] = [
     Preset(
-        "seed",
+        "lesson",
         "The lesson: y = mean((x + 2)² + 3)",
         "The dynamic graph from the lesson: after backward, x.grad = [2.0000, 2.6667, 3.3333] "
         "because dy/dx = 2(x + 2)/3.",

@@ -54,7 +54,7 @@ from gradviz.workers.resources import available_cpus  # noqa: E402
 
 def _elementwise_inputs(size: int, device: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     shape = elementwise_shape(size)
-    # Like the seed: random numbers made on the CPU, then copied to the device.
+    # Like the lesson: random numbers made on the CPU, then copied to the device.
     return tuple(torch.randn(shape, dtype=dtype).to(device) for _ in range(2))
 
 
@@ -201,7 +201,7 @@ def timing_from_times(times: Iterable[float], *, warmup: int, label: str = "work
 
 
 # ---------------------------------------------------------------------------------------------
-# Running jobs: one measurement, the seed's comparison, and a size sweep.
+# Running jobs: one measurement, the lesson's comparison, and a size sweep.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -245,7 +245,7 @@ def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
 def comparison_events(
     job: Job, *, repeats: int = 3, warmup: int = 1
 ) -> Iterator[Progress | Comparison]:
-    """The seed's naive run first (so it pays any first-call cost), then warm-up and repeats,
+    """The lesson's naive run first (so it pays any first-call cost), then warm-up and repeats,
     one call per step: Progress before each call, the Comparison at the end.
 
     The caller stops by no longer iterating; a call already started runs to its end. The
@@ -263,7 +263,7 @@ def comparison_events(
         return run_kernel(job, holder["inputs"])
 
     total = 1 + warmup + repeats
-    yield Progress(0, total, "naive run, timed the seed's way")
+    yield Progress(0, total, "naive run, timed the lesson's way")
     with _modes(job):
         naive = naive_time(setup, lambda _inputs: work(), synchronize=sync)
     for i in range(warmup):

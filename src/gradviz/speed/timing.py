@@ -1,10 +1,10 @@
-"""Correct CPU/GPU timing: the seeds' workloads, the naive timer they used and the right one.
+"""Correct CPU/GPU timing: the lessons' workloads, the naive timer they used and the right one.
 
-A seed times the GPU with `time.time()` around code that only *queues* CUDA kernels, so it
+A lesson times the GPU with `time.time()` around code that only *queues* CUDA kernels, so it
 measures launches (plus tensor creation and the first call's start-up), not the work. This
 module keeps both timers side by side so the page can show the difference:
 
-- `naive_time`: the seed's way, one call, `time.time()`, no warm-up, no synchronize; it also
+- `naive_time`: the lesson's way, one call, `time.time()`, no warm-up, no synchronize; it also
   records what the naive clock missed (the wait at a synchronize afterwards).
 - `measure`: warm-up calls, synchronize before each clock read, several repeats, median and
   interquartile range (statistics from torch.utils.benchmark.Measurement).
@@ -38,11 +38,11 @@ from gradviz.workers.jobs import JobLimits
 from gradviz.workers.resources import available_cpus, cpu_memory_available
 
 # ---------------------------------------------------------------------------------------------
-# Workloads: the seed's elementwise loop and a matmul, with their cost model.
+# Workloads: the lesson's elementwise loop and a matmul, with their cost model.
 # ---------------------------------------------------------------------------------------------
 
-SEED_ELEMENTS = 100 * 1000 * 1000  # torch.randn(100, 1000, 1000)
-SEED_ITERATIONS = 1000
+LESSON_ELEMENTS = 100 * 1000 * 1000  # torch.randn(100, 1000, 1000)
+LESSON_ITERATIONS = 1000
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Workload:
 
 
 def elementwise_shape(size: int) -> tuple[int, ...]:
-    """The seed's (100, 1000, 1000) layout when the size allows it, else a flat vector."""
+    """The lesson's (100, 1000, 1000) layout when the size allows it, else a flat vector."""
     if size >= 1_000_000 and size % 1_000_000 == 0:
         return (size // 1_000_000, 1000, 1000)
     return (size,)
@@ -75,7 +75,7 @@ def elementwise_shape(size: int) -> tuple[int, ...]:
 WORKLOADS: dict[str, Workload] = {
     "elementwise": Workload(
         key="elementwise",
-        title="Seed loop: result = result + tensor1 * tensor2",
+        title="The lesson's loop: result = result + tensor1 * tensor2",
         size_label="elements per tensor",
         metric="GB/s",
         sweep_sizes=(1_000, 10_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000),
@@ -230,9 +230,9 @@ def no_sync() -> None:
 
 @dataclass(frozen=True)
 class NaiveTiming:
-    """The seed's figure, and what it hid.
+    """The lesson's figure, and what it hid.
 
-    total_s is what the seed printed: tensor creation (+ copy to the device) and one call of
+    total_s is what the lesson printed: tensor creation (+ copy to the device) and one call of
     the work, `time.time()` read right after the last kernel was *queued*. pending_s is how
     long a synchronize afterwards still had to wait for the device to finish.
     """
@@ -255,7 +255,7 @@ def naive_time(
     clock: Callable[[], float] = time.time,
     synchronize: Callable[[], None] = no_sync,
 ) -> NaiveTiming:
-    """Time as the seed did: clock, make inputs, run once, clock. No warm-up, no synchronize.
+    """Time as the lesson did: clock, make inputs, run once, clock. No warm-up, no synchronize.
 
     `synchronize` is called only *after* the naive clock stopped, to measure what it missed.
     """
@@ -263,7 +263,7 @@ def naive_time(
     inputs = setup()
     t1 = clock()
     work(inputs)
-    t2 = clock()  # the seed stops here
+    t2 = clock()  # the lesson stops here
     synchronize()
     t3 = clock()
     return NaiveTiming(total_s=t2 - t0, setup_s=t1 - t0, launch_s=t2 - t1, pending_s=t3 - t2)
@@ -286,7 +286,7 @@ class Timing:
 
 
 # ---------------------------------------------------------------------------------------------
-# Running jobs: one measurement, the seed's comparison, and a size sweep.
+# Running jobs: one measurement, the lesson's comparison, and a size sweep.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -332,7 +332,7 @@ class Point:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The seed's naive figure next to the correct one for the same job."""
+    """The lesson's naive figure next to the correct one for the same job."""
 
     job: Job
     naive: NaiveTiming
@@ -452,7 +452,7 @@ def job_limits(jobs: Iterable[Job], seconds: float | None = None):
 def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
     """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
 
-    Big enough that tensors leave the allocator's cache (page faults count, as in the seed),
+    Big enough that tensors leave the allocator's cache (page faults count, as in the lesson),
     small enough to run on a public host (check_public_cap).
     """
     size = 2_000_000 if workload == "elementwise" else 512
@@ -497,11 +497,11 @@ def format_point(p: Point) -> str:
 
 
 def format_comparison(c: Comparison) -> str:
-    """The seed's naive figure, its parts, and the correct one, for a terminal."""
+    """The lesson's naive figure, its parts, and the correct one, for a terminal."""
     n, t = c.naive, c.timing
     return (
         f"  {c.job.describe()}, {c.job.iterations} iterations:\n"
-        f"    naive (seed): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
+        f"    naive (lesson): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
         f" pending at synchronize {n.pending_s:.4f} s\n"
         f"    correct: median {t.median_s:.4f} s, IQR {t.iqr_s:.4f} s over {t.repeats} repeats"
         f" (warm-up {t.warmup}); naive/correct = {n.total_s / t.median_s:.2f}x"
@@ -533,8 +533,8 @@ PEAKS: tuple[Peak, ...] = (  # first match wins: more specific names first
     Peak("NVIDIA A100 40GB", ("A100", "40GB"), 1555, 19.5, 156, 312),
     Peak("NVIDIA L4", ("L4",), 300, 30.3, 60, 121),
     Peak("NVIDIA T4", ("T4",), 320, 8.1, 8.1, 65),
-    # The seed's laptop GPU. Pascal has no tensor cores and runs float16 slowly.
-    Peak("NVIDIA GeForce GTX 1060 (the seed's GPU)", ("GTX 1060",), 192, 4.4, 4.4, None),
+    # The lesson's laptop GPU. Pascal has no tensor cores and runs float16 slowly.
+    Peak("NVIDIA GeForce GTX 1060 (the lesson's GPU)", ("GTX 1060",), 192, 4.4, 4.4, None),
 )
 
 

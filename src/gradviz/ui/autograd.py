@@ -119,7 +119,7 @@ def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
 
 
 def _init_state() -> None:
-    """First visit: the share link's state if there is one, else the seed lesson."""
+    """First visit: the share link's state if there is one, else the lesson."""
     if "program" in st.session_state:
         return
     shared = from_params(st.query_params.to_dict())

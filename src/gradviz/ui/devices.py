@@ -48,7 +48,7 @@ def _measure(device: str) -> list[transfer_reference.Measurement]:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _placement_of(device: str) -> dict:
-    """Seed 003's `next(model.parameters()).device`, asked of PyTorch in a worker (on simulated
+    """Lesson 003's `next(model.parameters()).device`, asked of PyTorch in a worker (on simulated
     CUDA the model is built under FakeTensorMode, which stays out of the server)."""
     return host.ask("placement", (device,))
 

@@ -1,4 +1,4 @@
-"""Speed page: CPU against GPU, the seed's naive timing beside the correct one, a size sweep.
+"""Speed page: CPU against GPU, the lesson's naive timing beside the correct one, a size sweep.
 
 Thin: widgets in, gradviz.speed.timing does the work, results out. Every timing (the estimate,
 the comparison, each sweep step) runs in a worker process started for it (gradviz.workers.jobs),
@@ -49,7 +49,7 @@ GPU and the one-off start-up of the first CUDA call. Below, the same code is tim
 EXPLAIN = """
 **Why the two figures differ**
 
-- **Setup counted**: the seed's clock includes `torch.randn` on the CPU and the copy to the
+- **Setup counted**: the lesson's clock includes `torch.randn` on the CPU and the copy to the
   device; the correct figure times only the loop.
 - **First call**: the first call pays one-off costs (CUDA context, library loading, memory
   allocation); the correct timer runs a warm-up call first.
@@ -244,9 +244,9 @@ def _size_input(workload: timing.Workload, key: str, default: int) -> int:
     )
 
 
-def _use_seed_size() -> None:
-    st.session_state["speed_cmp_size_elementwise"] = timing.SEED_ELEMENTS
-    st.session_state["speed_cmp_iters"] = timing.SEED_ITERATIONS
+def _use_lesson_size() -> None:
+    st.session_state["speed_cmp_size_elementwise"] = timing.LESSON_ELEMENTS
+    st.session_state["speed_cmp_iters"] = timing.LESSON_ITERATIONS
 
 
 def _memory_problem(job: timing.Job) -> str | None:
@@ -281,7 +281,7 @@ def _report_unfinished(state: dict, stopped_message: str) -> None:
 def _comparison_section(
     workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
 ) -> None:
-    st.subheader("1. The seed's timing, and the correct one")
+    st.subheader("1. The lesson's timing, and the correct one")
     default = 1_000_000 if workload.key == "elementwise" else 1024
     cols = st.columns(3)
     with cols[0]:
@@ -292,7 +292,7 @@ def _comparison_section(
                 st.number_input(
                     "Iterations of the loop",
                     min_value=1,
-                    max_value=timing.SEED_ITERATIONS,
+                    max_value=timing.LESSON_ITERATIONS,
                     value=10,
                     key="speed_cmp_iters",
                 )
@@ -304,11 +304,11 @@ def _comparison_section(
         repeats = int(st.slider("Timed repeats", 3, 15, 3, key="speed_cmp_repeats"))
     if workload.key == "elementwise":
         st.caption(
-            f"The seed used {timing.SEED_ELEMENTS:,} elements per tensor (100x1000x1000) and "
-            f"{timing.SEED_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
+            f"The lesson used {timing.LESSON_ELEMENTS:,} elements per tensor (100x1000x1000) and "
+            f"{timing.LESSON_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
             "here are smaller so the page answers in seconds."
         )
-        st.button("Use the seed's full size", on_click=_use_seed_size, key="speed_seed_size")
+        st.button("Use the lesson's full size", on_click=_use_lesson_size, key="speed_lesson_size")
     runs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
     problems = [p for p in (_memory_problem(j) for j in runs) if p]
     for problem in problems:
@@ -364,7 +364,7 @@ def _comparison_rows(comparisons, source: str) -> list[dict]:
             {
                 "device": f"{c.job.device} ({source})",
                 "job": c.job.describe() + f", {c.job.iterations} it.",
-                "naive (seed)": _fmt_s(n.total_s),
+                "naive (lesson)": _fmt_s(n.total_s),
                 "of which setup": _fmt_s(n.setup_s),
                 "launch returned": _fmt_s(n.launch_s),
                 "pending at sync": _fmt_s(n.pending_s),
@@ -425,7 +425,7 @@ def _sweep_section(
         )
     its = timing.SWEEP_ITERATIONS[workload.key]
     if workload.key == "elementwise":
-        st.caption(f"Each call runs the seed's loop with {its} iterations.")
+        st.caption(f"Each call runs the lesson's loop with {its} iterations.")
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Run sweep", type="primary", disabled=not sizes)
     stop_col.button("Stop", key="speed_sweep_stop", help="Stops the sweep within a few seconds.")
