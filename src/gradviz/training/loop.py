@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import torch
 import torch.nn.functional as F
@@ -24,6 +24,7 @@ from torch import nn
 
 from gradviz.devices.simulated import mps_available
 from gradviz.training.data import Dataset, Split
+from gradviz.training.events import Progress
 from gradviz.training.models import build_model, normalization_for
 from gradviz.training.settings import (
     PRESETS,
@@ -126,56 +127,21 @@ class TrainResult:
     train_seconds: float
     images_per_s: float
     stopped: str | None  # None: ran to the end; else "stop requested" / "time limit"
-    history: list[dict] = field(default_factory=list)
+    history: list[Progress] = field(default_factory=list)  # every reading but start
 
 
-@dataclass
-class Event:
-    """One progress report. kind: start | progress | epoch | end.
+@dataclass(frozen=True)
+class Event(Progress):
+    """One progress reading in the process that trains. kind: start | progress | epoch | end.
 
     `result` is set on start (the live model being trained, history filling as it goes) and on
-    end (the final numbers)."""
+    end (the final numbers). It holds the model, so an Event never leaves the worker: `plain()`
+    is the reading alone, which does (gradviz.training.events)."""
 
-    kind: str
-    epoch: int
-    epochs: int
-    step: int
-    steps_total: int
-    images_seen: int
-    images_total: int
-    elapsed_s: float
-    images_per_s: float
-    eta_s: float | None
-    loss: float | None = None
-    accuracy: float | None = None
-    test_accuracy: float | None = None
-    lr: float | None = None
-    stopped: str | None = None
     result: TrainResult | None = None
 
-    @property
-    def fraction(self) -> float:
-        return min(1.0, self.images_seen / self.images_total) if self.images_total else 0.0
-
-    def as_dict(self) -> dict:
-        keys = [
-            "kind",
-            "epoch",
-            "epochs",
-            "step",
-            "steps_total",
-            "images_seen",
-            "images_total",
-            "elapsed_s",
-            "images_per_s",
-            "eta_s",
-            "loss",
-            "accuracy",
-            "test_accuracy",
-            "lr",
-            "stopped",
-        ]
-        return {k: getattr(self, k) for k in keys}
+    def plain(self) -> Progress:
+        return Progress(**{f.name: getattr(self, f.name) for f in fields(Progress)})
 
 
 def lr_factor(progress: float, warmup: float = 0.2, start: float = 0.1) -> float:
@@ -310,7 +276,8 @@ def train(
     criterion = nn.CrossEntropyLoss(label_smoothing=p.label_smoothing)
     scaler = torch.amp.GradScaler(dev.type) if prec.grad_scaler else None
 
-    state = {"step": 0, "seen": 0, "last_emit": 0.0, "t0": 0.0, "history": []}
+    state = {"step": 0, "seen": 0, "last_emit": 0.0, "t0": 0.0}
+    history: list[Progress] = []
     sums = {
         "loss": torch.zeros((), device=dev),
         "correct": torch.zeros((), device=dev, dtype=torch.int64),
@@ -356,7 +323,7 @@ def train(
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         event = make_event(kind, epoch, loss=loss, accuracy=accuracy, **extra)
-        state["history"].append(event.as_dict())
+        history.append(event.plain())
         state["last_emit"] = time.perf_counter()
         return event
 
@@ -390,9 +357,8 @@ def train(
 
     state["t0"] = time.perf_counter()
     state["last_emit"] = state["t0"]
-    start = make_event("start", 1)
     # The live model (trained in place): a caller interrupted mid-run still has what it learned.
-    start.result = TrainResult(
+    start_result = TrainResult(
         model=model,
         arch=arch,
         preset=p.name,
@@ -402,9 +368,9 @@ def train(
         train_seconds=0.0,
         images_per_s=0.0,
         stopped=None,
-        history=state["history"],
+        history=history,
     )
-    yield start
+    yield make_event("start", 1, result=start_result)
     epoch = 0
     for epoch in range(1, p.epochs + 1):
         model.train()
@@ -478,17 +444,20 @@ def train(
 
     end = drain("end", epoch, stopped=stopped)
     model.eval()
-    end.result = TrainResult(
-        model=model,
-        arch=arch,
-        preset=p.name,
-        device=device_name(dev),
-        epochs_done=state["seen"] / n,
-        images_seen=state["seen"],
-        train_seconds=end.elapsed_s,
-        images_per_s=end.images_per_s,
-        stopped=stopped,
-        history=state["history"],
+    end = replace(
+        end,
+        result=TrainResult(
+            model=model,
+            arch=arch,
+            preset=p.name,
+            device=device_name(dev),
+            epochs_done=state["seen"] / n,
+            images_seen=state["seen"],
+            train_seconds=end.elapsed_s,
+            images_per_s=end.images_per_s,
+            stopped=stopped,
+            history=history,
+        ),
     )
     yield end
 
