@@ -32,6 +32,7 @@ from gradviz.training.events import (
     Progress,
     Started,
     TrainingSummary,
+    WeightsEvaluation,
 )
 from gradviz.training.settings import (
     EVALUATE_SECONDS,
@@ -484,25 +485,7 @@ def _evaluate_upload(source: Source | None) -> None:
     key = (upload.file_id, source.kind, str(source.path))
     done = st.session_state.get(UPLOAD_KEY)
     if not done or done[0] != key:
-        slot = jobs.slots("weights")
-        with st.spinner("Evaluating the weights in a worker process..."):
-            slot.acquire(QUEUE_S)
-            job = jobs.start(
-                "evaluate_weights",
-                (source.spec(), upload.getvalue()),
-                evaluate_limits(available_cpus()),
-                slot,
-            )
-            job.wait(EVALUATE_SECONDS + 30)
-        if job.status == "done":
-            outcome = ("ok", job.result)
-        elif job.status == "error" and job.error_type == "CheckpointError":
-            outcome = ("refused", job.message)
-        elif job.status == "error" and job.error_type == "DataError":
-            outcome = ("data", job.message)
-        else:
-            outcome = ("failed", job.describe_failure("evaluating the weights"))
-        done = (key, outcome)
+        done = (key, _evaluate_in_worker(source, upload.getvalue()))
         st.session_state[UPLOAD_KEY] = done
     status, value = done[1]
     if status == "refused":
@@ -511,6 +494,28 @@ def _evaluate_upload(source: Source | None) -> None:
     if status != "ok":
         st.error(f"Could not evaluate the weights: {message(value)}")
         return
+    _show_evaluation(value)
+
+
+def _evaluate_in_worker(source: Source, blob: bytes) -> tuple[str, WeightsEvaluation | str]:
+    """("ok", the evaluation), or ("refused" | "data" | "failed", why)."""
+    slot = jobs.slots("weights")
+    with st.spinner("Evaluating the weights in a worker process..."):
+        slot.acquire(QUEUE_S)
+        job = jobs.start(
+            "evaluate_weights", (source.spec(), blob), evaluate_limits(available_cpus()), slot
+        )
+        job.wait(EVALUATE_SECONDS + 30)
+    if job.status == "done":
+        return "ok", job.result
+    if job.status == "error" and job.error_type == "CheckpointError":
+        return "refused", job.message
+    if job.status == "error" and job.error_type == "DataError":
+        return "data", job.message
+    return "failed", job.describe_failure("evaluating the weights")
+
+
+def _show_evaluation(value: WeightsEvaluation) -> None:
     st.success(
         f"{value.arch} weights: {100 * value.accuracy:.1f}% on {value.test_images:,} "
         f"test images ({escape(value.data)})."
@@ -521,7 +526,7 @@ def _evaluate_upload(source: Source | None) -> None:
         png(value.confusion_png, "confusion matrix of the uploaded weights")
 
 
-def page() -> None:
+def _intro() -> None:
     st.title("CIFAR-10 training")
     st.markdown(
         "The PyTorch tutorial trains a small CNN on CIFAR-10 with batches of 4 and a `.item()` "
@@ -537,7 +542,10 @@ def page() -> None:
             "operator set up. Training runs in a separate worker process, at most "
             f"{max_training_seconds():.0f} s."
         )
-    settings = _settings_form()
+
+
+def _checked_source(settings: dict) -> Source | None:
+    """The chosen data, checked (its caption shown), or None with the reason shown."""
     source = None
     try:
         source = _load_source(settings["source"], settings["folder"], settings["cache_dir"])
@@ -546,13 +554,51 @@ def page() -> None:
         st.error(message(exc))
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "checking the data")
+    return source
 
+
+def _current_run() -> dict | None:
+    """The run this session started and still follows (asked to stop if Stop was pressed)."""
     run = st.session_state.get(RUN_KEY)
     if run and not isinstance(run.get("job"), jobs.Job):
         st.session_state.pop(RUN_KEY, None)  # not a run this page started: forget it
         run = None
     if run and st.session_state.get("training_stop"):
         run["job"].stop()
+    return run
+
+
+def _run_area(run: dict | None, start: bool, source: Source | None, settings: dict) -> list:
+    """Follow the running job, or start one on a Train click; what went wrong, as callables
+    that draw it (drawn again with the results)."""
+    messages: list = []
+    if run:
+        try:
+            _follow(run)
+        except Exception as exc:
+            st.session_state.pop(RUN_KEY, None)
+            messages.append(lambda exc=exc: show_unexpected(exc, "following the training run"))
+    elif start and source is not None:
+        try:
+            # Checked here, not only in the worker: the server knows what this set-up lacks.
+            if reason := preset_unavailable_reason(settings["preset"]):
+                raise DataError(reason)
+            _start_training(source, settings)
+            _follow(st.session_state[RUN_KEY])
+        except (worker_process.Busy, DataError) as exc:
+            text = message(exc)
+            messages.append(lambda text=text: st.error(text))
+        except Exception as exc:
+            st.session_state.pop(RUN_KEY, None)
+            messages.append(lambda exc=exc: show_unexpected(exc, "training"))
+    return messages
+
+
+def page() -> None:
+    _intro()
+    settings = _settings_form()
+    source = _checked_source(settings)
+    run = _current_run()
     start = st.button(
         "Train",
         type="primary",
@@ -565,27 +611,9 @@ def page() -> None:
     # ends, with a download button still offering the old weights) are replaced at once.
     area = st.empty()
     messages: list = []  # drawn again with the results, which replace what the slot held
-    if run:
+    if run or (start and source is not None):
         with area.container():
-            try:
-                _follow(run)
-            except Exception as exc:
-                st.session_state.pop(RUN_KEY, None)
-                messages.append(lambda exc=exc: show_unexpected(exc, "following the training run"))
-    elif start and source is not None:
-        with area.container():
-            try:
-                # Checked here, not only in the worker: the server knows what this set-up lacks.
-                if reason := preset_unavailable_reason(settings["preset"]):
-                    raise DataError(reason)
-                _start_training(source, settings)
-                _follow(st.session_state[RUN_KEY])
-            except (worker_process.Busy, DataError) as exc:
-                text = message(exc)
-                messages.append(lambda text=text: st.error(text))
-            except Exception as exc:
-                st.session_state.pop(RUN_KEY, None)
-                messages.append(lambda exc=exc: show_unexpected(exc, "training"))
+            messages = _run_area(run, start, source, settings)
     # Drawn from session state, so the results look the same on every later rerun. A failed
     # run's own message (drawn by _follow) stays in the slot: it leaves no results behind.
     result = st.session_state.get(RESULT_KEY)
