@@ -370,7 +370,8 @@ class TutorialSteps(Steps):
 
 @dataclass
 class Options:
-    """How a run is watched: see `train`."""
+    """How a run is watched (stop, time limit, progress, evaluation) and seeded, laid out and
+    threaded: the arguments of `train`, which documents them."""
 
     time_limit: float | None = None
     should_stop: Callable[[], bool] | None = None
