@@ -100,7 +100,7 @@ def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
         ({"kind": "folder", "path": str(tiny_folder)}, settings),
         training_limits(120.0, 2),
     )
-    while not any(e.get("kind") == "epoch" for e in job.events):
+    while not any(e.kind == "epoch" for e in job.events):
         job.next_events(len(job.events), 1.0)
         assert not job.finished, job.describe_failure()
     at.session_state["training_run"] = {"job": job, "settings": settings}
@@ -111,7 +111,7 @@ def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
     assert at.metric[0].label == "Test accuracy"
     assert "training_run" not in at.session_state
     assert job.finished and job.status == "done"
-    assert 0 < at.session_state["training_result"]["epochs_done"] < 200
+    assert 0 < at.session_state["training_result"].epochs_done < 200
 
 
 def test_training_runs_in_a_worker_not_in_the_server(tiny_folder, monkeypatch):
@@ -141,7 +141,7 @@ def test_training_runs_in_a_worker_not_in_the_server(tiny_folder, monkeypatch):
     assert at.metric[0].label == "Test accuracy"
     assert torch.get_num_threads() == threads
     # Uploaded weights are loaded (torch.load) and evaluated in a worker too.
-    weights = at.session_state["training_result"]["weights"]
+    weights = at.session_state["training_result"].weights
     at.file_uploader(key="training_upload").set_value(("w.pt", weights, "application/octet-stream"))
     at.run()
     assert not at.exception, at.exception
@@ -166,9 +166,9 @@ at.selectbox(key="training_device").set_value("cpu")
 at.number_input(key="training_epochs_fast").set_value(1).run()
 at.button(key="training_start").click().run()
 trained = [m.label for m in at.metric]
-result = at.session_state["training_result"] if "training_result" in at.session_state else {}
+result = at.session_state["training_result"] if "training_result" in at.session_state else None
 if result:
-    upload = ("w.pt", result["weights"], "application/octet-stream")
+    upload = ("w.pt", result.weights, "application/octet-stream")
     at.file_uploader(key="training_upload").set_value(upload).run()
 print(json.dumps({
     "at_import": at_import,
@@ -273,26 +273,35 @@ def test_cifar10_without_network_says_what_to_do(tmp_path, monkeypatch):
     assert at.button(key="training_start").disabled
 
 
+def _reading(kind, images_seen, loss, accuracy, test_accuracy):
+    """A Progress reading as a worker sends it; only these fields matter to the curves."""
+    from gradviz.training.events import Progress
+
+    return Progress(
+        kind=kind,
+        epoch=1,
+        epochs=2,
+        step=images_seen // 10,
+        steps_total=4,
+        images_seen=images_seen,
+        images_total=40,
+        elapsed_s=1.0,
+        images_per_s=10.0,
+        eta_s=None,
+        loss=loss,
+        accuracy=accuracy,
+        test_accuracy=test_accuracy,
+    )
+
+
 def test_curves_keep_test_accuracy_from_epoch_rows():
     from gradviz.ui.training import curve_rows
 
     history = [
-        {
-            "kind": "progress",
-            "images_seen": 10,
-            "loss": 2.0,
-            "accuracy": 0.1,
-            "test_accuracy": None,
-        },
-        {"kind": "epoch", "images_seen": 20, "loss": None, "accuracy": None, "test_accuracy": 0.3},
-        {
-            "kind": "progress",
-            "images_seen": 30,
-            "loss": 1.5,
-            "accuracy": 0.4,
-            "test_accuracy": None,
-        },
-        {"kind": "epoch", "images_seen": 40, "loss": None, "accuracy": None, "test_accuracy": 0.5},
+        _reading("progress", 10, loss=2.0, accuracy=0.1, test_accuracy=None),
+        _reading("epoch", 20, loss=None, accuracy=None, test_accuracy=0.3),
+        _reading("progress", 30, loss=1.5, accuracy=0.4, test_accuracy=None),
+        _reading("epoch", 40, loss=None, accuracy=None, test_accuracy=0.5),
     ]
     loss, acc = curve_rows(history)
     assert [r["loss"] for r in loss] == [2.0, 1.5]

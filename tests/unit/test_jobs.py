@@ -237,18 +237,18 @@ def _train(folder, **changes):
 def test_training_job_streams_progress_and_returns_results(folder):
     job = _train(folder)
     events = list(job.stream())
-    kinds = [e["kind"] for e in events]
-    assert kinds[0] == "data" and "24 training and 9 test images" in events[0]["describe"]
-    assert kinds[1] == "start" and events[1]["arch"] == "fast-cpu"
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "data" and "24 training and 9 test images" in events[0].describe
+    assert kinds[1] == "start" and events[1].arch == "fast-cpu"
     assert kinds.count("epoch") == 2 and kinds[-2:] == ["end", "evaluating"]
     assert job.status == "done", job.describe_failure()
     result = job.result
-    assert result["stopped"] is None and result["images_seen"] == 48
-    assert "Accuracy of the network on the 9 test images" in result["report"][0]
-    assert result["confusion_png"].startswith(b"\x89PNG") and result["weights"]
+    assert result.stopped is None and result.images_seen == 48
+    assert "Accuracy of the network on the 9 test images" in result.report[0]
+    assert result.confusion_png.startswith(b"\x89PNG") and result.weights
     from gradviz.training.checkpoint import load_weights
 
-    arch, _model = load_weights(result["weights"], num_classes=3)
+    arch, _model = load_weights(result.weights, num_classes=3)
     assert arch == "fast-cpu"
     from gradviz.training.jobs import plain
 
@@ -275,14 +275,14 @@ def test_only_plain_data_leaves_a_training_worker():
 
 def test_training_job_stop_hands_back_what_was_learned(folder):
     job = _train(folder, epochs=200, time_limit=120.0)
-    while not any(e["kind"] == "epoch" for e in job.events):
+    while not any(e.kind == "epoch" for e in job.events):
         job.next_events(len(job.events), 1.0)
         assert not job.finished, job.describe_failure()
     job.stop()
     job.wait(60)
     assert job.status == "done", job.describe_failure()
-    assert job.result["stopped"] == "stop requested"
-    assert 0 < job.result["epochs_done"] < 200 and job.result["weights"]
+    assert job.result.stopped == "stop requested"
+    assert 0 < job.result.epochs_done < 200 and job.result.weights
     assert _gone(job.pid)
 
 

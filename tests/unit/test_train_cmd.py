@@ -136,3 +136,43 @@ def test_cifar10_without_network_is_a_clear_run_error(tmp_path, capsys, monkeypa
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "Could not download CIFAR-10" in captured.err and "Traceback" not in captured.err
+
+
+def test_json_keys_are_the_documented_ones_and_ctrl_c_stops_cleanly(tmp_path, capsys, monkeypatch):
+    """The --json object keeps the keys docs/training.md lists; the first Ctrl-C (SIGINT) ends
+    training after the current step and the run is still evaluated and reported."""
+    import signal
+
+    real_train = train_cmd.train
+
+    def interrupted(*args, **kwargs):
+        for i, event in enumerate(real_train(*args, **kwargs)):
+            if i == 1:
+                signal.raise_signal(signal.SIGINT)  # as Ctrl-C in the terminal
+            yield event
+
+    monkeypatch.setattr(train_cmd, "train", interrupted)
+    _folder(tmp_path / "d", per_class=8)
+    argv = ["train", "--data", str(tmp_path / "d"), "--device", "cpu", "--batch-size", "4"]
+    assert _run([*argv, "--epochs", "50", "--json"]) == 0
+    captured = capsys.readouterr()
+    metrics = json.loads(captured.out)
+    assert set(metrics) == {
+        "data",
+        "train_images",
+        "test_images",
+        "preset",
+        "arch",
+        "device",
+        "epochs_done",
+        "images_seen",
+        "train_seconds",
+        "images_per_s",
+        "test_accuracy",
+        "test_time_augmentation",
+        "per_class_accuracy",
+        "stopped",
+    }
+    assert metrics["stopped"] == "stop requested" and metrics["epochs_done"] < 50
+    assert "Stopping after this step" in captured.err and "stopped: stop requested" in captured.err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handed back

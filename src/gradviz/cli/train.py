@@ -13,8 +13,16 @@ import sys
 from pathlib import Path
 
 from gradviz.training.checkpoint import save_state_dict
-from gradviz.training.data import load_dataset
-from gradviz.training.loop import DeviceError, evaluate, resolve_device, train
+from gradviz.training.data import Dataset, load_dataset
+from gradviz.training.events import Progress
+from gradviz.training.loop import (
+    DeviceError,
+    Evaluation,
+    TrainResult,
+    evaluate,
+    resolve_device,
+    train,
+)
 from gradviz.training.settings import PRESETS
 from gradviz.training.sources import DataError, display_classes
 
@@ -63,7 +71,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _progress_line(event) -> str:
+def _progress_line(event: Progress) -> str:
     eta = f"{event.eta_s:5.1f}s" if event.eta_s is not None else "  ?  "
     loss = f"{event.loss:.3f}" if event.loss is not None else "  -  "
     acc = f"{100 * event.accuracy:5.1f}%" if event.accuracy is not None else "   -  "
@@ -74,7 +82,18 @@ def _progress_line(event) -> str:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def _download_progress(done: int, total: int | None) -> None:
+    if total:
+        print(
+            f"\rdownloading CIFAR-10: {done / 1e6:6.1f} / {total / 1e6:.1f} MB",
+            end="",
+            file=sys.stderr,
+        )
+
+
+def _train(args: argparse.Namespace, data: Dataset, device) -> TrainResult:
+    """Train with progress on stderr; the first Ctrl-C stops after the current step (the model
+    keeps what it learned), a second one aborts."""
     err = sys.stderr
     stop = {"requested": False}
 
@@ -84,51 +103,35 @@ def run(args: argparse.Namespace) -> int:
         stop["requested"] = True
         print("\nStopping after this step (Ctrl-C again to abort)...", file=err)
 
-    def download_progress(done: int, total: int | None) -> None:
-        if total:
-            print(
-                f"\rdownloading CIFAR-10: {done / 1e6:6.1f} / {total / 1e6:.1f} MB",
-                end="",
-                file=err,
-            )
-
+    previous = signal.signal(signal.SIGINT, on_sigint)
     try:
-        device = resolve_device(args.device)
-        print(f"loading data: {args.data}", file=err)
-        data = load_dataset(args.data, cache_dir=args.cache_dir, progress=download_progress)
-        print(data.describe(), file=err)
-        previous = signal.signal(signal.SIGINT, on_sigint)
-        try:
-            result = None
-            for event in train(
-                data,
-                args.preset,
-                device,
-                epochs=args.epochs,
-                batch_size=args.batch_size,
-                lr=args.lr,
-                time_limit=args.time_limit,
-                should_stop=lambda: stop["requested"],
-                seed=args.seed,
-                threads=args.threads,
-            ):
-                if event.kind in ("progress", "epoch"):
-                    print(_progress_line(event), file=err)
-                elif event.kind == "end":
-                    result = event.result
-                    if event.stopped:
-                        print(f"stopped: {event.stopped}", file=err)
-        finally:
-            signal.signal(signal.SIGINT, previous)
-        classes = display_classes(data.classes)
-        ev = evaluate(result.model, data.test, result.arch, device, classes)
-        if args.save:
-            Path(args.save).write_bytes(save_state_dict(result.model))
-            print(f"saved state_dict to {args.save}", file=err)
-    except (DataError, DeviceError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=err)
-        return 1
-    metrics = {
+        result = None
+        for event in train(
+            data,
+            args.preset,
+            device,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            time_limit=args.time_limit,
+            should_stop=lambda: stop["requested"],
+            seed=args.seed,
+            threads=args.threads,
+        ):
+            if event.kind in ("progress", "epoch"):
+                print(_progress_line(event), file=err)
+            elif event.kind == "end":
+                result = event.result
+                if event.stopped:
+                    print(f"stopped: {event.stopped}", file=err)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return result
+
+
+def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
+    """The --json object (its keys are documented in docs/training.md)."""
+    return {
         "data": data.source,
         "train_images": len(data.train),
         "test_images": len(data.test),
@@ -144,8 +147,26 @@ def run(args: argparse.Namespace) -> int:
         "per_class_accuracy": {k: round(v, 4) for k, v in ev.per_class.items()},
         "stopped": result.stopped,
     }
+
+
+def run(args: argparse.Namespace) -> int:
+    err = sys.stderr
+    try:
+        device = resolve_device(args.device)
+        print(f"loading data: {args.data}", file=err)
+        data = load_dataset(args.data, cache_dir=args.cache_dir, progress=_download_progress)
+        print(data.describe(), file=err)
+        result = _train(args, data, device)
+        classes = display_classes(data.classes)
+        ev = evaluate(result.model, data.test, result.arch, device, classes)
+        if args.save:
+            Path(args.save).write_bytes(save_state_dict(result.model))
+            print(f"saved state_dict to {args.save}", file=err)
+    except (DataError, DeviceError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
     if args.json:
-        print(json.dumps(metrics))
+        print(json.dumps(_metrics(data, result, ev)))
     else:
         print("\n".join(ev.report_lines()))
         print(

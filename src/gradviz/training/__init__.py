@@ -2,10 +2,11 @@
 
 Modules (no Streamlit here): data (ImageFolder folders and CIFAR-10 into uint8 tensors),
 models (TutorialNet exactly as the tutorial, FastNet), loop (the `train` generator of progress
-events, evaluate), checkpoint (state_dict save and safe load), pictures (confusion matrix and
-prediction grid as PNG), jobs (training and evaluation in worker processes). Without torch,
-for the Streamlit server: settings (presets, devices from host facts, caps and job limits) and
-sources (folder checks, file counts, the CIFAR-10 download). This package imports no torch.
+events and the Trainer that runs it, evaluate), checkpoint (state_dict save and safe load),
+pictures (confusion matrix and prediction grid as PNG), jobs (training and evaluation in worker
+processes). Without torch, for the Streamlit server: settings (presets, devices from host
+facts, caps and job limits), sources (folder checks, file counts, the CIFAR-10 download) and
+events (the frozen dataclasses a training worker sends back). This package imports no torch.
 """
 
 CLASSES = ("plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")

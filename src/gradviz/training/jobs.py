@@ -2,22 +2,34 @@
 
 A job reads its data itself (the server only checks the folder and counts files), so the
 images, the model and its gradients live in the worker and go back to the system when it
-exits. `train_job` streams plain dicts (Event.as_dict, plus the network and device on
-`start`) and returns everything the results need as plain data: numbers, the report lines,
-PNG bytes and the weights. Only plain data crosses to the server (`plain` checks it):
-unpickling a tensor or a numpy number there would import torch or numpy. `evaluate_weights_job` loads uploaded bytes with
-torch.load(weights_only=True) in the worker, never in the server. No Streamlit here.
+exits. `train_job` streams the events of gradviz.training.events (DataRead, Started, the
+Progress readings, Evaluating) and returns a TrainingSummary: numbers, the report lines, PNG
+bytes and the weights. Only plain data crosses to the server (`plain` checks it): those
+dataclasses, whose fields are plain too, and plain values; unpickling a tensor or a numpy
+number there would import torch or numpy. `evaluate_weights_job` loads uploaded bytes with
+torch.load(weights_only=True) in the worker, never in the server, and returns a
+WeightsEvaluation. No Streamlit here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
+from dataclasses import fields
 from pathlib import Path
 
 import torch
 
 from gradviz.training.checkpoint import load_weights, save_state_dict
 from gradviz.training.data import Dataset, load_cifar10, load_image_folder
+from gradviz.training.events import (
+    PLAIN_CLASSES,
+    DataRead,
+    Evaluating,
+    Started,
+    TrainingEvent,
+    TrainingSummary,
+    WeightsEvaluation,
+)
 from gradviz.training.loop import evaluate, resolve_device, train
 from gradviz.training.pictures import confusion_png, prediction_grid_png
 from gradviz.training.settings import (
@@ -30,12 +42,16 @@ PLAIN_TYPES = (str, bytes, int, float, bool, type(None))
 
 
 def plain(value, where: str = "the result"):
-    """The value itself, when it is plain data: str, bytes, numbers, None, and lists, tuples and
-    dicts of them. That is all the server may unpickle: a tensor, or even a numpy float (a float
-    subclass, so types are compared exactly), would import torch or numpy there, about 190 MB.
-    Anything else is a TypeError that names where it sits."""
+    """The value itself, when it is plain data: str, bytes, numbers, None, lists, tuples and
+    dicts of them, and the dataclasses of gradviz.training.events with plain fields. That is all
+    the server may unpickle: a tensor, or even a numpy float (a float subclass, so types are
+    compared exactly), would import torch or numpy there, about 190 MB. Anything else is a
+    TypeError that names where it sits."""
     kind = type(value)
-    if kind is dict:
+    if kind in PLAIN_CLASSES:
+        for f in fields(value):
+            plain(getattr(value, f.name), f"{where}.{f.name}")
+    elif kind is dict:
         for key, item in value.items():
             plain(key, f"a key of {where}")
             plain(item, f"{where}[{key!r}]")
@@ -57,7 +73,7 @@ def load_data(source: dict) -> Dataset:
     return load_cifar10(source["path"], download=False)
 
 
-def summarize(result, data: Dataset) -> dict:
+def summarize(result, data: Dataset) -> TrainingSummary:
     """Evaluate a finished (or stopped) run on the test split: plain data for the page."""
     model, arch = result.model, result.arch
     device = next(model.parameters()).device
@@ -66,35 +82,37 @@ def summarize(result, data: Dataset) -> dict:
     pick = torch.randperm(len(data.test), generator=torch.Generator().manual_seed(0))[:GRID_IMAGES]
     seconds = float(result.train_seconds or 0.0)
     seen = int(result.images_seen or 0)
-    return {
-        "preset": str(result.preset),
-        "arch": str(arch),
-        "device": str(result.device),
-        "device_type": str(device.type),
-        "data": data.source,
-        "stopped": result.stopped,
-        "seconds": seconds,
-        "images_seen": seen,
-        "images_per_s": seen / seconds if seconds > 0 else 0.0,
-        "epochs_done": seen / max(1, len(data.train)),
-        "accuracy": float(ev.accuracy),
-        "flip_tta": bool(ev.flip_tta),
-        "per_class": {str(k): float(v) for k, v in ev.per_class.items()},
-        "report": ev.report_lines(),
-        "confusion_png": confusion_png(ev.confusion, classes),
-        "grid_png": prediction_grid_png(
+    return TrainingSummary(
+        preset=str(result.preset),
+        arch=str(arch),
+        device=str(result.device),
+        device_type=str(device.type),
+        data=data.source,
+        stopped=result.stopped,
+        seconds=seconds,
+        images_seen=seen,
+        images_per_s=seen / seconds if seconds > 0 else 0.0,
+        epochs_done=seen / max(1, len(data.train)),
+        accuracy=float(ev.accuracy),
+        flip_tta=bool(ev.flip_tta),
+        per_class={str(k): float(v) for k, v in ev.per_class.items()},
+        report=tuple(ev.report_lines()),
+        confusion_png=confusion_png(ev.confusion, classes),
+        grid_png=prediction_grid_png(
             data.test.images[pick], data.test.labels[pick], ev.predictions[pick], classes
         ),
-        "weights": save_state_dict(model),
-        "history": list(result.history),
-    }
+        weights=save_state_dict(model),
+        history=tuple(result.history),
+    )
 
 
-def train_job(source: dict, settings: dict, *, should_stop) -> Iterator[dict]:
+def train_job(
+    source: dict, settings: dict, *, should_stop
+) -> Generator[TrainingEvent, None, TrainingSummary]:
     """Read the data, train (stopping cleanly on request), evaluate: events, then the results."""
     check_batch_size(settings["batch_size"])
     data = load_data(source)
-    yield {"kind": "data", "describe": data.describe()}
+    yield DataRead(data.describe())
     resolve_device(settings["device_choice"])  # DeviceError before any work
     final = None
     for ev in train(
@@ -109,29 +127,32 @@ def train_job(source: dict, settings: dict, *, should_stop) -> Iterator[dict]:
         eval_each_epoch=True,
         progress_every_s=0.5,
     ):
-        event = ev.as_dict()
         if ev.kind == "start":
-            event.update(arch=ev.result.arch, device=ev.result.device)
+            event = Started(arch=ev.result.arch, device=ev.result.device)
+        else:
+            event = ev.plain()
         if ev.kind == "end":
             final = ev.result
         yield plain(event, f"the {ev.kind} event")
-    yield {"kind": "evaluating"}
+    yield Evaluating()
     return plain(summarize(final, data), "the training result")
 
 
-def evaluate_weights_job(source: dict, blob: bytes, *, should_stop) -> Iterator[dict]:
+def evaluate_weights_job(
+    source: dict, blob: bytes, *, should_stop
+) -> Generator[DataRead, None, WeightsEvaluation]:
     """Load uploaded weights (weights_only) and evaluate them on the data's test split."""
     data = load_data(source)
-    yield {"kind": "data", "describe": data.describe()}
+    yield DataRead(data.describe())
     arch, model = load_weights(blob, num_classes=len(data.classes))
     classes = display_classes(data.classes)
     ev = evaluate(model, data.test, arch, "cpu", classes)
-    result = {
-        "arch": str(arch),
-        "accuracy": float(ev.accuracy),
-        "report": ev.report_lines(),
-        "confusion_png": confusion_png(ev.confusion, classes),
-        "test_images": len(data.test),
-        "data": data.source,
-    }
+    result = WeightsEvaluation(
+        arch=str(arch),
+        accuracy=float(ev.accuracy),
+        report=tuple(ev.report_lines()),
+        confusion_png=confusion_png(ev.confusion, classes),
+        test_images=len(data.test),
+        data=data.source,
+    )
     return plain(result, "the evaluation result")

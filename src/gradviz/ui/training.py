@@ -14,16 +14,26 @@ for a while, then are told the server is busy.
 The server never imports torch or numpy for this page (torch alone is about 190 MB of its
 memory): presets, caps and limits come from gradviz.training.settings, the folder checks and
 the CIFAR-10 download from gradviz.training.sources, the devices from gradviz.host.facts()
-(asked of a worker), and the workers send back only plain data (numbers, text, PNG bytes).
+(asked of a worker), and the workers send back only plain data: the frozen dataclasses of
+gradviz.training.events (numbers, text, PNG bytes), read here by field.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
 from gradviz.services import host
+from gradviz.training.events import (
+    DataRead,
+    Evaluating,
+    Progress,
+    Started,
+    TrainingSummary,
+    WeightsEvaluation,
+)
 from gradviz.training.settings import (
     EVALUATE_SECONDS,
     MAX_BATCH,
@@ -135,43 +145,38 @@ def _fmt_eta(seconds: float | None) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def _status_text(ev: dict) -> str:
+def _status_text(ev: Progress) -> str:
     parts = [
-        f"epoch {ev['epoch']}/{ev['epochs']}",
-        f"step {ev['step']:,}/{ev['steps_total']:,}",
-        f"{ev['images_per_s']:,.0f} images/s",
-        f"ETA {_fmt_eta(ev['eta_s'])}",
+        f"epoch {ev.epoch}/{ev.epochs}",
+        f"step {ev.step:,}/{ev.steps_total:,}",
+        f"{ev.images_per_s:,.0f} images/s",
+        f"ETA {_fmt_eta(ev.eta_s)}",
     ]
-    if ev.get("loss") is not None:
-        parts.append(f"loss {ev['loss']:.3f}")
-    if ev.get("accuracy") is not None:
-        parts.append(f"train accuracy {100 * ev['accuracy']:.1f}%")
+    if ev.loss is not None:
+        parts.append(f"loss {ev.loss:.3f}")
+    if ev.accuracy is not None:
+        parts.append(f"train accuracy {100 * ev.accuracy:.1f}%")
     return " · ".join(parts)
-
-
-def _fraction(ev: dict) -> float:
-    total = ev.get("images_total") or 0
-    return min(1.0, ev["images_seen"] / total) if total else 0.0
 
 
 X_SEEN = "images seen"
 
 
-def curve_rows(history: list[dict]) -> tuple[list[dict], list[dict]]:
+def curve_rows(history: list[Progress]) -> tuple[list[dict], list[dict]]:
     """Loss, and accuracy (train; test once per epoch), against images seen, as chart rows.
 
     One row per reading, in long form (a `series` column for accuracy): each series' line
     joins its own readings, so the test accuracy measured once per epoch is one line too."""
     loss, acc = [], []
     for h in history:
-        if h.get("kind") == "start" or h.get("images_seen") is None:
+        if h.kind == "start":
             continue
-        x = int(h["images_seen"])
-        if h.get("loss") is not None:
-            loss.append({X_SEEN: x, "loss": float(h["loss"])})
-        for key, series in (("accuracy", "train accuracy"), ("test_accuracy", "test accuracy")):
-            if h.get(key) is not None:
-                acc.append({X_SEEN: x, "series": series, "accuracy": float(h[key])})
+        x = int(h.images_seen)
+        if h.loss is not None:
+            loss.append({X_SEEN: x, "loss": float(h.loss)})
+        for value, series in ((h.accuracy, "train accuracy"), (h.test_accuracy, "test accuracy")):
+            if value is not None:
+                acc.append({X_SEEN: x, "series": series, "accuracy": float(value)})
     return loss, acc
 
 
@@ -182,7 +187,7 @@ def _chart(box, rows: list[dict], y: str, color: str | None = None) -> None:
     box.vega_lite_chart(spec=spec, width="stretch")
 
 
-def _draw_curves(history: list[dict], loss_box, acc_box) -> None:
+def _draw_curves(history: list[Progress], loss_box, acc_box) -> None:
     loss, acc = curve_rows(history)
     if not loss:
         return
@@ -190,16 +195,16 @@ def _draw_curves(history: list[dict], loss_box, acc_box) -> None:
     _chart(acc_box, acc, "accuracy", "series")
 
 
-def _keep_result(result: dict) -> None:
+def _keep_result(result: TrainingSummary) -> None:
     st.session_state[RESULT_KEY] = result
     compare = st.session_state.setdefault(COMPARE_KEY, {})
-    compare[(result["preset"], result["device_type"])] = {
-        "preset": result["preset"],
-        "device": result["device"],
-        "seconds": round(result["seconds"], 2),
-        "images/s": round(result["images_per_s"]),
-        "test accuracy": round(result["accuracy"], 4),
-        "epochs": round(result["epochs_done"], 2),
+    compare[(result.preset, result.device_type)] = {
+        "preset": result.preset,
+        "device": result.device,
+        "seconds": round(result.seconds, 2),
+        "images/s": round(result.images_per_s),
+        "test accuracy": round(result.accuracy, 4),
+        "epochs": round(result.epochs_done, 2),
     }
 
 
@@ -250,39 +255,40 @@ def _follow(run: dict) -> None:
         status.info("Stopping after this step, then evaluating what was learned...")
     else:
         status.info("Starting the training worker and reading the images...")
-    history = []
+    history: list[Progress] = []
     for ev in job.stream():
-        kind = ev.get("kind")
-        if kind == "data":
-            status.info(f"Read {ev['describe']}. Building the network...")
-        elif kind == "start":
-            status.info(f"Training {ev['arch']} on {ev['device']}...")
-        elif kind == "evaluating":
+        if isinstance(ev, DataRead):
+            status.info(f"Read {ev.describe}. Building the network...")
+        elif isinstance(ev, Started):
+            status.info(f"Training {ev.arch} on {ev.device}...")
+        elif isinstance(ev, Evaluating):
             status.info("Evaluating on the test images...")
-        elif kind in ("progress", "epoch", "end"):
+        elif isinstance(ev, Progress):
             history.append(ev)
             bar.progress(
-                _fraction(ev), text=f"{100 * _fraction(ev):.0f}% of {ev['images_total']:,} images"
+                ev.fraction, text=f"{100 * ev.fraction:.0f}% of {ev.images_total:,} images"
             )
             if not job.stop_requested:
                 status.info(_status_text(ev))
             if (
-                len(job.events) - len(history) < 8 or kind != "progress"
+                len(job.events) - len(history) < 8 or ev.kind != "progress"
             ):  # skip redraws in a backlog
                 _draw_curves(history, loss_box, acc_box)
     live.empty()
     st.session_state.pop(RUN_KEY, None)
     if job.status == "done":
-        result = job.result
-        if job.abandoned and result["stopped"] == "stop requested":
-            result["stopped"] = "the page was left, so the run was stopped"
-        else:
-            result["stopped"] = STOP_REASONS.get(result["stopped"], result["stopped"])
-        _keep_result(result)
+        _keep_result(_explain_stop(job.result, job.abandoned))
     elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
         st.error(message(job.message))
     else:
         st.error(message(job.describe_failure("training")) + " Nothing else was affected.")
+
+
+def _explain_stop(result: TrainingSummary, abandoned: bool) -> TrainingSummary:
+    """The result with its stop reason in the page's words."""
+    if abandoned and result.stopped == "stop requested":
+        return replace(result, stopped="the page was left, so the run was stopped")
+    return replace(result, stopped=STOP_REASONS.get(result.stopped, result.stopped))
 
 
 def _init_defaults() -> None:
@@ -396,27 +402,27 @@ def _settings_form() -> dict:
     }
 
 
-def _show_result(result: dict) -> None:
+def _show_result(result: TrainingSummary) -> None:
     st.subheader("Results")
-    if result["stopped"]:
+    if result.stopped:
         st.warning(
-            f"Training ended early ({escape(result['stopped'])}) after {result['epochs_done']:.2f} epochs; "
+            f"Training ended early ({escape(result.stopped)}) after {result.epochs_done:.2f} epochs; "
             "these are the results of what it had learned."
         )
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(
         "Test accuracy",
-        f"{100 * result['accuracy']:.1f}%",
+        f"{100 * result.accuracy:.1f}%",
         help="Each test image scored together with its mirror image (the fast networks learn "
         "from flipped images too)"
-        if result.get("flip_tta")
+        if result.flip_tta
         else "Each test image scored once, as the tutorial does",
     )
-    m2.metric("Training time", f"{result['seconds']:.1f} s")
-    m3.metric("Images/s", f"{result['images_per_s']:,.0f}")
-    m4.metric("Device", result["device"])
-    st.caption(escape(f"{result['preset']} preset, {result['arch']} network, {result['data']}."))
-    loss, acc = curve_rows(result["history"])
+    m2.metric("Training time", f"{result.seconds:.1f} s")
+    m3.metric("Images/s", f"{result.images_per_s:,.0f}")
+    m4.metric("Device", result.device)
+    st.caption(escape(f"{result.preset} preset, {result.arch} network, {result.data}."))
+    loss, acc = curve_rows(result.history)
     if loss:
         left, right = st.columns(2)
         _chart(left, loss, "loss")
@@ -424,16 +430,16 @@ def _show_result(result: dict) -> None:
     left, right = st.columns([2, 3])
     with left:
         st.markdown("**Per-class accuracy** (as the tutorial prints it)")
-        st.code("\n".join(result["report"]), language=None)
+        st.code("\n".join(result.report), language=None)
     with right:
         st.markdown("**Confusion matrix**")
-        png(result["confusion_png"], "confusion matrix of the test images")
+        png(result.confusion_png, "confusion matrix of the test images")
     st.markdown("**Test images: predicted and true labels**")
-    png(result["grid_png"], "test images with predicted and true labels")
+    png(result.grid_png, "test images with predicted and true labels")
     st.download_button(
         "Download weights (state_dict)",
-        data=result["weights"],
-        file_name=f"gradviz-{result['arch']}.pt",
+        data=result.weights,
+        file_name=f"gradviz-{result.arch}.pt",
         mime="application/octet-stream",
         key="training_download",
     )
@@ -479,25 +485,7 @@ def _evaluate_upload(source: Source | None) -> None:
     key = (upload.file_id, source.kind, str(source.path))
     done = st.session_state.get(UPLOAD_KEY)
     if not done or done[0] != key:
-        slot = jobs.slots("weights")
-        with st.spinner("Evaluating the weights in a worker process..."):
-            slot.acquire(QUEUE_S)
-            job = jobs.start(
-                "evaluate_weights",
-                (source.spec(), upload.getvalue()),
-                evaluate_limits(available_cpus()),
-                slot,
-            )
-            job.wait(EVALUATE_SECONDS + 30)
-        if job.status == "done":
-            outcome = ("ok", job.result)
-        elif job.status == "error" and job.error_type == "CheckpointError":
-            outcome = ("refused", job.message)
-        elif job.status == "error" and job.error_type == "DataError":
-            outcome = ("data", job.message)
-        else:
-            outcome = ("failed", job.describe_failure("evaluating the weights"))
-        done = (key, outcome)
+        done = (key, _evaluate_in_worker(source, upload.getvalue()))
         st.session_state[UPLOAD_KEY] = done
     status, value = done[1]
     if status == "refused":
@@ -506,17 +494,39 @@ def _evaluate_upload(source: Source | None) -> None:
     if status != "ok":
         st.error(f"Could not evaluate the weights: {message(value)}")
         return
+    _show_evaluation(value)
+
+
+def _evaluate_in_worker(source: Source, blob: bytes) -> tuple[str, WeightsEvaluation | str]:
+    """("ok", the evaluation), or ("refused" | "data" | "failed", why)."""
+    slot = jobs.slots("weights")
+    with st.spinner("Evaluating the weights in a worker process..."):
+        slot.acquire(QUEUE_S)
+        job = jobs.start(
+            "evaluate_weights", (source.spec(), blob), evaluate_limits(available_cpus()), slot
+        )
+        job.wait(EVALUATE_SECONDS + 30)
+    if job.status == "done":
+        return "ok", job.result
+    if job.status == "error" and job.error_type == "CheckpointError":
+        return "refused", job.message
+    if job.status == "error" and job.error_type == "DataError":
+        return "data", job.message
+    return "failed", job.describe_failure("evaluating the weights")
+
+
+def _show_evaluation(value: WeightsEvaluation) -> None:
     st.success(
-        f"{value['arch']} weights: {100 * value['accuracy']:.1f}% on {value['test_images']:,} "
-        f"test images ({escape(value['data'])})."
+        f"{value.arch} weights: {100 * value.accuracy:.1f}% on {value.test_images:,} "
+        f"test images ({escape(value.data)})."
     )
     left, right = st.columns([2, 3])
-    left.code("\n".join(value["report"]), language=None)
+    left.code("\n".join(value.report), language=None)
     with right:
-        png(value["confusion_png"], "confusion matrix of the uploaded weights")
+        png(value.confusion_png, "confusion matrix of the uploaded weights")
 
 
-def page() -> None:
+def _intro() -> None:
     st.title("CIFAR-10 training")
     st.markdown(
         "The PyTorch tutorial trains a small CNN on CIFAR-10 with batches of 4 and a `.item()` "
@@ -532,7 +542,10 @@ def page() -> None:
             "operator set up. Training runs in a separate worker process, at most "
             f"{max_training_seconds():.0f} s."
         )
-    settings = _settings_form()
+
+
+def _checked_source(settings: dict) -> Source | None:
+    """The chosen data, checked (its caption shown), or None with the reason shown."""
     source = None
     try:
         source = _load_source(settings["source"], settings["folder"], settings["cache_dir"])
@@ -541,13 +554,51 @@ def page() -> None:
         st.error(message(exc))
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "checking the data")
+    return source
 
+
+def _current_run() -> dict | None:
+    """The run this session started and still follows (asked to stop if Stop was pressed)."""
     run = st.session_state.get(RUN_KEY)
     if run and not isinstance(run.get("job"), jobs.Job):
         st.session_state.pop(RUN_KEY, None)  # not a run this page started: forget it
         run = None
     if run and st.session_state.get("training_stop"):
         run["job"].stop()
+    return run
+
+
+def _run_area(run: dict | None, start: bool, source: Source | None, settings: dict) -> list:
+    """Follow the running job, or start one on a Train click; what went wrong, as callables
+    that draw it (drawn again with the results)."""
+    messages: list = []
+    if run:
+        try:
+            _follow(run)
+        except Exception as exc:
+            st.session_state.pop(RUN_KEY, None)
+            messages.append(lambda exc=exc: show_unexpected(exc, "following the training run"))
+    elif start and source is not None:
+        try:
+            # Checked here, not only in the worker: the server knows what this set-up lacks.
+            if reason := preset_unavailable_reason(settings["preset"]):
+                raise DataError(reason)
+            _start_training(source, settings)
+            _follow(st.session_state[RUN_KEY])
+        except (worker_process.Busy, DataError) as exc:
+            text = message(exc)
+            messages.append(lambda text=text: st.error(text))
+        except Exception as exc:
+            st.session_state.pop(RUN_KEY, None)
+            messages.append(lambda exc=exc: show_unexpected(exc, "training"))
+    return messages
+
+
+def page() -> None:
+    _intro()
+    settings = _settings_form()
+    source = _checked_source(settings)
+    run = _current_run()
     start = st.button(
         "Train",
         type="primary",
@@ -560,27 +611,9 @@ def page() -> None:
     # ends, with a download button still offering the old weights) are replaced at once.
     area = st.empty()
     messages: list = []  # drawn again with the results, which replace what the slot held
-    if run:
+    if run or (start and source is not None):
         with area.container():
-            try:
-                _follow(run)
-            except Exception as exc:
-                st.session_state.pop(RUN_KEY, None)
-                messages.append(lambda exc=exc: show_unexpected(exc, "following the training run"))
-    elif start and source is not None:
-        with area.container():
-            try:
-                # Checked here, not only in the worker: the server knows what this set-up lacks.
-                if reason := preset_unavailable_reason(settings["preset"]):
-                    raise DataError(reason)
-                _start_training(source, settings)
-                _follow(st.session_state[RUN_KEY])
-            except (worker_process.Busy, DataError) as exc:
-                text = message(exc)
-                messages.append(lambda text=text: st.error(text))
-            except Exception as exc:
-                st.session_state.pop(RUN_KEY, None)
-                messages.append(lambda exc=exc: show_unexpected(exc, "training"))
+            messages = _run_area(run, start, source, settings)
     # Drawn from session state, so the results look the same on every later rerun. A failed
     # run's own message (drawn by _follow) stays in the slot: it leaves no results behind.
     result = st.session_state.get(RESULT_KEY)
