@@ -1,11 +1,9 @@
 """What the training page needs to know, without torch: presets, devices, limits.
 
 The Streamlit server imports this module (never torch): the presets and their defaults,
-which devices a host can train on (from gradviz.host.facts(), asked of a worker), the caps
-on a page run (batch size, memory, wall clock), the job limits and the upload size limit.
-The worker-side modules use the same definitions and re-export them under their old names
-(gradviz.training.loop: PRESETS, Preset, preset_unavailable_reason; gradviz.training.jobs:
-the limits; gradviz.training.checkpoint: MAX_CHECKPOINT_BYTES).
+which devices a host can train on (from gradviz.services.host.facts(), asked of a worker),
+the caps on a page run (batch size, memory, wall clock), the job limits and the upload size
+limit. These names live here only: the worker-side modules import them from here.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ for a while, then are told the server is busy.
 
 The server never imports torch or numpy for this page (torch alone is about 190 MB of its
 memory): presets, caps and limits come from gradviz.training.settings, the folder checks and
-the CIFAR-10 download from gradviz.training.sources, the devices from gradviz.host.facts()
+the CIFAR-10 download from gradviz.training.sources, the devices from gradviz.services.host.facts()
 (asked of a worker), and the workers send back only plain data: the frozen dataclasses of
 gradviz.training.events (numbers, text, PNG bytes), read here by field.
 """
