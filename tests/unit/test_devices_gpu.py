@@ -59,4 +59,4 @@ def test_real_and_simulated_agree_on_devices_and_gradients():
     assert [e.copy for e in gpu.graph.edges if e.copy] == [
         e.copy for e in sim.graph.edges if e.copy
     ]
-    assert gpu.memory and gpu.memory[0]["device"] == "cuda:0"
+    assert gpu.memory and gpu.memory[0].device == "cuda:0"

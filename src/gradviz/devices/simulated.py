@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from gradviz.devices.info import SIMULATED_CUDA_COUNT
+from gradviz.devices.info import SIMULATED_CUDA_COUNT, CudaMemory
 
 
 def cuda_available() -> bool:
@@ -423,7 +423,7 @@ def explain_device_error(message: str, tensors_by_name: dict[str, str]) -> Devic
 # ---------------------------------------------------------------- memory and placement
 
 
-def memory_summary() -> list[dict]:
+def memory_summary() -> list[CudaMemory]:
     """Per real CUDA device: what PyTorch's caching allocator holds, and what the driver sees."""
     out = []
     if not cuda_available():
@@ -431,13 +431,13 @@ def memory_summary() -> list[dict]:
     for i in range(torch.cuda.device_count()):
         free, total = torch.cuda.mem_get_info(i)
         out.append(
-            {
-                "device": f"cuda:{i}",
-                "allocated": torch.cuda.memory_allocated(i),
-                "reserved": torch.cuda.memory_reserved(i),
-                "used_by_all_processes": total - free,  # what nvidia-smi shows as used
-                "total": total,
-            }
+            CudaMemory(
+                device=f"cuda:{i}",
+                allocated=torch.cuda.memory_allocated(i),
+                reserved=torch.cuda.memory_reserved(i),
+                used_by_all_processes=total - free,
+                total=total,
+            )
         )
     return out
 

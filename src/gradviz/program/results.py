@@ -1,6 +1,6 @@
 """What a run gives back, as plain data: Trace, RunOptions, the caps on what a result may
 carry (cap_result), and a gradient check's result (GradCheckResult). The graph inside a
-Trace is gradviz.graph.model's.
+Trace is gradviz.graph.model's, its CUDA allocator figures gradviz.devices.info's.
 
 No torch here (and no Streamlit): the server unpickles these from its workers and draws them
 without importing PyTorch, which keeps the server process small (docs/BENCHMARKS.md, memory).
@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass, field
 
+from gradviz.devices.info import CudaMemory
 from gradviz.graph.model import (
     MAX_RESULT_VALUES,
     MAX_TENSORS_WITH_VALUES,
@@ -36,7 +37,7 @@ class Trace:
     simulated: bool = False  # CUDA devices in this run are simulated (gradviz.devices.simulated)
     moves: list[dict] = field(default_factory=list)  # leaves moved by device_overrides
     device_notes: list[str] = field(default_factory=list)
-    memory: list[dict] = field(default_factory=list)  # real CUDA allocators after the run
+    memory: list[CudaMemory] = field(default_factory=list)  # real CUDA allocators after the run
     # what cap_result left out of this result, in words ("2,500 tensors: ...")
     summary: list[str] = field(default_factory=list)
 

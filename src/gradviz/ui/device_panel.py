@@ -147,16 +147,16 @@ def error_details(details: dict, rule: bool = True) -> None:
             st.code(details["fix_code"], language="python")
 
 
-def allocator_table(rows: list[dict]) -> None:
+def allocator_table(rows: list[device_info.CudaMemory]) -> None:
     """Per-device CUDA allocator figures (devices.memory_summary rows, asked of a worker)."""
     table(
         [
             {
-                "device": r["device"],
-                "allocated": fmt_bytes(r["allocated"]),
-                "reserved": fmt_bytes(r["reserved"]),
-                "used (all processes, as nvidia-smi)": fmt_bytes(r["used_by_all_processes"]),
-                "total": fmt_bytes(r["total"]),
+                "device": r.device,
+                "allocated": fmt_bytes(r.allocated),
+                "reserved": fmt_bytes(r.reserved),
+                "used (all processes, as nvidia-smi)": fmt_bytes(r.used_by_all_processes),
+                "total": fmt_bytes(r.total),
             }
             for r in rows
         ]

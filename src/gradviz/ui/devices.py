@@ -54,7 +54,7 @@ def _placement_of(device: str) -> dict:
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def _cuda_memory() -> list[dict]:
+def _cuda_memory() -> list[device_info.CudaMemory]:
     """The CUDA allocator and driver figures, as a fresh worker sees them (a few seconds old
     at most)."""
     return host.ask("cuda_memory")
