@@ -182,7 +182,7 @@ def test_parent_torch_state_untouched(pool):
 def test_sandbox_off_runs_in_process(monkeypatch):
     monkeypatch.setenv("GRADVIZ_SANDBOX", "off")
     trace = run_isolated(LESSON, RunOptions(backward="y"))
-    assert trace.error is None and trace.stats.get("worker") is None
+    assert trace.error is None and trace.stats.worker is None
     assert torch.get_default_dtype() == torch.float32
 
 
@@ -232,7 +232,7 @@ def test_warn_once_warnings_reach_every_run(source, words, pool):
         run_isolated(source, pool=pool) for _ in range(pool.limits.workers + 1)
     ]:
         assert trace.error is None, trace.error
-        assert any(words in w["message"] for w in trace.warnings), trace.warnings
+        assert any(words in w.message for w in trace.warnings), trace.warnings
     before = set(pool.pids())
     run_isolated(source, pool=pool)
     assert set(pool.pids()) == before, "the warning settings must not retire a worker"

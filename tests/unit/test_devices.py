@@ -125,8 +125,8 @@ def test_device_overrides_move_leaves_at_binding_time():
     by = {t.label: t for t in both.tensors}
     assert by["w"].device == by["x"].device == by["y"].device == "cuda:0"
     assert by["w"].is_leaf and by["w"].grad is not None
-    assert [m["name"] for m in both.moves] == ["w", "x"]
-    assert both.moves[0]["to"] == "cuda:0"
+    assert [m.name for m in both.moves] == ["w", "x"]
+    assert both.moves[0].to_device == "cuda:0"
     # the same values as on the CPU
     plain = run(source, backward="y")
     assert plain.tensor("w").grad == by["w"].grad

@@ -262,9 +262,9 @@ def test_warning_captured_with_line():
     trace = ok("x = torch.ones(3, requires_grad=True)\ny = x * 2\nz = y.grad\n")
     assert len(trace.warnings) == 1
     w = trace.warnings[0]
-    assert w["line"] == 3
-    assert "not a leaf" in w["message"]
-    assert w["category"] == "UserWarning"
+    assert w.line == 3
+    assert "not a leaf" in w.message
+    assert w.category == "UserWarning"
 
 
 def test_manual_seed_reproducible_and_private():

@@ -158,7 +158,7 @@ def main(args: argparse.Namespace) -> int:
         print(line)
     print(format_table(trace))
     for w in trace.warnings:
-        print(f"{display_name(args.program)}:{w['line']}: warning: {w['message']}")
+        print(f"{display_name(args.program)}:{w.line}: warning: {w.message}")
     for note in trace.summary:
         print(f"{display_name(args.program)}: summarised: {note}")
     if trace.backward:

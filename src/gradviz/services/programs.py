@@ -19,6 +19,7 @@ from gradviz.program.language import (
     parse,
     tightest,
 )
+from gradviz.program.reports import RunStats
 from gradviz.program.results import GradCheckResult, RunOptions, Trace
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
@@ -131,7 +132,7 @@ def run_isolated(
             parse(source, options.limits)
         except ProgramError as exc:
             text = source if isinstance(source, str) else ""
-            return Trace(source=text, error=exc.to_dict(), stats={"seconds": 0.0})
+            return Trace(source=text, error=exc.to_dict(), stats=RunStats(seconds=0.0))
     pool = pool or default_pool()
     seconds = pool.limits.run_seconds
     started = time.perf_counter()
@@ -147,7 +148,7 @@ def run_isolated(
     return Trace(
         source=source,
         error=err.to_dict(),
-        stats={"seconds": time.perf_counter() - started, "worker": outcome.status},
+        stats=RunStats(seconds=time.perf_counter() - started, worker=outcome.status),
     )
 
 

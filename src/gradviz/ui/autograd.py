@@ -87,7 +87,7 @@ def run_cached(
         raise_busy=True,
         visitor=visitor,
     )
-    if "worker" not in trace.stats:  # run_isolated sets it when the worker did not finish
+    if trace.stats.worker is None:  # run_isolated sets it when the worker did not finish
         cache.put(key, pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
     return trace
 
@@ -251,9 +251,7 @@ def page() -> None:
     if trace.error:
         _show_error(trace.error, source)
     for w in trace.warnings:
-        st.warning(
-            f"Line {w['line']}: PyTorch warns: {message(w['message'])}", icon=":material/warning:"
-        )
+        st.warning(f"Line {w.line}: PyTorch warns: {message(w.message)}", icon=":material/warning:")
     for note in trace.summary:
         st.info(f"This result is summarised: {message(note)}.", icon=":material/info:")
     if trace.stdout:

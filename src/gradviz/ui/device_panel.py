@@ -71,9 +71,9 @@ def moves(trace) -> None:
     for m in trace.moves:
         st.info(
             # Devices are PyTorch's own names (torch.device parsed them); the name is quoted.
-            message(f"Moved `{m['name']}`")
-            + f" (line {m['line']}) from {m['from']} to "
-            + f"**{device_info.device_label(m['to'], trace.simulated)}**",
+            message(f"Moved `{m.name}`")
+            + f" (line {m.line}) from {m.from_device} to "
+            + f"**{device_info.device_label(m.to_device, trace.simulated)}**",
             icon=":material/swap_horiz:",
         )
     for note in trace.device_notes:
