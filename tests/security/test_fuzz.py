@@ -96,8 +96,8 @@ programs = st.lists(statement(), min_size=1, max_size=8).map("\n".join)
 def _ended_well(trace: object) -> None:
     assert isinstance(trace, Trace)
     if trace.error is not None:
-        assert trace.error["kind"] in KINDS, trace.error
-        assert trace.error["message"]
+        assert trace.error.kind in KINDS, trace.error
+        assert trace.error.message
     stats = trace.stats
     assert stats.bytes <= DEFAULT_LIMITS.max_total_bytes
     assert stats.flops <= DEFAULT_LIMITS.max_total_flops

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradviz.program.reports import RunStats
+from gradviz.program.reports import RunError, RunStats
 from gradviz.program.results import Trace
 
 autograd = pytest.importorskip("gradviz.ui.autograd")
@@ -30,7 +30,7 @@ def fake_runs(monkeypatch):
 @pytest.mark.parametrize("status", ["died", "timeout", "memory", "error"])
 def test_a_killed_run_is_not_cached(fake_runs, status):
     script, calls = fake_runs
-    died = Trace(source="a = 1", error={"kind": "runtime", "message": "killed"})
+    died = Trace(source="a = 1", error=RunError("runtime", "killed"))
     died.stats = RunStats(seconds=1.0, worker=status)
     fine = Trace(source="a = 1", stats=RunStats(seconds=0.1))
     script += [died, fine]
@@ -45,11 +45,11 @@ def test_success_and_program_errors_are_cached(fake_runs):
     script, calls = fake_runs
     script += [
         Trace(source="a = 1", stats=RunStats(seconds=0.1)),
-        Trace(source="b", error={"kind": "name", "message": "no b"}, stats=RunStats(seconds=0.1)),
+        Trace(source="b", error=RunError("name", "no b"), stats=RunStats(seconds=0.1)),
     ]
     for _ in range(2):
         assert autograd.run_cached("a = 1", None, False, False).error is None
-        assert autograd.run_cached("b", None, False, False).error["kind"] == "name"
+        assert autograd.run_cached("b", None, False, False).error.kind == "name"
     assert calls == ["a = 1", "b"]
 
 

@@ -254,16 +254,6 @@ class DeviceExplanation:
     target: str | None = None  # its destination, as code (e.g. "a.device")
     fix_code: str = ""
 
-    def as_details(self) -> dict:
-        return {
-            "device_kind": self.kind,
-            "device_rule": self.rule,
-            "devices": self.devices,
-            "device_tensors": self.tensors,
-            "move": self.move,
-            "fix_code": self.fix_code,
-        }
-
 
 MISMATCH_RE = re.compile(r"found at least two devices, ([\w:]+) and ([\w:]+)")
 # Another form of the same error, naming the argument: "... but got mat2 is on cpu, different

@@ -301,9 +301,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     try:
         tree = parse(source, options.limits, RESERVED_NAMES)
     except ProgramError as exc:
-        return Trace(
-            source=text, error=exc.to_dict(), stats=RunStats(time.perf_counter() - started)
-        )
+        return Trace(source=text, error=exc.report(), stats=RunStats(time.perf_counter() - started))
     interp = Interpreter(text, tree, options)
     error = _guarded(interp.run, interp)
     if error is None and options.backward:
@@ -314,7 +312,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     trace = Trace(
         source=text,
         tensors=graph.tensors,
-        error=None if error is None else error.to_dict(),
+        error=None if error is None else error.report(),
         backward=state.backward,
         stdout=state.stdout,
         warnings=state.warnings,

@@ -1,6 +1,6 @@
 """What a run gives back, as plain data: Trace, RunOptions, the caps on what a result may
 carry (cap_result), and a gradient check's result (GradCheckResult). The graph inside a
-Trace is gradviz.graph.model's; its warnings, device moves and figures are
+Trace is gradviz.graph.model's; its error, warnings, device moves and figures are
 gradviz.program.reports', its CUDA allocator figures gradviz.devices.info's.
 
 No torch here (and no Streamlit): the server unpickles these from its workers and draws them
@@ -22,14 +22,14 @@ from gradviz.graph.model import (
     ValueBudget,
 )
 from gradviz.program.language import DEFAULT_LIMITS, Limits
-from gradviz.program.reports import DeviceMove, RunStats, RunWarning
+from gradviz.program.reports import DeviceMove, RunError, RunStats, RunWarning
 
 
 @dataclass
 class Trace:
     source: str
     tensors: list[TensorInfo] = field(default_factory=list)
-    error: dict | None = None
+    error: RunError | None = None
     backward: list[BackwardRecord] = field(default_factory=list)
     stdout: list[str] = field(default_factory=list)
     warnings: list[RunWarning] = field(default_factory=list)
@@ -66,7 +66,7 @@ class Trace:
                 }
                 for t in self.tensors
             ],
-            "error": self.error,
+            "error": None if self.error is None else self.error.to_dict(),
             "backward": None
             if last is None
             else {
@@ -151,15 +151,12 @@ def cap_result(trace: Trace) -> Trace:
     if size > MAX_RESULT_BYTES:
         trace = Trace(
             source=trace.source,
-            error={
-                "kind": "limit",
-                "message": f"the result of this program is {size / 1e6:.1f} MB even without its "
-                f"values; the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB: name fewer tensors",
-                "line": None,
-                "col": None,
-                "hint": "Use fewer names, or fewer operations.",
-                "details": {},
-            },
+            error=RunError(
+                "limit",
+                f"the result of this program is {size / 1e6:.1f} MB even without its values; "
+                f"the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB: name fewer tensors",
+                hint="Use fewer names, or fewer operations.",
+            ),
             stats=trace.stats,
         )
         size = result_size(trace)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from gradviz.devices import info as device_info
 from gradviz.graph.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+from gradviz.program.reports import DeviceErrorDetails
 from gradviz.services import host
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
@@ -125,26 +126,24 @@ def memory(trace) -> None:
         )
 
 
-def error_details(details: dict, rule: bool = True) -> None:
+def error_details(device: DeviceErrorDetails | None, rule: bool = True) -> None:
     """The device part of an error: where the message came from, who is where, and (unless
     the page already shows them as hint and fix) the rule and the fix as code."""
-    if not details.get("device_kind"):
+    if device is None or not device.kind:
         return
-    source = details.get("device_source", "")
-    if source.startswith("simulated"):
-        st.warning(f"Message {message(source)}.", icon=":material/memory:")
+    if device.source.startswith("simulated"):
+        st.warning(f"Message {message(device.source)}.", icon=":material/memory:")
     else:
-        st.caption(f"Message {message(source)}.")
-    tensors = details.get("device_tensors") or {}
-    if tensors:
+        st.caption(f"Message {message(device.source)}.")
+    if device.tensors:
         st.markdown(
             "Operands: "
-            + ", ".join(f"{message(f'`{name}`')} on **{dev}**" for name, dev in tensors.items())
+            + ", ".join(f"{message(f'`{name}`')} on **{dev}**" for name, dev in device.tensors)
         )
     if rule:
-        st.markdown(f"**Rule:** {message(details.get('device_rule', ''))}")
-        if details.get("fix_code"):
-            st.code(details["fix_code"], language="python")
+        st.markdown(f"**Rule:** {message(device.rule)}")
+        if device.fix_code:
+            st.code(device.fix_code, language="python")
 
 
 def allocator_table(rows: list[device_info.CudaMemory]) -> None:
