@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from gradviz.devices.lessons import LESSONS_BY_KEY
 from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS
 from gradviz.util import mdtable
+from gradviz.util.format import fmt_bytes
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SIMULATED = not torch.cuda.is_available()
@@ -169,3 +170,25 @@ def test_devices_page_reports_a_broken_file_of_recorded_numbers(tmp_path, monkey
     assert "not valid" in error and "missing field 'torch'" in error
     assert "--record" in error
     assert not any("No recorded GPU numbers yet" in i.value for i in at.info)
+
+
+def test_allocator_table_reads_the_typed_figures():
+    """A worker's CUDA allocator figures (devices.info.CudaMemory) as the table shows them,
+    on any host: a GPU host's real figures are checked in tests/unit/test_devices_gpu.py."""
+    script = (
+        "from gradviz.devices.info import CudaMemory\n"
+        "from gradviz.ui import device_panel\n"
+        "device_panel.allocator_table([CudaMemory('cuda:0', 2048, 4_194_304, 10**9, 8 * 10**10)])\n"
+    )
+    at = AppTest.from_string(script, default_timeout=60).run()
+    assert not at.exception
+    rows = mdtable.find((m.value for m in at.markdown), "reserved")
+    assert rows == [
+        {
+            "device": "cuda:0",
+            "allocated": fmt_bytes(2048),
+            "reserved": fmt_bytes(4_194_304),
+            "used (all processes, as nvidia-smi)": fmt_bytes(10**9),
+            "total": fmt_bytes(8 * 10**10),
+        }
+    ]

@@ -55,9 +55,9 @@ def sealed(tmp_path, monkeypatch):
 
 def _assert_clear(err: dict | None, kind: str, words: str) -> None:
     assert err is not None, "the program was not refused"
-    assert err["kind"] in KINDS, err
-    assert err["kind"] == kind, err
-    message = err["message"]
+    assert err.kind in KINDS, err
+    assert err.kind == kind, err
+    message = err.message
     assert words.lower() in message.lower(), message
     assert 10 <= len(message) <= 400, message
     ours = ("Interpreter.", "Evaluator.", "Library.", "Budget.", "Placement.", "RunState.")
@@ -107,7 +107,7 @@ def test_work_past_the_caps_is_stopped_by_the_worker_limit(source, sealed):
     with Pool(SandboxLimits(workers=1, run_seconds=3)) as p:
         trace = run_isolated(source, pool=p)
         _assert_clear(trace.error, "limit", "the limit per run")
-        assert "nothing else was affected" in trace.error["message"].lower()
+        assert "nothing else was affected" in trace.error.message.lower()
         assert run_isolated("a = torch.ones(1)\n", pool=p).error is None
 
 

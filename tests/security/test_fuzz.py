@@ -96,11 +96,11 @@ programs = st.lists(statement(), min_size=1, max_size=8).map("\n".join)
 def _ended_well(trace: object) -> None:
     assert isinstance(trace, Trace)
     if trace.error is not None:
-        assert trace.error["kind"] in KINDS, trace.error
-        assert trace.error["message"]
+        assert trace.error.kind in KINDS, trace.error
+        assert trace.error.message
     stats = trace.stats
-    assert stats.get("bytes", 0) <= DEFAULT_LIMITS.max_total_bytes
-    assert stats.get("flops", 0) <= DEFAULT_LIMITS.max_total_flops
+    assert stats.bytes <= DEFAULT_LIMITS.max_total_bytes
+    assert stats.flops <= DEFAULT_LIMITS.max_total_flops
 
 
 @FUZZ
@@ -150,7 +150,7 @@ def test_share_params_never_raise(params):
 def test_grammar_programs_through_a_worker(pool, source):
     trace = run_isolated(source, RunOptions(backward="a"), pool=pool)
     _ended_well(trace)
-    assert trace.stats.get("worker") is None, trace.error  # no worker died or timed out
+    assert trace.stats.worker is None, trace.error  # no worker died or timed out
 
 
 def test_encode_program_round_trip_sample():

@@ -36,11 +36,11 @@ def test_tightest_takes_each_smaller_cap():
 
 def test_a_public_pool_refuses_what_a_local_one_runs(public_pool):
     refused = run_isolated(FOUR_60MB, RunOptions(), pool=public_pool)
-    assert refused.error and refused.error["kind"] == "limit", refused.error
-    assert "200" in refused.error["message"]
+    assert refused.error and refused.error.kind == "limit", refused.error
+    assert "200" in refused.error.message
     # a caller asking for looser caps does not get them
     loose = RunOptions(limits=Limits(max_total_bytes=10**12))
-    assert run_isolated(FOUR_60MB, loose, pool=public_pool).error["kind"] == "limit"
+    assert run_isolated(FOUR_60MB, loose, pool=public_pool).error.kind == "limit"
     check = check_isolated(FOUR_60MB + "y = t0.sum()\n", "y", {}, pool=public_pool)
     assert not check.ok and "200" in check.message
 
@@ -50,7 +50,7 @@ def test_every_preset_runs_as_it_does_locally(public_pool):
         trace = run_isolated(
             preset.source, RunOptions(backward=preset.backward or None), pool=public_pool
         )
-        kind = (trace.error or {}).get("kind")
+        kind = trace.error.kind if trace.error else None
         assert kind in (None, "runtime"), (preset.key, trace.error)  # runtime: the mistakes
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from gradviz.program.reports import RunError, RunStats
 from gradviz.program.results import Trace
 
 autograd = pytest.importorskip("gradviz.ui.autograd")
@@ -29,12 +30,12 @@ def fake_runs(monkeypatch):
 @pytest.mark.parametrize("status", ["died", "timeout", "memory", "error"])
 def test_a_killed_run_is_not_cached(fake_runs, status):
     script, calls = fake_runs
-    died = Trace(source="a = 1", error={"kind": "runtime", "message": "killed"})
-    died.stats = {"seconds": 1.0, "worker": status}
-    fine = Trace(source="a = 1", stats={"seconds": 0.1})
+    died = Trace(source="a = 1", error=RunError("runtime", "killed"))
+    died.stats = RunStats(seconds=1.0, worker=status)
+    fine = Trace(source="a = 1", stats=RunStats(seconds=0.1))
     script += [died, fine]
     first = autograd.run_cached("a = 1", None, False, False)
-    assert first.error and first.stats["worker"] == status
+    assert first.error and first.stats.worker == status
     second = autograd.run_cached("a = 1", None, False, False)
     assert second.error is None, "the failed run was served from the cache"
     assert len(calls) == 2
@@ -43,12 +44,12 @@ def test_a_killed_run_is_not_cached(fake_runs, status):
 def test_success_and_program_errors_are_cached(fake_runs):
     script, calls = fake_runs
     script += [
-        Trace(source="a = 1", stats={"seconds": 0.1}),
-        Trace(source="b", error={"kind": "name", "message": "no b"}, stats={"seconds": 0.1}),
+        Trace(source="a = 1", stats=RunStats(seconds=0.1)),
+        Trace(source="b", error=RunError("name", "no b"), stats=RunStats(seconds=0.1)),
     ]
     for _ in range(2):
         assert autograd.run_cached("a = 1", None, False, False).error is None
-        assert autograd.run_cached("b", None, False, False).error["kind"] == "name"
+        assert autograd.run_cached("b", None, False, False).error.kind == "name"
     assert calls == ["a = 1", "b"]
 
 
@@ -57,7 +58,7 @@ def test_the_cache_is_bounded_by_bytes(fake_runs, monkeypatch):
     script, calls = fake_runs
     big = [[float(i)] * 20_000 for i in range(4)]  # about 180 KB pickled each
     for i in range(40):
-        script.append(Trace(source=f"a = {i}", stats={"seconds": 0.1}, stdout=[str(big)]))
+        script.append(Trace(source=f"a = {i}", stats=RunStats(seconds=0.1), stdout=[str(big)]))
     bound = 1_000_000
     monkeypatch.setattr(autograd.results(), "max_bytes", bound)
     for i in range(40):
@@ -69,7 +70,7 @@ def test_the_cache_is_bounded_by_bytes(fake_runs, monkeypatch):
 
 def test_each_session_gets_its_own_copy(fake_runs):
     script, calls = fake_runs
-    script.append(Trace(source="a = 1", stats={"seconds": 0.1}, stdout=["one"]))
+    script.append(Trace(source="a = 1", stats=RunStats(seconds=0.1), stdout=["one"]))
     first = autograd.run_cached("a = 1", None, False, False)
     first.stdout.append("changed by one session")
     assert autograd.run_cached("a = 1", None, False, False).stdout == ["one"]

@@ -25,7 +25,7 @@ def test_many_small_tensors_come_back_summarised(pool):
     assert trace.error is None, trace.error
     size = len(pickle.dumps(trace))
     assert size <= MAX_RESULT_BYTES, f"{size / 1e6:.1f} MB came back"
-    assert trace.stats["result_bytes"] <= MAX_RESULT_BYTES
+    assert trace.stats.result_bytes <= MAX_RESULT_BYTES
     assert len(trace.tensors) == 2501  # every tensor is still listed, with shape and preview
     assert trace.tensors[1].value is not None and trace.tensors[-1].value is None
     assert trace.tensors[-1].preview.startswith("[")
@@ -53,12 +53,12 @@ def test_byte_ceiling_leaves_out_detail_then_refuses():
     big_dot = Trace(source="", tensors=[_info(0, [1.0])], classic_dot="x" * (MAX_RESULT_BYTES + 1))
     capped = cap_result(big_dot)
     assert capped.error is None and capped.classic_dot is None
-    assert capped.stats["result_bytes"] <= MAX_RESULT_BYTES
+    assert capped.stats.result_bytes <= MAX_RESULT_BYTES
     assert "left out" in capped.summary[-1]
 
     huge = Trace(source="", tensors=[_info(i, [1.0], expr=f"{i:0200d}") for i in range(50_000)])
     refused = cap_result(huge)
-    assert refused.error["kind"] == "limit" and "MB" in refused.error["message"]
+    assert refused.error.kind == "limit" and "MB" in refused.error.message
     assert len(pickle.dumps(refused)) <= MAX_RESULT_BYTES
 
 

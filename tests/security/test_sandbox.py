@@ -169,7 +169,7 @@ def test_wrong_input_types_never_reach_a_worker(pool):
     jobs = pool.stats["jobs"]
     for bad in (None, b"x = 1", 42, ["x = 1"], "x" * 60_000):
         trace = run_isolated(bad, pool=pool)
-        assert trace.error is not None and trace.error["kind"] in ("type", "limit")
+        assert trace.error is not None and trace.error.kind in ("type", "limit")
     assert pool.stats["jobs"] == jobs
 
 
@@ -182,7 +182,7 @@ def test_parent_torch_state_untouched(pool):
 def test_sandbox_off_runs_in_process(monkeypatch):
     monkeypatch.setenv("GRADVIZ_SANDBOX", "off")
     trace = run_isolated(LESSON, RunOptions(backward="y"))
-    assert trace.error is None and trace.stats.get("worker") is None
+    assert trace.error is None and trace.stats.worker is None
     assert torch.get_default_dtype() == torch.float32
 
 
@@ -193,8 +193,8 @@ def test_allocator_failure_reads_as_the_memory_cap():
             "a = torch.ones(25000000)\nb = torch.ones(25000000)\nc = a + b\n", pool=p
         )
         err = trace.error
-        assert err["kind"] == "limit" and err["line"] in (1, 2, 3), err
-        assert "150 MB" in err["message"] and "nothing else was affected" in err["message"]
+        assert err.kind == "limit" and err.line in (1, 2, 3), err
+        assert "150 MB" in err.message and "nothing else was affected" in err.message
         assert run_isolated("a = torch.ones(2)\n", pool=p).error is None
 
 
@@ -203,13 +203,13 @@ def test_canary_is_refused_by_the_flop_cap():
     from gradviz.program.worker import CANARY
 
     err = run_program(CANARY).error
-    assert err and "floating-point operations" in err["message"]
+    assert err and "floating-point operations" in err.message
 
 
 def test_worker_enforces_the_flop_cap_under_its_limits(pool):
     """FSIZE=0 once broke torch's lazy FLOP-counter import, silently skipping the cap."""
     trace = run_isolated("a = torch.ones(4000, 4000)\nb = a @ a\n", pool=pool)
-    assert trace.error and "floating-point operations" in trace.error["message"]
+    assert trace.error and "floating-point operations" in trace.error.message
 
 
 WARN_ONCE = [
@@ -232,7 +232,7 @@ def test_warn_once_warnings_reach_every_run(source, words, pool):
         run_isolated(source, pool=pool) for _ in range(pool.limits.workers + 1)
     ]:
         assert trace.error is None, trace.error
-        assert any(words in w["message"] for w in trace.warnings), trace.warnings
+        assert any(words in w.message for w in trace.warnings), trace.warnings
     before = set(pool.pids())
     run_isolated(source, pool=pool)
     assert set(pool.pids()) == before, "the warning settings must not retire a worker"

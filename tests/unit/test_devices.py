@@ -29,19 +29,19 @@ def test_each_mixing_error_is_pytorchs_own_and_explained(lesson):
     trace = run(lesson.source)
     err = trace.error
     assert err is not None, f"{lesson.key}: expected PyTorch to refuse"
-    assert err["kind"] == "runtime"
-    assert err["line"] == lesson.line
-    details = err["details"]
-    assert details["device_kind"] == lesson.kind
-    assert details["devices"] == list(lesson.devices)
-    assert details["move"] == lesson.move
-    assert details["fix_code"] == lesson.fix
-    assert lesson.fix in details["fix"]
-    assert details["device_source"].startswith("simulated")
-    assert details["device_rule"]
+    assert err.kind == "runtime"
+    assert err.line == lesson.line
+    details = err.details
+    assert details.device.kind == lesson.kind
+    assert list(details.device.devices) == list(lesson.devices)
+    assert details.device.move == lesson.move
+    assert details.device.fix_code == lesson.fix
+    assert lesson.fix in details.fix
+    assert details.device.source.startswith("simulated")
+    assert details.device.rule
     # the tensors of the failing operation, each with its device
     for dev in lesson.devices:
-        assert dev in details["device_tensors"].values()
+        assert dev in dict(details.device.tensors).values()
 
 
 @pytest.mark.parametrize("lesson", [x for x in LESSONS if not x.error], ids=lambda x: x.key)
@@ -52,20 +52,20 @@ def test_allowed_mixes_run(lesson):
 
 def test_device_mismatch_message_is_fake_tensor_modes():
     err = run(LESSONS_BY_KEY["binary"].source).error
-    assert err["message"] == (
+    assert err.message == (
         "Expected all tensors to be on the same device, but found at least two devices, "
         "cuda:0 and cpu!"
     )
-    assert "FakeTensorMode" in err["details"]["device_source"]
-    assert "0-dim CPU tensor" in err["details"]["device_rule"]
+    assert "FakeTensorMode" in err.details.device.source
+    assert "0-dim CPU tensor" in err.details.device.rule
 
 
 def test_rules_fake_tensor_mode_skips_are_marked_as_applied_by_gradviz():
     for key in ("index_gpu_index", "numpy"):
-        details = run(LESSONS_BY_KEY[key].source).error["details"]
-        assert "applied by gradviz" in details["device_source"]
+        details = run(LESSONS_BY_KEY[key].source).error.details
+        assert "applied by gradviz" in details.device.source
     err = run(LESSONS_BY_KEY["numpy"].source).error
-    assert err["message"].startswith("can't convert cuda:0 device type tensor to numpy")
+    assert err.message.startswith("can't convert cuda:0 device type tensor to numpy")
 
 
 def test_values_and_gradients_come_from_the_cpu_and_devices_from_pytorch():
@@ -125,14 +125,14 @@ def test_device_overrides_move_leaves_at_binding_time():
     by = {t.label: t for t in both.tensors}
     assert by["w"].device == by["x"].device == by["y"].device == "cuda:0"
     assert by["w"].is_leaf and by["w"].grad is not None
-    assert [m["name"] for m in both.moves] == ["w", "x"]
-    assert both.moves[0]["to"] == "cuda:0"
+    assert [m.name for m in both.moves] == ["w", "x"]
+    assert both.moves[0].to_device == "cuda:0"
     # the same values as on the CPU
     plain = run(source, backward="y")
     assert plain.tensor("w").grad == by["w"].grad
     one = run(source, device_overrides={"w": "cuda:0"})
-    assert one.error["details"]["move"] == "x"
-    assert one.error["details"]["fix_code"] == "x = x.to(w.device)"
+    assert one.error.details.device.move == "x"
+    assert one.error.details.device.fix_code == "x = x.to(w.device)"
 
 
 def test_without_simulation_there_is_no_shadow():
@@ -140,7 +140,7 @@ def test_without_simulation_there_is_no_shadow():
         pytest.skip("this host has CUDA")
     trace = run_program("x = torch.ones(2, device='cuda')\n", RunOptions(simulate_cuda=False))
     assert trace.error is not None and not trace.simulated
-    assert trace.error["details"]["device_kind"] == "no_cuda"
+    assert trace.error.details.device.kind == "no_cuda"
 
 
 def test_list_devices_has_cpu_and_labelled_simulated_cuda():
@@ -181,10 +181,10 @@ def test_trace_memory_per_device():
 
 def test_simulated_cuda_has_two_devices_and_says_so():
     err = run("x = torch.randn(3, device='cuda:5')\n").error
-    assert err["kind"] == "runtime" and "simulated CUDA has 2 devices" in err["message"]
+    assert err.kind == "runtime" and "simulated CUDA has 2 devices" in err.message
     err = run("x = torch.randn(3).to('cuda:7')\n").error
-    assert "cuda:7 does not exist" in err["message"]
-    assert run("x = torch.randn(3, device='cudaX')\n").error["kind"] == "runtime"
+    assert "cuda:7 does not exist" in err.message
+    assert run("x = torch.randn(3, device='cudaX')\n").error.kind == "runtime"
 
 
 def test_ops_fake_tensor_mode_cannot_run_follow_their_input():

@@ -32,14 +32,14 @@ def test_mixing_errors_on_a_real_gpu(lesson):
     _need(lesson.gpus)
     trace = real(lesson.source)
     err = trace.error
-    assert err is not None and err["kind"] == "runtime", err
-    assert err["line"] == lesson.line
-    details = err["details"]
-    assert details["device_kind"] == lesson.kind
-    assert set(details["devices"]) == set(lesson.devices)
-    assert details["move"] == lesson.move
-    assert details["fix_code"] == lesson.fix
-    assert details["device_source"] == "captured on a real GPU"
+    assert err is not None and err.kind == "runtime", err
+    assert err.line == lesson.line
+    details = err.details
+    assert details.device.kind == lesson.kind
+    assert set(details.device.devices) == set(lesson.devices)
+    assert details.device.move == lesson.move
+    assert details.device.fix_code == lesson.fix
+    assert details.device.source == "captured on a real GPU"
 
 
 @pytest.mark.parametrize("lesson", [x for x in LESSONS if not x.error], ids=lambda x: x.key)
@@ -59,4 +59,4 @@ def test_real_and_simulated_agree_on_devices_and_gradients():
     assert [e.copy for e in gpu.graph.edges if e.copy] == [
         e.copy for e in sim.graph.edges if e.copy
     ]
-    assert gpu.memory and gpu.memory[0]["device"] == "cuda:0"
+    assert gpu.memory and gpu.memory[0].device == "cuda:0"

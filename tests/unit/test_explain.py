@@ -163,7 +163,7 @@ def test_explanations_are_complete():
     assert len(keys) == len(set(keys))
     for _, e in EXPLANATIONS:
         assert e.title and e.plain and e.fix
-        assert set(e.as_details()) == {"explanation", "title", "fix"}
+        assert set(e.as_details().to_dict()) == {"explanation", "title", "fix"}
 
 
 def test_unknown_message():

@@ -269,7 +269,7 @@ def test_allowed_program_parses():
 
 def test_error_to_dict_and_str():
     err = refuse("import os\n")
-    d = err.to_dict()
+    d = err.report().to_dict()
     assert set(d) == {"kind", "message", "line", "col", "hint", "details"}
     assert str(err).startswith("line 1, col 1: ")
 

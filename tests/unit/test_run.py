@@ -29,7 +29,7 @@ def ok(source: str, **options) -> Trace:
 def refused(source: str, kind: str, **options) -> dict:
     trace = run(source, **options)
     assert trace.error is not None, "expected an error"
-    assert trace.error["kind"] == kind, trace.error
+    assert trace.error.kind == kind, trace.error
     return trace.error
 
 
@@ -60,12 +60,12 @@ def test_preset_gradients_match_torch(preset):
     if preset.mistake:
         assert exc is not None, "the reference run should fail too"
         assert trace.error is not None
-        assert trace.error["kind"] == "runtime"
-        assert trace.error["line"] == err_line
-        assert trace.error["col"] == 1
-        assert trace.error["details"]["explanation"] == preset.mistake
-        assert trace.error["hint"]
-        assert trace.error["details"]["fix"]
+        assert trace.error.kind == "runtime"
+        assert trace.error.line == err_line
+        assert trace.error.col == 1
+        assert trace.error.details.explanation == preset.mistake
+        assert trace.error.hint
+        assert trace.error.details.fix
     else:
         assert trace.error is None, trace.error
         assert exc is None
@@ -113,16 +113,16 @@ def test_lesson_program_backward():
 
 def test_huge_constructor_refused_with_size():
     err = refused("x = torch.ones(100000, 100000)\n", "limit")
-    assert "40 GB" in err["message"]
-    assert "limit is" in err["message"]
-    assert "25,000,000" in err["message"]
-    assert (err["line"], err["col"]) == (1, 5)
+    assert "40 GB" in err.message
+    assert "limit is" in err.message
+    assert "25,000,000" in err.message
+    assert (err.line, err.col) == (1, 5)
 
 
 def test_medium_constructor_refused_not_allocated():
     # 400 MB: the pre-check refuses it on the meta device, it is never allocated.
     err = refused("x = torch.zeros(100000, 1000)\n", "limit")
-    assert "400 MB" in err["message"]
+    assert "400 MB" in err.message
 
 
 @pytest.mark.parametrize(
@@ -142,8 +142,8 @@ def test_factories_refused(source):
 
 def test_huge_matmul_refused_by_flops():
     err = refused("a = torch.ones(3000, 3000)\nb = a @ a\n", "limit")
-    assert "floating-point operations" in err["message"]
-    assert err["line"] == 2
+    assert "floating-point operations" in err.message
+    assert err.line == 2
 
 
 @pytest.mark.parametrize(
@@ -158,19 +158,19 @@ def test_huge_matmul_refused_by_flops():
 )
 def test_size_bombs_refused(source):
     err = refused(source, "limit")
-    assert "would allocate" in err["message"]
-    assert err["hint"]
+    assert "would allocate" in err.message
+    assert err.hint
 
 
 def test_total_allocation_cap():
     lines = "".join(f"x{i} = torch.ones(5000, 5000)\n" for i in range(6))
     err = refused(lines, "limit")
-    assert "in all" in err["message"]
+    assert "in all" in err.message
 
 
 def test_int_bomb_refused():
     err = refused("x = 2 ** 10 ** 8\n", "limit")
-    assert "bits" in err["message"]
+    assert "bits" in err.message
     err = refused("x = 10 ** 4000\n", "limit")
 
 
@@ -178,7 +178,7 @@ def test_statement_cap():
     from gradviz.program.language import Limits
 
     err = refused("x = 1\n" * 10, "limit", limits=Limits(max_statements=5))
-    assert "statements" in err["message"]
+    assert "statements" in err.message
 
 
 # ---------------------------------------------------------------- names and hints
@@ -186,24 +186,24 @@ def test_statement_cap():
 
 def test_did_you_mean_torch_function():
     err = refused("x = torch.onse(3)\n", "name")
-    assert "`ones`" in err["hint"]
-    assert (err["line"], err["col"]) == (1, 5)
+    assert "`ones`" in err.hint
+    assert (err.line, err.col) == (1, 5)
 
 
 def test_did_you_mean_variable():
     err = refused("x = torch.ones(3)\ny = xx + 1\n", "name")
-    assert err["hint"] == "Did you mean `x`?"
-    assert (err["line"], err["col"]) == (2, 5)
+    assert err.hint == "Did you mean `x`?"
+    assert (err.line, err.col) == (2, 5)
 
 
 def test_did_you_mean_method():
     err = refused("x = torch.ones(3)\ny = x.sumn()\n", "name")
-    assert "`sum`" in err["hint"]
+    assert "`sum`" in err.hint
 
 
 def test_bare_function_name_hints_torch():
     err = refused("y = ones(3)\n", "name")
-    assert "torch.ones" in err["hint"]
+    assert "torch.ones" in err.hint
 
 
 # ---------------------------------------------------------------- backward options
@@ -212,9 +212,9 @@ def test_bare_function_name_hints_torch():
 def test_non_scalar_backward_message_and_ones():
     source = "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\ny = x * 2\n"
     err = refused(source, "runtime", backward="y")
-    assert "scalar" in err["message"]
-    assert err["details"]["explanation"] == "implicit_scalar"
-    assert err["line"] == 2
+    assert "scalar" in err.message
+    assert err.details.explanation == "implicit_scalar"
+    assert err.line == 2
     trace = ok(source, backward="y", backward_ones=True)
     assert trace.tensor("x").grad == [2.0, 2.0, 2.0]
     assert trace.backward[-1].gradient == "ones"
@@ -222,7 +222,7 @@ def test_non_scalar_backward_message_and_ones():
 
 def test_backward_unknown_name():
     err = refused(LESSON, "name", backward="yy")
-    assert "`y`" in err["hint"]
+    assert "`y`" in err.hint
 
 
 def test_retain_intermediate_gives_intermediate_grads():
@@ -262,9 +262,9 @@ def test_warning_captured_with_line():
     trace = ok("x = torch.ones(3, requires_grad=True)\ny = x * 2\nz = y.grad\n")
     assert len(trace.warnings) == 1
     w = trace.warnings[0]
-    assert w["line"] == 3
-    assert "not a leaf" in w["message"]
-    assert w["category"] == "UserWarning"
+    assert w.line == 3
+    assert "not a leaf" in w.message
+    assert w.category == "UserWarning"
 
 
 def test_manual_seed_reproducible_and_private():
@@ -299,8 +299,8 @@ def test_numpy_gives_a_list():
 
 def test_numpy_on_requires_grad_is_explained():
     err = refused("x = torch.ones(2, requires_grad=True)\nn = x.numpy()\n", "runtime")
-    assert err["details"]["explanation"] == "numpy_requires_grad"
-    assert err["line"] == 2
+    assert err.details.explanation == "numpy_requires_grad"
+    assert err.line == 2
 
 
 def test_grad_fn_prints_as_name():
@@ -316,7 +316,7 @@ def test_grad_fn_cannot_be_reached_through():
         "x = torch.ones(3, requires_grad=True)\ny = x * 2\nz = y.grad_fn.next_functions\n",
         "type",
     )
-    assert err["line"] == 3
+    assert err.line == 3
 
 
 def test_tuple_unpacking_of_max():
@@ -328,7 +328,7 @@ def test_tuple_unpacking_of_max():
 
 def test_unpacking_count_mismatch():
     err = refused("x = torch.ones(3)\na, b, c = torch.max(torch.ones(2, 2), 1)\n", "type")
-    assert "3 names" in err["message"]
+    assert "3 names" in err.message
 
 
 def test_no_grad_block():
@@ -362,20 +362,20 @@ def test_runtime_error_is_explained_and_placed():
         "a = torch.ones(2, 3)\nb = torch.ones(2, 3)\nc = a @ b\n",
         "runtime",
     )
-    assert err["line"] == 3
-    assert err["details"]["explanation"] == "matmul_shapes"
-    assert "Traceback" not in err["message"]
+    assert err.line == 3
+    assert err.details.explanation == "matmul_shapes"
+    assert "Traceback" not in err.message
 
 
 def test_int_requires_grad_explained():
     err = refused("x = torch.tensor([1, 2], requires_grad=True)\n", "runtime")
-    assert err["details"]["explanation"] == "int_requires_grad"
+    assert err.details.explanation == "int_requires_grad"
 
 
 def test_partial_results_before_error():
     trace = run("x = torch.ones(3)\ny = x + 1\nz = torch.onse(2)\nw = y * 2\n")
     assert [t.name for t in trace.tensors] == ["x", "y"]
-    assert trace.error["line"] == 3
+    assert trace.error.line == 3
 
 
 def test_rebinding_gets_line_labels():
@@ -386,7 +386,7 @@ def test_rebinding_gets_line_labels():
 
 def test_non_str_source_is_an_error_not_a_crash():
     trace = run_program(None)
-    assert trace.error["kind"] == "type"
+    assert trace.error.kind == "type"
 
 
 def test_to_json_shape():
@@ -401,8 +401,8 @@ def test_to_json_shape():
 
 def test_pooling_window_work_is_capped_before_running():
     trace = run_program("a = torch.rand(1, 3000, 3000)\nb = F.max_pool2d(a, 1500, stride=1)\n")
-    assert trace.error["kind"] == "limit" and trace.error["line"] == 2
-    assert "limit is 5e+09" in trace.error["message"]
+    assert trace.error.kind == "limit" and trace.error.line == 2
+    assert "limit is 5e+09" in trace.error.message
     ok = run_program(
         "a = torch.rand(1, 1, 8, 8)\nb = F.max_pool2d(a, 2)\nc = F.avg_pool1d(torch.rand(1, 2, 8), 4)\n"
     )

@@ -325,8 +325,8 @@ def test_broadcast_bomb_refused_before_allocation():
     from gradviz.program.interpreter import run_program
 
     trace = run_program("a = torch.ones(1, 20000)\nb = torch.ones(20000, 1)\nc = a * b\n")
-    assert trace.error["kind"] == "limit" and trace.error["line"] == 3
-    assert "20000x20000" in trace.error["message"]
+    assert trace.error.kind == "limit" and trace.error.line == 3
+    assert "20000x20000" in trace.error.message
 
 
 def test_spectral_norm_refused():
@@ -337,4 +337,4 @@ def test_spectral_norm_refused():
         "x = torch.ones(3, 3)\ny = torch.norm(x, 'nuc')\n",
     ):
         trace = run_program(program)
-        assert trace.error["kind"] == "forbidden" and trace.error["line"] == 2
+        assert trace.error.kind == "forbidden" and trace.error.line == 2

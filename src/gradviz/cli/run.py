@@ -19,6 +19,7 @@ import os
 import sys
 
 from gradviz.program.interpreter import run_program
+from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import run_isolated
 from gradviz.workers.pool import Pool, SandboxLimits
@@ -60,19 +61,18 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def format_error(path: str, error: dict) -> str:
+def format_error(path: str, error: RunError) -> str:
     """`PROGRAM.py:LINE:COL: kind: message`, then the hint and the fix, if any."""
     where = display_name(path)
-    if error.get("line"):
-        where += f":{error['line']}"
-        if error.get("col"):
-            where += f":{error['col']}"
-    lines = [f"{where}: {error.get('kind', 'error')}: {error.get('message', '')}"]
-    if error.get("hint"):
-        lines.append(f"  hint: {error['hint']}")
-    fix = (error.get("details") or {}).get("fix")
-    if fix:
-        lines.append(f"  fix: {fix}")
+    if error.line:
+        where += f":{error.line}"
+        if error.col:
+            where += f":{error.col}"
+    lines = [f"{where}: {error.kind}: {error.message}"]
+    if error.hint:
+        lines.append(f"  hint: {error.hint}")
+    if error.details.fix:
+        lines.append(f"  fix: {error.details.fix}")
     return "\n".join(lines)
 
 
@@ -158,7 +158,7 @@ def main(args: argparse.Namespace) -> int:
         print(line)
     print(format_table(trace))
     for w in trace.warnings:
-        print(f"{display_name(args.program)}:{w['line']}: warning: {w['message']}")
+        print(f"{display_name(args.program)}:{w.line}: warning: {w.message}")
     for note in trace.summary:
         print(f"{display_name(args.program)}: summarised: {note}")
     if trace.backward:

@@ -1,6 +1,7 @@
 """What a host offers, as plain data the server can hold without torch: DeviceInfo,
-HostFacts (gathered in a worker by gradviz.devices.facts), device labels and the memory of a
-program's tensors per device."""
+HostFacts (gathered in a worker by gradviz.devices.facts), a CUDA allocator's figures
+(CudaMemory, from gradviz.devices.simulated.memory_summary), device labels and the memory of
+a program's tensors per device."""
 
 from __future__ import annotations
 
@@ -53,6 +54,17 @@ class HostFacts:
         if self.mps_available:
             out.append("mps")
         return out
+
+
+@dataclass(frozen=True)
+class CudaMemory:
+    """One real CUDA device as PyTorch's caching allocator and the driver see it, in bytes."""
+
+    device: str  # "cuda:0"
+    allocated: int  # torch.cuda.memory_allocated: tensors alive
+    reserved: int  # torch.cuda.memory_reserved: held by the caching allocator
+    used_by_all_processes: int  # what nvidia-smi shows as used
+    total: int
 
 
 def device_label(device: str, simulated: bool) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from gradviz.devices.info import SIMULATED_CUDA_COUNT
+from gradviz.devices.info import SIMULATED_CUDA_COUNT, CudaMemory
 
 
 def cuda_available() -> bool:
@@ -254,16 +254,6 @@ class DeviceExplanation:
     target: str | None = None  # its destination, as code (e.g. "a.device")
     fix_code: str = ""
 
-    def as_details(self) -> dict:
-        return {
-            "device_kind": self.kind,
-            "device_rule": self.rule,
-            "devices": self.devices,
-            "device_tensors": self.tensors,
-            "move": self.move,
-            "fix_code": self.fix_code,
-        }
-
 
 MISMATCH_RE = re.compile(r"found at least two devices, ([\w:]+) and ([\w:]+)")
 # Another form of the same error, naming the argument: "... but got mat2 is on cpu, different
@@ -423,7 +413,7 @@ def explain_device_error(message: str, tensors_by_name: dict[str, str]) -> Devic
 # ---------------------------------------------------------------- memory and placement
 
 
-def memory_summary() -> list[dict]:
+def memory_summary() -> list[CudaMemory]:
     """Per real CUDA device: what PyTorch's caching allocator holds, and what the driver sees."""
     out = []
     if not cuda_available():
@@ -431,13 +421,13 @@ def memory_summary() -> list[dict]:
     for i in range(torch.cuda.device_count()):
         free, total = torch.cuda.mem_get_info(i)
         out.append(
-            {
-                "device": f"cuda:{i}",
-                "allocated": torch.cuda.memory_allocated(i),
-                "reserved": torch.cuda.memory_reserved(i),
-                "used_by_all_processes": total - free,  # what nvidia-smi shows as used
-                "total": total,
-            }
+            CudaMemory(
+                device=f"cuda:{i}",
+                allocated=torch.cuda.memory_allocated(i),
+                reserved=torch.cuda.memory_reserved(i),
+                used_by_all_processes=total - free,
+                total=total,
+            )
         )
     return out
 

@@ -10,10 +10,12 @@ a node without an exception come from `RunState.error` (gradviz.program.state).
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from gradviz.devices import simulated as devices
 from gradviz.program.explain import explain_error
 from gradviz.program.language import ProgramError
+from gradviz.program.reports import DeviceErrorDetails, ErrorDetails
 from gradviz.program.state import RunState
 from gradviz.program.values import NAMESPACES
 
@@ -40,17 +42,27 @@ def runtime_error(
     message = runtime_message(exc)
     explanation = explain_error(message)
     err = state.error("runtime", message, node, explanation.plain if explanation else None)
-    err.details = {"exception": type(exc).__name__, "operation": label}
-    if explanation:
-        err.details.update(explanation.as_details())
+    details = explanation.as_details() if explanation else ErrorDetails()
+    details = replace(details, exception=type(exc).__name__, operation=label)
     named = operand_names(state, node, operands) if operands else {}
     device = devices.explain_device_error(message, named)
     if device is not None:
-        err.details.update(device.as_details())
-        err.details["title"] = device.title
-        err.details["fix"] = f"`{device.fix_code}`"
+        details = replace(
+            details,
+            title=device.title,
+            fix=f"`{device.fix_code}`",
+            device=DeviceErrorDetails(
+                kind=device.kind,
+                rule=device.rule,
+                devices=tuple(device.devices),
+                tensors=tuple(device.tensors.items()),
+                move=device.move,
+                fix_code=device.fix_code,
+                source=devices.message_source(state.simulated, rule_by_gradviz),
+            ),
+        )
         err.hint = device.rule
-        err.details["device_source"] = devices.message_source(state.simulated, rule_by_gradviz)
+    err.details = details
     return err
 
 

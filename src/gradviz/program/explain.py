@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gradviz.program.reports import ErrorDetails
+
 
 @dataclass(frozen=True)
 class Explanation:
@@ -17,8 +19,8 @@ class Explanation:
     plain: str
     fix: str
 
-    def as_details(self) -> dict:
-        return {"explanation": self.key, "title": self.title, "fix": self.fix}
+    def as_details(self) -> ErrorDetails:
+        return ErrorDetails(explanation=self.key, title=self.title, fix=self.fix)
 
 
 EXPLANATIONS: list[tuple[str, Explanation]] = [

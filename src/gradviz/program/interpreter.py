@@ -40,6 +40,7 @@ from gradviz.program.evaluator import BINOPS, Evaluator
 from gradviz.program.language import ProgramError, did_you_mean, parse
 from gradviz.program.library import Library
 from gradviz.program.placement import Placement
+from gradviz.program.reports import RunStats, RunWarning
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.state import RunState
 from gradviz.program.values import NAMESPACES, Builtin, Marker, Namespace, type_name
@@ -113,11 +114,11 @@ class Interpreter:
             finally:
                 for w in caught[before:]:
                     self.state.warnings.append(
-                        {
-                            "line": stmt.lineno,
-                            "message": str(w.message).split("\n")[0],
-                            "category": w.category.__name__,
-                        }
+                        RunWarning(
+                            line=stmt.lineno,
+                            message=str(w.message).split("\n")[0],
+                            category=w.category.__name__,
+                        )
                     )
                 del caught[before:]
 
@@ -300,9 +301,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     try:
         tree = parse(source, options.limits, RESERVED_NAMES)
     except ProgramError as exc:
-        return Trace(
-            source=text, error=exc.to_dict(), stats={"seconds": time.perf_counter() - started}
-        )
+        return Trace(source=text, error=exc.report(), stats=RunStats(time.perf_counter() - started))
     interp = Interpreter(text, tree, options)
     error = _guarded(interp.run, interp)
     if error is None and options.backward:
@@ -313,7 +312,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     trace = Trace(
         source=text,
         tensors=graph.tensors,
-        error=None if error is None else error.to_dict(),
+        error=None if error is None else error.report(),
         backward=state.backward,
         stdout=state.stdout,
         warnings=state.warnings,
@@ -322,13 +321,13 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         moves=placement.moves,
         device_notes=placement.device_notes,
         memory=devices.memory_summary(),
-        stats={
-            "seconds": time.perf_counter() - started,
-            "operations": budget.ops,
-            "statements": budget.statements,
-            "bytes": budget.total_bytes,
-            "flops": budget.total_flops,
-        },
+        stats=RunStats(
+            seconds=time.perf_counter() - started,
+            operations=budget.ops,
+            statements=budget.statements,
+            bytes=budget.total_bytes,
+            flops=budget.total_flops,
+        ),
     )
     if options.classic:
         trace.classic_dot = classic_dot(record)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
+
+from gradviz.program.reports import ErrorDetails, RunError
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class ProgramError(Exception):
     line: int | None = None
     col: int | None = None
     hint: str | None = None
-    details: dict = field(default_factory=dict)
+    details: ErrorDetails = field(default_factory=ErrorDetails)
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -74,8 +76,9 @@ class ProgramError(Exception):
         where = f"line {self.line}, col {self.col}: " if self.line else ""
         return f"{where}{self.message}"
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def report(self) -> RunError:
+        """The error as a run's result carries it (Trace.error)."""
+        return RunError(self.kind, self.message, self.line, self.col, self.hint, self.details)
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:

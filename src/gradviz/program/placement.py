@@ -18,6 +18,7 @@ from torch.utils._pytree import tree_flatten
 from gradviz.devices import simulated as devices
 from gradviz.devices.info import SIMULATED_CUDA_COUNT
 from gradviz.program.errors import runtime_error
+from gradviz.program.reports import DeviceMove
 from gradviz.program.state import RunState
 from gradviz.program.values import tensors_in
 
@@ -35,7 +36,7 @@ class Placement:
         self.state = state
         self.shadow = state.shadow
         self.device_overrides = dict(state.options.device_overrides or {})
-        self.moves: list[dict] = []
+        self.moves: list[DeviceMove] = []
         self.device_notes: list[str] = []
         self.fn_devices: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, device)
 
@@ -55,9 +56,7 @@ class Placement:
                 moved = value.detach().to(device).requires_grad_(requires_grad)
             except Exception as exc:
                 raise runtime_error(self.state, exc, stmt, f"moving {name} to {device}") from None
-        self.moves.append(
-            {"name": name, "line": stmt.lineno, "from": before, "to": self.state.device_of(moved)}
-        )
+        self.moves.append(DeviceMove(name, stmt.lineno, before, self.state.device_of(moved)))
         return moved
 
     def simulated_cuda_answer(self, label: str) -> bool | int:

@@ -1,6 +1,7 @@
 """What a run gives back, as plain data: Trace, RunOptions, the caps on what a result may
 carry (cap_result), and a gradient check's result (GradCheckResult). The graph inside a
-Trace is gradviz.graph.model's.
+Trace is gradviz.graph.model's; its error, warnings, device moves and figures are
+gradviz.program.reports', its CUDA allocator figures gradviz.devices.info's.
 
 No torch here (and no Streamlit): the server unpickles these from its workers and draws them
 without importing PyTorch, which keeps the server process small (docs/BENCHMARKS.md, memory).
@@ -9,8 +10,9 @@ without importing PyTorch, which keeps the server process small (docs/BENCHMARKS
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from gradviz.devices.info import CudaMemory
 from gradviz.graph.model import (
     MAX_RESULT_VALUES,
     MAX_TENSORS_WITH_VALUES,
@@ -20,23 +22,24 @@ from gradviz.graph.model import (
     ValueBudget,
 )
 from gradviz.program.language import DEFAULT_LIMITS, Limits
+from gradviz.program.reports import DeviceMove, RunError, RunStats, RunWarning
 
 
 @dataclass
 class Trace:
     source: str
     tensors: list[TensorInfo] = field(default_factory=list)
-    error: dict | None = None
+    error: RunError | None = None
     backward: list[BackwardRecord] = field(default_factory=list)
     stdout: list[str] = field(default_factory=list)
-    warnings: list[dict] = field(default_factory=list)
+    warnings: list[RunWarning] = field(default_factory=list)
     graph: GraphModel | None = None
     classic_dot: str | None = None
-    stats: dict = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
     simulated: bool = False  # CUDA devices in this run are simulated (gradviz.devices.simulated)
-    moves: list[dict] = field(default_factory=list)  # leaves moved by device_overrides
+    moves: list[DeviceMove] = field(default_factory=list)  # leaves moved by device_overrides
     device_notes: list[str] = field(default_factory=list)
-    memory: list[dict] = field(default_factory=list)  # real CUDA allocators after the run
+    memory: list[CudaMemory] = field(default_factory=list)  # real CUDA allocators after the run
     # what cap_result left out of this result, in words ("2,500 tensors: ...")
     summary: list[str] = field(default_factory=list)
 
@@ -63,7 +66,7 @@ class Trace:
                 }
                 for t in self.tensors
             ],
-            "error": self.error,
+            "error": None if self.error is None else self.error.to_dict(),
             "backward": None
             if last is None
             else {
@@ -73,7 +76,7 @@ class Trace:
                 "order": [s.fn for s in last.steps],
             },
             "stdout": self.stdout,
-            "warnings": self.warnings,
+            "warnings": [w.to_dict() for w in self.warnings],
         }
 
 
@@ -115,7 +118,7 @@ def cap_result(trace: Trace) -> Trace:
     changes nothing: the same tensors keep their values. If the pickled Trace is still over
     MAX_RESULT_BYTES, every value, the classic DOT, saved-tensor texts and backward steps are
     left out; if even that is too big, the result is an error. The size is recorded in
-    trace.stats["result_bytes"]. Plain data only: runs in the worker.
+    trace.stats.result_bytes. Plain data only: runs in the worker.
     """
     n = len(trace.tensors)
     budget = ValueBudget()
@@ -148,19 +151,16 @@ def cap_result(trace: Trace) -> Trace:
     if size > MAX_RESULT_BYTES:
         trace = Trace(
             source=trace.source,
-            error={
-                "kind": "limit",
-                "message": f"the result of this program is {size / 1e6:.1f} MB even without its "
-                f"values; the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB: name fewer tensors",
-                "line": None,
-                "col": None,
-                "hint": "Use fewer names, or fewer operations.",
-                "details": {},
-            },
-            stats=dict(trace.stats),
+            error=RunError(
+                "limit",
+                f"the result of this program is {size / 1e6:.1f} MB even without its values; "
+                f"the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB: name fewer tensors",
+                hint="Use fewer names, or fewer operations.",
+            ),
+            stats=trace.stats,
         )
         size = result_size(trace)
-    trace.stats["result_bytes"] = size
+    trace.stats = replace(trace.stats, result_bytes=size)
     return trace
 
 

@@ -18,6 +18,7 @@ from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord
 from gradviz.graph.record import Binding, NodeRegistry
 from gradviz.program.language import ProgramError, char_col, source_segment
+from gradviz.program.reports import RunWarning
 from gradviz.program.results import RunOptions
 
 
@@ -37,7 +38,7 @@ class RunState:
         self.env: dict[str, object] = {}
         self.bindings: list[Binding] = []
         self.stdout: list[str] = []
-        self.warnings: list[dict] = []
+        self.warnings: list[RunWarning] = []
         self.backward: list[BackwardRecord] = []
         self.registry = NodeRegistry()
         self.generator = torch.Generator().manual_seed(options.seed)

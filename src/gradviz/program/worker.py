@@ -40,8 +40,8 @@ def prepare(threads: int) -> None:
 
 def self_test() -> str | None:
     """None when the size checks hold under this worker's limits, else why not."""
-    canary = run_job(CANARY, RunOptions(classic=False)).error or {}
-    if "floating-point operations" in canary.get("message", ""):
+    canary = run_job(CANARY, RunOptions(classic=False)).error
+    if canary is not None and "floating-point operations" in canary.message:
         return None
     return f"the size checks failed their self-test: {canary}"
 

@@ -19,6 +19,7 @@ from gradviz.program.language import (
     parse,
     tightest,
 )
+from gradviz.program.reports import ErrorDetails, RunStats
 from gradviz.program.results import GradCheckResult, RunOptions, Trace
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
@@ -95,21 +96,22 @@ def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramErro
             "runtime",
             f"the program stopped the worker process that ran it (killed by {how}); "
             "nothing else was affected. Run it again, or change it.",
-            details={"worker": how},
+            details=ErrorDetails(worker=how),
         )
     return ProgramError("internal", f"the program runner failed: {outcome.message}")
 
 
-def _out_of_memory(trace, memory_bytes: int):
+def _out_of_memory(trace: Trace, memory_bytes: int) -> Trace:
     """torch's allocator failing at the worker's RLIMIT_DATA, said as the cap it is."""
     err = trace.error
-    if err and err.get("kind") == "runtime" and "can't allocate memory" in err.get("message", ""):
-        err.update(
+    if err and err.kind == "runtime" and "can't allocate memory" in err.message:
+        trace.error = replace(
+            err,
             kind="limit",
             message=f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
             "beyond the runner's own); it was refused at this line, nothing else was affected",
             hint="Use smaller tensors.",
-            details={},
+            details=ErrorDetails(),
         )
     return trace
 
@@ -131,7 +133,7 @@ def run_isolated(
             parse(source, options.limits)
         except ProgramError as exc:
             text = source if isinstance(source, str) else ""
-            return Trace(source=text, error=exc.to_dict(), stats={"seconds": 0.0})
+            return Trace(source=text, error=exc.report(), stats=RunStats(seconds=0.0))
     pool = pool or default_pool()
     seconds = pool.limits.run_seconds
     started = time.perf_counter()
@@ -146,8 +148,8 @@ def run_isolated(
     err = describe(outcome, seconds, pool.limits.memory_bytes)
     return Trace(
         source=source,
-        error=err.to_dict(),
-        stats={"seconds": time.perf_counter() - started, "worker": outcome.status},
+        error=err.report(),
+        stats=RunStats(seconds=time.perf_counter() - started, worker=outcome.status),
     )
 
 

@@ -19,6 +19,7 @@ from gradviz.graph.render import (
 )
 from gradviz.graph.rules import rule_for
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
+from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.share import ShareState, from_params, to_params
 from gradviz.services.programs import check_isolated, run_isolated
@@ -87,7 +88,7 @@ def run_cached(
         raise_busy=True,
         visitor=visitor,
     )
-    if "worker" not in trace.stats:  # run_isolated sets it when the worker did not finish
+    if trace.stats.worker is None:  # run_isolated sets it when the worker did not finish
         cache.put(key, pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
     return trace
 
@@ -160,27 +161,26 @@ def _submit() -> None:
     st.session_state.submitted = st.session_state.program
 
 
-def _show_error(err: dict, source: str) -> None:
-    where = f"Line {err['line']}, column {err['col']}: " if err.get("line") else ""
-    details = err.get("details") or {}
-    title = details.get("title")
+def _show_error(err: RunError, source: str) -> None:
+    where = f"Line {err.line}, column {err.col}: " if err.line else ""
+    title = err.details.title
     st.error(
-        f"**{title + ' — ' if title else ''}{err['kind']} error.** {where}{message(err['message'])}",
+        f"**{title + ' — ' if title else ''}{err.kind} error.** {where}{message(err.message)}",
         icon=":material/error:",
     )
     lines = source.splitlines()
-    if err.get("line") and 1 <= err["line"] <= len(lines):
-        caret = " " * max((err.get("col") or 1) - 1, 0) + "^"
-        st.code(f"{err['line']:>3} | {lines[err['line'] - 1]}\n    | {caret}", language=None)
-    if err.get("hint"):
+    if err.line and 1 <= err.line <= len(lines):
+        caret = " " * max((err.col or 1) - 1, 0) + "^"
+        st.code(f"{err.line:>3} | {lines[err.line - 1]}\n    | {caret}", language=None)
+    if err.hint:
         # Hints are gradviz's own (a device rule, "did you mean `name`?" among identifiers),
         # Markdown meant as written; the message, which quotes PyTorch and strings, is escaped.
-        st.info(err["hint"], icon=":material/lightbulb:")
-    if details.get("fix"):
+        st.info(err.hint, icon=":material/lightbulb:")
+    if err.details.fix:
         # gradviz's own text (explain.EXPLANATIONS, or devices' fix from tensor names and
         # devices PyTorch named), Markdown meant as written: no visitor string reaches it.
-        st.success(f"**Fix:** {details['fix']}", icon=":material/build:")
-    device_panel.error_details(details, rule=False)
+        st.success(f"**Fix:** {err.details.fix}", icon=":material/build:")
+    device_panel.error_details(err.details.device, rule=False)
 
 
 def page() -> None:
@@ -251,9 +251,7 @@ def page() -> None:
     if trace.error:
         _show_error(trace.error, source)
     for w in trace.warnings:
-        st.warning(
-            f"Line {w['line']}: PyTorch warns: {message(w['message'])}", icon=":material/warning:"
-        )
+        st.warning(f"Line {w.line}: PyTorch warns: {message(w.message)}", icon=":material/warning:")
     for note in trace.summary:
         st.info(f"This result is summarised: {message(note)}.", icon=":material/info:")
     if trace.stdout:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from gradviz.devices import info as device_info
 from gradviz.graph.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+from gradviz.program.reports import DeviceErrorDetails
 from gradviz.services import host
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
@@ -71,9 +72,9 @@ def moves(trace) -> None:
     for m in trace.moves:
         st.info(
             # Devices are PyTorch's own names (torch.device parsed them); the name is quoted.
-            message(f"Moved `{m['name']}`")
-            + f" (line {m['line']}) from {m['from']} to "
-            + f"**{device_info.device_label(m['to'], trace.simulated)}**",
+            message(f"Moved `{m.name}`")
+            + f" (line {m.line}) from {m.from_device} to "
+            + f"**{device_info.device_label(m.to_device, trace.simulated)}**",
             icon=":material/swap_horiz:",
         )
     for note in trace.device_notes:
@@ -125,38 +126,36 @@ def memory(trace) -> None:
         )
 
 
-def error_details(details: dict, rule: bool = True) -> None:
+def error_details(device: DeviceErrorDetails | None, rule: bool = True) -> None:
     """The device part of an error: where the message came from, who is where, and (unless
     the page already shows them as hint and fix) the rule and the fix as code."""
-    if not details.get("device_kind"):
+    if device is None or not device.kind:
         return
-    source = details.get("device_source", "")
-    if source.startswith("simulated"):
-        st.warning(f"Message {message(source)}.", icon=":material/memory:")
+    if device.source.startswith("simulated"):
+        st.warning(f"Message {message(device.source)}.", icon=":material/memory:")
     else:
-        st.caption(f"Message {message(source)}.")
-    tensors = details.get("device_tensors") or {}
-    if tensors:
+        st.caption(f"Message {message(device.source)}.")
+    if device.tensors:
         st.markdown(
             "Operands: "
-            + ", ".join(f"{message(f'`{name}`')} on **{dev}**" for name, dev in tensors.items())
+            + ", ".join(f"{message(f'`{name}`')} on **{dev}**" for name, dev in device.tensors)
         )
     if rule:
-        st.markdown(f"**Rule:** {message(details.get('device_rule', ''))}")
-        if details.get("fix_code"):
-            st.code(details["fix_code"], language="python")
+        st.markdown(f"**Rule:** {message(device.rule)}")
+        if device.fix_code:
+            st.code(device.fix_code, language="python")
 
 
-def allocator_table(rows: list[dict]) -> None:
+def allocator_table(rows: list[device_info.CudaMemory]) -> None:
     """Per-device CUDA allocator figures (devices.memory_summary rows, asked of a worker)."""
     table(
         [
             {
-                "device": r["device"],
-                "allocated": fmt_bytes(r["allocated"]),
-                "reserved": fmt_bytes(r["reserved"]),
-                "used (all processes, as nvidia-smi)": fmt_bytes(r["used_by_all_processes"]),
-                "total": fmt_bytes(r["total"]),
+                "device": r.device,
+                "allocated": fmt_bytes(r.allocated),
+                "reserved": fmt_bytes(r.reserved),
+                "used (all processes, as nvidia-smi)": fmt_bytes(r.used_by_all_processes),
+                "total": fmt_bytes(r.total),
             }
             for r in rows
         ]

@@ -54,7 +54,7 @@ def _placement_of(device: str) -> dict:
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def _cuda_memory() -> list[dict]:
+def _cuda_memory() -> list[device_info.CudaMemory]:
     """The CUDA allocator and driver figures, as a fresh worker sees them (a few seconds old
     at most)."""
     return host.ask("cuda_memory")
@@ -113,15 +113,15 @@ def _lessons(simulated: bool) -> None:
     rows = []
     for lesson in LESSONS:
         trace = lesson_trace(lesson.source)
-        err = trace.error or {}
-        details = err.get("details") or {}
+        err = trace.error
+        device = err.details.device if err else None
         rows.append(
             {
                 "case": lesson.title,
-                "PyTorch": err.get("message", "runs")[:110],
-                "line": err.get("line"),
-                "fix": details.get("fix_code", ""),
-                "message source": details.get("device_source", "")
+                "PyTorch": (err.message if err else "runs")[:110],
+                "line": err.line if err else None,
+                "fix": device.fix_code if device else "",
+                "message source": (device.source if device else "")
                 or ("simulated devices" if trace.simulated else "this machine"),
             }
         )
@@ -137,13 +137,12 @@ def _lessons(simulated: bool) -> None:
     st.code(lesson.source, language="python", line_numbers=True)
     if trace.error:
         err = trace.error
-        details = err.get("details") or {}
+        title = err.details.title if err.details.title is not None else err.kind
         st.error(
-            f"**{escape(details.get('title', err['kind']))}.** Line {err.get('line')}: "
-            f"{message(err['message'])}",
+            f"**{escape(title)}.** Line {err.line}: {message(err.message)}",
             icon=":material/error:",
         )
-        device_panel.error_details(details)
+        device_panel.error_details(err.details.device)
     else:
         st.success(
             "PyTorch allows this. Where each tensor lives: "
