@@ -335,18 +335,3 @@ def test_public_host_shares_one_slot_between_training_and_timing(monkeypatch):
     finally:
         heavy.release()
     assert jobs.slots("evaluate") is not heavy  # small jobs keep their own slot
-
-
-def test_run_now_gives_the_result_or_a_plain_failure_and_frees_the_slot(monkeypatch):
-    monkeypatch.setattr(jobs, "_slots", {})
-    limits = JobLimits(seconds=30.0, memory_bytes=256 * 1024 * 1024)
-    assert jobs.run_now("count", (3,), limits, "now", "the count", "busy", testing=True) == 3
-    with pytest.raises(jobs.JobFailed, match="^The job failed: ValueError: boom$"):
-        jobs.run_now("fail", ("boom",), limits, "now", "the job", "busy", testing=True)
-    slot = jobs.slots("now")
-    assert slot.try_acquire()  # both runs gave their slot back
-    try:
-        with pytest.raises(Busy, match="someone else"):
-            jobs.run_now("count", (1,), limits, "now", "the count", "someone else", testing=True)
-    finally:
-        slot.release()

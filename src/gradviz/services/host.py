@@ -19,6 +19,7 @@ import threading
 from importlib.metadata import PackageNotFoundError, version
 
 from gradviz.devices.info import HostFacts
+from gradviz.services.jobs import run_now
 from gradviz.workers import jobs
 
 FACTS_SECONDS = 120.0  # first use may wait for the forkserver's torch import
@@ -36,7 +37,7 @@ def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = 
     """Run one small job to its end in a worker and return its result (no slot: these are
     short and light). Raises jobs.JobFailed with a plain message when it ends without one."""
     limits = jobs.JobLimits(seconds=seconds, memory_bytes=memory_bytes)
-    return jobs.run_now(kind, args, limits, None, f"asking the worker ({kind})")
+    return run_now(kind, args, limits, None, f"asking the worker ({kind})")
 
 
 def facts() -> HostFacts:

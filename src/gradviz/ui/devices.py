@@ -13,12 +13,13 @@ from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services import host
 from gradviz.services import programs as sandbox
+from gradviz.services.jobs import run_now
 from gradviz.ui import device_panel
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
-from gradviz.workers import jobs
+from gradviz.workers.jobs import JobFailed, JobLimits
 from gradviz.workers.resources import available_cpus
 
 MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
@@ -35,8 +36,8 @@ def lesson_trace(source: str) -> Trace:
 def _measure(device: str) -> list[transfer_reference.Measurement]:
     """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
     sharing the Speed page's slot, so they do not slow each other down)."""
-    limits = jobs.JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
-    return jobs.run_now(
+    limits = JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
+    return run_now(
         "transfer",
         (device,),
         limits,
@@ -64,7 +65,7 @@ def page() -> None:
     st.title("Devices")
     try:
         facts = host.facts()
-    except jobs.JobFailed as exc:
+    except JobFailed as exc:
         st.error(
             f"Could not ask a worker process what this host has: {escape(exc)} Reload the page to "
             "try again.",
@@ -171,7 +172,7 @@ def _placement() -> None:
     )
     try:
         result = _placement_of(dev)
-    except jobs.JobFailed as exc:
+    except JobFailed as exc:
         st.error(f"Could not build the model now: {escape(exc)}")
         return
     st.code(result["code"], language="python")
@@ -185,7 +186,7 @@ def _memory() -> None:
     if host.facts().cuda_available:
         try:
             rows = _cuda_memory()
-        except jobs.JobFailed as exc:
+        except JobFailed as exc:
             st.error(f"Could not ask the CUDA allocator now: {escape(exc)}")
             return
     if not rows:
@@ -239,7 +240,7 @@ def _costs(simulated: bool) -> None:
         with st.spinner("Measuring in a worker process…"):
             try:
                 table(_rows(_measure(device)))
-            except (jobs.JobFailed, RuntimeError) as exc:  # RuntimeError: worker_process.Busy too
+            except (JobFailed, RuntimeError) as exc:  # RuntimeError: worker_process.Busy too
                 st.session_state.pop("measured", None)
                 st.error(f"Could not measure now: {escape(exc)}")
     try:

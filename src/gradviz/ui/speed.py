@@ -1,13 +1,14 @@
 """Speed page: CPU against GPU, the lesson's naive timing beside the correct one, a size sweep.
 
 Thin: widgets in, gradviz.speed.timing does the work, results out. Every timing (the estimate,
-the comparison, each sweep step) runs in a worker process started for it (gradviz.workers.jobs),
+the comparison, each sweep step) runs in a worker process started for it (gradviz.services.jobs),
 never in the server: its torch threads, tensors and memory are the worker's, and one
 timing runs at a time server-wide. The page draws the worker's progress events; results
 are kept in session state after every step, so pressing Stop (which makes Streamlit
 rerun, interrupting the script at its next update, at most POLL_S away) keeps what was
 measured, and the rerun asks the worker to end before its next call, killing it if a call is
-still running jobs.STOP_GRACE_S later. A closed tab ends its job the same way.
+still running workers.jobs.STOP_GRACE_S later (services.jobs.end). A closed tab ends its job
+the same way.
 
 The server never imports torch: what it knows of the GPU comes from host.facts() (asked of a
 worker once), dtypes are names with their sizes in a table, and what a worker sends back is
@@ -23,13 +24,15 @@ from streamlit.runtime import Runtime, exists
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
+from gradviz.services.jobs import end, follow, run_now, start_in_line
 from gradviz.speed import timing
 from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
-from gradviz.workers import jobs, resources
-from gradviz.workers import process as worker_process
+from gradviz.workers import resources
+from gradviz.workers.jobs import JobFailed
+from gradviz.workers.process import Busy
 
 SWEEP_KEY = "speed_sweep"
 COMPARE_KEY = "speed_compare"
@@ -90,9 +93,6 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
-JobFailed = jobs.JobFailed
-
-
 @st.cache_data(show_spinner=False)
 def _calibration(workload: str, device: str, dtype: str) -> dict:
     """A quick measurement in a worker to estimate bigger runs (cached per workload/device/dtype).
@@ -100,7 +100,7 @@ def _calibration(workload: str, device: str, dtype: str) -> dict:
     Skipped (not cached) while another timing holds the server's slot.
     """
     job = timing.calibration_job(workload, device, dtype)
-    point = jobs.run_now(
+    point = run_now(
         "speed_point",
         (job, 3),
         timing.job_limits([job], 60.0),
@@ -131,8 +131,7 @@ def _stop_running_job() -> None:
     if not running:
         return
     job, state = running["job"], st.session_state.get(running["state"])
-    if not job.finished:
-        job.stop(grace=jobs.STOP_GRACE_S)
+    end(job)
     if state is not None:
         for event in job.events[running["seen"] :]:
             if not isinstance(event, timing.Progress):
@@ -150,20 +149,18 @@ def _tab_open() -> bool:
 def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, label: str) -> None:
     """Start a timing job in a worker, draw its progress, keep its results in session state.
 
-    Waits up to QUEUE_S for another visitor's timing; raises worker_process.Busy or JobFailed.
+    Waits up to QUEUE_S for another visitor's timing; raises Busy or JobFailed.
     """
-    slot = jobs.slots("speed")
     wait_box = st.empty()
 
-    def waiting(running: int, ahead: int) -> None:
+    def waiting(running: int, ahead: int, _slots: int) -> None:
         wait_box.info(
             f"Waiting for another visitor's timing to finish ({running} running, {ahead} ahead "
             "of you); timings run one at a time so they do not slow each other down."
         )
 
-    slot.acquire(QUEUE_S, on_wait=waiting)
+    job = start_in_line(kind, args, timing.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
     wait_box.empty()
-    job = jobs.start(kind, args, timing.job_limits(limit_jobs), slot)
     running = {"job": job, "seen": 0, "state": state_key}
     st.session_state[JOB_KEY] = running
     keep = KEEPERS[state_key]
@@ -171,12 +168,7 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
     bar = st.progress(0.0, text=label)
     shown = (0.0, label)
     try:
-        while not (job.finished and running["seen"] >= len(job.events)):
-            new = job.next_events(running["seen"], POLL_S)
-            if not new and not _tab_open():
-                # A closed tab: nobody will press Stop nor rerun this script; end the job.
-                job.stop(grace=jobs.STOP_GRACE_S)
-                return
+        for new in follow(job, running["seen"], POLL_S, _tab_open):
             for event in new:
                 running["seen"] += 1
                 if isinstance(event, timing.Progress):
@@ -190,9 +182,10 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
             # A Streamlit call on every poll, even without news: Streamlit stops a script for
             # a rerun (Stop, any widget) only inside one, and one timing call can be long.
             bar.progress(shown[0], text=shown[1])
+        if not job.finished:  # the tab closed: follow() ended the job
+            return
     finally:
-        if not job.finished:  # interrupted by a rerun, or failed: never leave it running
-            job.stop(grace=jobs.STOP_GRACE_S)
+        end(job)  # interrupted by a rerun, or failed: never leave it running
     st.session_state.pop(JOB_KEY, None)
     if job.status == "error" and job.error_type in ("SizeTooLarge", "ValueError"):
         raise JobFailed(job.message)
@@ -333,7 +326,7 @@ def _comparison_section(
                 f"That is over the {_fmt_s(timing.job_seconds())} one timing may run on this "
                 "server; it would be stopped at the limit. Choose a smaller size or fewer repeats."
             )
-    except (worker_process.Busy, JobFailed) as exc:
+    except (Busy, JobFailed) as exc:
         st.caption(f"No estimate now: {escape(exc)}.")
     except Exception as exc:  # an estimate is a nicety; never block the page on it
         st.caption(f"No estimate: {type(exc).__name__}: {escape(exc)}")
@@ -348,7 +341,7 @@ def _comparison_section(
             label = ", ".join(j.describe() for j in runs)
             _run_in_worker("speed_compare", (runs, repeats, 1), runs, COMPARE_KEY, label)
             state["done"] = True
-        except (JobFailed, worker_process.Busy) as exc:  # plain messages
+        except (JobFailed, Busy) as exc:  # plain messages
             state["error"] = str(exc)
         except Exception as exc:
             state["error"] = ""  # reported here, once
@@ -442,7 +435,7 @@ def _sweep_section(
             args = (steps, repeats, 1, max_step_s)
             _run_in_worker("speed_sweep", args, fits, SWEEP_KEY, "Sweep")
             state["done"] = True
-        except (JobFailed, worker_process.Busy) as exc:
+        except (JobFailed, Busy) as exc:
             state["error"] = str(exc)
         except Exception as exc:
             state["error"] = ""  # reported here, once
@@ -581,7 +574,7 @@ def page() -> None:
     threads = resources.available_cpus()
     try:
         gpu = _gpu_name()
-    except jobs.JobFailed as exc:  # asked again on the next rerun
+    except JobFailed as exc:  # asked again on the next rerun
         st.error(f"Could not ask a worker process which GPU this host has: {escape(exc)}")
         gpu = None
     st.caption(

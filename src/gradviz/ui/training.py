@@ -26,6 +26,7 @@ from pathlib import Path
 import streamlit as st
 
 from gradviz.services import host
+from gradviz.services.jobs import start_in_line
 from gradviz.training.events import (
     DataRead,
     Evaluating,
@@ -63,8 +64,8 @@ from gradviz.ui import charts
 from gradviz.ui.common import png, show_unexpected, table
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape, message
-from gradviz.workers import jobs
-from gradviz.workers import process as worker_process
+from gradviz.workers.jobs import Job
+from gradviz.workers.process import Busy
 from gradviz.workers.resources import available_cpus
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
@@ -210,25 +211,25 @@ def _keep_result(result: TrainingSummary) -> None:
 
 def _start_training(source: Source, settings: dict) -> None:
     """Wait for a free training slot (showing the line), then start the worker."""
-    slot = jobs.slots("training")
     wait_box = st.empty()
 
-    def waiting(running: int, ahead: int) -> None:
+    def waiting(running: int, ahead: int, size: int) -> None:
         wait_box.info(
-            f"Another visitor is training ({running} of {slot.size} training "
-            f"slot{'s' if slot.size != 1 else ''} in use, {ahead} waiting ahead of you); "
+            f"Another visitor is training ({running} of {size} training "
+            f"slot{'s' if size != 1 else ''} in use, {ahead} waiting ahead of you); "
             f"yours starts when one ends (waiting up to {QUEUE_S:.0f} s)."
         )
 
-    try:
-        slot.acquire(QUEUE_S, on_wait=waiting)
-    finally:
-        wait_box.empty()
     run_settings = dict(settings)
     run_settings["time_limit"] = effective_time_limit(settings["time_limit"])
     limits = training_limits(run_settings["time_limit"], available_cpus())
-    limits = jobs.JobLimits(**{**limits.__dict__, "abandon_after": ABANDON_S})
-    job = jobs.start("train", (source.spec(), run_settings), limits, slot)
+    limits = replace(limits, abandon_after=ABANDON_S)
+    try:
+        job = start_in_line(
+            "train", (source.spec(), run_settings), limits, "training", QUEUE_S, waiting
+        )
+    finally:
+        wait_box.empty()
     st.session_state.pop(RESULT_KEY, None)
     st.session_state[RUN_KEY] = {"job": job, "settings": run_settings}
 
@@ -499,12 +500,9 @@ def _evaluate_upload(source: Source | None) -> None:
 
 def _evaluate_in_worker(source: Source, blob: bytes) -> tuple[str, WeightsEvaluation | str]:
     """("ok", the evaluation), or ("refused" | "data" | "failed", why)."""
-    slot = jobs.slots("weights")
     with st.spinner("Evaluating the weights in a worker process..."):
-        slot.acquire(QUEUE_S)
-        job = jobs.start(
-            "evaluate_weights", (source.spec(), blob), evaluate_limits(available_cpus()), slot
-        )
+        limits = evaluate_limits(available_cpus())
+        job = start_in_line("evaluate_weights", (source.spec(), blob), limits, "weights", QUEUE_S)
         job.wait(EVALUATE_SECONDS + 30)
     if job.status == "done":
         return "ok", job.result
@@ -560,7 +558,7 @@ def _checked_source(settings: dict) -> Source | None:
 def _current_run() -> dict | None:
     """The run this session started and still follows (asked to stop if Stop was pressed)."""
     run = st.session_state.get(RUN_KEY)
-    if run and not isinstance(run.get("job"), jobs.Job):
+    if run and not isinstance(run.get("job"), Job):
         st.session_state.pop(RUN_KEY, None)  # not a run this page started: forget it
         run = None
     if run and st.session_state.get("training_stop"):
@@ -585,7 +583,7 @@ def _run_area(run: dict | None, start: bool, source: Source | None, settings: di
                 raise DataError(reason)
             _start_training(source, settings)
             _follow(st.session_state[RUN_KEY])
-        except (worker_process.Busy, DataError) as exc:
+        except (Busy, DataError) as exc:
             text = message(exc)
             messages.append(lambda text=text: st.error(text))
         except Exception as exc:
@@ -626,7 +624,7 @@ def page() -> None:
     _show_comparison()
     try:
         _evaluate_upload(source)
-    except worker_process.Busy as exc:
+    except Busy as exc:
         st.error(f"Could not evaluate the weights now: {escape(exc)}")
     except Exception as exc:  # last resort: keep the page up
         show_unexpected(exc, "evaluating the uploaded weights")

@@ -488,31 +488,6 @@ def start(
         raise
 
 
-def run_now(
-    kind: str,
-    args: tuple,
-    limits: JobLimits,
-    slot_name: str | None,
-    what: str,
-    busy: str = "",
-    *,
-    testing: bool = False,
-):
-    """A short job run to its end, now or not at all: its result; JobFailed naming `what`
-    when it ends without one. With `slot_name`, in a free slot of that name (Busy(busy) when
-    it is taken); with None, without a slot (small, light questions such as host facts)."""
-    slot = None
-    if slot_name is not None:
-        slot = slots(slot_name)
-        if not slot.try_acquire():
-            raise Busy(busy)
-    job = start(kind, args, limits, slot, testing=testing)
-    job.wait(limits.seconds + 10.0)
-    if job.status != "done":
-        raise JobFailed(job.describe_failure(what))
-    return job.result
-
-
 def memory_for_job(configured: int, fraction: float = 0.8) -> int:
     """The configured memory cap, lowered to `fraction` of what the host has free now."""
     free = cpu_memory_available()
