@@ -314,7 +314,7 @@ def largest_speed_size(public: bool, workload: str = "elementwise") -> int:
         while lo < hi:
             mid = (lo + hi + 1) // 2
             try:
-                timing.check_memory(timing.Job(workload, mid), free)
+                timing.check_memory(timing.TimingJob(workload, mid), free)
                 lo = mid
             except timing.SizeTooLarge:
                 hi = mid - 1

@@ -75,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
 
     comparisons = []
     print("The lesson's loop, naive vs correct:", flush=True)
-    lesson_jobs = [timing.Job("elementwise", 1_000_000, args.device, "float32", 10)]
+    lesson_jobs = [timing.TimingJob("elementwise", 1_000_000, args.device, "float32", 10)]
     if not args.no_lesson_size:
         lesson_jobs.append(
-            timing.Job(
+            timing.TimingJob(
                 "elementwise",
                 timing.LESSON_ELEMENTS,
                 args.device,

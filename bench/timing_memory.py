@@ -59,7 +59,7 @@ def measure_growth(workload: str, size: int) -> int:
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    job = timing.Job(workload, size, "cpu", "float32", timing.SWEEP_ITERATIONS[workload])
+    job = timing.TimingJob(workload, size, "cpu", "float32", timing.SWEEP_ITERATIONS[workload])
     try:
         measure.run_job(job, repeats=5, warmup=1)
     finally:
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---:|---:|")
     for workload, values in sizes.items():
         for size in values:
-            job = timing.Job(workload, size)
+            job = timing.TimingJob(workload, size)
             need = job.memory_needed()
             growth = in_child(workload, size)
             print(

@@ -119,7 +119,7 @@ def test_presets_and_workloads_say_lesson():
 
 
 def test_speed_progress_labels_say_lesson():
-    job = timing.Job("elementwise", 1000, "cpu", "float32", 1)
+    job = timing.TimingJob("elementwise", 1000, "cpu", "float32", 1)
     events = [*measure.comparison_events(job, repeats=1), *measure.sweep([job], repeats=1)]
     labels = [e.label for e in events if isinstance(e, timing.Progress)]
     assert "naive run, timed the lesson's way" in labels

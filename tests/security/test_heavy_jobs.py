@@ -56,7 +56,7 @@ def test_timing_abandons_within_seconds_of_the_last_read():
 def test_public_timing_gets_its_own_small_cap(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
-    big = timing.Job("elementwise", 100_000_000)  # the lesson's size: 2 GB of tensors
+    big = timing.TimingJob("elementwise", 100_000_000)  # the lesson's size: 2 GB of tensors
     assert timing.job_limits([big]).memory_bytes <= timing.PUBLIC_TIMING_MEMORY
     for workload in timing.WORKLOADS:  # the page's quick estimate always runs
         small = timing.calibration_job(workload)
@@ -67,12 +67,12 @@ def test_public_timing_gets_its_own_small_cap(monkeypatch):
 def test_public_timing_refuses_sizes_over_the_cap_up_front(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
-    big = timing.Job("matmul", 8192)  # 805 MB of tensors
+    big = timing.TimingJob("matmul", 8192)  # 805 MB of tensors
     with pytest.raises(timing.SizeTooLarge, match="one timing may use on this public server"):
         timing.check_memory(big, available=64 * 10**9)
     # The size that took a public host to 767 MB (docs/BENCHMARKS.md) is refused now.
     with pytest.raises(timing.SizeTooLarge, match="Choose a smaller size"):
-        timing.check_memory(timing.Job("elementwise", 5_262_581), available=64 * 10**9)
+        timing.check_memory(timing.TimingJob("elementwise", 5_262_581), available=64 * 10**9)
 
 
 def test_public_timing_cap_can_be_set_but_not_broken(monkeypatch):
@@ -89,7 +89,7 @@ def _largest_public_size(workload: str) -> int:
     while lo < hi:
         mid = (lo + hi + 1) // 2
         try:
-            timing.check_public_cap(timing.Job(workload, mid))
+            timing.check_public_cap(timing.TimingJob(workload, mid))
             lo = mid
         except timing.SizeTooLarge:
             hi = mid - 1
@@ -110,7 +110,7 @@ def sample():
     while not done:
         peak[0] = max(peak[0], pss()); time.sleep(0.003)
 sampler = threading.Thread(target=sample); sampler.start()
-job = timing.Job(sys.argv[1], int(sys.argv[2]), "cpu", "float32", int(sys.argv[3]))
+job = timing.TimingJob(sys.argv[1], int(sys.argv[2]), "cpu", "float32", int(sys.argv[3]))
 measure.run_job(job, repeats=5, warmup=1)
 done.append(1); sampler.join()
 print(peak[0] - base)
@@ -143,6 +143,6 @@ def test_the_largest_public_timing_grows_its_worker_less_than_the_cap(monkeypatc
 
 def test_private_host_keeps_its_memory_sizes(monkeypatch):
     monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
-    big = timing.Job("matmul", 8192)
+    big = timing.TimingJob("matmul", 8192)
     timing.check_memory(big, available=64 * 10**9)
     assert timing.job_limits([big]).memory_bytes > 400_000_000

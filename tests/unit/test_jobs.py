@@ -167,7 +167,7 @@ def test_a_job_releases_its_slot_after_its_worker_exits():
 
 
 def test_timing_job_runs_in_a_worker_with_all_cpus():
-    job_spec = timing.Job("matmul", 128)
+    job_spec = timing.TimingJob("matmul", 128)
     before = torch.get_num_threads()
     job = jobs.start(
         "speed_compare", ([job_spec], 3, 1), timing.job_limits([job_spec]), in_process=False

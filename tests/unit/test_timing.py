@@ -14,11 +14,11 @@ from gradviz.speed import measure as measuring
 from gradviz.speed import timing
 from gradviz.speed.measure import measure, reference_dict, sweep
 from gradviz.speed.timing import (
-    Job,
     Point,
     Progress,
     SizeTooLarge,
     Skipped,
+    TimingJob,
     check_memory,
     crossover,
     naive_time,
@@ -61,7 +61,9 @@ class FakeGpu:
 
 
 def test_lesson_loop_cost_model_matches_hand_count():
-    job = Job("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS)
+    job = TimingJob(
+        "elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS
+    )
     # one mul, then 1000 x (mul + add), each over 1e8 elements
     assert job.flops() == 1e8 * 2001
     # each op reads two 4-byte tensors and writes one
@@ -73,7 +75,7 @@ def test_lesson_loop_cost_model_matches_hand_count():
 
 
 def test_matmul_cost_model():
-    job = Job("matmul", 1000, "cpu", "bfloat16")
+    job = TimingJob("matmul", 1000, "cpu", "bfloat16")
     assert job.flops() == 2e9
     assert job.memory_needed() == 3 * 1000 * 1000 * 2
     assert job.spec.describe_size(8) == "8x8 @ 8x8"
@@ -81,24 +83,24 @@ def test_matmul_cost_model():
 
 def test_workloads_compute_what_the_lesson_computes():
     torch.manual_seed(0)
-    elementwise = Job("elementwise", 6, "cpu", "float32", 4)
+    elementwise = TimingJob("elementwise", 6, "cpu", "float32", 4)
     a, b = measuring.make_inputs(elementwise)
     assert torch.allclose(measuring.run_kernel(elementwise, (a, b)), 5 * a * b)
-    matmul = Job("matmul", 5, "cpu", "float32", 2)
+    matmul = TimingJob("matmul", 5, "cpu", "float32", 2)
     x, y = measuring.make_inputs(matmul)
     assert torch.allclose(measuring.run_kernel(matmul, (x, y)), x @ y)
 
 
 def test_validate_job_messages():
     with pytest.raises(ValueError, match="Unknown workload"):
-        timing.validate_job(Job("conv", 3))
+        timing.validate_job(TimingJob("conv", 3))
     with pytest.raises(ValueError, match="Unknown dtype"):
-        timing.validate_job(Job("matmul", 3, dtype="int8"))
+        timing.validate_job(TimingJob("matmul", 3, dtype="int8"))
     with pytest.raises(ValueError, match="at least 1"):
-        timing.validate_job(Job("matmul", 0))
+        timing.validate_job(TimingJob("matmul", 0))
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA GPU"):
-            measuring.validate_on_host(Job("matmul", 3, device="cuda"))
+            measuring.validate_on_host(TimingJob("matmul", 3, device="cuda"))
 
 
 # --- naive vs correct, with a fake clock --------------------------------------------------
@@ -163,17 +165,19 @@ def test_known_cost_workload_measured_within_sane_bounds():
 
 
 def test_run_job_on_cpu_gives_a_plausible_point():
-    p = measuring.run_job(Job("matmul", 128, "cpu", "float32"), repeats=3, warmup=1)
+    p = measuring.run_job(TimingJob("matmul", 128, "cpu", "float32"), repeats=3, warmup=1)
     assert p.repeats == 3
     assert 0 < p.median_s < 10
     assert p.gflops == pytest.approx(2 * 128**3 / p.median_s / 1e9)
     assert p.rate == p.gflops
-    e = measuring.run_job(Job("elementwise", 10_000, "cpu", "float32", 3), repeats=2, warmup=0)
+    e = measuring.run_job(
+        TimingJob("elementwise", 10_000, "cpu", "float32", 3), repeats=2, warmup=0
+    )
     assert e.rate == e.gbps > 0
 
 
 def test_compare_naive_and_correct_on_cpu():
-    c = measuring.compare_naive_and_correct(Job("elementwise", 100_000, "cpu", "float32", 5))
+    c = measuring.compare_naive_and_correct(TimingJob("elementwise", 100_000, "cpu", "float32", 5))
     assert c.naive.total_s == pytest.approx(c.naive.setup_s + c.naive.launch_s)
     assert c.naive.pending_s < 0.05  # a CPU has nothing queued: synchronize returns at once
     assert c.timing.repeats == 3
@@ -182,10 +186,12 @@ def test_compare_naive_and_correct_on_cpu():
 
 def test_estimate_scales_by_cost():
     cal = Point("elementwise", "cpu", "float32", 1_000_000, 2, 0.01, 0.0, 3)
-    full = Job("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS)
+    full = TimingJob(
+        "elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS
+    )
     assert timing.estimate_seconds(full, cal) == pytest.approx(0.01 * 100 * 6003 / 15)
     with pytest.raises(ValueError):
-        timing.estimate_seconds(Job("matmul", 4), cal)
+        timing.estimate_seconds(TimingJob("matmul", 4), cal)
 
 
 def test_threads_set_to_available_cpus():
@@ -214,7 +220,7 @@ def test_dtype_notes():
 
 
 def test_check_memory_refuses_with_size_and_limit():
-    job = Job("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", 1)
+    job = TimingJob("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", 1)
     with pytest.raises(SizeTooLarge) as info:
         check_memory(job, available=1_000_000_000)
     msg = str(info.value)
@@ -222,11 +228,11 @@ def test_check_memory_refuses_with_size_and_limit():
     assert "2.0 GB" in msg  # what it needs
     assert "500 MB" in msg  # the limit: half of 1 GB
     check_memory(job, available=10_000_000_000)  # fits: no error
-    check_memory(Job("matmul", 10), available=None)
+    check_memory(TimingJob("matmul", 10), available=None)
 
 
 def test_check_memory_uses_the_host_figure():
-    huge = Job("elementwise", 10**13, "cpu")
+    huge = TimingJob("elementwise", 10**13, "cpu")
     with pytest.raises(SizeTooLarge, match="RAM"):
         check_memory(huge)
     assert timing.available_memory("cpu") > 0
@@ -380,7 +386,7 @@ def test_loader_rejects_broken_json(tmp_path):
 
 def test_reference_dict_round_trips(tmp_path):
     comp = timing.Comparison(
-        Job("elementwise", 1000, "cuda", "float32", 2),
+        TimingJob("elementwise", 1000, "cuda", "float32", 2),
         timing.NaiveTiming(1.0, 0.9, 0.05, 0.05),
         timing.Timing(0.1, 0.01, (0.1, 0.1), 1, 2, False),
     )
@@ -402,7 +408,7 @@ def test_reference_dict_round_trips(tmp_path):
 
 
 def test_comparison_events_step_by_step_and_stoppable():
-    job = Job("elementwise", 10_000, "cpu", "float32", 2)
+    job = TimingJob("elementwise", 10_000, "cpu", "float32", 2)
     events = list(measuring.comparison_events(job, repeats=2, warmup=1))
     labels = [e.label for e in events if isinstance(e, Progress)]
     assert labels[0].startswith("naive run")
@@ -425,7 +431,7 @@ def test_comparison_events_step_by_step_and_stoppable():
 
 def test_comparison_refuses_oversized_jobs_before_allocating():
     with pytest.raises(SizeTooLarge):
-        next(measuring.comparison_events(Job("elementwise", 10**13)))
+        next(measuring.comparison_events(TimingJob("elementwise", 10**13)))
 
 
 def test_calibration_jobs_are_quick_and_valid():
@@ -456,7 +462,7 @@ def test_importing_timing_imports_neither_torch_nor_numpy():
     script = (
         "import sys\n"
         "from gradviz.speed import timing\n"
-        "job = timing.Job('elementwise', 10**6, 'cuda', 'bfloat16', 10)\n"
+        "job = timing.TimingJob('elementwise', 10**6, 'cuda', 'bfloat16', 10)\n"
         "timing.check_memory(job, 10**10)\n"
         "timing.estimate_seconds(job, timing.Point('elementwise', 'cuda', 'float32', 10**6,"
         " 2, 1e-3, 0, 3))\n"

@@ -56,7 +56,7 @@ def _compare(args: argparse.Namespace) -> dict:
     if size is None:
         size = 1_000_000 if args.workload == "elementwise" else 1024
     iterations = args.iterations if args.workload == "elementwise" else 1
-    job = timing.Job(args.workload, size, args.device, args.dtype, iterations)
+    job = timing.TimingJob(args.workload, size, args.device, args.dtype, iterations)
     c = measure.compare_naive_and_correct(job, repeats=args.repeats, warmup=1)
     if not args.json:
         print(timing.format_comparison(c))

@@ -30,13 +30,13 @@ from gradviz.speed.timing import (  # noqa: E402
     DTYPES,
     REFERENCE_SCHEMA,
     Comparison,
-    Job,
     Point,
     Progress,
     SizeTooLarge,
     Skipped,
     SweepEvent,
     Timing,
+    TimingJob,
     available_memory,
     check_memory,
     elementwise_shape,
@@ -89,12 +89,12 @@ def torch_dtype(dtype_key: str) -> torch.dtype:
     return getattr(torch, DTYPES[dtype_key].dtype_name)
 
 
-def make_inputs(job: Job) -> tuple[torch.Tensor, ...]:
+def make_inputs(job: TimingJob) -> tuple[torch.Tensor, ...]:
     """The job's input tensors, on its device."""
     return KERNELS[job.workload][0](job.size, job.device, torch_dtype(job.dtype))
 
 
-def run_kernel(job: Job, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+def run_kernel(job: TimingJob, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     return KERNELS[job.workload][1](inputs, job.iterations)
 
 
@@ -106,7 +106,7 @@ def free_memory(device: str) -> int | None:
     return available_memory(device)
 
 
-def validate_on_host(job: Job) -> None:
+def validate_on_host(job: TimingJob) -> None:
     """validate_job, and a GPU job needs a GPU here."""
     validate_job(job)
     if job.device.startswith("cuda") and not torch.cuda.is_available():
@@ -205,20 +205,20 @@ def timing_from_times(times: Iterable[float], *, warmup: int, label: str = "work
 # ---------------------------------------------------------------------------------------------
 
 
-def _check(job: Job) -> None:
+def _check(job: TimingJob) -> None:
     """Refuse a job that is invalid or would not fit in memory, before allocating anything."""
     validate_on_host(job)
     check_memory(job, free_memory(job.device))
 
 
 @contextmanager
-def _modes(job: Job) -> Iterator[None]:
+def _modes(job: TimingJob) -> Iterator[None]:
     """Run without autograd and with the dtype's matmul precision (TF32 or not)."""
     with torch.inference_mode(), matmul_precision(job.choice.tf32, job.device):
         yield
 
 
-def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
+def run_job(job: TimingJob, *, repeats: int = 5, warmup: int = 1) -> Point:
     """Check memory, build inputs, measure, free. Raises SizeTooLarge or ValueError."""
     _check(job)
     with _modes(job):
@@ -243,7 +243,7 @@ def run_job(job: Job, *, repeats: int = 5, warmup: int = 1) -> Point:
 
 
 def comparison_events(
-    job: Job, *, repeats: int = 3, warmup: int = 1
+    job: TimingJob, *, repeats: int = 3, warmup: int = 1
 ) -> Iterator[Progress | Comparison]:
     """The lesson's naive run first (so it pays any first-call cost), then warm-up and repeats,
     one call per step: Progress before each call, the Comparison at the end.
@@ -280,7 +280,7 @@ def comparison_events(
     yield Comparison(job, naive, timing_from_times(times, warmup=warmup, label=job.describe()))
 
 
-def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) -> Comparison:
+def compare_naive_and_correct(job: TimingJob, *, repeats: int = 3, warmup: int = 1) -> Comparison:
     """Run comparison_events to the end and return its Comparison."""
     *_, result = comparison_events(job, repeats=repeats, warmup=warmup)
     assert isinstance(result, Comparison)
@@ -288,7 +288,7 @@ def compare_naive_and_correct(job: Job, *, repeats: int = 3, warmup: int = 1) ->
 
 
 def sweep(
-    jobs: Iterable[Job],
+    jobs: Iterable[TimingJob],
     *,
     repeats: int = 3,
     warmup: int = 1,
@@ -333,14 +333,16 @@ def sweep(
 # ---------------------------------------------------------------------------------------------
 
 
-def point_job(job: Job, repeats: int = 3, warmup: int = 1, *, should_stop) -> Iterator[Progress]:
+def point_job(
+    job: TimingJob, repeats: int = 3, warmup: int = 1, *, should_stop
+) -> Iterator[Progress]:
     """run_job as a worker job: one Progress, then the Point as the job's result."""
     yield Progress(0, 1, job.describe())
     return run_job(job, repeats=repeats, warmup=warmup)
 
 
 def compare_job(
-    jobs: list[Job], repeats: int = 3, warmup: int = 1, *, should_stop
+    jobs: list[TimingJob], repeats: int = 3, warmup: int = 1, *, should_stop
 ) -> Iterator[Progress | Comparison]:
     """comparison_events for each job in turn; a stop request ends it before the next call."""
     for job in jobs:
@@ -352,7 +354,7 @@ def compare_job(
 
 
 def sweep_job(
-    jobs: list[Job],
+    jobs: list[TimingJob],
     repeats: int = 3,
     warmup: int = 1,
     max_step_s: float | None = None,

@@ -136,7 +136,7 @@ def dtype_note(dtype_key: str, device: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Job:
+class TimingJob:
     """One workload at one size, dtype and device."""
 
     workload: str
@@ -166,7 +166,7 @@ class Job:
         return f"{self.spec.describe_size(self.size)} {self.dtype} on {self.device}"
 
 
-def validate_job(job: Job) -> None:
+def validate_job(job: TimingJob) -> None:
     """Raise ValueError with a plain message for a job that cannot be run as asked."""
     if job.workload not in WORKLOADS:
         raise ValueError(f"Unknown workload {job.workload!r}; choose one of {sorted(WORKLOADS)}.")
@@ -198,7 +198,7 @@ class SizeTooLarge(ValueError):
     """A size whose tensors would not fit in the memory this host has free."""
 
 
-def check_memory(job: Job, available: int | None = None) -> None:
+def check_memory(job: TimingJob, available: int | None = None) -> None:
     """Refuse a job whose peak memory is over MEMORY_FRACTION of what `job.device` has free,
     or, on a public host, whose worker would outgrow the cap of one heavy job (check_public_cap).
     """
@@ -313,8 +313,8 @@ class Point:
     repeats: int
 
     @property
-    def job(self) -> Job:
-        return Job(self.workload, self.size, self.device, self.dtype, self.iterations)
+    def job(self) -> TimingJob:
+        return TimingJob(self.workload, self.size, self.device, self.dtype, self.iterations)
 
     @property
     def gflops(self) -> float:
@@ -334,12 +334,12 @@ class Point:
 class Comparison:
     """The lesson's naive figure next to the correct one for the same job."""
 
-    job: Job
+    job: TimingJob
     naive: NaiveTiming
     timing: Timing
 
 
-def estimate_seconds(job: Job, calibration: Point) -> float:
+def estimate_seconds(job: TimingJob, calibration: Point) -> float:
     """Scale a measured point of the same workload/device/dtype to `job` by its cost."""
     if (calibration.workload, calibration.device) != (job.workload, job.device):
         raise ValueError("calibration point must be the same workload on the same device")
@@ -351,7 +351,7 @@ def estimate_seconds(job: Job, calibration: Point) -> float:
 
 @dataclass(frozen=True)
 class Skipped:
-    job: Job
+    job: TimingJob
     reason: str
 
 
@@ -383,7 +383,7 @@ CUDA_CONTEXT_MEMORY = 1024 * 1024 * 1024
 ABANDON_AFTER_S = 10.0  # the page reads a running timing every 0.5 s while its tab is open
 
 
-def worker_memory(job: Job) -> int:
+def worker_memory(job: TimingJob) -> int:
     """What a worker timing `job` may grow by: its tensors plus a quarter, plus headroom."""
     return int(job.memory_needed() * 1.25) + JOB_HEADROOM
 
@@ -399,7 +399,7 @@ TIMER_OWN_MEMORY = 24 * 1024 * 1024
 PUBLIC_TIMING_MEMORY = 200_000_000
 
 
-def expected_growth(job: Job) -> int:
+def expected_growth(job: TimingJob) -> int:
     """How much a CPU worker timing `job` grows at its peak (tensors, heap kept, timer)."""
     return int(job.memory_needed() * TIMING_GROWTH_FACTOR) + TIMER_OWN_MEMORY
 
@@ -416,7 +416,7 @@ def public_memory_cap() -> int | None:
     return cap if cap > 0 else PUBLIC_TIMING_MEMORY
 
 
-def check_public_cap(job: Job) -> None:
+def check_public_cap(job: TimingJob) -> None:
     """Refuse, before anything runs, a CPU job whose worker would outgrow the public cap."""
     cap = public_memory_cap()
     if cap is None or job.device != "cpu":
@@ -430,7 +430,7 @@ def check_public_cap(job: Job) -> None:
         )
 
 
-def job_limits(jobs: Iterable[Job], seconds: float | None = None):
+def job_limits(jobs: Iterable[TimingJob], seconds: float | None = None):
     """Limits for a worker timing `jobs`: every CPU, memory for the biggest job plus headroom
     (on a public host at most public_memory_cap(), plus a CUDA context when a job uses a GPU);
     stopped, then killed, when nobody has read its progress for ABANDON_AFTER_S (the page was
@@ -449,14 +449,14 @@ def job_limits(jobs: Iterable[Job], seconds: float | None = None):
     )
 
 
-def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> Job:
+def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> TimingJob:
     """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
 
     Big enough that tensors leave the allocator's cache (page faults count, as in the lesson),
     small enough to run on a public host (check_public_cap).
     """
     size = 2_000_000 if workload == "elementwise" else 512
-    return Job(workload, size, device, dtype, 2 if workload == "elementwise" else 1)
+    return TimingJob(workload, size, device, dtype, 2 if workload == "elementwise" else 1)
 
 
 def sweep_jobs(
@@ -465,10 +465,10 @@ def sweep_jobs(
     devices: Iterable[str],
     dtype: str = "float32",
     iterations: int | None = None,
-) -> list[Job]:
+) -> list[TimingJob]:
     """Jobs for a sweep: each size (small first) on each device."""
     its = SWEEP_ITERATIONS[workload] if iterations is None else iterations
-    return [Job(workload, s, d, dtype, its) for s in sorted(sizes) for d in devices]
+    return [TimingJob(workload, s, d, dtype, its) for s in sorted(sizes) for d in devices]
 
 
 def crossover(points: Iterable[Point], slow: str = "cpu", fast: str = "cuda") -> int | None:

@@ -242,7 +242,7 @@ def _use_lesson_size() -> None:
     st.session_state["speed_cmp_iters"] = timing.LESSON_ITERATIONS
 
 
-def _memory_problem(job: timing.Job) -> str | None:
+def _memory_problem(job: timing.TimingJob) -> str | None:
     free = _free_memory(job.device)
     if free is None:  # not known here: the worker checks before it allocates
         return None
@@ -302,7 +302,7 @@ def _comparison_section(
             "here are smaller so the page answers in seconds."
         )
         st.button("Use the lesson's full size", on_click=_use_lesson_size, key="speed_lesson_size")
-    runs = [timing.Job(workload.key, size, d, dtype, iterations) for d in devices]
+    runs = [timing.TimingJob(workload.key, size, d, dtype, iterations) for d in devices]
     problems = [p for p in (_memory_problem(j) for j in runs) if p]
     for problem in problems:
         st.warning(message(problem))
@@ -401,7 +401,9 @@ def _sweep_section(
 ) -> None:
     st.subheader("2. Size sweep: where does the GPU start to win?")
     options = list(workload.sweep_sizes)
-    default = [s for s in options if timing.Job(workload.key, s).memory_needed() <= 64_000_000]
+    default = [
+        s for s in options if timing.TimingJob(workload.key, s).memory_needed() <= 64_000_000
+    ]
     cols = st.columns([3, 1, 1])
     with cols[0]:
         sizes = st.multiselect(
