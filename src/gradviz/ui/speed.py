@@ -28,6 +28,7 @@ from gradviz.services.jobs import end, follow, run_now, start_in_line
 from gradviz.speed import timing
 from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
+from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
 from gradviz.workers import resources
@@ -81,16 +82,6 @@ def _free_memory(device: str) -> int | None:
     return next(
         (d.total_memory for d in host.facts().devices if d.key == key and not d.simulated), None
     )
-
-
-def _fmt_s(seconds: float) -> str:
-    if seconds >= 120:
-        return f"{seconds / 60:.1f} min"
-    if seconds >= 1:
-        return f"{seconds:.3f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3f} ms"
-    return f"{seconds * 1e6:.1f} µs"
 
 
 @st.cache_data(show_spinner=False)
@@ -312,18 +303,18 @@ def _comparison_section(
         cal = timing.Point(**_calibration(workload.key, "cpu", dtype))
         per_call = timing.estimate_seconds(cpu_job, cal)
         st.caption(
-            f"Estimated on this CPU: about {_fmt_s(per_call)} per call, {calls} calls "
-            f"(naive, warm-up, {repeats} timed) ≈ {_fmt_s(per_call * calls)} in all, from a "
+            f"Estimated on this CPU: about {fmt_seconds(per_call)} per call, {calls} calls "
+            f"(naive, warm-up, {repeats} timed) ≈ {fmt_seconds(per_call * calls)} in all, from a "
             f"quick run at {cal.job.describe()}."
         )
         if per_call * calls > LONG_RUN_S:
             st.warning(
-                f"This takes about {_fmt_s(per_call * calls)} on this CPU. It shows progress "
-                f"and Stop ends it within a few seconds (each call about {_fmt_s(per_call)})."
+                f"This takes about {fmt_seconds(per_call * calls)} on this CPU. It shows progress "
+                f"and Stop ends it within a few seconds (each call about {fmt_seconds(per_call)})."
             )
         if per_call * calls > timing.job_seconds():
             st.warning(
-                f"That is over the {_fmt_s(timing.job_seconds())} one timing may run on this "
+                f"That is over the {fmt_seconds(timing.job_seconds())} one timing may run on this "
                 "server; it would be stopped at the limit. Choose a smaller size or fewer repeats."
             )
     except (Busy, JobFailed) as exc:
@@ -357,12 +348,12 @@ def _comparison_rows(comparisons, source: str) -> list[dict]:
             {
                 "device": f"{c.job.device} ({source})",
                 "job": c.job.describe() + f", {c.job.iterations} it.",
-                "naive (lesson)": _fmt_s(n.total_s),
-                "of which setup": _fmt_s(n.setup_s),
-                "launch returned": _fmt_s(n.launch_s),
-                "pending at sync": _fmt_s(n.pending_s),
-                "correct median": _fmt_s(t.median_s),
-                "IQR": _fmt_s(t.iqr_s),
+                "naive (lesson)": fmt_seconds(n.total_s),
+                "of which setup": fmt_seconds(n.setup_s),
+                "launch returned": fmt_seconds(n.launch_s),
+                "pending at sync": fmt_seconds(n.pending_s),
+                "correct median": fmt_seconds(t.median_s),
+                "IQR": fmt_seconds(t.iqr_s),
                 "repeats": t.repeats or "",
                 "naive / correct": f"{n.total_s / t.median_s:.2f}x",
             }
