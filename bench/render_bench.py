@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import torch  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
-from gradviz.graph.render import render_bytes, to_dot  # noqa: E402
+from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
 from gradviz.program.interpreter import run_program  # noqa: E402
 from gradviz.program.language import Limits  # noqa: E402
 from gradviz.program.presets import PRESETS_BY_KEY  # noqa: E402
@@ -68,7 +68,8 @@ def plain_lesson() -> bytes:
 def gradviz_svg(source: str, backward: str | None, limits: Limits) -> tuple[bytes, int]:
     trace = run_program(source, RunOptions(backward=backward, classic=False, limits=limits))
     assert trace.error is None, trace.error
-    return render_bytes(to_dot(trace.graph), "svg"), len(trace.graph.nodes)
+    # the CLI's limits (a lecturer's own machine): the app's refuse the 2,000-node chain
+    return render_bytes(to_dot(trace.graph), "svg", limits=CLI_LIMITS), len(trace.graph.nodes)
 
 
 def timed(fn, repeats: int) -> list[float]:
