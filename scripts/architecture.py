@@ -2,6 +2,7 @@
 
     python scripts/architecture.py          print the generated block
     python scripts/architecture.py --write  rewrite it in docs/ARCHITECTURE.md
+    python scripts/architecture.py --cycles list import circles between modules (exit 1 if any)
 
 The block is a Mermaid graph of which package imports which (counting imports inside
 functions), read with grimp, import-linter's own import graph; tests/unit/test_architecture.py
@@ -18,11 +19,37 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 BEGIN, END = "<!-- generated: scripts/architecture.py -->", "<!-- end generated -->"
 
 
-def package_edges() -> list[tuple[str, str]]:
+def import_graph():
     import grimp
 
     sys.path.insert(0, str(ROOT / "src"))
-    graph = grimp.build_graph("gradviz")
+    return grimp.build_graph("gradviz")
+
+
+def cycles() -> tuple[int, list[str]]:
+    """How many gradviz modules there are, and every import circle among them ("a -> b -> a"),
+    counting imports inside functions."""
+    graph = import_graph()
+    state: dict[str, int] = {}
+    found: list[str] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph.find_modules_directly_imported_by(m)):
+            if state.get(n) == 1:
+                found.append(" -> ".join(path[path.index(n) :] + [n]))
+            elif n not in state:
+                visit(n, [*path, n])
+        state[m] = 2
+
+    for m in sorted(graph.modules):
+        if m not in state:
+            visit(m, [m])
+    return len(graph.modules), found
+
+
+def package_edges() -> list[tuple[str, str]]:
+    graph = import_graph()
     edges = set()
     for module in graph.modules:
         src = module.split(".")[1] if module.count(".") >= 1 else None
@@ -46,6 +73,11 @@ def current() -> str:
 
 
 def main(argv: list[str]) -> int:
+    if "--cycles" in argv:
+        modules, found = cycles()
+        print(f"{modules} modules in gradviz, {len(found)} import circles")
+        print("\n".join(found))
+        return 1 if found else 0
     new = block()
     if "--write" in argv:
         text = DOC.read_text()
