@@ -136,11 +136,11 @@ TORCH_IO = [
         "name",
         "not available",
     ),
-    (
+    (  # DataLoader is part of the language now: worker processes still are not
         "torch-utils-data-workers",
         "torch.utils.data.DataLoader([1], num_workers=2)",
-        "name",
-        "not available",
+        "forbidden",
+        "num_workers must be 0",
     ),
     ("torch-package", 'torch.package.PackageImporter("x")', "name", "not available"),
     ("torch-compile", "torch.compile(F.relu)", "type", "function"),

@@ -43,7 +43,14 @@ from gradviz.program.placement import Placement
 from gradviz.program.reports import RunStats, RunWarning
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.state import RunState
-from gradviz.program.values import NAMESPACES, Builtin, Marker, Namespace, type_name
+from gradviz.program.values import (
+    NAMESPACES,
+    Builtin,
+    Marker,
+    Namespace,
+    ProgramObject,
+    type_name,
+)
 
 INPLACE = {
     ast.Add: operator.iadd,
@@ -100,6 +107,8 @@ class Interpreter:
             self.placement.fn_devices,
             state.backward,
             bool(state.simulated),
+            state.module_calls,
+            state.fn_modules,
         )
 
     # -- statements
@@ -223,6 +232,11 @@ class Interpreter:
                     op in tables.CONSTRUCTORS or op in ("Constant", "List"),
                 )
             )
+        if isinstance(value, ProgramObject):  # a layer's parameters: net.0.weight, ...
+            for qualified, tensor, what in value.named_tensors(name, stmt.lineno):
+                state.bindings.append(
+                    Binding(qualified, tensor, stmt.lineno, what, False, "parameter")
+                )
         state.env[name] = value
 
     def aug_assign(self, stmt: ast.AugAssign) -> None:
@@ -320,6 +334,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         simulated=state.simulated,
         moves=placement.moves,
         device_notes=placement.device_notes,
+        updates=state.updates,
         memory=devices.memory_summary(),
         stats=RunStats(
             seconds=time.perf_counter() - started,

@@ -11,6 +11,8 @@ checks its cost first (gradviz.program.budget), simulated CUDA decides devices
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from gradviz.devices import simulated as devices
@@ -27,6 +29,7 @@ from gradviz.program.values import (
     MANUAL_SEED,
     NO_GRAD,
     Builtin,
+    ProgramObject,
     checked,
     tensors_in,
     type_name,
@@ -54,12 +57,15 @@ class Library:
 
     # -- the one place tensor work happens
 
-    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str):
+    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str, around=None):
+        """`around`, when given, makes a context manager held around the real call only (a
+        layer's: gradviz.program.forward.layer_calls), not its checks."""
         self.state.node = node
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
         try:
-            result = real_fn(*args, **kwargs)
+            with around() if around is not None else contextlib.nullcontext():
+                result = real_fn(*args, **kwargs)
         except ProgramError:
             raise
         except (RecursionError, MemoryError) as exc:
@@ -170,6 +176,8 @@ class Library:
             raise self.state.error(
                 "type", f"{builtin.name}() takes no keyword arguments here", node
             )
+        if builtin.name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
+            return args[0].length(node)
         for a in args:
             if not isinstance(a, bool | int | float | torch.Tensor | tuple | list | torch.Size):
                 raise self.state.error(
