@@ -113,6 +113,8 @@ class Evaluator:
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
+        if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
+            return obj.index(self.eval(node.slice), node)
         index = self.eval_index(node.slice)
         if isinstance(obj, torch.Tensor):
             return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
@@ -121,8 +123,6 @@ class Evaluator:
                 return obj[index]
             except (IndexError, TypeError) as exc:
                 raise self.state.error("runtime", str(exc), node) from None
-        if isinstance(obj, ProgramObject):
-            return obj.index(index, node)
         raise self.state.error("type", f"a {type_name(obj)} cannot be indexed", node)
 
     def eval_index(self, node: ast.AST):
