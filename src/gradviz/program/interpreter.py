@@ -10,7 +10,8 @@ across a process boundary.
 This module owns the statements (`Interpreter`) and the entry point (`run_program`). The
 other parts of a run, each holding the same gradviz.program.state.RunState:
 
-- gradviz.program.evaluator: expressions;
+- gradviz.program.evaluator: expressions; the classes of `nn`, `optim` and
+  `torch.utils.data` go to gradviz.program.objects (layers, optimizers, data);
 - gradviz.program.library: calls into torch, tensor methods and built-ins, through the
   allow-lists (gradviz.program.values holds the namespaces and what a program may hold);
 - gradviz.program.budget: the size, work and step caps, checked before work runs;
