@@ -73,6 +73,21 @@ def test_each_batch_is_counted_against_the_caps_before_it_is_stacked():
     assert info.value.kind == "limit" and "in all" in info.value.message
 
 
+def test_a_shuffled_pass_is_bounded_and_a_big_batch_is_the_dataset():
+    source = (
+        "x = torch.zeros(1_000_001, dtype=torch.bool)\n"
+        "ds = torch.utils.data.TensorDataset(x)\n"
+        "a = torch.utils.data.DataLoader(ds, batch_size=10**9)\n"
+        "b = torch.utils.data.DataLoader(ds, shuffle=True)\n"
+    )
+    interp = interpreter(source)
+    (whole,) = next(iter(interp.state.env["a"]))  # sized as the dataset, not 10**9 rows
+    assert whole.shape == (1_000_001,)
+    with pytest.raises(ProgramError) as info:
+        iter(interp.state.env["b"])
+    assert info.value.kind == "limit" and "1,000,000 rows" in info.value.message
+
+
 def test_batches_live_where_the_data_lives():
     interp = interpreter(
         "x = torch.randn(6, 2).to('cuda')\n"

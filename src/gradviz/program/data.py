@@ -21,6 +21,10 @@ from gradviz.program.holders import check_plain, given_arguments
 from gradviz.program.library import Library
 from gradviz.program.values import ProgramObject, type_name
 
+# A shuffled pass draws a permutation of the rows and keeps it as a Python list (PyTorch's
+# RandomSampler): at most this many rows.
+MAX_SHUFFLED = 1_000_000
+
 
 class Data:
     """The datasets and loaders of one run."""
@@ -139,6 +143,14 @@ class LoaderRef(ProgramObject):
         return super().attribute(name, node)
 
     def iterate(self, node) -> ProgramObject:
+        rows = len(self.dataset.dataset)
+        if isinstance(self.loader.sampler, torchdata.RandomSampler) and rows > MAX_SHUFFLED:
+            raise self.state.error(
+                "limit",
+                f"shuffling {rows:,} rows makes a list of {rows:,} indices; the limit is "
+                f"{MAX_SHUFFLED:,} rows: shuffle a smaller dataset, or not at all",
+                node,
+            )
         with self.state.torch_rng():
             return Batches(self, iter(self.loader))
 
@@ -159,7 +171,7 @@ class Batches(ProgramObject):
 
     def next_value(self, node):
         state, library = self.state, self.loader.data.library
-        size = self.loader.loader.batch_size
+        size = min(self.loader.loader.batch_size, len(self.loader.dataset.dataset))
         sources = self.loader.dataset.dataset.tensors
         outputs = [
             ((size, *t.shape[1:]), size * math.prod(t.shape[1:]), t.element_size(), t.dtype)

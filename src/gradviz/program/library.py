@@ -103,6 +103,7 @@ class Library:
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
             self.refuse_matrix_norm(args, kwargs, node)
+        self.refuse_objects(label, args, kwargs, node)
         if member.random:
             kwargs = {**kwargs, "generator": self.state.generator}
         return self.call(label, member.target, args, kwargs, node, member.check)
@@ -139,6 +140,7 @@ class Library:
             )
         if name == "norm":
             self.refuse_matrix_norm(args, kwargs, node)
+        self.refuse_objects(f".{name}()", args, kwargs, node)
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
 
@@ -152,6 +154,16 @@ class Library:
                     "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
                     node,
                 )
+
+    def refuse_objects(self, label: str, args, kwargs, node) -> None:
+        """A layer, an optimizer or a loader is not data: torch's functions never get one."""
+        for v in (*args, *kwargs.values()):
+            items = v if isinstance(v, tuple | list) else (v,)
+            for item in items:
+                if isinstance(item, ProgramObject):
+                    raise self.state.error(
+                        "type", f"{label} takes tensors and numbers, not a {type_name(item)}", node
+                    )
 
     def backward(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
