@@ -339,3 +339,19 @@ def test_gradient_check_covers_layer_parameters():
         "net.2.bias",
         "x",
     }
+
+
+@pytest.mark.parametrize(("move", "expected"), [("", "cpu"), ("net.to('cuda:1')\n", "cuda:1")])
+def test_next_parameters_device_follows_the_device_mode(move, expected):
+    """`next(net.parameters()).device`: next() is Python's on the object (the statements side
+    binds the built-in), .device is the language's own attribute read."""
+    from gradviz.program.interpreter import RESERVED_NAMES, Interpreter
+    from gradviz.program.language import parse
+
+    source = "net = nn.Sequential(nn.Linear(3, 4))\n" + move + "ps = net.parameters()\n"
+    options = RunOptions(simulate_cuda=True)
+    interp = Interpreter(source, parse(source, options.limits, RESERVED_NAMES), options)
+    interp.run()
+    first = next(interp.state.env["ps"])
+    assert first is interp.state.env["net"].module[0].weight
+    assert str(interp.state.device_of(first)) == expected

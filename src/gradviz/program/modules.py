@@ -417,6 +417,8 @@ class Move:
             raise state.error("type", "a layer's dtype must be a floating-point one", node)
         tensors = [*self.ref.module.parameters(), *self.ref.module.buffers()]
         where = torch.device(device) if device is not None else None
+        if where is not None and where.type == "cuda" and where.index is None:
+            where = torch.device("cuda", 0)  # where "cuda" puts it (PyTorch's current device)
         moving = [
             t for t in tensors if where is not None and torch.device(state.device_of(t)) != where
         ]
