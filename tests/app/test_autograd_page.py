@@ -200,3 +200,33 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     assert asked and asked[0].startswith("session ")
     assert any("program running in another tab" in w.value for w in at.warning)
     assert not any("Something went wrong" in e.value for e in at.error)
+
+
+def test_a_network_shows_layer_clusters_steps_and_accumulation():
+    at = _app().run()
+    at.text_area(key="program").input(
+        "torch.manual_seed(0)\n"
+        "net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))\n"
+        "opt = optim.SGD(net.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 2)\n"
+        "loss = net(x).pow(2).mean()\n"
+        "loss.backward()\n"
+        "opt.step()\n"
+        "loss2 = net(x).pow(2).mean()\n"
+        "loss2.backward()\n"
+    )
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    dot = _graph_dot(at)
+    assert 'label="net: Sequential (line 5)"' in dot and 'label="net.0: Linear"' in dot
+    assert "{net.0.weight = " in dot
+    steps = mdtable.find((m.value for m in at.markdown), "before")
+    assert [r["parameter"] for r in steps] == [
+        "net.0.weight",
+        "net.0.bias",
+        "net.2.weight",
+        "net.2.bias",
+    ]
+    assert all(r["before"] != r["after"] for r in steps)
+    assert any("Line 9" in i.value and "net.0.weight" in i.value for i in at.info)

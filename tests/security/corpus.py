@@ -136,11 +136,11 @@ TORCH_IO = [
         "name",
         "not available",
     ),
-    (
+    (  # DataLoader is part of the language now: worker processes still are not
         "torch-utils-data-workers",
         "torch.utils.data.DataLoader([1], num_workers=2)",
-        "name",
-        "not available",
+        "forbidden",
+        "num_workers must be 0",
     ),
     ("torch-package", 'torch.package.PackageImporter("x")', "name", "not available"),
     ("torch-compile", "torch.compile(F.relu)", "type", "function"),
@@ -345,7 +345,133 @@ ODD_TEXT = [
     ("whitespace-only", "  \n\t\n", "syntax", "empty"),
 ]
 
-HOSTILE = ESCAPES + REFLECTION + FORMAT + TORCH_IO + GLOBAL_STATE + MEMORY + CPU + PARSER + ODD_TEXT
+NET = "net = nn.Linear(2, 2)\n"
+OPT = NET + "opt = optim.SGD(net.parameters(), lr=0.1)\n"
+DS = "ds = torch.utils.data.TensorDataset(torch.ones(4, 2))\n"
+LOADER = "l = torch.utils.data.DataLoader"
+
+# Layers, optimizers and data loaders (gradviz.program.modules, .optimizers, .data).
+LAYERS = [
+    ("nn-dunder-class", NET + "c = net.__class__", "forbidden", UNDERSCORE),
+    ("optim-dunder-dict", OPT + "d = opt.__dict__", "forbidden", UNDERSCORE),
+    (
+        "nn-private-modules",
+        "net = nn.Sequential(nn.ReLU())\nm = net._modules",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    ("nn-private-parameters", NET + "p = net._parameters", "forbidden", UNDERSCORE),
+    ("nn-forward-globals", NET + "g = net.forward.__globals__", "forbidden", UNDERSCORE),
+    ("nn-forward-hook", NET + "net.register_forward_hook(print)", "name", "hooks"),
+    ("nn-backward-hook", NET + "net.register_full_backward_hook(print)", "name", "hooks"),
+    ("nn-apply", NET + "net.apply(print)", "name", "apply"),
+    ("nn-register-buffer", NET + "net.register_buffer('b', torch.ones(1))", "name", "table"),
+    ("nn-module-base", "m = nn.Module()", "name", "not available"),
+    ("nn-init", "w = torch.ones(2)\nnn.init.zeros_(w)", "name", "not available"),
+    ("nn-utils", NET + "nn.utils.clip_grad_norm_(net.parameters(), 1.0)", "name", "not available"),
+    ("nn-jit-script", NET + "s = torch.jit.script(net)", "name", "not available"),
+    ("nn-share-memory", NET + "net.share_memory()", "name", "shared memory"),
+    ("nn-bind-class", "L = nn.Linear", "type", "call it"),
+    ("optim-bind-namespace", "o = optim", "type", "module"),
+    ("nn-device-kwarg", "net = nn.Linear(2, 2, device='meta')", "forbidden", "device="),
+    ("nn-to-callable", NET + "net.to(print)", "type", "device or a dtype"),
+    (
+        "nn-activation-callable",
+        "t = nn.TransformerEncoderLayer(8, 2, activation=print)",
+        "type",
+        "activation",
+    ),
+    (
+        "nn-state-dict-save",
+        NET + "sd = net.state_dict()\ntorch.save(sd, 'w.pt')",
+        "name",
+        "not available",
+    ),
+    ("nn-load-state-dict-file", NET + "net.load_state_dict('w.pt')", "type", "no files"),
+    (
+        "nn-load-state-dict-torch-load",
+        NET + "net.load_state_dict(torch.load('w.pt'))",
+        "name",
+        "not available",
+    ),
+    (
+        "nn-contains-itself",
+        "s = nn.Sequential(nn.ReLU())\ns.append(s)\ny = s(torch.ones(1))",
+        "type",
+        "itself",
+    ),
+    (
+        "nn-deep-nesting",
+        "a = nn.ReLU()\n" + "a = nn.Sequential(a)\n" * 40,
+        "limit",
+        "containers deep",
+    ),
+    ("nn-giant-linear", "net = nn.Linear(10**6, 10**6)", "limit", "parameters per model"),
+    ("nn-giant-conv", "c = nn.Conv2d(4096, 4096, 64)", "limit", "parameters per model"),
+    ("nn-giant-embedding", "e = nn.Embedding(10**12, 10**12)", "limit", "parameters per model"),
+    (
+        "nn-many-layers",
+        "\n".join(f"a{i} = nn.Linear(3000, 3000)" for i in range(7)),
+        "limit",
+        "parameters in all",
+    ),
+    (
+        "nn-layer-flops",
+        "f = nn.Linear(4000, 4000)\nx = torch.ones(1000, 4000)\ny = f(x)",
+        "limit",
+        "floating-point operations",
+    ),
+    (
+        "nn-attention-bomb",
+        "m = nn.MultiheadAttention(64, 1)\nq = torch.ones(8000, 1, 64)\no = m(q, q, q)",
+        "limit",
+        "would allocate",
+    ),
+    (
+        "optim-huge-params",
+        "".join(f"p{i} = torch.zeros(20_000_000, requires_grad=True)\n" for i in range(3))
+        + "opt = optim.Adam([p0, p1, p2])",
+        "limit",
+        "of state",
+    ),
+    ("optim-closure", OPT + "opt.step(print)", "type", "no closure"),
+    ("optim-param-groups", OPT + "g = opt.param_groups", "type", "no attribute"),
+    ("optim-state-dict", OPT + "s = opt.state_dict()", "type", "no method"),
+    (
+        "optim-differentiable",
+        NET + "opt = optim.SGD(net.parameters(), lr=0.1, differentiable=True)",
+        "type",
+        "no argument",
+    ),
+    ("dataloader-num-workers", DS + LOADER + "(ds, num_workers=4)", "forbidden", "num_workers"),
+    (
+        "dataloader-collate-builtin",
+        DS + LOADER + "(ds, collate_fn=print)",
+        "forbidden",
+        "collate_fn",
+    ),
+    ("dataloader-sampler-builtin", DS + LOADER + "(ds, sampler=print)", "forbidden", "sampler"),
+    ("dataloader-worker-init", DS + LOADER + "(ds, worker_init_fn=print)", "forbidden", "workers"),
+    (
+        "dataloader-context",
+        DS + LOADER + "(ds, multiprocessing_context='fork')",
+        "type",
+        "no argument",
+    ),
+]
+
+HOSTILE = (
+    ESCAPES
+    + REFLECTION
+    + FORMAT
+    + TORCH_IO
+    + GLOBAL_STATE
+    + MEMORY
+    + CPU
+    + PARSER
+    + ODD_TEXT
+    + LAYERS
+)
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [
@@ -357,6 +483,15 @@ HARMLESS = [
     ("no-grad-block", "with torch.no_grad():\n    a = torch.ones(2) * 2"),
     ("formfeed", "\x0ca = 1"),
     ("carriage-returns", "a = 1\rb = 2\r"),
+    (  # layers draw from the run's generator: torch's global one is untouched
+        "nn-training-is-private",
+        "net = nn.Sequential(nn.Linear(2, 4), nn.Dropout(0.5), nn.Linear(4, 1))\n"
+        "opt = optim.Adam(net.parameters())\n"
+        "x = torch.randn(8, 2)\n"
+        "loss = net(x).pow(2).mean()\nloss.backward()\nopt.step()\n"
+        "ds = torch.utils.data.TensorDataset(x)\n"
+        "l = torch.utils.data.DataLoader(ds, batch_size=2, shuffle=True)\n",
+    ),
 ]
 
 # Within every cap of the interpreter, but slow: only the worker's wall-clock limit stops

@@ -8,7 +8,7 @@ the way data flows forward (inputs -> function -> output), as torchviz draws the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -121,6 +121,7 @@ class _Places:
     output_slot: dict[tuple[str, int], str]  # (function key, output_nr) -> tensor node
     leaf_node: dict[int, str]  # id(leaf tensor) -> tensor node
     functions: list  # every autograd node reached, in the order the registry keyed them
+    leaf_module: dict[str, str] = field(default_factory=dict)  # leaf node -> its layer's call
 
 
 def _places(record: RunRecord, model: GraphModel, tensor_of: dict[str, torch.Tensor]) -> _Places:
@@ -142,6 +143,12 @@ def _places(record: RunRecord, model: GraphModel, tensor_of: dict[str, torch.Ten
     return _Places(output_slot, leaf_node, functions)
 
 
+def _module_of(record: RunRecord, fn) -> str | None:
+    """The layer call (ModuleCall.id) that made an autograd node, if one did."""
+    entry = record.fn_modules.get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else None
+
+
 def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dict[str, str]:
     """3. Function nodes; AccumulateGrad folds into its leaf. Returns function key -> node."""
     node_of_fn: dict[str, str] = {}
@@ -151,6 +158,8 @@ def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dic
         if hasattr(fn, "variable"):  # AccumulateGrad
             var = fn.variable
             tid = places.leaf_node.get(id(var))
+            if tid is not None and _module_of(record, fn):
+                places.leaf_module[tid] = _module_of(record, fn)
             if tid is None:
                 unnamed_leaves += 1
                 tid = f"u{unnamed_leaves}"
@@ -162,6 +171,7 @@ def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dic
                         "leaf",
                         shape=list(var.shape),
                         device=record.device_of(var),
+                        module=_module_of(record, fn),
                     )
                 )
             node_of_fn[key] = tid
@@ -177,6 +187,7 @@ def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dic
                 saved=_saved_values(fn),
                 # not recorded: made while every tensor was still on the CPU
                 device=record.fn_devices.get(id(fn), (None, "cpu"))[1],
+                module=_module_of(record, fn),
             )
         )
     return node_of_fn
@@ -206,7 +217,15 @@ def _tensor_nodes(
         else:
             role = "output"
         tensor_nodes.append(
-            GraphNode(info.id, "tensor", info.label, role, tensor=info.id, device=info.device)
+            GraphNode(
+                info.id,
+                "tensor",
+                info.label,
+                role,
+                tensor=info.id,
+                device=info.device,
+                module=places.leaf_module.get(info.id),
+            )
         )
     return tensor_nodes
 
@@ -244,6 +263,18 @@ def _edges(
     return out
 
 
+def _module_calls(record: RunRecord, model: GraphModel) -> list:
+    """6. The layer calls that made some node of the graph, with the calls around them."""
+    by_id = {c.id: c for c in record.module_calls}
+    used: set[str] = set()
+    for node in model.nodes:
+        call = node.module
+        while call is not None and call not in used:
+            used.add(call)
+            call = by_id[call].parent if call in by_id else None
+    return [c for c in record.module_calls if c.id in used]
+
+
 def build_graph(record: RunRecord) -> GraphModel:
     model = GraphModel(simulated=record.simulated)
     tensor_of = _add_tensors(record, model)
@@ -251,7 +282,8 @@ def build_graph(record: RunRecord) -> GraphModel:
     node_of_fn = _add_functions(record, model, places)
     model.nodes = _tensor_nodes(record, model, tensor_of, places) + model.nodes
     model.edges = _edges(record, model, places, node_of_fn)
-    # 6. Backward steps point at graph nodes.
+    model.modules = _module_calls(record, model)
+    # 7. Backward steps point at graph nodes.
     for done in record.backward:
         for step in done.steps:
             step.node = node_of_fn.get(step.node, step.node)

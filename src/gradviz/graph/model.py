@@ -1,6 +1,6 @@
 """The autograd graph as plain data: TensorInfo (one tensor a program named, with value and
-gradient), GraphNode, GraphEdge, GraphModel, the backward record, and the ValueBudget that
-bounds how many values a graph carries.
+gradient), GraphNode, GraphEdge, ModuleCall (a layer's call, drawn as a cluster), GraphModel,
+the backward record, and the ValueBudget that bounds how many values a graph carries.
 
 No torch and no Streamlit: workers build these (gradviz.graph.build) and the server
 unpickles and draws them (gradviz.graph.render).
@@ -53,6 +53,8 @@ class BackwardRecord:
     gradient: str  # "implicit" (scalar) | "ones" | "given"
     origin: str  # "program" or "request"
     steps: list[BackwardStep] = field(default_factory=list)
+    # leaves whose .grad already held a gradient: this pass adds to it (no zero_grad())
+    accumulated: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +88,18 @@ class ValueBudget:
 
 
 @dataclass
+class ModuleCall:
+    """One call of a layer (nn.Linear, a Sequential, ...): the graph draws the nodes it made
+    as a cluster, inside its parent's."""
+
+    id: str  # "m0", "m1", ...
+    path: str  # the layer as the program reaches it: "net", "net.0"
+    kind: str  # its class: "Linear", "Sequential"
+    line: int | None
+    parent: str | None = None  # the call it ran inside
+
+
+@dataclass
 class GraphNode:
     id: str
     kind: str  # tensor | function
@@ -96,6 +110,7 @@ class GraphNode:
     saved: list[tuple[str, str]] = field(default_factory=list)
     shape: list[int] | None = None  # for unnamed leaves
     device: str | None = None  # where the tensor (or the function's output) lives
+    module: str | None = None  # ModuleCall.id of the layer call that made it (its cluster)
 
 
 @dataclass
@@ -112,6 +127,7 @@ class GraphModel:
     tensors: list[TensorInfo] = field(default_factory=list)
     simulated: bool = False  # CUDA devices here are simulated (gradviz.devices.simulated)
     values_left_out: int = 0  # tensors whose values the ValueBudget did not carry
+    modules: list[ModuleCall] = field(default_factory=list)  # the layer calls, outer first
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     def node(self, node_id: str) -> GraphNode | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from gradviz.graph.model import BackwardRecord
+from gradviz.graph.model import BackwardRecord, ModuleCall
 
 
 @dataclass
@@ -62,3 +62,5 @@ class RunRecord:
     fn_devices: dict[int, tuple[object, str]] = field(default_factory=dict)
     backward: list[BackwardRecord] = field(default_factory=list)
     simulated: bool = False  # CUDA devices in this run are simulated
+    module_calls: list[ModuleCall] = field(default_factory=list)  # layer calls, in order
+    fn_modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # node -> call

@@ -35,6 +35,9 @@ FORMATS = ("svg", "png", "pdf", "dot")
 # expression, dtype or device line) and edges are straight. Unreadable detail at that
 # size costs most of Graphviz's layout time.
 COMPACT_NODES = 300
+# Layers inside layers are drawn as clusters inside clusters down to this depth; deeper
+# ones are folded into the cluster around them.
+MAX_CLUSTER_DEPTH = 6
 RANKDIRS = ("TB", "LR")
 
 
@@ -214,39 +217,9 @@ def to_dot(
         f"  edge [color={_q(th.edge)} arrowsize=0.7];",
     ]
     by_device = uses_devices(model)
-    for node in model.nodes:
-        attrs = {}
-        if node.kind == "tensor":
-            attrs["shape"] = "Mrecord" if node.tensor else "box"
-            attrs["label"] = _tensor_label(node, model, show_values, rankdir, compact)
-            attrs["style"] = "filled" if theme != "print" else "solid"
-            if theme == "print":
-                attrs["penwidth"] = "2" if node.role in ("leaf", "output") else "1"
-                if node.role == "untracked":
-                    attrs["style"] = "dashed"
-            elif node.role == "untracked":
-                attrs["style"] = '"filled,dashed"'
-        else:
-            attrs["shape"] = "box"
-            attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
-            attrs["label"] = _function_label(node, show_saved)
-            attrs["fontsize"] = "10"
-        attrs["fillcolor"] = _q(_fill(th, node.role))
-        attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
-        if by_device and node.device:
-            attrs["color"] = _q(device_color(node.device, theme))
-            attrs["penwidth"] = "3" if node.device != "cpu" else "1.5"
-            attrs["tooltip"] = _q(
-                f"on {device_label(node.device, model.simulated)}: "
-                + (node.rule or ROLE_TEXT.get(node.role, node.role))
-            )
-        if node.id == highlight:
-            attrs["color"] = _q(th.highlight)
-            attrs["penwidth"] = "3"
-        elif node.id in done:
-            attrs["color"] = _q(th.done)
-            attrs["penwidth"] = "2"
-        out.append(f"  {_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];")
+    look = _Look(th, theme, show_values, show_saved, rankdir, compact, by_device, highlight, done)
+    lines = {node.id: _node_line(node, model, look) for node in model.nodes}
+    out.extend(_clusters(model, lines, th, theme, compact))
     for e in model.edges:
         if e.copy:
             color = COPY_COLOR if theme != "print" else "black"
@@ -263,6 +236,102 @@ def to_dot(
             out.extend(_device_legend(model, th, theme))
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+@dataclass(frozen=True)
+class _Look:
+    """to_dot's options for one drawing, as each node reads them."""
+
+    th: Theme
+    theme: str
+    show_values: bool
+    show_saved: bool
+    rankdir: str
+    compact: bool
+    by_device: bool
+    highlight: str | None
+    done: frozenset[str] | set[str]
+
+
+def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
+    """One node's DOT statement."""
+    th, theme = look.th, look.theme
+    attrs = {}
+    if node.kind == "tensor":
+        attrs["shape"] = "Mrecord" if node.tensor else "box"
+        attrs["label"] = _tensor_label(node, model, look.show_values, look.rankdir, look.compact)
+        attrs["style"] = "filled" if theme != "print" else "solid"
+        if theme == "print":
+            attrs["penwidth"] = "2" if node.role in ("leaf", "output") else "1"
+            if node.role == "untracked":
+                attrs["style"] = "dashed"
+        elif node.role == "untracked":
+            attrs["style"] = '"filled,dashed"'
+    else:
+        attrs["shape"] = "box"
+        attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
+        attrs["label"] = _function_label(node, look.show_saved)
+        attrs["fontsize"] = "10"
+    attrs["fillcolor"] = _q(_fill(th, node.role))
+    attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
+    if look.by_device and node.device:
+        attrs["color"] = _q(device_color(node.device, theme))
+        attrs["penwidth"] = "3" if node.device != "cpu" else "1.5"
+        attrs["tooltip"] = _q(
+            f"on {device_label(node.device, model.simulated)}: "
+            + (node.rule or ROLE_TEXT.get(node.role, node.role))
+        )
+    if node.id == look.highlight:
+        attrs["color"] = _q(th.highlight)
+        attrs["penwidth"] = "3"
+    elif node.id in look.done:
+        attrs["color"] = _q(th.done)
+        attrs["penwidth"] = "2"
+    return f"{_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];"
+
+
+def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, compact: bool):
+    """The node statements, those a layer's call made inside its cluster (labelled with the
+    layer's path and class), clusters inside the calls they ran in, at most
+    MAX_CLUSTER_DEPTH deep. A big (compact) graph keeps only the outermost calls' clusters:
+    a model's layers are folded into it."""
+    calls = {c.id: c for c in model.modules}
+    depth = 1 if compact else MAX_CLUSTER_DEPTH
+
+    def shown(call: str | None) -> str | None:
+        """The cluster a node of `call` is drawn in: the call, or the ancestor it folds into."""
+        chain = []
+        while call in calls and len(chain) <= len(calls):
+            chain.append(call)
+            call = calls[call].parent
+        return chain[-min(len(chain), depth)] if chain else None
+
+    inside: dict[str | None, list[str]] = {}
+    for node in model.nodes:
+        inside.setdefault(shown(node.module), []).append(lines[node.id])
+    children: dict[str | None, list[str]] = {}
+    for c in model.modules:
+        if shown(c.id) == c.id:
+            children.setdefault(c.parent if c.parent in calls else None, []).append(c.id)
+    color = "black" if theme == "print" else th.border
+
+    def emit(call: str | None, indent: str) -> list[str]:
+        out = [indent + line for line in inside.get(call, [])]
+        for child in children.get(call, []):
+            c = calls[child]
+            label = f"{c.path}: {c.kind}"
+            if c.parent is None and c.line:
+                label += f" (line {c.line})"
+            out.append(f"{indent}subgraph {_q('cluster_' + c.id)} {{")
+            out.append(
+                f'{indent}  label={_q(label)} fontsize=10 style="rounded,dashed" '
+                f"color={_q(color)} fontcolor={_q(th.font)};"
+            )
+            out.extend(emit(child, indent + "  "))
+            out.append(f"{indent}}}")
+        return out
+
+    return emit(None, "  ")
 
 
 def _legend(th: Theme, theme: str) -> list[str]:

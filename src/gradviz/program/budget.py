@@ -11,6 +11,10 @@ allocates anything:
   (`precheck_broadcast`), "bounded" calls make nothing bigger than their inputs but still
   count the values they read (`count_work`) and, afterwards, the bytes they made
   (`after_call`);
+- layers and optimizers (gradviz.program.modules, .optimizers): `count_parameters` holds the
+  parameters of one model and of the whole run to their budgets, `reserve` counts memory an
+  object will hold (an optimizer's state) against the bytes in all; a layer's forward is a
+  `Metered` call, whose matrix work and pooling windows the FLOP counter measures as one;
 - Python integers: `check_number_op` and `check_round` refuse a huge result before it is
   computed.
 """
@@ -30,12 +34,33 @@ from gradviz.program import tables
 from gradviz.program.state import RunState
 from gradviz.util.format import fmt_bytes
 
+aten = torch.ops.aten
+
 # Functions that make tensors from numbers: the pre-check must ask for device="meta".
 FACTORIES = frozenset(
     tables.TORCH_FUNCTIONS[name].target
     for name in tables.CONSTRUCTORS
     if name in tables.TORCH_FUNCTIONS
 )
+
+
+class Metered:
+    """A call whose whole work the FLOP counter measures: a layer's forward (a Sequential's
+    is one call), its pooling windows included (`WINDOW_WORK`). Subclasses are callable."""
+
+
+def _window_work(*args, out_shape=None, **kwargs) -> int:
+    """A 2-d pooling op reads a window of its input for each value it makes."""
+    kernel = kwargs.get("kernel_size", args[1] if len(args) > 1 else 1)
+    kernel = [kernel] if isinstance(kernel, int) else list(kernel)
+    out = out_shape if isinstance(out_shape, torch.Size) else out_shape[0]
+    return math.prod(out) * math.prod(kernel * 2 if len(kernel) == 1 else kernel)
+
+
+WINDOW_WORK = {
+    aten.max_pool2d_with_indices: _window_work,
+    aten.avg_pool2d: _window_work,
+}
 
 
 class Budget:
@@ -49,6 +74,7 @@ class Budget:
         self.total_bytes = 0
         self.total_elements = 0
         self.total_flops = 0.0
+        self.parameters = 0  # of every layer made
 
     # -- steps
 
@@ -131,7 +157,11 @@ class Budget:
         if fn is torch.Tensor.to:
             meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
             meta_kwargs = {k: v for k, v in meta_kwargs.items() if k != "device"}
-        counter = FlopCounterMode(display=False) if fn in tables.MATRIX_WORK else None
+        counter = None
+        if fn in tables.MATRIX_WORK:
+            counter = FlopCounterMode(display=False)
+        elif isinstance(fn, Metered):
+            counter = FlopCounterMode(display=False, custom_mapping=WINDOW_WORK)
         try:
             with torch.no_grad(), counter or contextlib.nullcontext():
                 return counter, fn(*meta_args, **meta_kwargs)
@@ -226,6 +256,45 @@ class Budget:
                     self.total_bytes += t.untyped_storage().nbytes()
         if self.total_bytes > self.limits.max_total_bytes:
             self._refuse_total_bytes(node)
+
+    # -- layers and optimizers
+
+    def count_parameters(self, what: str, in_model: int, new: int, node) -> None:
+        """A model of `in_model` parameters, `new` of them made now: refused over the budget
+        for one model or, with every layer made before, over the budget for all of them."""
+        limits = self.limits
+        hint = "Use smaller layers: the ideas are the same with 10 features as with 10,000."
+        if in_model > limits.max_model_parameters:
+            raise self.state.error(
+                "limit",
+                f"`{what}` would have {in_model:,} parameters; the budget of parameters per "
+                f"model is {limits.max_model_parameters:,}",
+                node,
+                hint,
+            )
+        if self.parameters + new > limits.max_total_parameters:
+            raise self.state.error(
+                "limit",
+                f"`{what}` would bring this program's layers to {self.parameters + new:,} "
+                f"parameters; the budget of parameters in all is "
+                f"{limits.max_total_parameters:,}",
+                node,
+                hint,
+            )
+        self.parameters += new
+
+    def reserve(self, what: str, nbytes: int, node) -> None:
+        """Memory an object will hold (an optimizer's state), counted against the bytes in
+        all before it is allocated."""
+        if self.total_bytes + nbytes > self.limits.max_total_bytes:
+            raise self.state.error(
+                "limit",
+                f"`{what}` needs {fmt_bytes(nbytes)} of state; with the "
+                f"{fmt_bytes(self.total_bytes)} this program holds, that passes the budget of "
+                f"{fmt_bytes(self.limits.max_total_bytes)} in all",
+                node,
+            )
+        self.total_bytes += nbytes
 
     # -- Python integers
 

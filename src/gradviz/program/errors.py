@@ -44,25 +44,34 @@ def runtime_error(
     err = state.error("runtime", message, node, explanation.plain if explanation else None)
     details = explanation.as_details() if explanation else ErrorDetails()
     details = replace(details, exception=type(exc).__name__, operation=label)
-    named = operand_names(state, node, operands) if operands else {}
-    device = devices.explain_device_error(message, named)
-    if device is not None:
-        details = replace(
-            details,
-            title=device.title,
-            fix=f"`{device.fix_code}`",
-            device=DeviceErrorDetails(
-                kind=device.kind,
-                rule=device.rule,
-                devices=tuple(device.devices),
-                tensors=tuple(device.tensors.items()),
-                move=device.move,
-                fix_code=device.fix_code,
-                source=devices.message_source(state.simulated, rule_by_gradviz),
-            ),
-        )
-        err.hint = device.rule
     err.details = details
+    named = operand_names(state, node, operands) if operands else {}
+    source = devices.message_source(state.simulated, rule_by_gradviz)
+    return with_devices(err, named, source)
+
+
+def with_devices(err: ProgramError, named: dict[str, str], source: str) -> ProgramError:
+    """`err` with its device mismatch explained, when it is one: the rule, the devices and
+    a fix naming the operands (`named`: name or source text -> device, in the operation's
+    order). `source` says where the message came from (devices.message_source)."""
+    device = devices.explain_device_error(err.message, named)
+    if device is None:
+        return err
+    err.details = replace(
+        err.details,
+        title=device.title,
+        fix=f"`{device.fix_code}`",
+        device=DeviceErrorDetails(
+            kind=device.kind,
+            rule=device.rule,
+            devices=tuple(device.devices),
+            tensors=tuple(device.tensors.items()),
+            move=device.move,
+            fix_code=device.fix_code,
+            source=source,
+        ),
+    )
+    err.hint = device.rule
     return err
 
 

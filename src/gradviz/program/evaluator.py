@@ -19,8 +19,18 @@ from gradviz.program import tables
 from gradviz.program.budget import Budget
 from gradviz.program.language import did_you_mean
 from gradviz.program.library import Library
+from gradviz.program.nntables import ObjectSpec
+from gradviz.program.objects import Objects
 from gradviz.program.state import RunState
-from gradviz.program.values import NAMESPACES, Builtin, GradFnRef, Marker, Namespace, type_name
+from gradviz.program.values import (
+    NAMESPACES,
+    Builtin,
+    GradFnRef,
+    Marker,
+    Namespace,
+    ProgramObject,
+    type_name,
+)
 
 BINOPS = {
     ast.Add: ("+", operator.add),
@@ -55,6 +65,7 @@ class Evaluator:
         self.state = state
         self.budget = budget
         self.library = library
+        self.objects = Objects(library)  # layers, optimizers, data (nn, optim, utils.data)
 
     def eval(self, node: ast.AST):
         self.state.node = node
@@ -102,6 +113,8 @@ class Evaluator:
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
+        if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
+            return obj.index(self.eval(node.slice), node)
         index = self.eval_index(node.slice)
         if isinstance(obj, torch.Tensor):
             return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
@@ -180,7 +193,7 @@ class Evaluator:
         if isinstance(obj, Namespace):
             if name in obj.members:
                 member = obj.members[name]
-                if isinstance(member, tables.FnSpec | Marker):
+                if isinstance(member, tables.FnSpec | Marker | ObjectSpec):
                     raise self.state.error(
                         "type",
                         f"`{obj.path}.{name}` is a function: call it, e.g. {obj.path}.{name}(...)",
@@ -195,6 +208,8 @@ class Evaluator:
             )
         if isinstance(obj, torch.Tensor):
             return self.tensor_attribute(obj, name, node)
+        if isinstance(obj, ProgramObject):
+            return obj.attribute(name, node)
         if isinstance(obj, torch.device) and name in ("type", "index"):
             return getattr(obj, name)
         if isinstance(obj, torch.dtype) and name in ("is_floating_point", "itemsize"):
@@ -247,7 +262,11 @@ class Evaluator:
                         did_you_mean(func.attr, owner.members),
                     )
                 label = f"{owner.path}.{func.attr}"
+                if isinstance(member, ObjectSpec):
+                    return self.objects.make(label, member, args, kwargs, node)
                 return self.library.call_member(label, member, args, kwargs, node)
+            if isinstance(owner, ProgramObject):
+                return owner.method(func.attr, args, kwargs, node)
             raise self.state.error(
                 "type",
                 f"a {type_name(owner)} has no method `.{func.attr}` in this language",
@@ -257,4 +276,6 @@ class Evaluator:
         self.state.node = node
         if isinstance(callee, Builtin):
             return self.library.call_builtin(callee, args, kwargs, node)
+        if isinstance(callee, ProgramObject):
+            return callee.call(args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)

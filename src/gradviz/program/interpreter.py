@@ -10,7 +10,8 @@ across a process boundary.
 This module owns the statements (`Interpreter`) and the entry point (`run_program`). The
 other parts of a run, each holding the same gradviz.program.state.RunState:
 
-- gradviz.program.evaluator: expressions;
+- gradviz.program.evaluator: expressions; the classes of `nn`, `optim` and
+  `torch.utils.data` go to gradviz.program.objects (layers, optimizers, data);
 - gradviz.program.library: calls into torch, tensor methods and built-ins, through the
   allow-lists (gradviz.program.values holds the namespaces and what a program may hold);
 - gradviz.program.budget: the size, work and step caps, checked before work runs;
@@ -43,7 +44,14 @@ from gradviz.program.placement import Placement
 from gradviz.program.reports import RunStats, RunWarning
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.state import RunState
-from gradviz.program.values import NAMESPACES, Builtin, Marker, Namespace, type_name
+from gradviz.program.values import (
+    NAMESPACES,
+    Builtin,
+    Marker,
+    Namespace,
+    ProgramObject,
+    type_name,
+)
 
 INPLACE = {
     ast.Add: operator.iadd,
@@ -100,6 +108,8 @@ class Interpreter:
             self.placement.fn_devices,
             state.backward,
             bool(state.simulated),
+            state.module_calls,
+            state.fn_modules,
         )
 
     # -- statements
@@ -223,6 +233,11 @@ class Interpreter:
                     op in tables.CONSTRUCTORS or op in ("Constant", "List"),
                 )
             )
+        if isinstance(value, ProgramObject):  # a layer's parameters: net.0.weight, ...
+            for qualified, tensor, what in value.named_tensors(name, stmt.lineno):
+                state.bindings.append(
+                    Binding(qualified, tensor, stmt.lineno, what, False, "parameter")
+                )
         state.env[name] = value
 
     def aug_assign(self, stmt: ast.AugAssign) -> None:
@@ -320,6 +335,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         simulated=state.simulated,
         moves=placement.moves,
         device_notes=placement.device_notes,
+        updates=state.updates,
         memory=devices.memory_summary(),
         stats=RunStats(
             seconds=time.perf_counter() - started,

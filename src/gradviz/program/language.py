@@ -42,15 +42,24 @@ class Limits:
     max_tensor_bytes: int = 100_000_000
     max_total_bytes: int = 400_000_000
     max_total_elements: int = 500_000_000  # elements produced by all ops together
-    max_flops_per_op: float = 5e9
+    max_flops_per_op: float = 5e9  # matrix work of one call (a layer's whole forward is one)
     max_total_flops: float = 2e10
     max_statements: int = 2_000
+    max_model_parameters: int = 20_000_000  # one model: a layer with every layer inside it
+    max_total_parameters: int = 50_000_000  # every layer a program makes, together
 
 
 DEFAULT_LIMITS = Limits()
 # A public host's programs: with the server, the forkserver and a warm worker (about 340 MB
 # together, docs/BENCHMARKS.md) the whole app stays under Community Cloud's 690 MB.
-PUBLIC_PROGRAM_LIMITS = Limits(max_tensor_bytes=100_000_000, max_total_bytes=200_000_000)
+PUBLIC_PROGRAM_LIMITS = Limits(
+    max_tensor_bytes=100_000_000,
+    max_total_bytes=200_000_000,
+    max_flops_per_op=2e9,
+    max_total_flops=1e10,
+    max_model_parameters=2_000_000,
+    max_total_parameters=5_000_000,
+)
 
 
 def tightest(a: Limits, b: Limits) -> Limits:

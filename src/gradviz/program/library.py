@@ -11,6 +11,8 @@ checks its cost first (gradviz.program.budget), simulated CUDA decides devices
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from gradviz.devices import simulated as devices
@@ -27,6 +29,7 @@ from gradviz.program.values import (
     MANUAL_SEED,
     NO_GRAD,
     Builtin,
+    ProgramObject,
     checked,
     tensors_in,
     type_name,
@@ -54,12 +57,15 @@ class Library:
 
     # -- the one place tensor work happens
 
-    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str):
+    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str, around=None):
+        """`around`, when given, makes a context manager held around the real call only (a
+        layer's: gradviz.program.forward.layer_calls), not its checks."""
         self.state.node = node
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
         try:
-            result = real_fn(*args, **kwargs)
+            with around() if around is not None else contextlib.nullcontext():
+                result = real_fn(*args, **kwargs)
         except ProgramError:
             raise
         except (RecursionError, MemoryError) as exc:
@@ -97,6 +103,7 @@ class Library:
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
             self.refuse_matrix_norm(args, kwargs, node)
+        self.refuse_objects(label, args, kwargs, node)
         if member.random:
             kwargs = {**kwargs, "generator": self.state.generator}
         return self.call(label, member.target, args, kwargs, node, member.check)
@@ -133,6 +140,7 @@ class Library:
             )
         if name == "norm":
             self.refuse_matrix_norm(args, kwargs, node)
+        self.refuse_objects(f".{name}()", args, kwargs, node)
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
 
@@ -146,6 +154,16 @@ class Library:
                     "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
                     node,
                 )
+
+    def refuse_objects(self, label: str, args, kwargs, node) -> None:
+        """A layer, an optimizer or a loader is not data: torch's functions never get one."""
+        for v in (*args, *kwargs.values()):
+            items = v if isinstance(v, tuple | list) else (v,)
+            for item in items:
+                if isinstance(item, ProgramObject):
+                    raise self.state.error(
+                        "type", f"{label} takes tensors and numbers, not a {type_name(item)}", node
+                    )
 
     def backward(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
@@ -170,6 +188,8 @@ class Library:
             raise self.state.error(
                 "type", f"{builtin.name}() takes no keyword arguments here", node
             )
+        if builtin.name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
+            return args[0].length(node)
         for a in args:
             if not isinstance(a, bool | int | float | torch.Tensor | tuple | list | torch.Size):
                 raise self.state.error(

@@ -4,7 +4,8 @@ A program's `t.backward()` (and the backward a run is asked for, RunOptions.back
 through gradviz.program.library.Library.backward, which uses a `BackwardWatch`: `begin`
 checks the arguments and starts a `BackwardRecord`; while `hooks` is open, a hook on every
 node of the tensor's graph appends a `BackwardStep` (the node, the gradients it received
-and the ones it passed on, as short previews) in the order autograd ran them. The records
+and the ones it passed on, as short previews) in the order autograd ran them, and the leaves
+whose `.grad` already held a gradient (this pass adds to it) are named in the record. The records
 are what the page's backward replay and gradviz.graph.build read.
 """
 
@@ -64,6 +65,9 @@ class BackwardWatch:
         if tensor.grad_fn is not None:
             for fn in walk_graph(tensor.grad_fn):
                 key = self.state.registry.key(fn)
+                leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
+                if leaf is not None and leaf.grad is not None:
+                    record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 
                 def hook(grad_inputs, grad_outputs, key=key, fn=fn):
                     record.steps.append(

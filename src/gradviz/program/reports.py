@@ -1,7 +1,7 @@
 """What a run reports besides its tensors and graph, as small frozen dataclasses: its error
 (RunError, with ErrorDetails and, for a device error, DeviceErrorDetails), PyTorch's
-warnings (RunWarning), the leaves moved to another device (DeviceMove) and its figures
-(RunStats).
+warnings (RunWarning), the leaves moved to another device (DeviceMove), what optimizer steps
+changed (ParameterUpdate) and its figures (RunStats).
 
 They cross from a worker to the server inside a pickled gradviz.program.results.Trace, so
 they are plain data: no torch here (and no Streamlit), nothing imported from gradviz.
@@ -113,6 +113,17 @@ class DeviceMove:
     line: int
     from_device: str
     to_device: str
+
+
+@dataclass(frozen=True)
+class ParameterUpdate:
+    """One parameter an optimizer step changed: its values before and after, as previews."""
+
+    line: int
+    optimizer: str  # what the program calls it ("opt") and its class ("SGD")
+    name: str  # the parameter as the graph names it ("net.0.weight")
+    before: str
+    after: str
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from gradviz.graph.model import (
     ValueBudget,
 )
 from gradviz.program.language import DEFAULT_LIMITS, Limits
-from gradviz.program.reports import DeviceMove, RunError, RunStats, RunWarning
+from gradviz.program.reports import DeviceMove, ParameterUpdate, RunError, RunStats, RunWarning
 
 
 @dataclass
@@ -42,6 +42,7 @@ class Trace:
     memory: list[CudaMemory] = field(default_factory=list)  # real CUDA allocators after the run
     # what cap_result left out of this result, in words ("2,500 tensors: ...")
     summary: list[str] = field(default_factory=list)
+    updates: list[ParameterUpdate] = field(default_factory=list)  # what optimizer steps changed
 
     def tensor(self, name: str) -> TensorInfo | None:
         """The latest tensor bound to `name`."""

@@ -5,20 +5,23 @@ part holds a reference to the same one: the evaluator, the library, the budget, 
 placement and the backward watch. It owns what the run has made so far (the variables,
 the tensors bound to names, printed text, warnings, the backward passes), the node being
 run (so an error can say where it happened), and where each tensor lives (its real device,
-or the simulated one). It makes no decisions of its own.
+or the simulated one), the layers' calls the graph groups (`module_calls`, `fn_modules`) and
+what optimizer steps changed (`updates`). It makes no decisions of its own; `torch_rng` lends
+the run's generator to library code that draws from torch's global one.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 
 import torch
 
 from gradviz.devices import simulated as devices
-from gradviz.graph.model import BackwardRecord
+from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
 from gradviz.program.language import ProgramError, char_col, source_segment
-from gradviz.program.reports import RunWarning
+from gradviz.program.reports import ParameterUpdate, RunWarning
 from gradviz.program.results import RunOptions
 
 
@@ -41,6 +44,9 @@ class RunState:
         self.warnings: list[RunWarning] = []
         self.backward: list[BackwardRecord] = []
         self.registry = NodeRegistry()
+        self.module_calls: list[ModuleCall] = []
+        self.fn_modules: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, call)
+        self.updates: list[ParameterUpdate] = []
         self.generator = torch.Generator().manual_seed(options.seed)
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
@@ -72,3 +78,16 @@ class RunState:
     def device_of(self, t: torch.Tensor) -> str:
         """Where a tensor lives: its real device, or the simulated one PyTorch's rules gave it."""
         return str(self.shadow.device_of(t) if self.shadow is not None else t.device)
+
+    @contextlib.contextmanager
+    def torch_rng(self):
+        """torch's global CPU generator holds the run's own state while open, and gets its
+        own back after: layer initialisation, dropout and DataLoader shuffling draw from it,
+        so they draw the numbers the same program would in PyTorch after
+        torch.manual_seed, and touch nothing outside the run."""
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(self.generator.get_state())
+            try:
+                yield
+            finally:
+                self.generator.set_state(torch.get_rng_state())

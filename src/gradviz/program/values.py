@@ -1,10 +1,13 @@
 """The values a program can hold, and the check every result passes before it may.
 
-A program's variables hold plain values only (`SAFE_VALUE_TYPES`: tensors, numbers,
-strings, dtypes, devices, sizes, ...). The names a program can reach without making them,
-`torch` and `F`, are `Namespace`s built from the allow-lists in gradviz.program.tables:
-a program can call what they hold, never keep a module or a function in a variable.
-`checked` is the gate between a call's result and the program.
+A program's variables hold plain values (`SAFE_VALUE_TYPES`: tensors, numbers, strings,
+dtypes, devices, sizes, ...) and the `ProgramObject`s it made from the tables of
+gradviz.program.nntables (layers, optimizers, data loaders), which answer only what those
+tables allow. The names a program can reach without making them, `torch`, `F`
+(torch.nn.functional), `nn` and `optim`, are `Namespace`s built from the allow-lists in
+gradviz.program.tables and .nntables: a program can call what they hold, never keep a
+module or a function in a variable. `checked` is the gate between a call's result and the
+program.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch.utils._pytree import tree_flatten
 
-from gradviz.program import tables
+from gradviz.program import nntables, tables
 from gradviz.program.state import RunState
 
 
@@ -59,9 +62,63 @@ MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 
 
+class ProgramObject:
+    """A value a program holds that is more than data: a layer, an optimizer, a data loader
+    (gradviz.program.modules, .optimizers, .data). A program reaches it only through these
+    methods, each answering from the allow-lists of gradviz.program.nntables; by default
+    each refuses. `iterate` and `next_value` are Python's iter() and next() for it (a `for`
+    loop over it), `named_tensors` what the graph calls its tensors once it has a name."""
+
+    def __init__(self, state: RunState):
+        self.state = state
+
+    def describe(self) -> str:
+        """How messages name it after "a": "torch.nn.Linear layer", "DataLoader", ..."""
+        return type(self).__name__
+
+    def refuse(self, what: str, node):
+        return self.state.error("type", f"a {self.describe()} {what} in this language", node)
+
+    def attribute(self, name: str, node):
+        raise self.refuse(f"has no attribute `.{name}`", node)
+
+    def method(self, name: str, args: tuple, kwargs: dict, node):
+        raise self.refuse(f"has no method `.{name}`", node)
+
+    def call(self, args: tuple, kwargs: dict, node):
+        raise self.refuse("cannot be called", node)
+
+    def index(self, key, node):
+        raise self.refuse("cannot be indexed", node)
+
+    def length(self, node) -> int:
+        raise self.refuse("has no len()", node)
+
+    def iterate(self, node) -> ProgramObject:
+        raise self.refuse("cannot be iterated over", node)
+
+    def next_value(self, node):
+        """The next value, or StopIteration at the end."""
+        raise self.refuse("is not an iterator (use iter() first)", node)
+
+    def named_tensors(self, name: str, line: int) -> list[tuple[str, torch.Tensor, str]]:
+        """(name the graph shows, tensor, what it is) for each tensor it holds, once bound to
+        `name` on `line`."""
+        return []
+
+    def __iter__(self):
+        return self.iterate(self.state.node)
+
+    def __next__(self):
+        return self.next_value(self.state.node)
+
+
 def _namespaces() -> dict[str, Namespace]:
     functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
-    nn = Namespace("torch.nn", {"functional": functional})
+    nn = Namespace("torch.nn", {"functional": functional, **nntables.LAYERS})
+    schedulers = Namespace("torch.optim.lr_scheduler", dict(nntables.SCHEDULERS))
+    optim = Namespace("torch.optim", {**nntables.OPTIMIZERS, "lr_scheduler": schedulers})
+    utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", dict(nntables.DATA))})
     cuda = Namespace(
         "torch.cuda",
         {
@@ -75,6 +132,8 @@ def _namespaces() -> dict[str, Namespace]:
         **tables.DTYPES,
         **tables.CONSTANTS,
         "nn": nn,
+        "optim": optim,
+        "utils": utils,
         "cuda": cuda,
         "linalg": linalg,
         "no_grad": NO_GRAD,
@@ -82,7 +141,7 @@ def _namespaces() -> dict[str, Namespace]:
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
     }
-    return {"torch": Namespace("torch", members), "F": functional}
+    return {"torch": Namespace("torch", members), "F": functional, "nn": nn, "optim": optim}
 
 
 NAMESPACES = _namespaces()
@@ -100,6 +159,7 @@ SAFE_VALUE_TYPES = (
     GradFnRef,
     slice,
     type(Ellipsis),
+    ProgramObject,
 )
 
 
@@ -109,6 +169,8 @@ def type_name(value) -> str:
         return "tensor"
     if isinstance(value, Namespace):
         return f"module ({value.path})"
+    if isinstance(value, ProgramObject):
+        return value.describe()
     return type(value).__name__
 
 

@@ -83,6 +83,13 @@ p = F.max_pool2d(torch.ones(1, 4, 4), 2)
 q = F.linear(x, w) + torch.matmul(x, w).sum() + F.cross_entropy(x, torch.tensor([0, 1]))
 s = (z.sum() + q.sum() + c.sum() + p.sum()) ** 2
 s.backward()
+net = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Dropout(0.1))
+opt = optim.Adam(net.parameters())
+h = nn.MaxPool2d(2)(torch.ones(1, 1, 4, 4))
+loss = nn.MSELoss()(net(x), torch.zeros(2, 2))
+loss.backward()
+opt.step()
+data = torch.utils.data.TensorDataset(x, r[:2])
 """
 run_program(WARMUP, RunOptions())
 

@@ -271,6 +271,17 @@ def _backward_controls(trace: Trace) -> None:
             + ", ".join(f"`{b.target}.backward()` (line {b.line})" for b in ran),
             icon=":material/undo:",
         )
+    for b in ran:
+        if b.accumulated:
+            names = ", ".join(f"`{n}`" for n in b.accumulated[:8])
+            more = f" and {len(b.accumulated) - 8} more" if len(b.accumulated) > 8 else ""
+            st.info(
+                message(
+                    f"Line {b.line}: this backward added to the gradients {names}{more} "
+                    "already held: .grad accumulates until zero_grad() (or `.grad = None`)."
+                ),
+                icon=":material/add_circle:",
+            )
     if not candidates:
         return
     names = list(dict.fromkeys(reversed(candidates)))
@@ -419,6 +430,20 @@ def _tensors_tab(trace: Trace) -> None:
             for t in trace.tensors
         ]
     )
+    if trace.updates:
+        st.markdown("**Optimizer steps**: each parameter before and after `step()`")
+        table(
+            [
+                {
+                    "line": u.line,
+                    "optimizer": u.optimizer,
+                    "parameter": u.name,
+                    "before": u.before,
+                    "after": u.after,
+                }
+                for u in trace.updates
+            ]
+        )
     device_panel.memory(trace)
 
 
