@@ -25,7 +25,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
 from gradviz.services.jobs import end, follow, run_now, start_in_line
-from gradviz.speed import timing
+from gradviz.speed import gpus, timing
 from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
 from gradviz.util.format import fmt_seconds
@@ -477,7 +477,7 @@ def _show_sweep(
     if not live and not ref_points:
         st.caption("Run a sweep to draw time against size.")
         return
-    peak = timing.peak_for(gpu or (reference.device if reference else ""))
+    peak = gpus.for_device_name(gpu or (reference.device if reference else ""))
     rows = []
     for p, is_live in [(p, True) for p in live] + [(p, False) for p in ref_points]:
         frac = timing.fraction_of_peak(p, peak) if p.device.startswith("cuda") else None
@@ -515,9 +515,11 @@ def _show_sweep(
     elif peak is not None:
         matmul_peak = timing.peak_rate(peak, "matmul", dtype)
         matmul_text = "unknown" if matmul_peak is None else f"{matmul_peak / 1000:,.0f} TFLOP/s"
+        memory_text = "unknown" if peak.memory_gbps is None else f"{peak.memory_gbps:,.0f} GB/s"
         st.caption(
-            f"Peak for {peak.label}: {peak.memory_gbps:,.0f} GB/s memory, {matmul_text} for "
-            f"{dtype} matmul ({peak.source}). CPU peaks are not known to this page."
+            f"Peak for {peak.label}: {memory_text} memory, {matmul_text} for {dtype} matmul "
+            f"(dense, from [{peak.source_title}]({peak.source}), {peak.as_of}; docs/gpus.md). "
+            "CPU peaks are not known to this page."
         )
     table(rows)
 
