@@ -192,8 +192,9 @@ def grid(workload: str) -> list[int]:
 
 def scaled_cpu_points(calibration: Point, sizes: Iterable[int], iterations: int) -> list[Point]:
     """The CPU at `sizes`, scaled from one measured point by the workload's cost (linear in
-    bytes or FLOPs): the page's quick estimate. At small sizes a real CPU also pays per-op
-    overhead, so it is slower there than this line says."""
+    bytes or FLOPs): the page's quick estimate. A real CPU departs from this line at small
+    sizes (caches make it faster, the fixed cost of each op slower): measured points, where
+    there are some, are the better comparison."""
     points = []
     for size in sizes:
         job = TimingJob(calibration.workload, size, "cpu", calibration.dtype, iterations)

@@ -95,7 +95,8 @@ def _headline(gpu: gpus.GPU, job: timing.TimingJob, measured, calibration) -> No
             }
         )
     st.markdown(
-        f"**The job of section 1**: {escape(job.describe())}, {job.iterations} iteration(s)."
+        f"**The job of section 1**: {escape(job.spec.describe_size(job.size))} {job.dtype}, "
+        f"{job.iterations} iteration(s)."
     )
     table(rows)
 
@@ -158,9 +159,10 @@ def _say_crossover(gpu, workload, found: list, how: str) -> None:
     (st.success if without is not None else st.info)(text)
     if how == SCALED:
         st.caption(
-            "The CPU side is one measured point scaled by the workload's cost. A real CPU also "
-            "pays per-op overhead at small sizes, so there the GPU may win earlier than this "
-            "says; the sweep above measures the CPU at each size."
+            "The CPU side is one measured point scaled by the workload's cost, a straight line. "
+            "A real CPU is not: small tensors fit in its caches (faster than the line) and every "
+            "op has a fixed cost (slower). Run the sweep above and the crossover is worked out "
+            "from the CPU measured at each size."
         )
 
 
