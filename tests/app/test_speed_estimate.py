@@ -88,6 +88,17 @@ def test_a_host_without_a_gpu_gets_a_labelled_estimate(no_reference):
     assert not at.error
 
 
+def test_the_cifar_tutorial_step_is_estimated_too(no_reference):
+    at = _app()
+    rows = _table(at, "images/s with the copy")
+    assert [r["batch"] for r in rows] == ["4", "512"]
+    assert rows[0]["bound by"] == "launch overhead"
+    assert "36 kernels" in _text(at.caption)
+    at.selectbox(key=speed_estimate.PICK_KEY).set_value("M4-Max").run()
+    assert "publishes no FP32 peak" in _text(at.caption)
+    assert not at.exception
+
+
 def test_the_assumptions_are_one_click_away(no_reference):
     at = _app()
     expander = _expander(at)

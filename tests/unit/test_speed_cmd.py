@@ -74,6 +74,9 @@ def test_estimate_gpu_as_json(capsys):
     assert data["cpu"]["how"].startswith("scaled from a quick run")
     assert data["cpu"]["job_s"] > 0 and data["cpu_threads"] >= 1
     assert set(data["crossover"]) == {"without_copy", "with_copy", "against"}
+    steps = data["cifar_step"]
+    assert [s["batch"] for s in steps] == [4, 512]
+    assert steps[0]["bound"] == "launch overhead" and steps[0]["images_per_s"] > 0
 
 
 def test_estimate_gpu_against_a_measured_cpu_sweep(capsys):

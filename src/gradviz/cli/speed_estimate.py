@@ -77,6 +77,16 @@ def _cpu_points(args: argparse.Namespace, job: timing.TimingJob) -> tuple[list, 
     return points, f"scaled from a quick run at {cal.job.describe()}", asdict(cal)
 
 
+def _cifar_steps(gpu: gpus.GPU) -> list[dict] | dict:
+    """The CIFAR-10 tutorial network's training step at the tutorial's and the fast preset's
+    batch sizes, or {"error": why} where the maker gives no figure for it."""
+    try:
+        steps = [(b, estimate.estimate_step(gpu, b)) for b in estimate.CIFAR_BATCHES]
+    except estimate.NoEstimate as exc:
+        return {"error": str(exc)}
+    return [{"batch": b, **_estimate_dict(e), "images_per_s": b / e.total_s} for b, e in steps]
+
+
 def result(args: argparse.Namespace, gpu: gpus.GPU, job: timing.TimingJob) -> dict:
     """Everything the command reports, as plain data. Raises NoEstimate or ValueError."""
     e = estimate.estimate(gpu, job)
@@ -107,6 +117,7 @@ def result(args: argparse.Namespace, gpu: gpus.GPU, job: timing.TimingJob) -> di
             "with_copy": estimate.crossover_with(gpu, cpu, with_copy=True) if cpu else None,
             "against": f"this CPU, {how}" if cpu else "no CPU measured (--no-cpu)",
         },
+        "cifar_step": _cifar_steps(gpu),
     }
 
 
@@ -135,6 +146,12 @@ def _print(out: dict, gpu: gpus.GPU, job: timing.TimingJob) -> None:
         print(
             f"  crossover against {x['against']}: from {size(x['without_copy'])} "
             f"(data on the GPU), from {size(x['with_copy'])} (with the copy)"
+        )
+    steps = out["cifar_step"]
+    for step in steps if isinstance(steps, list) else []:
+        print(
+            f"  CIFAR-10 tutorial step, batch {step['batch']}: {fmt_seconds(step['total_s'])} "
+            f"with the copy, {step['images_per_s']:,.0f} images/s, bound by {step['bound']} ({label})"
         )
     print("  assumptions: " + "; ".join(f"{a.name}: {a.value}" for a in estimate.ASSUMPTIONS))
 

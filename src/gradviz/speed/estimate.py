@@ -90,10 +90,10 @@ class NoEstimate(ValueError):
 
 @dataclass(frozen=True)
 class Estimate:
-    """One call of `job` on `gpu`, estimated from spec-sheet figures (seconds)."""
+    """One call of a workload on a GPU, estimated from spec-sheet figures (seconds)."""
 
     gpu: str  # gradviz.speed.gpus key
-    job: TimingJob
+    what: str  # the call, in words
     flops: float
     bytes_moved: float
     kernels: int
@@ -145,26 +145,76 @@ def _compute_s(gpu: GPU, job: TimingJob) -> float:
     return job.flops() / (tflops * 1e12)
 
 
+def _roofline(
+    gpu: GPU, what: str, cost: tuple[float, float, int, float], copies: int, compute_s: float
+) -> Estimate:
+    """The estimate of a call that does `cost` = (FLOPs, bytes moved, kernels, input bytes)
+    and copies its inputs in `copies` transfers."""
+    flops, bytes_moved, kernels, copy_bytes = cost
+    bandwidth = _need(gpu.memory_gbps, gpu, "memory bandwidth")
+    link = _need(link_gbps(gpu), gpu, "host link")
+    return Estimate(
+        gpu=gpu.key,
+        what=what,
+        flops=flops,
+        bytes_moved=bytes_moved,
+        kernels=kernels,
+        copy_bytes=copy_bytes,
+        compute_s=compute_s,
+        memory_s=bytes_moved / (bandwidth * 1e9),
+        launch_s=kernels * LAUNCH_S,
+        copy_s=copy_bytes / (link * 1e9) + copies * LAUNCH_S,
+    )
+
+
 def estimate(gpu: GPU, job: TimingJob) -> Estimate:
     """Estimate one call of `job` (its device is ignored) on `gpu`. Raises NoEstimate where a
     figure is missing, ValueError for an invalid job."""
     validate_job(replace(job, device="cpu"))
-    bandwidth = _need(gpu.memory_gbps, gpu, "memory bandwidth")
-    compute_s = _compute_s(gpu, job)
-    link = _need(link_gbps(gpu), gpu, "host link")
-    inputs = 2  # both workloads copy two tensors
-    return Estimate(
-        gpu=gpu.key,
-        job=job,
-        flops=job.flops(),
-        bytes_moved=job.bytes_moved(),
-        kernels=job.kernels(),
-        copy_bytes=job.input_bytes(),
-        compute_s=compute_s,
-        memory_s=job.bytes_moved() / (bandwidth * 1e9),
-        launch_s=job.kernels() * LAUNCH_S,
-        copy_s=job.input_bytes() / (link * 1e9) + inputs * LAUNCH_S,
+    _need(gpu.memory_gbps, gpu, "memory bandwidth")  # the first figure a reader looks for
+    what = f"{job.spec.describe_size(job.size)} {job.dtype}, {job.iterations} iteration(s)"
+    cost = (job.flops(), job.bytes_moved(), job.kernels(), job.input_bytes())
+    return _roofline(gpu, what, cost, 2, _compute_s(gpu, job))  # both workloads copy 2 tensors
+
+
+# ---------------------------------------------------------------------------------------------
+# The CIFAR-10 tutorial network's training step (the Training page's "tutorial" preset).
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One training step of TutorialNet (forward, cross-entropy, backward, SGD with momentum
+    as PyTorch runs it on a GPU, foreach), float32, counted with torch on the CPU by
+    tests/unit/test_estimate_cifar.py: FLOPs of its convolutions and matrix products
+    (torch.utils.flop_counter), the ops that launch a kernel, and the bytes of every op's
+    tensor arguments and results. All are exactly linear in the batch size."""
+
+    flops_per_image: int = 3_204_720
+    bytes_fixed: int = 1_983_272  # the parameters, gradients and momentum, read and written
+    bytes_per_image: int = 343_760
+    kernels: int = 36
+    copy_bytes_per_image: int = 3 * 32 * 32 * 4 + 8  # a float32 image and an int64 label
+
+
+CIFAR_STEP = StepCost()
+CIFAR_BATCHES = (4, 512)  # the tutorial's batch, and the fast preset's batch size
+
+
+def estimate_step(gpu: GPU, batch: int, step: StepCost = CIFAR_STEP) -> Estimate:
+    """One training step of the tutorial network at `batch` on `gpu`, its batch copied from
+    the CPU first (images and labels: two copies)."""
+    if batch < 1:
+        raise ValueError(f"Batch size must be at least 1, got {batch}.")
+    tflops = _need(gpu.fp32_tflops, gpu, "FP32 peak")
+    cost = (
+        float(step.flops_per_image * batch),
+        float(step.bytes_fixed + step.bytes_per_image * batch),
+        step.kernels,
+        float(step.copy_bytes_per_image * batch),
     )
+    what = f"one CIFAR-10 tutorial training step, batch {batch}, float32"
+    return _roofline(gpu, what, cost, 2, cost[0] / (tflops * 1e12))
 
 
 def estimate_point(gpu: GPU, job: TimingJob, with_copy: bool = False) -> Point:

@@ -218,6 +218,36 @@ def _against_reference(gpu: gpus.GPU, workload, dtype, reference) -> None:
         )
 
 
+def _cifar_step(gpu: gpus.GPU) -> None:
+    """The CIFAR-10 tutorial network's training step: the Training page's other workload."""
+    st.markdown(f"**The CIFAR-10 tutorial network, one training step** ({LABEL}):")
+    try:
+        steps = [estimate.estimate_step(gpu, batch) for batch in estimate.CIFAR_BATCHES]
+    except estimate.NoEstimate as exc:
+        st.caption(message(exc))
+        return
+    rows = []
+    for batch, e in zip(estimate.CIFAR_BATCHES, steps, strict=True):
+        rows.append(
+            {
+                "batch": batch,
+                "step, data on the GPU": fmt_seconds(e.run_s),
+                "step with the batch's copy": fmt_seconds(e.total_s),
+                "images/s with the copy": f"{batch / e.total_s:,.0f}",
+                "bound by": e.bound,
+            }
+        )
+    table(rows)
+    st.caption(
+        f"TutorialNet with cross-entropy and SGD with momentum in float32, as the Training "
+        f"page's tutorial preset (batch 4; 512 is the fast preset's batch, on this network). "
+        f"A step runs {estimate.CIFAR_STEP.kernels} kernels, so at batch 4 every GPU waits on "
+        "launches: the GPU's speed hardly matters until the batch grows. Left out: the "
+        "tutorial's loss.item() each step (a wait for the GPU) and its per-image preparation "
+        "on the CPU. The Training page measures this host's CPU."
+    )
+
+
 def _assumptions(gpu: gpus.GPU) -> None:
     with st.expander("Assumptions behind the estimate, and where each figure comes from"):
         st.markdown(
@@ -282,4 +312,5 @@ def section(
         _against_reference(gpu, workload, dtype, reference)
     except estimate.NoEstimate as exc:
         st.info(message(exc))
+    _cifar_step(gpu)
     _assumptions(gpu)
