@@ -35,7 +35,7 @@ def _row(label: str, cpu: str, jobs_gpu: list[tuple[gpus.GPU, timing.TimingJob]]
     return "| " + " | ".join(cells) + " |"
 
 
-def _workload_table(workload: str, chosen: list[gpus.GPU], repeats: int) -> list[Point]:
+def _workload_table(workload: str, chosen: list[gpus.GPU], repeats: int) -> list[timing.Point]:
     jobs = timing.sweep_jobs(workload, SIZES[workload], ["cpu"])
     points = [
         e for e in measure.sweep(jobs, repeats=repeats, warmup=1) if isinstance(e, timing.Point)
@@ -62,9 +62,6 @@ def _workload_table(workload: str, chosen: list[gpus.GPU], repeats: int) -> list
             )
         )
     return points
-
-
-Point = timing.Point
 
 
 def main(argv: list[str] | None = None) -> int:

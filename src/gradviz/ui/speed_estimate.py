@@ -77,9 +77,10 @@ def _headline(gpu: gpus.GPU, job: timing.TimingJob, measured, calibration) -> No
             "bound by": "",
         }
     ]
-    for name, seconds in (
-        ("data already on the GPU", e.run_s),
-        ("copy from the CPU first", e.total_s),
+    copy_bound = "the copy" if e.copy_s > e.run_s else e.bound
+    for name, seconds, bound in (
+        ("data already on the GPU", e.run_s, e.bound),
+        ("copy from the CPU first", e.total_s, copy_bound),
     ):
         rows.append(
             {
@@ -87,11 +88,7 @@ def _headline(gpu: gpus.GPU, job: timing.TimingJob, measured, calibration) -> No
                 "time per call": fmt_seconds(seconds),
                 "how it is known": LABEL,
                 "against the CPU": "" if cpu_s is None else estimate.speedup(cpu_s, seconds),
-                "bound by": e.bound
-                if name.startswith("data")
-                else "the copy"
-                if e.copy_s > e.run_s
-                else e.bound,
+                "bound by": bound,
             }
         )
     st.markdown(
