@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.cli import main as cli_main
 from gradviz.program.presets import PRESETS
-from gradviz.speed import measure, timing
+from gradviz.speed import gpus, measure, timing
 from gradviz.util import mdtable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def test_presets_and_workloads_say_lesson():
         assert lesson_called_seed(f"{preset.key}\n{preset.title}\n{preset.about}") == []
     for workload in timing.WORKLOADS.values():
         assert lesson_called_seed(workload.title) == []
-    assert lesson_called_seed("\n".join(peak.label for peak in timing.PEAKS)) == []
+    assert lesson_called_seed("\n".join(f"{g.label} {g.note}" for g in gpus.GPUS)) == []
 
 
 def test_speed_progress_labels_say_lesson():

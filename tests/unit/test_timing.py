@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from gradviz.speed import gpus, timing
 from gradviz.speed import measure as measuring
-from gradviz.speed import timing
 from gradviz.speed.measure import measure, reference_dict, sweep
 from gradviz.speed.timing import (
     Point,
@@ -308,21 +308,32 @@ def test_crossover_is_where_gpu_wins_from_then_on():
 
 
 def test_peaks_match_device_names():
-    assert timing.peak_for("NVIDIA H100 80GB HBM3").label == "NVIDIA H100 SXM"
-    assert timing.peak_for("NVIDIA H100 PCIe").label == "NVIDIA H100 PCIe"
-    assert timing.peak_for("NVIDIA A100-SXM4-80GB").memory_gbps == 2039
-    assert timing.peak_for("Some CPU") is None
+    assert gpus.for_device_name("NVIDIA H100 80GB HBM3").label == "NVIDIA H100 SXM"
+    assert gpus.for_device_name("NVIDIA H100 PCIe").label == "NVIDIA H100 PCIe"
+    assert gpus.for_device_name("NVIDIA A100-SXM4-80GB").memory_gbps == 2039
+    assert gpus.for_device_name("Some CPU") is None
     p = Point("elementwise", "cuda", "float32", 10**8, 1, 1.0, 0, 3)
-    peak = timing.peak_for("NVIDIA H200")
+    peak = gpus.for_device_name("NVIDIA H200")
     assert timing.fraction_of_peak(p, peak) == pytest.approx(p.gbps / 4800)
     assert timing.fraction_of_peak(p, None) is None
-    assert timing.peak_rate(peak, "matmul", "bfloat16") == 989_000
-    assert timing.peak_for("NVIDIA A100 80GB PCIe").memory_gbps == 1935
-    assert timing.peak_for("NVIDIA A100-SXM4-40GB").memory_gbps == 1555
-    lesson_gpu = timing.peak_for("NVIDIA GeForce GTX 1060 6GB")
+    assert timing.peak_rate(peak, "matmul", "bfloat16") == 989_500
+    assert gpus.for_device_name("NVIDIA A100 80GB PCIe").memory_gbps == 1935
+    assert gpus.for_device_name("NVIDIA A100-SXM4-40GB").memory_gbps == 1555
+    lesson_gpu = gpus.for_device_name("NVIDIA GeForce GTX 1060 6GB")
     half = Point("matmul", "cuda", "float16", 1024, 1, 1.0, 0, 3)
     assert timing.peak_rate(lesson_gpu, "matmul", "float16") is None
     assert timing.fraction_of_peak(half, lesson_gpu) is None
+
+
+def test_device_names_match_whole_words():
+    """ "L4" is not the L40S, "A10" not the A100 or the A10G, "T4" not an RTX A4000."""
+    assert gpus.for_device_name("NVIDIA L4").key == "L4"
+    assert gpus.for_device_name("NVIDIA L40S") is None
+    assert gpus.for_device_name("NVIDIA A10").key == "A10"
+    assert gpus.for_device_name("NVIDIA A10G").key == "A10G"
+    assert gpus.for_device_name("Tesla T4").key == "T4"
+    assert gpus.for_device_name("NVIDIA RTX A4000") is None
+    assert gpus.for_device_name("NVIDIA GeForce RTX 4090").key == "RTX-4090"
 
 
 # --- reference file -----------------------------------------------------------------------

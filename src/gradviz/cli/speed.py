@@ -2,6 +2,7 @@
 
     python -m gradviz speed                       # the lesson's loop, naive vs correct, on the CPU
     python -m gradviz speed --workload matmul --sweep 256 512 1024 --device cuda --json
+    python -m gradviz speed --estimate-gpu H100 --json   # a GPU from its spec sheet, any host
 
 Exit codes: 0 success, 1 a refused or failed run (reported), 2 usage.
 """
@@ -13,7 +14,8 @@ import json
 import sys
 from dataclasses import asdict
 
-from gradviz.speed import measure, timing
+from gradviz.cli import speed_estimate
+from gradviz.speed import gpus, measure, timing
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,6 +32,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--sweep", type=int, nargs="+", metavar="SIZE", help="sweep these sizes")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--estimate-gpu",
+        metavar="GPU",
+        help="estimate the workload on this GPU from its maker's spec sheet instead of timing "
+        f"a device ({', '.join(g.key for g in gpus.GPUS)}; any case, aliases such as H100, "
+        "A100, 4090; docs/gpus.md); the CPU is measured beside it",
+    )
+    p.add_argument(
+        "--no-cpu", action="store_true", help="with --estimate-gpu: do not measure the CPU"
+    )
     p.set_defaults(func=run)
 
 
@@ -37,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         print("--repeats must be at least 1", file=sys.stderr)
         return 2
+    if args.estimate_gpu is not None:
+        return speed_estimate.run(args)
     threads = measure.use_available_cpus()
     try:
         result = _sweep(args) if args.sweep else _compare(args)

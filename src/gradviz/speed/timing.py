@@ -14,7 +14,8 @@ and `sweep` yields progress events so a caller can draw a progress bar and stop 
 No streamlit here; values that leave this module are plain dataclasses of numbers and strings.
 
 This module never imports torch (nor numpy): the Streamlit server uses it (workloads and
-their cost model, dtypes by name, jobs, points, estimates, memory checks, peaks, crossover,
+their cost model, dtypes by name, jobs, points, estimates, memory checks, fraction of a GPU's
+peak (its figures: gradviz.speed.gpus), crossover,
 the reference file's REFERENCE_FORMAT). What runs torch (the workloads' kernels, `measure`,
 `run_job`, `comparison_events`, `sweep`, the worker jobs, `reference_dict`, ...) is
 gradviz.speed.measure.
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gradviz.devices.info import DTYPE_BYTES
+from gradviz.speed.gpus import GPU, matmul_tflops
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.util.reference import ReferenceFileError, ReferenceFormat, require_field
@@ -51,7 +53,9 @@ class Workload:
 
     flops(size, iterations); bytes_moved(size, iterations, itemsize): what eager PyTorch
     reads and writes, each op reading its inputs and writing its output;
-    memory_needed(size, itemsize): peak bytes held at once (inputs, result, temporaries).
+    memory_needed(size, itemsize): peak bytes held at once (inputs, result, temporaries);
+    kernels(iterations): the eager ops one call runs (one kernel launch each on a GPU);
+    input_bytes(size, itemsize): the inputs, made on the CPU and copied to the device.
     """
 
     key: str
@@ -63,6 +67,8 @@ class Workload:
     bytes_moved: Callable[[int, int, int], float] = field(repr=False)
     memory_needed: Callable[[int, int], int] = field(repr=False)
     describe_size: Callable[[int], str] = field(repr=False)
+    kernels: Callable[[int], int] = field(repr=False)
+    input_bytes: Callable[[int, int], float] = field(repr=False)
 
 
 def elementwise_shape(size: int) -> tuple[int, ...]:
@@ -86,6 +92,8 @@ WORKLOADS: dict[str, Workload] = {
         # tensor1, tensor2, result, tensor1 * tensor2, the new result
         memory_needed=lambda size, item: 5 * size * item,
         describe_size=lambda size: "x".join(str(d) for d in elementwise_shape(size)),
+        kernels=lambda its: 1 + 2 * its,
+        input_bytes=lambda size, item: 2.0 * size * item,  # tensor1, tensor2
     ),
     "matmul": Workload(
         key="matmul",
@@ -97,6 +105,8 @@ WORKLOADS: dict[str, Workload] = {
         bytes_moved=lambda n, its, item: float(item) * 3 * n * n * its,  # read a, b; write c
         memory_needed=lambda n, item: 3 * n * n * item,
         describe_size=lambda n: f"{n}x{n} @ {n}x{n}",
+        kernels=lambda its: its,
+        input_bytes=lambda n, item: 2.0 * n * n * item,  # a, b
     ),
 }
 
@@ -161,6 +171,12 @@ class TimingJob:
 
     def memory_needed(self) -> int:
         return self.spec.memory_needed(self.size, self.choice.itemsize)
+
+    def kernels(self) -> int:
+        return self.spec.kernels(self.iterations)
+
+    def input_bytes(self) -> float:
+        return self.spec.input_bytes(self.size, self.choice.itemsize)
 
     def describe(self) -> str:
         return f"{self.spec.describe_size(self.size)} {self.dtype} on {self.device}"
@@ -509,53 +525,21 @@ def format_comparison(c: Comparison) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Peak figures (vendor datasheets, dense, no sparsity) to say how close a device came.
+# Peak figures (gradviz.speed.gpus: makers' spec sheets, dense) to say how close a device came.
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Peak:
-    label: str
-    match: tuple[str, ...]  # all must appear in torch.cuda.get_device_name()
-    memory_gbps: float
-    fp32_tflops: float
-    tf32_tflops: float  # GPUs without TF32 run these matmuls in FP32: their FP32 figure
-    half_tflops: float | None  # bfloat16/float16 tensor cores, dense; None: no figure known
-    source: str = "vendor datasheet (dense, boost clock)"
-
-
-PEAKS: tuple[Peak, ...] = (  # first match wins: more specific names first
-    Peak("NVIDIA H200", ("H200",), 4800, 67, 495, 989),
-    Peak("NVIDIA H100 SXM", ("H100", "HBM3"), 3350, 67, 495, 989),
-    Peak("NVIDIA H100 PCIe", ("H100", "PCIe"), 2000, 51, 378, 756),
-    Peak("NVIDIA A100 SXM 80GB", ("A100", "SXM4-80GB"), 2039, 19.5, 156, 312),
-    Peak("NVIDIA A100 PCIe 80GB", ("A100", "80GB", "PCIe"), 1935, 19.5, 156, 312),
-    Peak("NVIDIA A100 40GB", ("A100", "40GB"), 1555, 19.5, 156, 312),
-    Peak("NVIDIA L4", ("L4",), 300, 30.3, 60, 121),
-    Peak("NVIDIA T4", ("T4",), 320, 8.1, 8.1, 65),
-    # The lesson's laptop GPU. Pascal has no tensor cores and runs float16 slowly.
-    Peak("NVIDIA GeForce GTX 1060 (the lesson's GPU)", ("GTX 1060",), 192, 4.4, 4.4, None),
-)
-
-
-def peak_for(device_name: str) -> Peak | None:
-    for peak in PEAKS:
-        if all(m.lower() in device_name.lower() for m in peak.match):
-            return peak
-    return None
-
-
-def peak_rate(peak: Peak, workload: str, dtype: str) -> float | None:
-    """The peak that bounds a workload: memory GB/s for the loop, GFLOP/s for matmul
-    (None where the table has no figure)."""
+def peak_rate(gpu: GPU, workload: str, dtype: str) -> float | None:
+    """The peak that bounds a workload on `gpu`: memory GB/s for the loop, GFLOP/s for matmul
+    (None where its maker gives no figure)."""
     if WORKLOADS[workload].metric == "GB/s":
-        return peak.memory_gbps
-    tflops = {"float32": peak.fp32_tflops, "tf32": peak.tf32_tflops}.get(dtype, peak.half_tflops)
+        return gpu.memory_gbps
+    tflops = matmul_tflops(gpu, dtype)
     return None if tflops is None else tflops * 1000
 
 
-def fraction_of_peak(point: Point, peak: Peak | None) -> float | None:
-    rate = None if peak is None else peak_rate(peak, point.workload, point.dtype)
+def fraction_of_peak(point: Point, gpu: GPU | None) -> float | None:
+    rate = None if gpu is None else peak_rate(gpu, point.workload, point.dtype)
     return None if rate is None else point.rate / rate
 
 

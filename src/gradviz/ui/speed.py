@@ -25,8 +25,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
 from gradviz.services.jobs import end, follow, run_now, start_in_line
-from gradviz.speed import timing
-from gradviz.ui import charts
+from gradviz.speed import gpus, timing
+from gradviz.ui import charts, speed_estimate
 from gradviz.ui.common import show_unexpected, table
 from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
@@ -204,7 +204,8 @@ def _reference_panel(gpu: str | None) -> timing.Reference | None:
             "This host has no CUDA GPU, so only the CPU runs live. **No GPU reference has been "
             "recorded yet**: run `"
             f"{timing.REFERENCE_COMMAND}` on a machine with an NVIDIA GPU; it writes "
-            "`docs/gpu_speed_reference.json`, which this page then shows beside the live CPU."
+            "`docs/gpu_speed_reference.json`, which this page then shows beside the live CPU. "
+            "Until then, section 3 estimates a GPU's times from its maker's spec sheet."
         )
         return None
     st.info(
@@ -264,7 +265,8 @@ def _report_unfinished(state: dict, stopped_message: str) -> None:
 
 def _comparison_section(
     workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
-) -> None:
+) -> tuple[timing.TimingJob, timing.Point | None]:
+    """Section 1; returns its CPU job and the quick run on this CPU (None if it did not run)."""
     st.subheader("1. The lesson's timing, and the correct one")
     default = 1_000_000 if workload.key == "elementwise" else 1024
     cols = st.columns(3)
@@ -299,6 +301,7 @@ def _comparison_section(
         st.warning(message(problem))
     cpu_job = runs[0]
     calls = 1 + 1 + repeats
+    cal = None
     try:
         cal = timing.Point(**_calibration(workload.key, "cpu", dtype))
         per_call = timing.estimate_seconds(cpu_job, cal)
@@ -338,6 +341,7 @@ def _comparison_section(
             state["error"] = ""  # reported here, once
             show_unexpected(exc, "timing the workload")
     _show_comparison(st.session_state.get(COMPARE_KEY), reference)
+    return cpu_job, cal
 
 
 def _comparison_rows(comparisons, source: str) -> list[dict]:
@@ -477,7 +481,7 @@ def _show_sweep(
     if not live and not ref_points:
         st.caption("Run a sweep to draw time against size.")
         return
-    peak = timing.peak_for(gpu or (reference.device if reference else ""))
+    peak = gpus.for_device_name(gpu or (reference.device if reference else ""))
     rows = []
     for p, is_live in [(p, True) for p in live] + [(p, False) for p in ref_points]:
         frac = timing.fraction_of_peak(p, peak) if p.device.startswith("cuda") else None
@@ -515,9 +519,11 @@ def _show_sweep(
     elif peak is not None:
         matmul_peak = timing.peak_rate(peak, "matmul", dtype)
         matmul_text = "unknown" if matmul_peak is None else f"{matmul_peak / 1000:,.0f} TFLOP/s"
+        memory_text = "unknown" if peak.memory_gbps is None else f"{peak.memory_gbps:,.0f} GB/s"
         st.caption(
-            f"Peak for {peak.label}: {peak.memory_gbps:,.0f} GB/s memory, {matmul_text} for "
-            f"{dtype} matmul ({peak.source}). CPU peaks are not known to this page."
+            f"Peak for {peak.label}: {memory_text} memory, {matmul_text} for {dtype} matmul "
+            f"(dense, from [{peak.source_title}]({peak.source}), {peak.as_of}; docs/gpus.md). "
+            "CPU peaks are not known to this page."
         )
     table(rows)
 
@@ -597,6 +603,18 @@ def page() -> None:
             if note:
                 st.caption(message(note))
     workload = timing.WORKLOADS[key]
-    _comparison_section(workload, dtype, devices, reference)
+    cpu_job, calibration = _comparison_section(workload, dtype, devices, reference)
     st.divider()
     _sweep_section(workload, dtype, devices, reference, gpu)
+    st.divider()
+    compared = st.session_state.get(COMPARE_KEY) or {"results": []}
+    swept = st.session_state.get(SWEEP_KEY)
+    config = {"workload": workload.key, "dtype": dtype}
+    sweep_cpu = [
+        timing.Point(**p)
+        for p in (swept["points"] if swept and swept["config"] == config else [])
+        if p["device"] == "cpu"
+    ]
+    speed_estimate.section(
+        workload, dtype, cpu_job, calibration, compared["results"], sweep_cpu, reference, gpu
+    )
