@@ -18,7 +18,7 @@ UNDERSCORE = "underscore"
 
 ESCAPES = [
     # asteval
-    ("asteval-fstring-format-spec", 'f"{x:{x.__class__}}"', "forbidden", "f-strings"),
+    ("asteval-fstring-format-spec", 'f"{x:{x.__class__}}"', "forbidden", UNDERSCORE),
     ("asteval-getattribute", X + 'x.__getattribute__("__class__")', "forbidden", UNDERSCORE),
     (
         "pooling-window",
@@ -65,7 +65,7 @@ REFLECTION = [
         "forbidden",
         "try",
     ),
-    ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "type", "str"),
+    ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "name", "not defined"),
     ("getattr-builtin", X + 'a = getattr(x, "grad")', "name", "not defined"),
     ("private-name", "_secret = 1", "forbidden", UNDERSCORE),
     ("dunder-import", '__import__("os").system("touch pwned")', "forbidden", UNDERSCORE),
@@ -79,8 +79,8 @@ REFLECTION = [
     ("globals", "g = globals()", "name", "not defined"),
     ("breakpoint", "breakpoint()", "name", "not defined"),
     ("type-builtin", X + "t = type(x)", "name", "not defined"),
-    ("lambda", "f = lambda: 0", "forbidden", "lambda"),
-    ("def", "def f():\n    pass", "forbidden", "def"),
+    ("lambda-globals", "f = lambda: 0\ng = f.__globals__", "forbidden", UNDERSCORE),
+    ("def-code", "def f():\n    pass\nc = f.__code__", "forbidden", UNDERSCORE),
     ("class", "class A:\n    pass", "forbidden", "classes"),
     (
         "unicode-fullwidth-underscore",
@@ -115,9 +115,9 @@ REFLECTION = [
 ]
 
 FORMAT = [
-    ("fstring", X + 's = f"{x}"', "forbidden", "f-strings"),
-    ("fstring-nested-spec", 'a = 1\ns = f"{a:{a}}"', "forbidden", "f-strings"),
-    ("percent-format", X + 's = "%s" % x', "type", "str"),
+    ("fstring", X + 's = f"{x.__class__}"', "forbidden", UNDERSCORE),
+    ("fstring-nested-spec", 'a = 1\ns = f"{a:{10**9}}"', "limit", "format width"),
+    ("percent-format", 's = "%1000000000d" % 1', "limit", "format width"),
     ("format-method", 's = "{}".format(1)', "type", "format"),
     ("print-file", X + 'print(x, file="pwned.txt")', "type", "sep= and end="),
 ]
@@ -268,9 +268,9 @@ MEMORY = [
     ("int-power-tower", "n = 9 ** 9 ** 9", "limit", "bits"),
     ("int-multiply", "n = 10 ** 4000\nm = n * n * n", "limit", "bits"),
     ("int-literal-digits", "n = " + "9" * 5000, "limit", "integer literal"),
-    ("string-repeat", 's = "a" * 10**9', "type", "str"),
+    ("string-repeat", 's = "a" * 10**9', "limit", "string"),
     ("string-literal", 's = "' + "a" * 1000 + '"', "limit", "string"),
-    ("list-repeat", "l = [0] * 10**9", "type", "list"),
+    ("list-repeat", "l = [0] * 10**9", "limit", "list"),
     (
         "list-literal",
         "a = torch.tensor([" + ", ".join(["1"] * 12000) + "])",

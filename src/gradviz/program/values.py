@@ -1,10 +1,13 @@
 """The values a program can hold, and the check every result passes before it may.
 
 A program's variables hold plain values only (`SAFE_VALUE_TYPES`: tensors, numbers,
-strings, dtypes, devices, sizes, ...). The names a program can reach without making them,
-`torch` and `F`, are `Namespace`s built from the allow-lists in gradviz.program.tables:
-a program can call what they hold, never keep a module or a function in a variable.
-`checked` is the gate between a call's result and the program.
+strings, dtypes, devices, sizes, ...), the lists, tuples and dicts it makes of them, and
+its own functions (gradviz.program.functions.UserFunction). The names a program can reach
+without making them, `torch` and `F` (and what imports bind), are `Namespace`s built from
+the allow-lists in gradviz.program.tables: a program can call what they hold, never keep a
+module, a built-in function or a type (`TypeRef`: torch.Tensor, for isinstance) in a
+variable, a container or a default argument (`held`). `checked` is the gate between a
+call's result and the program.
 """
 
 from __future__ import annotations
@@ -46,6 +49,17 @@ class GradFnRef:
         return f"<{self.name}>"
 
 
+@dataclass(frozen=True)
+class TypeRef:
+    """A type a program may name for isinstance() (torch.Tensor), never call or keep."""
+
+    path: str
+    type: type
+
+    def __repr__(self) -> str:
+        return f"<class '{self.path}'>"
+
+
 class Marker:
     """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
 
@@ -81,6 +95,7 @@ def _namespaces() -> dict[str, Namespace]:
         "enable_grad": ENABLE_GRAD,
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
+        "Tensor": TypeRef("torch.Tensor", torch.Tensor),
     }
     return {"torch": Namespace("torch", members), "F": functional}
 
@@ -109,7 +124,21 @@ def type_name(value) -> str:
         return "tensor"
     if isinstance(value, Namespace):
         return f"module ({value.path})"
-    return type(value).__name__
+    label = getattr(type(value), "type_label", None)  # the interpreter's own kinds of value
+    return label if isinstance(label, str) else type(value).__name__
+
+
+def held(state: RunState, value, node, where: str):
+    """A value a program keeps (in a list, a dict, a default argument): never a module, a
+    built-in function or a type, which a program may only call or name."""
+    if isinstance(value, Namespace | Builtin | Marker | TypeRef):
+        raise state.error(
+            "type",
+            f"{where} cannot hold {value!r}: modules and built-in functions can only be "
+            "called or named where they are used",
+            node,
+        )
+    return value
 
 
 def checked(state: RunState, value, node, label: str):
