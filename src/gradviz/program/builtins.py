@@ -331,6 +331,10 @@ class Builtins:
             raise self.state.error("type", f"{what} cannot go over a {type_name(value)}", node)
 
     def _sum(self, node, iterable, start=0):
+        if isinstance(start, str):
+            raise self.state.error(
+                "type", "sum() can't sum strings [use ''.join(seq) instead]", node
+            )
         total = start
         for item in self.items(iterable, node, "sum()"):
             total = self.add(total, item, node)

@@ -35,6 +35,8 @@ class Builtin:
     name: str
     fn: object
 
+    type_label = "built-in function"
+
     def __repr__(self) -> str:
         return f"<built-in {self.name}>"
 
@@ -55,6 +57,8 @@ class TypeRef:
 
     path: str
     type: type
+
+    type_label = "type"
 
     def __repr__(self) -> str:
         return f"<class '{self.path}'>"
