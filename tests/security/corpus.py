@@ -18,7 +18,7 @@ UNDERSCORE = "underscore"
 
 ESCAPES = [
     # asteval
-    ("asteval-fstring-format-spec", 'f"{x:{x.__class__}}"', "forbidden", "f-strings"),
+    ("asteval-fstring-format-spec", 'f"{x:{x.__class__}}"', "forbidden", UNDERSCORE),
     ("asteval-getattribute", X + 'x.__getattribute__("__class__")', "forbidden", UNDERSCORE),
     (
         "pooling-window",
@@ -65,7 +65,7 @@ REFLECTION = [
         "forbidden",
         "try",
     ),
-    ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "type", "str"),
+    ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "name", "not defined"),
     ("getattr-builtin", X + 'a = getattr(x, "grad")', "name", "not defined"),
     ("private-name", "_secret = 1", "forbidden", UNDERSCORE),
     ("dunder-import", '__import__("os").system("touch pwned")', "forbidden", UNDERSCORE),
@@ -79,8 +79,8 @@ REFLECTION = [
     ("globals", "g = globals()", "name", "not defined"),
     ("breakpoint", "breakpoint()", "name", "not defined"),
     ("type-builtin", X + "t = type(x)", "name", "not defined"),
-    ("lambda", "f = lambda: 0", "forbidden", "lambda"),
-    ("def", "def f():\n    pass", "forbidden", "def"),
+    ("lambda-globals", "f = lambda: 0\ng = f.__globals__", "forbidden", UNDERSCORE),
+    ("def-code", "def f():\n    pass\nc = f.__code__", "forbidden", UNDERSCORE),
     ("class", "class A:\n    pass", "forbidden", "classes"),
     (
         "unicode-fullwidth-underscore",
@@ -115,9 +115,9 @@ REFLECTION = [
 ]
 
 FORMAT = [
-    ("fstring", X + 's = f"{x}"', "forbidden", "f-strings"),
-    ("fstring-nested-spec", 'a = 1\ns = f"{a:{a}}"', "forbidden", "f-strings"),
-    ("percent-format", X + 's = "%s" % x', "type", "str"),
+    ("fstring", X + 's = f"{x.__class__}"', "forbidden", UNDERSCORE),
+    ("fstring-nested-spec", 'a = 1\ns = f"{a:{10**9}}"', "limit", "format width"),
+    ("percent-format", 's = "%1000000000d" % 1', "limit", "format width"),
     ("format-method", 's = "{}".format(1)', "type", "format"),
     ("print-file", X + 'print(x, file="pwned.txt")', "type", "sep= and end="),
 ]
@@ -268,9 +268,9 @@ MEMORY = [
     ("int-power-tower", "n = 9 ** 9 ** 9", "limit", "bits"),
     ("int-multiply", "n = 10 ** 4000\nm = n * n * n", "limit", "bits"),
     ("int-literal-digits", "n = " + "9" * 5000, "limit", "integer literal"),
-    ("string-repeat", 's = "a" * 10**9', "type", "str"),
+    ("string-repeat", 's = "a" * 10**9', "limit", "string"),
     ("string-literal", 's = "' + "a" * 1000 + '"', "limit", "string"),
-    ("list-repeat", "l = [0] * 10**9", "type", "list"),
+    ("list-repeat", "l = [0] * 10**9", "limit", "list"),
     (
         "list-literal",
         "a = torch.tensor([" + ", ".join(["1"] * 12000) + "])",
@@ -460,18 +460,212 @@ LAYERS = [
     ),
 ]
 
+# Aimed at what the language grew: functions, lambdas, loops, comprehensions, containers,
+# strings, imports. Every one is refused with its line and column.
+FUNCTIONS = [
+    ("recursion-bomb", "def f(n):\n    return f(n + 1)\nf(0)", "limit", "call depth"),
+    (
+        "mutual-recursion",
+        "def a(n):\n    return b(n)\ndef b(n):\n    return a(n)\na(1)",
+        "limit",
+        "call depth",
+    ),
+    ("lambda-recursion", "f = lambda n: f(n + 1)\nf(0)", "limit", "call depth"),
+    (
+        "recursion-with-tensors",
+        "def f(t):\n    return f(t * 2)\nf(torch.ones(2))",
+        "limit",
+        "call depth",
+    ),
+    (
+        "recursion-in-comprehensions",
+        "def f(n):\n    return [f(n + 1) for i in [1] if all(j for j in [1])]\nf(0)",
+        "limit",
+        "call depth",
+    ),
+    ("lambda-closure", "c = (lambda: 0).__closure__", "forbidden", UNDERSCORE),
+    ("function-globals", "def f():\n    pass\ng = f.__globals__", "forbidden", UNDERSCORE),
+    (
+        "function-defaults-dunder",
+        "def f(a=1):\n    pass\nd = f.__defaults__",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    ("function-func-globals", "def f():\n    pass\ng = f.func_globals", "forbidden", "machinery"),
+    ("function-attribute", "def f():\n    pass\nn = f.name", "type", "no attribute"),
+    (
+        "generator-frame-back",
+        "g = (i for i in [1])\nb = g.gi_frame.f_back",
+        "forbidden",
+        "generator",
+    ),
+    ("generator-code", "g = (i for i in [1])\nc = g.gi_code", "forbidden", "generator"),
+    ("generator-next", "g = (i for i in [1])\nn = next(g)", "name", "not defined"),
+    ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "generators"),
+    ("yield-in-def", "def f():\n    yield 1\ng = f()", "forbidden", "generators"),
+    ("decorator", "@print\ndef f():\n    pass", "forbidden", "decorators"),
+    ("default-builtin", "def f(p=print):\n    return p\nf()('x')", "type", "cannot hold"),
+    ("default-module", "def f(m=torch):\n    return m", "type", "cannot hold"),
+    ("lambda-default-namespace", "f = lambda t=torch.nn: t", "type", "cannot hold"),
+    ("list-holding-builtin", "l = [print]\nl[0]('x')", "type", "cannot hold"),
+    ("dict-holding-module", "d = {'t': torch}", "type", "cannot hold"),
+    ("return-builtin", "def f():\n    return len\ng = f()", "type", "cannot hold"),
+    ("global", "x = 1\ndef f():\n    global x\n    x = 2", "forbidden", "global"),
+    ("nonlocal", "def f():\n    x = 1\n    def g():\n        nonlocal x", "forbidden", "nonlocal"),
+    (
+        "computed-attribute-name",
+        X + 'name = "gr" + "ad"\ny = getattr(x, name)',
+        "name",
+        "not defined",
+    ),
+    (
+        "computed-dunder-call",
+        X + 'n = "__class__"\ny = x.__getattribute__(n)',
+        "forbidden",
+        UNDERSCORE,
+    ),
+    ("vars-subscript", X + 'y = vars(x)["grad"]', "name", "not defined"),
+    ("isinstance-type", "t = isinstance(1, type)", "name", "not defined"),
+    ("isinstance-builtin", "t = isinstance(1, print)", "type", "isinstance"),
+    ("sorted-key-getattr", "s = sorted([3, 1], key=getattr)", "name", "not defined"),
+    ("class-nn-module", "class A(torch.nn.Module):\n    pass", "forbidden", "classes"),
+    (
+        "class-in-function",
+        "def f():\n    class A:\n        pass\n    return A",
+        "forbidden",
+        "classes",
+    ),
+    (
+        "try-in-function",
+        "def f():\n    try:\n        return 1\n    except Exception as e:\n        return e",
+        "forbidden",
+        "try",
+    ),
+    ("import-in-function", "def f():\n    import os\n    return os", "forbidden", "imports"),
+    ("import-torch-hub", "import torch.hub as hub", "forbidden", "not available"),
+    ("from-torch-import-load", "from torch import load", "forbidden", "not a module"),
+    ("import-builtins", "import builtins", "forbidden", "not available"),
+    ("import-importlib", "import importlib", "forbidden", "not available"),
+    ("import-alias-shadows-F", "import torch.nn as F", "forbidden", "cannot name"),
+    ("module-from-import", "import torch.nn as nn\nm = nn", "type", "module"),
+    ("assert-message-reaches-load", 'assert False, torch.load("x")', "name", "not available"),
+    ("walrus-in-comprehension", "l = [(y := 1) for i in [1]]", "forbidden", "walrus"),
+]
+
+LOOPS = [
+    ("while-true", "while True:\n    pass", "limit", "loop iterations"),
+    ("while-true-counter", "i = 0\nwhile True:\n    i = i + 1", "limit", "loop iterations"),
+    ("for-huge-range", "for i in range(10**12):\n    pass", "limit", "would run"),
+    (
+        "nested-loops",
+        "for i in range(1000):\n    for j in range(1000):\n        pass",
+        "limit",
+        "loop iterations",
+    ),
+    ("list-of-huge-range", "l = list(range(10**9))", "limit", "would run"),
+    ("sum-of-huge-range", "s = sum(range(10**10))", "limit", "would run"),
+    ("map-huge-range", "m = map(abs, range(10**9))", "limit", "would run"),
+    ("comprehension-huge", "l = [0 for i in range(10**9)]", "limit", "would run"),
+    (
+        "nested-comprehension",
+        "l = [[0] * 10**4 for i in range(10**4)]",
+        "limit",
+        "items in all",
+    ),
+    (
+        "nested-generators",
+        "s = sum(sum(1 for j in range(10**5)) for i in range(10**5))",
+        "limit",
+        "would run",
+    ),
+    (
+        "enumerate-huge-range",
+        "for i, v in enumerate(range(10**9)):\n    pass",
+        "limit",
+        "would run",
+    ),
+    ("huge-range-integer", "r = range(10**5000)", "limit", "bits"),
+    (
+        "loop-appends-itself",
+        "l = []\nfor x in l + [0]:\n    l.append(l)\nwhile True:\n    l.append(l)",
+        "limit",
+        "items per list",
+    ),
+    (
+        "list-grows-while-read",
+        "l = [0]\nfor x in l:\n    l.append(x)",
+        "limit",
+        "items per list",
+    ),
+    (
+        "dict-bomb",
+        "d = {}\ni = 0\nwhile True:\n    d[i] = i\n    i += 1",
+        "limit",
+        "items per list",
+    ),
+    ("list-doubling", "l = [0]\nwhile True:\n    l = l + l", "limit", "items per list"),
+    ("string-doubling", "s = 'a'\nwhile True:\n    s = s + s", "limit", "characters per string"),
+    ("string-in-fstring", "s = f\"{'a' * 10**6}\"", "limit", "characters per string"),
+    ("fstring-precision", 's = f"{1.0:.1000000000f}"', "limit", "format precision"),
+    ("fstring-spec-traversal", "x = 1\ns = f\"{x:{'{0.__class__}'}}\"", "type", "format spec"),
+    ("str-join-bomb", "s = 'a' * 10000\nt = s.join([s] * 10000)", "limit", "characters per string"),
+    (
+        "str-replace-bomb",
+        "s = 'a' * 10000\nt = s.replace('a', s)",
+        "limit",
+        "characters per string",
+    ),
+    ("str-zfill", "s = '1'.zfill(10**9)", "limit", "characters per string"),
+    ("str-format-method", "s = '{0.__class__}'.format(1)", "type", "format"),
+    ("repr-of-many-tensors", "l = [torch.ones(1)] * 10000\ns = f'{l}'", "limit", "string"),
+    ("str-of-nested-list", "l = [0] * 10000\nm = [l] * 10000\ns = str(m)", "limit", "string"),
+    ("int-from-long-string", "n = int('9' * 5000)", "limit", "bits"),
+    # nested values that torch, hashing or comparison would read in full, in C
+    (
+        "deep-list-to-torch",
+        "a = []\nfor i in range(1000):\n    a = [a]\nb = torch.tensor(a)",
+        "limit",
+        "64 deep",
+    ),
+    ("self-holding-list-to-torch", "a = []\na.append(a)\nx = torch.tensor(a)", "limit", "in full"),
+    (
+        "doubling-list-to-torch",
+        "a = [1.0]\nfor i in range(40):\n    a = [a, a]\nx = torch.tensor(a)",
+        "limit",
+        "in full",
+    ),
+    (
+        "deep-tuple-key",
+        "t = ()\nfor i in range(1000):\n    t = (t,)\nd = {t: 1}",
+        "limit",
+        "64 deep",
+    ),
+    (
+        "doubling-tuple-hash",
+        "t = (1,)\nfor i in range(40):\n    t = (t, t)\nd = {t: 1}",
+        "limit",
+        "in full",
+    ),
+    (
+        "doubling-list-compare",
+        "a = [1]\nb = [1]\nfor i in range(40):\n    a = [a, a]\n    b = [b, b]\nx = a == b",
+        "limit",
+        "in full",
+    ),
+    ("range-to-torch", "x = torch.tensor(range(10**9))", "limit", "in full"),
+    (
+        "deep-list-index",
+        "x = torch.ones(3)\ni = [0]\nfor k in range(100):\n    i = [i]\ny = x[i]",
+        "limit",
+        "64 deep",
+    ),
+    ("pow-builtin", "n = pow(9, 10**6)", "limit", "bits"),
+]
+
 HOSTILE = (
-    ESCAPES
-    + REFLECTION
-    + FORMAT
-    + TORCH_IO
-    + GLOBAL_STATE
-    + MEMORY
-    + CPU
-    + PARSER
-    + ODD_TEXT
-    + LAYERS
-)
+    ESCAPES + REFLECTION + FORMAT + TORCH_IO + GLOBAL_STATE + MEMORY + CPU + PARSER + ODD_TEXT
+    + FUNCTIONS + LOOPS + LAYERS
+)  # fmt: skip
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [
@@ -491,6 +685,17 @@ HARMLESS = [
         "loss = net(x).pow(2).mean()\nloss.backward()\nopt.step()\n"
         "ds = torch.utils.data.TensorDataset(x)\n"
         "l = torch.utils.data.DataLoader(ds, batch_size=2, shuffle=True)\n",
+    ),
+    ("print-a-long-list", "l = list(range(10000))\nprint(l)\nprint(f'{len(l)}')"),
+    (
+        "loop-under-the-caps",
+        "x = torch.ones(3, requires_grad=True)\nfor i in range(100):\n    y = (x * i).sum()\n"
+        "    y.backward()",
+    ),
+    ("recursion-under-the-cap", "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nd = f(40)"),
+    (
+        "imports-tutorials-write",
+        "import torch\nimport torch.nn as nn\nimport math\nr = math.sqrt(2)",
     ),
 ]
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gradviz.program.interpreter import run_program
-from gradviz.program.language import DEFAULT_LIMITS
+from gradviz.program.language import DEFAULT_LIMITS, Limits
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.share import encode_program, from_params
 from gradviz.program.worker import state as torch_state
@@ -92,6 +92,105 @@ def statement(draw):
 
 programs = st.lists(statement(), min_size=1, max_size=8).map("\n".join)
 
+# -- the grammar the language grew: functions, lambdas, control flow, comprehensions,
+# containers, strings, imports (with sizes at and far past the caps)
+
+sizes = st.sampled_from(["0", "1", "3", "10", "-1", "10**6", "10**12", "2**62"])
+iterable = st.one_of(
+    st.builds(lambda n: f"range({n})", sizes),
+    st.sampled_from(["[1, 2, 3]", "(0.5, 'a')", "'ab'", "{'k': 1}", "torch.ones(3, 2)",
+                     "torch.tensor(1.0)", "enumerate([4, 5])", "zip([1], 'xy')", "None",
+                     "reversed([1, 2])", "a", "x"]),
+)  # fmt: skip
+spec = st.sampled_from(["", ":>8", ":.3f", ":d", ":,", ":10000000", ":.999999999f", "!r",
+                        ":{a}", ":x<5", ":%", ":{'{0.__class__}'}"])  # fmt: skip
+builtin = st.sampled_from(["len", "sum", "sorted", "list", "tuple", "min", "max", "abs", "str",
+                           "int", "float", "bool", "any", "all", "reversed", "enumerate", "zip",
+                           "repr", "dict", "isinstance", "range", "print", "next", "getattr",
+                           "type", "vars"])  # fmt: skip
+
+
+@st.composite
+def grown_expression(draw, depth: int = 0):
+    simple = st.one_of(name, numbers, st.sampled_from(["'s'", "None", "True", "[]", "{}"]))
+    if depth > 2:
+        return draw(simple)
+    inner = grown_expression(depth + 1)
+    choice = draw(st.integers(0, 12))
+    if choice == 0:
+        return draw(expression(depth))
+    if choice == 1:
+        return f"[{draw(inner)} for {draw(name)} in {draw(iterable)} if {draw(inner)}]"
+    if choice == 2:
+        return f"{draw(builtin)}({draw(inner)} for {draw(name)} in {draw(iterable)})"
+    if choice == 3:
+        return f"{{{draw(inner)}: {draw(inner)} for {draw(name)} in {draw(iterable)}}}"
+    if choice == 4:
+        return f"(lambda {draw(name)}, k=1: {draw(inner)})({draw(inner)})"
+    if choice == 5:
+        return f'f"{{{draw(expression(depth))}{draw(spec)}}} {{{draw(name)}}}"'
+    if choice == 6:
+        return f"'%d %5.2f %s %r %%' % ({draw(inner)}, {draw(inner)}, {draw(inner)}, x)"
+    if choice == 7:
+        return f"({draw(inner)} if {draw(inner)} else {draw(inner)})"
+    if choice == 8:
+        op = draw(st.sampled_from(["and", "or", "<", "in", "not in", "is", "is not", "=="]))
+        return f"({draw(inner)} {op} {draw(inner)} < {draw(inner)})"
+    if choice == 9:
+        args = draw(st.lists(inner, min_size=0, max_size=3))
+        return f"{draw(builtin)}({', '.join(args)})"
+    if choice == 10:
+        return f"({draw(inner)} {draw(st.sampled_from(['*', '+', '%']))} {draw(sizes)})"
+    if choice == 11:
+        return f"[{', '.join(draw(st.lists(inner, max_size=3)))}]"
+    return draw(simple)
+
+
+@st.composite
+def grown_block(draw, depth: int = 0):
+    """One statement, possibly with an indented body (returned as a list of lines)."""
+    kind = draw(st.integers(0, 11 if depth < 2 else 3))
+
+    def body() -> list[str]:
+        blocks = draw(st.lists(grown_block(depth + 1), min_size=1, max_size=3))
+        return ["    " + line for b in blocks for line in b]
+
+    if kind == 0:
+        return [f"{draw(name)} = {draw(grown_expression())}"]
+    if kind == 1:
+        return [f"{draw(name)}, {draw(name)} = {draw(grown_expression())}"]
+    if kind == 2:
+        return [f"{draw(name)} {draw(st.sampled_from(['+=', '*=']))} {draw(grown_expression())}"]
+    if kind == 3:
+        return [draw(st.sampled_from(["pass", "break", "continue", "return x", "assert a",
+                                      "import math", "import os", "from torch import nn",
+                                      "import torch.nn.functional as F", "a.append(b)",
+                                      "c[0] = 1", "x.backward()"]))]  # fmt: skip
+    if kind == 4:
+        return [f"if {draw(grown_expression())}:", *body(), "else:", *body()]
+    if kind == 5:
+        return [f"for {draw(name)} in {draw(iterable)}:", *body()]
+    if kind == 6:
+        return [f"while {draw(grown_expression())}:", *body()]
+    if kind == 7:
+        params = draw(st.sampled_from(["", "a", "a, b=2", "a, *, k=1", "a, b", "a=print"]))
+        return [f"def {draw(name)}({params}):", *body(), f"    return {draw(grown_expression())}"]
+    if kind == 8:
+        return [f"{draw(name)} = {draw(name)}({draw(grown_expression())})"]
+    if kind == 9:
+        return ["with torch.no_grad():", *body()]
+    if kind == 10:
+        return ["def f(n):", "    return f(n + 1) if n < 1000 else n", "r = f(0)"]
+    return [f"print({draw(grown_expression())}, {draw(grown_expression())})"]
+
+
+PRELUDE = "a = [1, 2]\nb = {'k': 1}\nc = [0]\nx = torch.ones(2, requires_grad=True)\ny = 3\n"
+grown_programs = st.lists(grown_block(), min_size=1, max_size=6).map(
+    lambda blocks: PRELUDE + "\n".join(line for b in blocks for line in b)
+)
+# Small caps, so a generated loop or recursion reaches them quickly.
+SMALL = Limits(max_loop_iterations=2_000, max_steps=50_000, max_seconds=5.0, max_call_depth=20)
+
 
 def _ended_well(trace: object) -> None:
     assert isinstance(trace, Trace)
@@ -112,6 +211,27 @@ def test_grammar_programs_end_in_a_trace(source, backward, ones):
     assert torch_state() == state
 
 
+@FUZZ
+@given(grown_programs, st.sampled_from([None, "a", "x"]))
+def test_grown_grammar_programs_end_in_a_trace(source, backward):
+    state = torch_state()
+    trace = run_program(source, RunOptions(backward=backward, limits=SMALL))
+    _ended_well(trace)
+    if trace.error is not None:
+        assert trace.error.kind != "internal", (source, trace.error)
+        assert trace.error.line is not None or backward is not None, (source, trace.error)
+    assert trace.stats.seconds < 30
+    assert torch_state() == state
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(grown_programs)
+def test_grown_grammar_programs_through_a_worker(pool, source):
+    trace = run_isolated(source, RunOptions(backward="a"), pool=pool)
+    _ended_well(trace)
+    assert trace.stats.worker is None, trace.error  # no worker died or timed out
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.text(max_size=400))
 def test_random_text_ends_in_a_trace(text):
@@ -122,7 +242,9 @@ def test_random_text_ends_in_a_trace(text):
 @given(st.lists(st.sampled_from(["x", "=", "torch", ".", "(", ")", "[", "]", ",", "1", "2.5",
                                  "ones", "rand", "@", "+", "*", "\n", " ", "    ", "backward",
                                  "requires_grad=True", "F", "relu", "with", ":", "no_grad",
-                                 "_", "'s'", "#", "**", "-"]),
+                                 "_", "'s'", "#", "**", "-", "def", "for", "in", "if", "else",
+                                 "while", "lambda", "return", "f'{", "}'", "%", "{", "}",
+                                 "range", "import", "and", "not"]),
                 max_size=60).map("".join))  # fmt: skip
 def test_token_soup_ends_in_a_trace(text):
     _ended_well(run_program(text))

@@ -26,15 +26,7 @@ def refuse(source: object, limits: Limits | None = None) -> ProgramError:
 FORBIDDEN = [
     ("import os\n", "forbidden", 1, 1, "import"),
     ("x = 1\nfrom os import path\n", "forbidden", 2, 1, "import"),
-    ("def f():\n    pass\n", "forbidden", 1, 1, "def"),
     ("class A:\n    pass\n", "forbidden", 1, 1, "classes"),
-    ("f = lambda: 1\n", "forbidden", 1, 5, "lambda"),
-    ("for i in [1, 2]:\n    pass\n", "forbidden", 1, 1, "for"),
-    ("while True:\n    pass\n", "forbidden", 1, 1, "while"),
-    ("x = [i for i in [1]]\n", "forbidden", 1, 5, "omprehension"),
-    ("x = {i: i for i in [1]}\n", "forbidden", 1, 5, "omprehension"),
-    ("x = (i for i in [1])\n", "forbidden", 1, 5, "generator"),
-    ("x = 1\nprint(f'{x}')\n", "forbidden", 2, 7, "f-strings"),
     ("x = torch.ones(3)\ny = x.__class__\n", "forbidden", 2, 5, "__class__"),
     ("__import__('os')\n", "forbidden", 1, 1, "__import__"),
     ("x = torch._C\n", "forbidden", 1, 5, "_C"),
@@ -42,7 +34,6 @@ FORBIDDEN = [
     ("x = torch.ones(3, **{'a': 1})\n", "forbidden", 1, 19, "**"),
     ("x = torch.ones(3)\ntorch.add(x, x, out=x)\n", "forbidden", 2, 17, "out="),
     ("x = torch.ones(*[3])\n", "forbidden", 1, 16, "*args"),
-    ("x = {1: 2}\n", "forbidden", 1, 5, "ictionar"),
     ("x = {1, 2}\n", "forbidden", 1, 5, "ets"),
     ("with open('f') as f:\n    pass\n", "forbidden", 1, 6, "no_grad"),
     ("with torch.no_grad() as g:\n    pass\n", "forbidden", 1, 25, "as"),
@@ -50,22 +41,50 @@ FORBIDDEN = [
     ("a, torch = 1, 2\n", "forbidden", 1, 4, "torch"),
     ("F = 2\n", "forbidden", 1, 1, "F"),
     ("print = 2\n", "forbidden", 1, 1, "print"),
-    ("if 1:\n    pass\n", "forbidden", 1, 1, "if"),
-    ("x = 1 if 2 else 3\n", "forbidden", 1, 5, "where"),
     ("try:\n    x = 1\nexcept Exception:\n    pass\n", "forbidden", 1, 1, "try"),
     ("x = 1\ndel x\n", "forbidden", 2, 1, "del"),
     ("global x\n", "forbidden", 1, 1, "global"),
-    ("assert 1\n", "forbidden", 1, 1, "assert"),
     ("(x := 1)\n", "forbidden", 1, 2, "walrus"),
-    ("x = 1 and 2\n", "forbidden", 1, 5, "and"),
-    ("x = 1 < 2 < 3\n", "forbidden", 1, 5, "chained"),
-    ("x = 1 is None\n", "forbidden", 1, 5, "is"),
     ("x = b'a'\n", "forbidden", 1, 5, "bytes"),
     ("x = 1j\n", "forbidden", 1, 5, "complex"),
     ("x: int = 1\n", "forbidden", 1, 1, "annotated"),
     ("x = torch.ones(1)\nx.grad += 1\n", "forbidden", 2, 1, "augmented"),
     ("x = torch.ones(1)\nx.data = 1\n", "forbidden", 2, 1, "grad"),
     ("x = torch.ones(2)\ntorch.ones(2)[0] = 1\n", "forbidden", 2, 1, "named tensor"),
+    # the constructs the language grew keep their own refusals
+    ("import numpy as np\n", "forbidden", 1, 1, "`numpy` is not available"),
+    ("from math import sqrt\n", "forbidden", 1, 1, "import math"),
+    ("from torch import *\n", "forbidden", 1, 1, "name what you need"),
+    ("import torch.nn as F\n", "forbidden", 1, 1, "cannot name torch.nn"),
+    ("import math as print\n", "forbidden", 1, 1, "built-in name"),
+    ("from . import x\n", "forbidden", 1, 1, "relative"),
+    ("@decorator\ndef f():\n    pass\n", "forbidden", 1, 2, "decorators"),
+    ("def f(*args):\n    pass\n", "forbidden", 1, 8, "*args"),
+    ("def f(**kw):\n    pass\n", "forbidden", 1, 9, "**kwargs"),
+    ("def f(a, a):\n    pass\n", "syntax", 1, 10, "twice"),
+    ("def _f():\n    pass\n", "forbidden", 1, 1, "underscore"),
+    ("def f(_a):\n    pass\n", "forbidden", 1, 7, "underscore"),
+    ("def len():\n    pass\n", "forbidden", 1, 1, "built-in name"),
+    ("f = lambda *a: 0\n", "forbidden", 1, 13, "*args"),
+    ("def f():\n    x = 1\n    def g():\n        nonlocal x\n", "forbidden", 4, 9, "nonlocal"),
+    ("def f():\n    global y\n", "forbidden", 2, 5, "global"),
+    ("def f():\n    yield 1\n", "forbidden", 2, 5, "generators"),
+    ("async def f():\n    pass\n", "forbidden", 1, 1, "async"),
+    ("return 1\n", "syntax", 1, 1, "outside a function"),
+    ("break\n", "syntax", 1, 1, "outside a loop"),
+    ("for i in [1]:\n    def g():\n        continue\n", "syntax", 3, 9, "outside a loop"),
+    ("for i in [1]:\n    pass\nelse:\n    break\n", "syntax", 4, 5, "outside a loop"),
+    ("for x[0] in [1]:\n    pass\n", "forbidden", 1, 5, "plain names"),
+    ("for x.grad in [1]:\n    pass\n", "forbidden", 1, 5, "plain names"),
+    ("y = [1 for x.a in [1]]\n", "forbidden", 1, 12, "plain names"),
+    ("y = [a, *b]\n", "forbidden", 1, 9, "star"),
+    ("a, *b = [1, 2]\n", "forbidden", 1, 4, "plain names"),
+    ("y = {**{}}\n", "forbidden", 1, 5, "unpacking in a dict"),
+    ("y = {i for i in [1]}\n", "forbidden", 1, 5, "set comprehensions"),
+    ("y = (i for i in [1]).gi_frame\n", "forbidden", 1, 5, "generator frames"),
+    ("f = lambda: 0\nc = f.func_globals\n", "forbidden", 2, 5, "machinery"),
+    ("y = [1][0].f_back\n", "forbidden", 1, 5, "machinery"),
+    ("y = f'{1:{x.__class__}}'\n", "forbidden", 1, 11, "underscore"),
 ]
 
 
@@ -75,6 +94,34 @@ def test_refusals_with_position(source, kind, line, col, words):
     assert err.kind == kind
     assert (err.line, err.col) == (line, col)
     assert words.lower() in err.message.lower()
+
+
+# Constructs the language accepts since it grew (each once refused above): they parse.
+ACCEPTED = [
+    "def f(a, b=2, *, c=3):\n    return a + b + c\n",
+    "f = lambda x, y=1: x * y\n",
+    "for i in [1, 2]:\n    if i:\n        continue\n    break\nelse:\n    pass\n",
+    "while False:\n    pass\n",
+    "x = [i for i in [1] if i]\ny = {i: i for i in [1]}\nz = list(i for i in [1])\n",
+    "x = 1\nprint(f'{x!r:>{x}} {x:.3f}')\n",
+    "x = {1: 2, 'a': [3]}\n",
+    "if 1:\n    pass\nelif 2:\n    pass\nelse:\n    pass\n",
+    "x = 1 if 2 else 3\n",
+    "assert 1, 'message'\n",
+    "x = 1 and 2 or not 3\n",
+    "x = 1 < 2 < 3\ny = 1 is None\nz = 1 in [1] and 2 not in [1] and x is not y\n",
+    "_, x = 1, 2\nfor _ in [1]:\n    pass\n",
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    "import torch.optim as optim\nfrom torch import nn\nimport math\n"
+    "from torch.nn import functional as F\nimport torch.nn\n",
+    "for i, (a, b) in enumerate(zip([1], [2])):\n    pass\n",
+    "x = [1]\nx[0] = 2\nd = {}\nd['k'] = [1]\nd['k'][0] += 1\n",
+]
+
+
+@pytest.mark.parametrize("source", ACCEPTED)
+def test_constructs_the_language_grew_are_accepted(source):
+    parse(source, known_names=RESERVED_NAMES)
 
 
 def test_operator_refusal_has_a_position():
@@ -117,7 +164,7 @@ def test_column_counts_characters_not_bytes():
     # 'é' and 'ö' are two bytes each in UTF-8; the column counts characters.
     err = refuse("s = 'héllo wörld'; y = x.__dict__\n")
     assert (err.line, err.col) == (1, 24)
-    err = refuse("a = 1\n# ünïcödé\nb = 'ééé'; c = {1: 2}\n")
+    err = refuse("a = 1\n# ünïcödé\nb = 'ééé'; c = {1, 2}\n")  # a set: still refused
     assert (err.line, err.col) == (3, 16)
 
 

@@ -55,12 +55,30 @@ def _saved_values(fn) -> list[tuple[str, str]]:
     return out
 
 
-def _labels(record: RunRecord) -> dict[str, int]:
-    """How many times each name was bound: a name bound more than once is labelled name·L3."""
+def _labels(record: RunRecord) -> dict[int, str]:
+    """Each binding's label: its name if the name was bound once; else name·L3 (the line),
+    and in a loop name[2] (the pass; name[1,2] in nested loops), with the line only when the
+    name is bound on several lines and this one is not its only line inside a loop."""
     counts: dict[str, int] = {}
+    lines: dict[str, set[int]] = {}
+    loop_lines: dict[str, set[int]] = {}
     for b in record.bindings:
         counts[b.name] = counts.get(b.name, 0) + 1
-    return counts
+        lines.setdefault(b.name, set()).add(b.line)
+        if b.step:
+            loop_lines.setdefault(b.name, set()).add(b.line)
+    labels = {}
+    for i, b in enumerate(record.bindings):
+        if counts[b.name] == 1:
+            labels[i] = b.name
+            continue
+        only_loop_line = b.step and len(loop_lines[b.name]) == 1
+        where = "" if len(lines[b.name]) == 1 or only_loop_line else f"·L{b.line}"
+        if not b.step and not where:
+            where = f"·L{b.line}"
+        step = f"[{','.join(map(str, b.step))}]" if b.step else ""
+        labels[i] = f"{b.name}{where}{step}"
+    return labels
 
 
 def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget) -> TensorInfo:
@@ -96,17 +114,16 @@ def _add_tensors(record: RunRecord, model: GraphModel) -> dict[str, torch.Tensor
     model.tensors; returns each info's tensor by id."""
     seen: dict[int, TensorInfo] = {}
     budget = ValueBudget()  # values are left out as they are built, not after
-    name_counts = _labels(record)
+    labels = _labels(record)
     tensor_of: dict[str, torch.Tensor] = {}
-    for b in record.bindings:
+    for i, b in enumerate(record.bindings):
         t = b.tensor
         if id(t) in seen:
             info = seen[id(t)]
             if b.name not in info.label.split(" = "):
                 info.label = f"{info.label} = {b.name}"
             continue
-        label = b.name if name_counts[b.name] == 1 else f"{b.name}·L{b.line}"
-        info = _tensor_info(b, f"t{len(model.tensors)}", label, record, budget)
+        info = _tensor_info(b, f"t{len(model.tensors)}", labels[i], record, budget)
         seen[id(t)] = info
         tensor_of[info.id] = t
         model.tensors.append(info)

@@ -21,6 +21,7 @@ class Binding:
     no_grad: bool
     op: str
     constant: bool = False  # made by a constructor or a literal: requires_grad=False
+    step: tuple[int, ...] = ()  # the pass of each loop around the assignment, outermost first
 
 
 class NodeRegistry:

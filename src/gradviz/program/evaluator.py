@@ -2,10 +2,15 @@
 
 `Evaluator.eval` walks one checked expression (gradviz.program.language has already
 refused everything outside the language; anything unknown here is refused again):
-constants, names, lists and tuples, arithmetic and comparisons, indexing and slices,
-attributes, and calls. It never runs user text: operators on tensors, indexing, attribute
-reads and calls go to gradviz.program.library.Library.call, under the run's caps; operators
-on plain numbers run here, after the budget has checked the result's size.
+constants, names (read through the scopes of the program's functions), lists, tuples and
+dicts, arithmetic and comparisons, `and`/`or`, conditional expressions, indexing and
+slices, attributes, f-strings, lambdas, comprehensions and calls. Every node is one step
+against the run's cap (gradviz.program.quotas). It never runs user text: operators on
+tensors, indexing, attribute reads and calls go to gradviz.program.library.Library.call,
+under the run's caps; operators on plain numbers run here, after the budget has checked the
+result's size; lists, dicts and strings go to gradviz.program.containers and
+gradviz.program.strings, built-ins to gradviz.program.builtins, the program's own functions
+to gradviz.program.functions.
 """
 
 from __future__ import annotations
@@ -17,11 +22,19 @@ import torch
 
 from gradviz.program import tables
 from gradviz.program.budget import Budget
+from gradviz.program.builtins import Builtins
+from gradviz.program.comprehensions import Comprehensions
+from gradviz.program.containers import Containers
+from gradviz.program.functions import Functions, UserFunction
+from gradviz.program.iteration import Iteration
 from gradviz.program.language import did_you_mean
 from gradviz.program.library import Library
 from gradviz.program.nntables import ObjectSpec
 from gradviz.program.objects import Objects
+from gradviz.program.operators import Operators
+from gradviz.program.quotas import Quotas
 from gradviz.program.state import RunState
+from gradviz.program.strings import Strings
 from gradviz.program.values import (
     NAMESPACES,
     Builtin,
@@ -29,100 +42,151 @@ from gradviz.program.values import (
     Marker,
     Namespace,
     ProgramObject,
+    held,
     type_name,
 )
-
-BINOPS = {
-    ast.Add: ("+", operator.add),
-    ast.Sub: ("-", operator.sub),
-    ast.Mult: ("*", operator.mul),
-    ast.Div: ("/", operator.truediv),
-    ast.FloorDiv: ("//", operator.floordiv),
-    ast.Mod: ("%", operator.mod),
-    ast.Pow: ("**", operator.pow),
-    ast.MatMult: ("@", operator.matmul),
-}
-UNARYOPS = {
-    ast.USub: ("-", operator.neg),
-    ast.UAdd: ("+", operator.pos),
-    ast.Invert: ("~", operator.invert),
-    ast.Not: ("not", operator.not_),
-}
-CMPOPS = {
-    ast.Eq: ("==", operator.eq),
-    ast.NotEq: ("!=", operator.ne),
-    ast.Lt: ("<", operator.lt),
-    ast.LtE: ("<=", operator.le),
-    ast.Gt: (">", operator.gt),
-    ast.GtE: (">=", operator.ge),
-}
 
 
 class Evaluator:
     """Evaluates a program's expressions against the run's variables."""
 
-    def __init__(self, state: RunState, budget: Budget, library: Library):
+    def __init__(self, state: RunState, budget: Budget, quotas: Quotas, library: Library):
         self.state = state
         self.budget = budget
+        self.quotas = quotas
         self.library = library
         self.objects = Objects(library)  # layers, optimizers, data (nn, optim, utils.data)
+        self.iteration = Iteration(state, library)
+        self.strings = Strings(state, quotas)
+        self.containers = Containers(state, quotas, self.iteration, self.call_value)
+        self.operators = Operators(
+            state, budget, library, self.iteration, self.strings, self.containers
+        )
+        self.builtins = Builtins(
+            state,
+            budget,
+            quotas,
+            library,
+            self.iteration,
+            self.strings,
+            self.containers,
+            self.call_value,
+            lambda a, b, node: self.operators.binop(ast.Add(), a, b, node),
+        )
+        self.comprehensions = Comprehensions(
+            state, quotas, self.iteration, self.containers, self.eval
+        )
+        self.functions: Functions | None = None  # set by the interpreter, which runs bodies
+        self.dispatch = {
+            ast.Name: self.lookup,
+            ast.List: self.display,
+            ast.Tuple: self.display,
+            ast.Dict: self.dict_display,
+            ast.BinOp: self.binary,
+            ast.UnaryOp: self.unary,
+            ast.BoolOp: self.bool_op,
+            ast.IfExp: self.if_expression,
+            ast.Compare: self.compare,
+            ast.Subscript: self.subscript,
+            ast.Attribute: self.attribute,
+            ast.Call: self.call_node,
+            ast.Slice: self.eval_index,
+            ast.ListComp: self.comprehensions.run,
+            ast.GeneratorExp: self.comprehensions.run,
+            ast.DictComp: self.comprehensions.run,
+            ast.JoinedStr: lambda n: self.strings.fstring(n, self.eval),
+            ast.Lambda: lambda n: self.functions.define(n),
+        }
 
     def eval(self, node: ast.AST):
         self.state.node = node
-        if isinstance(node, ast.Constant):
+        self.quotas.step(node)
+        if type(node) is ast.Constant:
             return node.value
-        if isinstance(node, ast.Name):
-            return self.lookup(node)
-        if isinstance(node, ast.List | ast.Tuple):
-            items = [self.eval(e) for e in node.elts]
-            return items if isinstance(node, ast.List) else tuple(items)
-        if isinstance(node, ast.BinOp):
-            left = self.eval(node.left)
-            right = self.eval(node.right)
-            return self.binop(node.op, left, right, node)
-        if isinstance(node, ast.UnaryOp):
-            return self.unary(node)
-        if isinstance(node, ast.Compare):
-            left = self.eval(node.left)
-            right = self.eval(node.comparators[0])
-            symbol, fn = CMPOPS[type(node.ops[0])]
-            self.require_operands(symbol, left, right, node, allow_str=True)
-            if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
-                return self.library.call(symbol, fn, (left, right), {}, node, "broadcast")
-            return fn(left, right)
-        if isinstance(node, ast.Subscript):
-            return self.subscript(node)
-        if isinstance(node, ast.Attribute):
-            return self.attribute(node)
-        if isinstance(node, ast.Call):
-            return self.call_node(node)
-        if isinstance(node, ast.Slice):
-            return self.eval_index(node)
-        raise self.state.error(
-            "forbidden", f"`{type(node).__name__}` is not part of this language", node
-        )
+        handler = self.dispatch.get(type(node))
+        if handler is None:
+            raise self.state.error(
+                "forbidden", f"`{type(node).__name__}` is not part of this language", node
+            )
+        return handler(node)
+
+    def display(self, node: ast.List | ast.Tuple):
+        kind = "list" if isinstance(node, ast.List) else "tuple"
+        items = [self.eval(e) for e in node.elts]
+        for item, e in zip(items, node.elts, strict=True):
+            if not (kind == "tuple" and self.builtins.is_type(item)):  # isinstance(x, (int, float))
+                held(self.state, item, e, f"a {kind}")
+        self.quotas.items(len(items), node, kind)
+        return items if kind == "list" else tuple(items)
+
+    def dict_display(self, node: ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = self.containers.key(self.eval(k), k)
+            value = held(self.state, self.eval(v), v, "a dict")
+            try:
+                out[key] = value
+            except TypeError as exc:  # an unhashable key
+                raise self.state.error("runtime", f"TypeError: {exc}", k) from None
+        self.quotas.items(len(out), node, "dict")
+        return out
+
+    def binary(self, node: ast.BinOp):
+        left = self.eval(node.left)
+        return self.operators.binop(node.op, left, self.eval(node.right), node)
+
+    def bool_op(self, node: ast.BoolOp):
+        """`a and b`, `a or b`: the deciding operand, as Python gives it."""
+        last = len(node.values) - 1
+        for i, operand in enumerate(node.values):
+            value = self.eval(operand)
+            if i == last:
+                return value
+            truth = self.iteration.truth(value, operand)
+            if truth != isinstance(node.op, ast.And):
+                return value
+        return None  # not reached: a BoolOp has two operands or more
+
+    def if_expression(self, node: ast.IfExp):
+        test = self.iteration.truth(self.eval(node.test), node.test)
+        return self.eval(node.body if test else node.orelse)
+
+    def compare(self, node: ast.Compare):
+        """`a < b`, chains `a < b < c` (each operand evaluated once, stopping at the first
+        false link), `in`, `is`."""
+        left = self.eval(node.left)
+        result = True
+        for i, (op, right_node) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            right = self.eval(right_node)
+            result = self.operators.compare(op, left, right, node)
+            if i < len(node.ops) - 1 and not self.iteration.truth(result, node):
+                return result
+            left = right
+        return result
 
     def unary(self, node: ast.UnaryOp):
-        operand = self.eval(node.operand)
-        symbol, fn = UNARYOPS[type(node.op)]
-        if isinstance(operand, torch.Tensor):
-            return self.library.call(f"unary {symbol}", fn, (operand,), {}, node, "bounded")
-        if isinstance(operand, bool | int | float):
-            return fn(operand)
-        raise self.state.error("type", f"`{symbol}` does not apply to a {type_name(operand)}", node)
+        return self.operators.unary(node.op, self.eval(node.operand), node)
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
         if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
             return obj.index(self.eval(node.slice), node)
+        if isinstance(obj, dict):
+            return self.containers.get_item(obj, self.eval(node.slice), node)
         index = self.eval_index(node.slice)
         if isinstance(obj, torch.Tensor):
+            self.containers.bounded(index, node, "an index")
             return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
         if isinstance(obj, tuple | list | torch.Size):
             try:
-                return obj[index]
+                item = obj[index]
             except (IndexError, TypeError) as exc:
                 raise self.state.error("runtime", str(exc), node) from None
+            if isinstance(index, slice) and isinstance(item, list | tuple):
+                self.quotas.items(len(item), node, type(item).__name__)
+            return item
+        if isinstance(obj, str | range):
+            return self.containers.get_item(obj, index, node)
         raise self.state.error("type", f"a {type_name(obj)} cannot be indexed", node)
 
     def eval_index(self, node: ast.AST):
@@ -149,43 +213,32 @@ class Evaluator:
 
     def lookup(self, node: ast.Name):
         name = node.id
-        env, builtins = self.state.env, self.library.builtins
-        if name in env:
-            return env[name]
+        scope, builtins = self.state.scope, self.builtins.table
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            if name in scope.local:
+                raise self.state.error(
+                    "name",
+                    f"`{name}` is used in `{scope.owner}` before it is assigned: a name the "
+                    "function assigns anywhere is its own from the start, as in Python",
+                    node,
+                    "Pass the value in as an argument, or assign it first.",
+                )
+            scope = scope.parent
         if name in NAMESPACES:
             return NAMESPACES[name]
         if name in builtins:
             return builtins[name]
-        known = list(env) + list(NAMESPACES) + list(builtins)
+        known = list(NAMESPACES) + list(builtins)
+        scope = self.state.scope
+        while scope is not None:
+            known.extend(scope.names)
+            scope = scope.parent
         hint = did_you_mean(name, known)
         if hint is None and name in tables.all_known_names():
             hint = f"Did you mean `torch.{name}`?"
         raise self.state.error("name", f"`{name}` is not defined", node, hint)
-
-    def require_operands(self, symbol: str, left, right, node, allow_str: bool = False) -> None:
-        ok = (torch.Tensor, bool, int, float) + (
-            (str, type(None), torch.dtype, torch.device) if allow_str else ()
-        )
-        for v in (left, right):
-            if not isinstance(v, ok):
-                raise self.state.error(
-                    "type",
-                    f"`{symbol}` works on tensors and numbers here, not on a {type_name(v)}",
-                    node,
-                )
-
-    def binop(self, op: ast.operator, left, right, node):
-        symbol, fn = BINOPS[type(op)]
-        self.require_operands(symbol, left, right, node)
-        if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
-            return self.library.call(
-                symbol, fn, (left, right), {}, node, "meta" if symbol == "@" else "broadcast"
-            )
-        self.budget.check_number_op(symbol, left, right, node)
-        try:
-            return fn(left, right)
-        except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
-            raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
 
     def attribute(self, node: ast.Attribute):
         obj = self.eval(node.value)
@@ -250,8 +303,13 @@ class Evaluator:
         if isinstance(func, ast.Attribute):
             owner = self.eval(func.value)
             self.state.node = node
+            if isinstance(owner, torch.Tensor | Namespace):  # torch reads nested lists in C
+                for value in (*args, *kwargs.values()):
+                    self.containers.bounded(value, node, "an argument")
             if isinstance(owner, torch.Tensor):
                 return self.library.tensor_method(owner, func.attr, args, kwargs, node)
+            if isinstance(owner, list | dict | str | tuple):
+                return self.containers.method(owner, func.attr, args, kwargs, node)
             if isinstance(owner, Namespace):
                 member = owner.members.get(func.attr)
                 if member is None:
@@ -274,8 +332,14 @@ class Evaluator:
             )
         callee = self.eval(func)
         self.state.node = node
+        return self.call_value(callee, args, kwargs, node)
+
+    def call_value(self, callee, args: tuple, kwargs: dict, node):
+        """Call a built-in or one of the program's own functions."""
         if isinstance(callee, Builtin):
-            return self.library.call_builtin(callee, args, kwargs, node)
+            return self.builtins.call(callee, args, kwargs, node)
+        if isinstance(callee, UserFunction):
+            return self.functions.call(callee, args, kwargs, node)
         if isinstance(callee, ProgramObject):
             return callee.call(args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)

@@ -44,6 +44,13 @@ def _refusal(leaves: list) -> str | None:
         )
     if any(not b.tensor.dtype.is_floating_point for b in leaves):
         return "Only floating-point leaves can be checked."
+    places = [(b.name, b.line) for b in leaves]
+    if len(set(places)) != len(places):
+        return (
+            "A leaf is made more than once on the same line (in a loop, or in a function "
+            "called more than once): the check replaces each leaf where the program names "
+            "it, so it cannot tell them apart. Make the leaves before the loop."
+        )
     return None
 
 

@@ -7,14 +7,23 @@ torch's FLOP counter, so sizes and matrix work are checked before anything is
 allocated. The result of a run is a Trace: plain data, safe to cache, pickle or send
 across a process boundary.
 
-This module owns the statements (`Interpreter`) and the entry point (`run_program`). The
-other parts of a run, each holding the same gradviz.program.state.RunState:
+This module owns the statements (`Interpreter`: assignments, `with`, `def`, `return`,
+imports) and the entry point (`run_program`). The other parts of a run, each holding the
+same gradviz.program.state.RunState:
 
-- gradviz.program.evaluator: expressions; the classes of `nn`, `optim` and
-  `torch.utils.data` go to gradviz.program.objects (layers, optimizers, data);
-- gradviz.program.library: calls into torch, tensor methods and built-ins, through the
-  allow-lists (gradviz.program.values holds the namespaces and what a program may hold);
-- gradviz.program.budget: the size, work and step caps, checked before work runs;
+- gradviz.program.control: `if`, `for`, `while`, `break`, `continue`, `assert`;
+- gradviz.program.evaluator: expressions, with gradviz.program.comprehensions,
+  gradviz.program.strings (printing, f-strings, `%`), gradviz.program.containers (lists,
+  tuples, dicts, strings), gradviz.program.builtins (Python's built-ins, `math`) and
+  gradviz.program.functions (the program's own functions and their calls); the classes of
+  `nn`, `optim` and `torch.utils.data` go to gradviz.program.objects (layers, optimizers,
+  data);
+- gradviz.program.iteration: what loops go over, and truth;
+- gradviz.program.library: calls into torch and tensor methods, through the allow-lists
+  (gradviz.program.values holds the namespaces and what a program may hold);
+- gradviz.program.budget: the size, work and statement caps on tensors and layers, checked
+  before work runs; gradviz.program.quotas: the caps on the language's own work (steps, loop
+  passes, call depth, containers, strings, wall time);
 - gradviz.program.placement: simulated CUDA and where each tensor lives;
 - gradviz.program.recording: backward passes, watched node by node;
 - gradviz.program.errors: torch's errors as the program sees them.
@@ -26,6 +35,7 @@ import ast
 import functools
 import gc
 import operator
+import sys
 import time
 import warnings
 
@@ -37,10 +47,15 @@ from gradviz.graph.classic import classic_dot
 from gradviz.graph.record import Binding, RunRecord
 from gradviz.program import tables
 from gradviz.program.budget import Budget
-from gradviz.program.evaluator import BINOPS, Evaluator
+from gradviz.program.builtins import MATH, RESERVED
+from gradviz.program.control import Break, Continue, Control
+from gradviz.program.evaluator import Evaluator
+from gradviz.program.functions import Functions, Return
 from gradviz.program.language import ProgramError, did_you_mean, parse
 from gradviz.program.library import Library
+from gradviz.program.operators import BINOPS
 from gradviz.program.placement import Placement
+from gradviz.program.quotas import Quotas
 from gradviz.program.reports import RunStats, RunWarning
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.state import RunState
@@ -50,8 +65,10 @@ from gradviz.program.values import (
     Marker,
     Namespace,
     ProgramObject,
-    type_name,
+    TypeRef,
 )
+
+PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 
 INPLACE = {
     ast.Add: operator.iadd,
@@ -79,11 +96,27 @@ class Interpreter:
         self.tree = tree
         self.state = RunState(source, options, leaf_overrides, skip_backward)
         self.budget = Budget(self.state)
+        self.quotas = Quotas(self.state)
         self.placement = Placement(self.state)
         self.library = Library(self.state, self.budget, self.placement)
-        self.evaluator = Evaluator(self.state, self.budget, self.library)
+        self.evaluator = Evaluator(self.state, self.budget, self.quotas, self.library)
+        self.caught: list = []  # warnings caught while the program runs
+        run_body = self.run_body
+        self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
+        self.evaluator.functions = self.functions
+        self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
 
     def run(self) -> None:
+        # A program's own calls nest the interpreter's (about 20 Python frames a call):
+        # its call-depth cap (Limits.max_call_depth) is what stops recursion, not Python's.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, PYTHON_FRAMES))
+        try:
+            self._run_warned()
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _run_warned(self) -> None:
         # Every run sees every warning: Python's "once" registries are bypassed by "always",
         # and PyTorch's warn-once warnings (TORCH_WARN_ONCE: backward(create_graph=True),
         # .T on 3-D tensors) by set_warn_always, so a warning shown to the first program a
@@ -94,7 +127,8 @@ class Interpreter:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.resetwarnings()
                 warnings.simplefilter("always")
-                self._run_block(self.tree.body, caught)
+                self.caught = caught
+                self.run_body(self.tree.body)
         finally:
             torch.set_warn_always(was_always)
 
@@ -114,13 +148,16 @@ class Interpreter:
 
     # -- statements
 
-    def _run_block(self, body: list[ast.stmt], caught: list) -> None:
+    def run_body(self, body: list[ast.stmt]) -> None:
+        caught = self.caught
         for stmt in body:
             self.budget.count_statement(stmt)
+            self.quotas.step(stmt)
+            self.quotas.clock(stmt)
             self.state.node = stmt
             before = len(caught)
             try:
-                self._exec(stmt, caught)
+                self._exec(stmt)
             finally:
                 for w in caught[before:]:
                     self.state.warnings.append(
@@ -132,7 +169,7 @@ class Interpreter:
                     )
                 del caught[before:]
 
-    def _exec(self, stmt: ast.stmt, caught: list) -> None:
+    def _exec(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Expr):
             self.evaluator.eval(stmt.value)
         elif isinstance(stmt, ast.Assign):
@@ -141,8 +178,24 @@ class Interpreter:
                 self.assign(target, value, stmt)
         elif isinstance(stmt, ast.AugAssign):
             self.aug_assign(stmt)
+        elif isinstance(stmt, ast.If):
+            self.control.if_(stmt)
+        elif isinstance(stmt, ast.For):
+            self.control.for_(stmt)
+        elif isinstance(stmt, ast.While):
+            self.control.while_(stmt)
+        elif isinstance(stmt, ast.Break | ast.Continue):
+            raise Break() if isinstance(stmt, ast.Break) else Continue()
+        elif isinstance(stmt, ast.Return):
+            raise Return(None if stmt.value is None else self.evaluator.eval(stmt.value))
+        elif isinstance(stmt, ast.FunctionDef):
+            self.bind(stmt.name, self.functions.define(stmt), stmt)
+        elif isinstance(stmt, ast.Assert):
+            self.control.assert_(stmt)
         elif isinstance(stmt, ast.With):
-            self.with_block(stmt, caught)
+            self.with_block(stmt)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            self.import_modules(stmt)
         elif isinstance(stmt, ast.Pass):
             return
         else:  # the checker refuses everything else; this is a second line of defence
@@ -150,7 +203,20 @@ class Interpreter:
                 "forbidden", f"`{type(stmt).__name__}` is not part of this language", stmt
             )
 
-    def with_block(self, stmt: ast.With, caught: list) -> None:
+    def import_modules(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """Bind what the import names (checked: only gradviz.program.language.IMPORTABLE)."""
+        if isinstance(stmt, ast.ImportFrom):
+            pairs = [(f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names]
+        else:
+            pairs = [(a.name, a.asname) for a in stmt.names if a.asname]
+            tops = [a.name.split(".")[0] for a in stmt.names if not a.asname]
+            pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
+        for module, bound in pairs:
+            namespace = module_namespace(module)
+            if NAMESPACES.get(bound) is not namespace:  # torch and F are there already
+                self.state.scope.names[bound] = namespace
+
+    def with_block(self, stmt: ast.With) -> None:
         managers = []
         for item in stmt.items:
             func = item.context_expr.func  # checked: torch.no_grad() / torch.enable_grad()
@@ -160,7 +226,7 @@ class Interpreter:
         depth_change = sum(1 if isinstance(m, torch.no_grad) else 0 for m in managers)
         self.state.no_grad_depth += depth_change
         try:
-            self._run_block(stmt.body, caught)
+            self.run_body(stmt.body)
         finally:
             self.state.no_grad_depth -= depth_change
             for m in reversed(managers):
@@ -171,21 +237,25 @@ class Interpreter:
         if isinstance(target, ast.Name):
             self.bind(target.id, value, stmt)
         elif isinstance(target, ast.Tuple | ast.List):
-            if not isinstance(value, tuple | list):
-                raise error("type", f"cannot unpack a {type_name(value)} into names", target)
-            if len(value) != len(target.elts):
-                raise error(
-                    "type",
-                    f"{len(target.elts)} names on the left but {len(value)} values on the right",
-                    target,
-                )
-            for elt, v in zip(target.elts, value, strict=True):
-                self.bind(elt.id, v, stmt)
+            items = self.evaluator.iteration.unpack(value, len(target.elts), target)
+            for elt, v in zip(target.elts, items, strict=True):
+                self.assign(elt, v, stmt)
         elif isinstance(target, ast.Subscript):
-            obj = self.evaluator.lookup(target.value)
-            if not isinstance(obj, torch.Tensor):
-                raise error("type", "item assignment works on tensors only", target)
+            obj = self.evaluator.eval(target.value)
+            if isinstance(obj, dict):
+                key = self.evaluator.eval(target.slice)
+                self.evaluator.containers.set_item(obj, key, value, target)
+                return
             index = self.evaluator.eval_index(target.slice)
+            if isinstance(obj, list):
+                self.evaluator.containers.set_item(obj, index, value, target)
+                return
+            if not isinstance(obj, torch.Tensor):
+                raise error(
+                    "type", "item assignment works on tensors, lists and dicts only", target
+                )
+            for part in (index, value):
+                self.evaluator.containers.bounded(part, target, "an item assignment")
             call("item assignment", operator.setitem, (obj, index, value), {}, target, "bounded")
         elif isinstance(target, ast.Attribute):
             obj = self.evaluator.lookup(target.value)
@@ -201,68 +271,98 @@ class Interpreter:
 
     def bind(self, name: str, value, stmt: ast.stmt) -> None:
         state = self.state
-        if isinstance(value, Namespace | Builtin | Marker):
+        if isinstance(value, Namespace | Builtin | Marker | TypeRef):
             raise state.error(
                 "type", f"`{name}` cannot hold a module or a function; call it instead", stmt
             )
         if isinstance(value, torch.Tensor):
-            key = (name, stmt.lineno)
-            if key in state.leaf_overrides and value.is_leaf:
-                value = state.leaf_overrides[key]
-            elif state.leaf_overrides and value.is_leaf and value.is_floating_point():
-                value = value.to(torch.float64)  # gradient checks run every constant in float64
-            overrides = self.placement.device_overrides
-            target = overrides.get(name, overrides.get("*"))
-            if target and value.is_leaf:  # "*": every leaf
-                value = self.placement.move_leaf(name, value, target, stmt)
-            if state.options.retain_intermediate and value.requires_grad and not value.is_leaf:
-                value.retain_grad()
-            op = ""
-            if isinstance(stmt, ast.Assign):
-                op = op_name(stmt.value)
-            state.bindings.append(
-                Binding(
-                    name,
-                    value,
-                    stmt.lineno,
-                    state.segment(
-                        stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign) else stmt
-                    ),
-                    state.no_grad_depth > 0,
-                    op,
-                    op in tables.CONSTRUCTORS or op in ("Constant", "List"),
-                )
-            )
+            value = self.bind_tensor(name, value, stmt)
         if isinstance(value, ProgramObject):  # a layer's parameters: net.0.weight, ...
             for qualified, tensor, what in value.named_tensors(name, stmt.lineno):
-                state.bindings.append(
-                    Binding(qualified, tensor, stmt.lineno, what, False, "parameter")
-                )
-        state.env[name] = value
+                state.add_binding(Binding(qualified, tensor, stmt.lineno, what, False, "parameter"))
+        state.scope.names[name] = value
+
+    def bind_tensor(self, name: str, value: torch.Tensor, stmt: ast.stmt) -> torch.Tensor:
+        """A tensor bound to a name: moved or replaced as the run's options ask, and named
+        for the graph."""
+        state = self.state
+        key = (name, stmt.lineno)
+        if key in state.leaf_overrides and value.is_leaf:
+            value = state.leaf_overrides[key]
+        elif state.leaf_overrides and value.is_leaf and value.is_floating_point():
+            value = value.to(torch.float64)  # gradient checks run every constant in float64
+        overrides = self.placement.device_overrides
+        target = overrides.get(name, overrides.get("*"))
+        if target and value.is_leaf:  # "*": every leaf
+            value = self.placement.move_leaf(name, value, target, stmt)
+        if state.options.retain_intermediate and value.requires_grad and not value.is_leaf:
+            value.retain_grad()
+        op = op_name(stmt.value) if isinstance(stmt, ast.Assign) else ""
+        shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign) else stmt
+        shown = stmt.iter if isinstance(stmt, ast.For) else shown
+        state.add_binding(
+            Binding(
+                name,
+                value,
+                stmt.lineno,
+                state.segment(shown),
+                state.no_grad_depth > 0,
+                op,
+                op in tables.CONSTRUCTORS or op in ("Constant", "List"),
+                tuple(state.loops),
+            )
+        )
+        return value
 
     def aug_assign(self, stmt: ast.AugAssign) -> None:
-        call = self.library.call
         value = self.evaluator.eval(stmt.value)
         if isinstance(stmt.target, ast.Name):
             current = self.evaluator.lookup(stmt.target)
-            if isinstance(current, torch.Tensor):
-                symbol = BINOPS[type(stmt.op)][0]
-                check = "meta" if symbol == "@" else "broadcast"
-                result = call(
-                    f"{symbol}=", INPLACE[type(stmt.op)], (current, value), {}, stmt, check
-                )
-                self.bind(stmt.target.id, result, stmt)
+            self.bind(stmt.target.id, self.updated(current, value, stmt), stmt)
+            return
+        obj = self.evaluator.eval(stmt.target.value)  # x[i] += v: read, update, write back
+        if isinstance(obj, list | dict):
+            containers = self.evaluator.containers
+            if isinstance(obj, dict):
+                index = self.evaluator.eval(stmt.target.slice)
             else:
-                result = self.evaluator.binop(stmt.op, current, value, stmt)
-                self.bind(stmt.target.id, result, stmt)
-        else:  # t[i] += v: read, add, write back, as Python does
-            obj = self.evaluator.lookup(stmt.target.value)
-            if not isinstance(obj, torch.Tensor):
-                raise self.state.error("type", "item assignment works on tensors only", stmt.target)
-            index = self.evaluator.eval_index(stmt.target.slice)
-            current = call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
-            updated = call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "broadcast")
-            call("item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded")
+                index = self.evaluator.eval_index(stmt.target.slice)
+            current = containers.get_item(obj, index, stmt.target)
+            containers.set_item(obj, index, self.updated(current, value, stmt), stmt.target)
+            return
+        if not isinstance(obj, torch.Tensor):
+            raise self.state.error("type", "item assignment works on tensors only", stmt.target)
+        call = self.library.call
+        index = self.evaluator.eval_index(stmt.target.slice)
+        current = call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
+        updated = call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "broadcast")
+        call("item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded")
+
+    def updated(self, current, value, stmt: ast.AugAssign):
+        """current op= value: in place for a tensor (as Python's `t += v`) and a list
+        (`items += more` extends it); a new value otherwise."""
+        if isinstance(current, torch.Tensor):
+            symbol = BINOPS[type(stmt.op)][0]
+            check = "meta" if symbol == "@" else "broadcast"
+            fn = INPLACE[type(stmt.op)]
+            return self.library.call(f"{symbol}=", fn, (current, value), {}, stmt, check)
+        if isinstance(current, list) and isinstance(stmt.op, ast.Add):
+            self.evaluator.containers.method(current, "extend", (value,), {}, stmt)
+            return current
+        return self.evaluator.operators.binop(stmt.op, current, value, stmt)
+
+
+def module_namespace(module: str) -> Namespace:
+    """What an import binds: the namespace a program already reaches under that name, or an
+    empty one for an allowed module with nothing in it yet (torch.optim)."""
+    if module == "math":
+        return MATH
+    if module == "torch.nn.functional":
+        return NAMESPACES["F"]
+    namespace: object = NAMESPACES["torch"]
+    for part in module.split(".")[1:]:
+        namespace = namespace.members.get(part) if isinstance(namespace, Namespace) else None
+    return namespace if isinstance(namespace, Namespace) else Namespace(module, {})
 
 
 def op_name(node: ast.AST) -> str:
@@ -277,16 +377,9 @@ def op_name(node: ast.AST) -> str:
 
 # ---------------------------------------------------------------- entry point
 
-RESERVED_NAMES = frozenset(NAMESPACES) | {
-    "print",
-    "len",
-    "abs",
-    "min",
-    "max",
-    "round",
-    "float",
-    "int",
-}
+# Names a program cannot assign: the namespaces and the built-ins it always had (the
+# built-ins added since, such as sum or list, may be shadowed by a variable, as in Python).
+RESERVED_NAMES = frozenset(NAMESPACES) | frozenset(RESERVED)
 
 
 def _without_gc(fn):

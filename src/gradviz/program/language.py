@@ -6,14 +6,19 @@ types and rules. It never reaches eval, exec or compile. Every refusal is a
 helps, a hint ("did you mean ...?").
 
 What is allowed (everything else is refused):
-- statements: assignment (to names, tuples of names, `t[...]`, `t.grad`,
-  `t.requires_grad`), augmented assignment, expression statements, `pass`, and
-  `with torch.no_grad():` / `with torch.enable_grad():` blocks;
-- expressions: numbers, short strings, True/False/None, lists and tuples,
-  arithmetic (+ - * / // % ** @, unary - + ~ not), single comparisons,
-  indexing and slicing, attribute access and calls. Which names, attributes and
-  functions exist is decided by the interpreter's tables (gradviz.program.tables), which
-  this module consults for early "did you mean" messages.
+- statements: assignment (to names, nested tuples of names, `t[...]`, `items[i]`,
+  `table[key]`, `t.grad`, `t.requires_grad`), augmented assignment, expression statements,
+  `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
+  `for` and `while` (with `break`, `continue` and `else`), `assert`, `def` (positional,
+  keyword and default arguments; no decorators, `*args` or `**kwargs`) and `return`, and
+  the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
+  torch.optim, math);
+- expressions: numbers, short strings, f-strings, True/False/None, lists, tuples and
+  dicts, comprehensions and generator expressions, `lambda`, arithmetic
+  (+ - * / // % ** @, unary - + ~ not), comparisons (chained, `in`, `is`), `and`/`or`,
+  conditional expressions, indexing and slicing, attribute access and calls. Which names,
+  attributes and functions exist is decided by the interpreter's tables
+  (gradviz.program.tables), which this module consults for early "did you mean" messages.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ class Limits:
     max_nesting: int = 30  # bracket depth
     max_expr_depth: int = 100  # depth of the syntax tree (a+b+c+... nests one level a term)
     max_ast_nodes: int = 30_000
-    max_string_chars: int = 200
+    max_string_chars: int = 200  # a string literal in the source
     max_literal_elements: int = 10_000
     max_int_bits: int = 4_096
     max_tensor_elements: int = 25_000_000
@@ -44,14 +49,24 @@ class Limits:
     max_total_elements: int = 500_000_000  # elements produced by all ops together
     max_flops_per_op: float = 5e9  # matrix work of one call (a layer's whole forward is one)
     max_total_flops: float = 2e10
-    max_statements: int = 2_000
     max_model_parameters: int = 20_000_000  # one model: a layer with every layer inside it
     max_total_parameters: int = 50_000_000  # every layer a program makes, together
+    max_statements: int = 500_000  # statements run (a loop's body counts at every pass)
+    # The language's own work (gradviz.program.quotas), each checked before the step runs:
+    max_steps: int = 2_000_000  # interpreted steps: statements, expressions, calls, iterations
+    max_loop_iterations: int = 200_000  # passes of every loop and comprehension together
+    max_call_depth: int = 50  # calls of a program's own functions inside one another
+    max_container_length: int = 100_000  # items in one list, tuple or dict
+    max_total_items: int = 5_000_000  # list, tuple and dict items made in all
+    max_string_length: int = 100_000  # characters in one string a program makes
+    max_total_string_chars: int = 50_000_000  # characters of all strings made in all
+    max_seconds: float = 15.0  # wall time of the run (the worker's own limit is 20 s)
 
 
 DEFAULT_LIMITS = Limits()
 # A public host's programs: with the server, the forkserver and a warm worker (about 340 MB
-# together, docs/BENCHMARKS.md) the whole app stays under Community Cloud's 690 MB.
+# together, docs/BENCHMARKS.md) the whole app stays under Community Cloud's 690 MB; the
+# language's own work is bounded lower too, so one visitor's loop leaves the worker soon.
 PUBLIC_PROGRAM_LIMITS = Limits(
     max_tensor_bytes=100_000_000,
     max_total_bytes=200_000_000,
@@ -59,6 +74,15 @@ PUBLIC_PROGRAM_LIMITS = Limits(
     max_total_flops=1e10,
     max_model_parameters=2_000_000,
     max_total_parameters=5_000_000,
+    max_statements=100_000,
+    max_steps=500_000,
+    max_loop_iterations=50_000,
+    max_call_depth=30,
+    max_container_length=10_000,
+    max_total_items=1_000_000,
+    max_string_length=10_000,
+    max_total_string_chars=10_000_000,
+    max_seconds=10.0,
 )
 
 
@@ -116,14 +140,37 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Pass,
     ast.With,
     ast.withitem,
+    ast.If,
+    ast.For,
+    ast.While,
+    ast.Break,
+    ast.Continue,
+    ast.Assert,
+    ast.FunctionDef,
+    ast.arguments,
+    ast.arg,
+    ast.Return,
+    ast.Lambda,
+    ast.Import,
+    ast.ImportFrom,
+    ast.alias,
     ast.Name,
     ast.Load,
     ast.Store,
     ast.Constant,
     ast.List,
     ast.Tuple,
+    ast.Dict,
+    ast.ListComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.comprehension,
+    ast.JoinedStr,
+    ast.FormattedValue,
     ast.BinOp,
     ast.UnaryOp,
+    ast.BoolOp,
+    ast.IfExp,
     ast.Compare,
     ast.Call,
     ast.keyword,
@@ -143,175 +190,121 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.UAdd,
     ast.Not,
     ast.Invert,
+    ast.And,
+    ast.Or,
     ast.Eq,
     ast.NotEq,
     ast.Lt,
     ast.LtE,
     ast.Gt,
     ast.GtE,
+    ast.Is,
+    ast.IsNot,
+    ast.In,
+    ast.NotIn,
 )
 
 _ALLOWED_TYPES = frozenset(ALLOWED_NODES)
 # Allowed nodes with no rule of their own (their children are checked): the fast path.
 _NOTHING_TO_CHECK = frozenset(
     {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
-    | {ast.Slice, ast.withitem, ast.Pass}
+    | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
+    | {ast.Compare, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr}
+    | {ast.FormattedValue}
     | {t for t in ALLOWED_NODES if issubclass(t, ast.operator | ast.unaryop | ast.cmpop)}
+    | {ast.And, ast.Or}
 )
 
 # Plain words for constructs that are refused, by node type.
 REFUSALS: dict[type, str] = {
-    ast.Import: "imports are not allowed: `torch` and `F` (torch.nn.functional) are already available",
-    ast.ImportFrom: "imports are not allowed: `torch` and `F` (torch.nn.functional) are already available",
-    ast.FunctionDef: "defining functions (`def`) is not part of this language",
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.ClassDef: "defining classes is not part of this language",
-    ast.Lambda: "`lambda` is not part of this language",
-    ast.For: "loops (`for`) are not part of this language: write the steps out, or use tensor operations",
-    ast.AsyncFor: "loops are not part of this language",
-    ast.While: "loops (`while`) are not part of this language",
-    ast.If: "`if` statements are not part of this language",
-    ast.IfExp: "conditional expressions (`a if c else b`) are not part of this language; try torch.where",
+    ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.Try: "`try` is not part of this language: errors are reported for you",
     ast.Raise: "`raise` is not part of this language",
-    ast.Assert: "`assert` is not part of this language",
     ast.Delete: "`del` is not part of this language",
-    ast.Global: "`global` is not part of this language",
-    ast.Nonlocal: "`nonlocal` is not part of this language",
-    ast.Return: "`return` is only meaningful in functions, which this language does not have",
+    ast.Global: "`global` is not part of this language: a function reads the variables around "
+    "it; to change one, return the new value and assign it",
+    ast.Nonlocal: "`nonlocal` is not part of this language: a function reads the variables "
+    "around it; to change one, return the new value and assign it",
     ast.Yield: "generators (`yield`) are not part of this language",
     ast.YieldFrom: "generators (`yield from`) are not part of this language",
     ast.Await: "`await` is not part of this language",
     ast.AsyncWith: "`async with` is not part of this language",
-    ast.ListComp: "comprehensions are not part of this language: use tensor operations",
-    ast.SetComp: "comprehensions are not part of this language",
-    ast.DictComp: "comprehensions are not part of this language",
-    ast.GeneratorExp: "generator expressions are not part of this language",
-    ast.JoinedStr: "f-strings are not part of this language: print values directly, e.g. print(x, y)",
-    ast.FormattedValue: "f-strings are not part of this language",
-    ast.Dict: "dictionaries are not part of this language",
-    ast.Set: "sets are not part of this language",
+    ast.SetComp: "set comprehensions are not part of this language; use a list",
+    ast.Set: "sets are not part of this language; use a list or a dict",
     ast.Starred: "star-arguments (`*args`) are not part of this language",
     ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
-    ast.BoolOp: "`and` / `or` are not part of this language: for tensors use `&` and `|`... which are also not available; use torch.logical_and / torch.logical_or",
     ast.AnnAssign: "annotated assignments are not part of this language",
-    ast.Break: "`break` is not part of this language",
-    ast.Continue: "`continue` is not part of this language",
     ast.Match: "`match` is not part of this language",
     ast.BitAnd: "the `&` operator is not part of this language; use torch.logical_and",
     ast.BitOr: "the `|` operator is not part of this language; use torch.logical_or",
     ast.BitXor: "the `^` operator is not part of this language; use torch.logical_xor",
     ast.LShift: "shift operators are not part of this language",
     ast.RShift: "shift operators are not part of this language",
-    ast.Is: "`is` is not part of this language; use ==",
-    ast.IsNot: "`is not` is not part of this language; use !=",
-    ast.In: "`in` is not part of this language",
-    ast.NotIn: "`not in` is not part of this language",
 }
 
 CONTEXT_MANAGERS = ("no_grad", "enable_grad")
 
+# What a program may import (the interpreter binds them to what is available under those
+# names today), and the names that may only ever be bound to the module they already are.
+IMPORTABLE = ("torch", "torch.nn", "torch.nn.functional", "torch.optim", "math")
+IMPORT_NAMES = {"torch": "torch", "F": "torch.nn.functional"}
 
-class Checker:
-    """Walks a parsed program and refuses anything outside the language."""
+# Attributes that reach Python's own machinery (frames, code, globals) on objects that have
+# them. Every attribute is allow-listed at run time anyway; these get a plain refusal first.
+INTERNAL_ATTRIBUTES = frozenset(
+    (
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "gi_running",
+        "gi_suspended",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "f_lasti",
+        "tb_frame",
+        "tb_next",
+        "tb_lasti",
+        "func_globals",
+        "func_code",
+        "func_closure",
+        "func_defaults",
+        "co_code",
+        "co_consts",
+        "co_names",
+    )
+)
 
-    def __init__(self, source: str, limits: Limits, known_names: Iterable[str] = ()):
-        self.lines = source.splitlines()
-        self.limits = limits
-        self.known_names = set(known_names)
-        self.anchor: ast.AST | None = None  # nearest node with a position (operators have none)
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a node sits: inside a function (may `return`) and inside a loop (may `break`)."""
+
+    function: bool = False
+    loop: bool = False
+
+
+class BlockRules:
+    """The rules of the statements that open blocks or bind names: `def`, `lambda`, loops,
+    imports and assignment targets (the Checker below walks the tree and calls them)."""
+
+    known_names: set[str]
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
-        if getattr(node, "lineno", None) is None:
-            node = self.anchor
-        line = getattr(node, "lineno", None)
-        col = char_col(self.lines, line, getattr(node, "col_offset", None))
-        return ProgramError(kind, message, line, col, hint)
-
-    def check(self, tree: ast.Module) -> None:
-        count = 0
-        # Iterative walk with depth, so a deep tree cannot exhaust Python's stack here.
-        stack: list[tuple[ast.AST, int, ast.AST | None, ast.AST | None]] = [(tree, 0, None, None)]
-        while stack:
-            node, depth, parent, anchor = stack.pop()
-            if getattr(node, "lineno", None) is not None:
-                anchor = node
-            self.anchor = anchor
-            count += 1
-            if count > self.limits.max_ast_nodes:
-                raise self.error(
-                    "limit",
-                    f"the program has more than {self.limits.max_ast_nodes:,} syntax elements; "
-                    "that is the limit",
-                    node,
-                )
-            if depth > self.limits.max_expr_depth:
-                raise self.error(
-                    "limit",
-                    f"expressions are nested more than {self.limits.max_expr_depth} levels deep; "
-                    "that is the limit: split it into several lines",
-                    node,
-                )
-            self.check_node(node, parent)
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, depth + 1, node, anchor))
-
-    def check_node(self, node: ast.AST, parent: ast.AST | None) -> None:
-        kind = type(node)
-        if kind in _NOTHING_TO_CHECK:
-            return
-        if kind not in _ALLOWED_TYPES:
-            reason = REFUSALS.get(
-                type(node), f"`{type(node).__name__}` is not part of this language"
-            )
-            raise self.error("forbidden", reason[0].upper() + reason[1:], node)
-        if isinstance(node, ast.Name):
-            self.check_identifier(node.id, node, "name")
-        elif isinstance(node, ast.Attribute):
-            self.check_identifier(node.attr, node, "attribute")
-        elif isinstance(node, ast.keyword):
-            if node.arg is None:
-                raise self.error(
-                    "forbidden", "`**` keyword unpacking is not part of this language", node
-                )
-            self.check_identifier(node.arg, node, "keyword argument")
-            if node.arg == "out":
-                raise self.error(
-                    "forbidden",
-                    "the `out=` argument is not supported: assign the result instead (y = ...)",
-                    node,
-                )
-        elif isinstance(node, ast.Constant):
-            self.check_constant(node)
-        elif isinstance(node, ast.List | ast.Tuple):
-            if len(node.elts) > self.limits.max_literal_elements:
-                raise self.error(
-                    "limit",
-                    f"a list literal has {len(node.elts):,} elements; the limit is "
-                    f"{self.limits.max_literal_elements:,}: use torch.arange, torch.linspace or torch.rand",
-                    node,
-                )
-        elif isinstance(node, ast.Compare):
-            if len(node.ops) > 1:
-                raise self.error(
-                    "forbidden",
-                    "chained comparisons (a < b < c) are not supported: compare two values at a time",
-                    node,
-                )
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                self.check_target(target)
-        elif isinstance(node, ast.AugAssign):
-            if not isinstance(node.target, ast.Name | ast.Subscript):
-                raise self.error(
-                    "forbidden", "augmented assignment works on names and t[...] only", node
-                )
-            self.check_target(node.target)
-        elif isinstance(node, ast.With):
-            self.check_with(node)
+        raise NotImplementedError
 
     def check_identifier(self, name: str, node: ast.AST, what: str) -> None:
-        if name.startswith("_"):
+        if name.startswith("_") and not (name == "_" and what in ("name", "loop variable")):
             raise self.error(
                 "forbidden",
                 f"the {what} `{name}` starts with an underscore: names beginning with `_` "
@@ -319,51 +312,126 @@ class Checker:
                 node,
             )
 
-    def check_constant(self, node: ast.Constant) -> None:
-        value = node.value
-        if isinstance(value, str):
-            if len(value) > self.limits.max_string_chars:
+    def check_new_name(self, name: str, node: ast.AST, what: str = "name") -> None:
+        """A name a statement binds: not private, not one of the language's own names."""
+        self.check_identifier(name, node, what)
+        if name in self.known_names:
+            raise self.error(
+                "forbidden",
+                f"`{name}` is a built-in name of this language and cannot be reassigned; "
+                "pick another name",
+                node,
+            )
+
+    def check_function(self, node: ast.FunctionDef | ast.Lambda) -> None:
+        if isinstance(node, ast.FunctionDef):
+            if node.decorator_list:
                 raise self.error(
-                    "limit",
-                    f"a string of {len(value):,} characters; the limit is "
-                    f"{self.limits.max_string_chars}",
+                    "forbidden",
+                    "decorators (`@...`) are not part of this language: call the function "
+                    "you need inside your own",
+                    node.decorator_list[0],
+                )
+            self.check_new_name(node.name, node, "function name")
+        args = node.args
+        if args.vararg is not None:
+            raise self.error(
+                "forbidden", "`*args` parameters are not part of this language", args.vararg
+            )
+        if args.kwarg is not None:
+            raise self.error(
+                "forbidden", "`**kwargs` parameters are not part of this language", args.kwarg
+            )
+        seen: set[str] = set()
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            self.check_new_name(a.arg, a, "parameter")
+            if a.arg in seen:
+                raise self.error("syntax", f"the parameter `{a.arg}` is named twice", a)
+            seen.add(a.arg)
+
+    def check_loop_target(self, target: ast.AST) -> None:
+        """`for` and comprehension targets: names, or (nested) tuples of names."""
+        if isinstance(target, ast.Name):
+            self.check_new_name(target.id, target, "loop variable")
+        elif isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                self.check_loop_target(elt)
+        else:
+            raise self.error(
+                "forbidden",
+                "a loop assigns to plain names only: for i, (a, b) in enumerate(pairs): ...",
+                target,
+            )
+
+    def check_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.ImportFrom):
+            if node.level or not node.module:
+                raise self.error(
+                    "forbidden", "relative imports are not part of this language", node
+                )
+            pairs = []
+            for alias in node.names:
+                if alias.name == "*":
+                    raise self.error(
+                        "forbidden",
+                        f"`from {node.module} import *` is not allowed: name what you need",
+                        node,
+                    )
+                full = f"{node.module}.{alias.name}"
+                pairs.append((full, alias.asname or alias.name, full))
+        else:  # `import torch.nn` binds `torch`; `import torch.nn as nn` binds torch.nn
+            pairs = [
+                (a.name, a.asname, a.name) if a.asname else (a.name, *[a.name.split(".")[0]] * 2)
+                for a in node.names
+            ]
+        for module, bound, bound_module in pairs:
+            if module not in IMPORTABLE:
+                source = getattr(node, "module", None)
+                if source in IMPORTABLE:  # from math import sqrt
+                    raise self.error(
+                        "forbidden",
+                        f"`{module}` is not a module: imports bring in modules only here; "
+                        f"write `import {source}` and use `{module}`",
+                        node,
+                    )
+                raise self.error(
+                    "forbidden",
+                    f"`{source or module}` is not available: imports can bring in "
+                    + ", ".join(IMPORTABLE)
+                    + " only (torch and F are already there)",
                     node,
                 )
-        elif isinstance(value, bytes):
-            raise self.error("forbidden", "bytes literals are not part of this language", node)
-        elif isinstance(value, complex):
-            raise self.error("forbidden", "complex literals are not part of this language", node)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            if value.bit_length() > self.limits.max_int_bits:
+            if bound in IMPORT_NAMES and IMPORT_NAMES[bound] != bound_module:
                 raise self.error(
-                    "limit",
-                    f"an integer of {value.bit_length():,} bits; the limit is "
-                    f"{self.limits.max_int_bits:,} bits",
+                    "forbidden",
+                    f"`{bound}` is {IMPORT_NAMES[bound]} in this language and cannot name "
+                    f"{module}; pick another name",
                     node,
                 )
+            if bound not in IMPORT_NAMES:
+                self.check_new_name(bound, node)
 
     def check_target(self, target: ast.AST) -> None:
         if isinstance(target, ast.Name):
-            if target.id in self.known_names:
-                raise self.error(
-                    "forbidden",
-                    f"`{target.id}` is a built-in name of this language and cannot be reassigned; "
-                    "pick another name",
-                    target,
-                )
+            self.check_new_name(target.id, target)
             return
         if isinstance(target, ast.Tuple | ast.List):
             for elt in target.elts:
-                if not isinstance(elt, ast.Name):
+                if not isinstance(elt, ast.Name | ast.Tuple | ast.List):
                     raise self.error(
-                        "forbidden", "unpacking works into plain names only: a, b = ...", elt
+                        "forbidden", "unpacking works into plain names only: a, (b, c) = ...", elt
                     )
                 self.check_target(elt)
             return
         if isinstance(target, ast.Subscript):
-            if not isinstance(target.value, ast.Name):
+            inner = target.value
+            while isinstance(inner, ast.Subscript):
+                inner = inner.value
+            if not isinstance(inner, ast.Name):
                 raise self.error(
-                    "forbidden", "item assignment works on a named tensor only: t[0] = 1", target
+                    "forbidden",
+                    "item assignment works on a named tensor, list or dict only: t[0] = 1",
+                    target,
                 )
             return
         if isinstance(target, ast.Attribute):
@@ -401,6 +469,174 @@ class Checker:
                 raise self.error(
                     "forbidden", "`with ... as name` is not supported here", item.optional_vars
                 )
+
+
+class Checker(BlockRules):
+    """Walks a parsed program and refuses anything outside the language."""
+
+    def __init__(self, source: str, limits: Limits, known_names: Iterable[str] = ()):
+        self.lines = source.splitlines()
+        self.limits = limits
+        self.known_names = set(known_names)
+        self.anchor: ast.AST | None = None  # nearest node with a position (operators have none)
+
+    def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
+        if getattr(node, "lineno", None) is None:
+            node = self.anchor
+        line = getattr(node, "lineno", None)
+        col = char_col(self.lines, line, getattr(node, "col_offset", None))
+        return ProgramError(kind, message, line, col, hint)
+
+    def check(self, tree: ast.Module) -> None:
+        count = 0
+        # Iterative walk with depth, so a deep tree cannot exhaust Python's stack here.
+        stack: list[tuple[ast.AST, int, ast.AST | None, _Where]] = [(tree, 0, None, _Where())]
+        while stack:
+            node, depth, anchor, where = stack.pop()
+            if getattr(node, "lineno", None) is not None:
+                anchor = node
+            self.anchor = anchor
+            count += 1
+            if count > self.limits.max_ast_nodes:
+                raise self.error(
+                    "limit",
+                    f"the program has more than {self.limits.max_ast_nodes:,} syntax elements; "
+                    "that is the limit",
+                    node,
+                )
+            if depth > self.limits.max_expr_depth:
+                raise self.error(
+                    "limit",
+                    f"expressions are nested more than {self.limits.max_expr_depth} levels deep; "
+                    "that is the limit: split it into several lines",
+                    node,
+                )
+            self.check_node(node, where)
+            for child, inner in _children(node, where):
+                stack.append((child, depth + 1, anchor, inner))
+
+    def check_node(self, node: ast.AST, where: _Where) -> None:
+        kind = type(node)
+        if kind in _NOTHING_TO_CHECK:
+            return
+        if kind not in _ALLOWED_TYPES:
+            reason = REFUSALS.get(
+                type(node), f"`{type(node).__name__}` is not part of this language"
+            )
+            raise self.error("forbidden", reason[0].upper() + reason[1:], node)
+        if isinstance(node, ast.Name):
+            self.check_identifier(node.id, node, "name")
+        elif isinstance(node, ast.Attribute):
+            self.check_attribute(node)
+        elif isinstance(node, ast.keyword):
+            self.check_keyword(node)
+        elif isinstance(node, ast.Constant):
+            self.check_constant(node)
+        elif isinstance(node, ast.List | ast.Tuple | ast.Dict):
+            self.check_display(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self.check_target(target)
+        elif isinstance(node, ast.AugAssign):
+            if not isinstance(node.target, ast.Name | ast.Subscript):
+                raise self.error(
+                    "forbidden", "augmented assignment works on names and t[...] only", node
+                )
+            self.check_target(node.target)
+        elif isinstance(node, ast.With):
+            self.check_with(node)
+        elif isinstance(node, ast.FunctionDef | ast.Lambda):
+            self.check_function(node)
+        elif isinstance(node, ast.For | ast.comprehension):
+            if getattr(node, "is_async", 0):
+                raise self.error("forbidden", "`async for` is not part of this language", node)
+            self.check_loop_target(node.target)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            self.check_import(node)
+        else:
+            self.check_placement(node, where)
+
+    def check_placement(self, node: ast.AST, where: _Where) -> None:
+        """`return` inside a function, `break` and `continue` inside a loop."""
+        if isinstance(node, ast.Return) and not where.function:
+            raise self.error("syntax", "`return` outside a function", node)
+        if isinstance(node, ast.Break | ast.Continue) and not where.loop:
+            word = "break" if isinstance(node, ast.Break) else "continue"
+            raise self.error("syntax", f"`{word}` outside a loop", node)
+
+    def check_attribute(self, node: ast.Attribute) -> None:
+        self.check_identifier(node.attr, node, "attribute")
+        if node.attr in INTERNAL_ATTRIBUTES:
+            raise self.error(
+                "forbidden",
+                f"`.{node.attr}` reaches into Python's own machinery (generator frames, code, "
+                "globals) and is not part of this language",
+                node,
+            )
+
+    def check_keyword(self, node: ast.keyword) -> None:
+        if node.arg is None:
+            raise self.error(
+                "forbidden", "`**` keyword unpacking is not part of this language", node
+            )
+        self.check_identifier(node.arg, node, "keyword argument")
+        if node.arg == "out":
+            raise self.error(
+                "forbidden",
+                "the `out=` argument is not supported: assign the result instead (y = ...)",
+                node,
+            )
+
+    def check_display(self, node: ast.List | ast.Tuple | ast.Dict) -> None:
+        items = node.keys if isinstance(node, ast.Dict) else node.elts
+        if len(items) > self.limits.max_literal_elements:
+            what = "dict" if isinstance(node, ast.Dict) else "list"
+            raise self.error(
+                "limit",
+                f"a {what} literal has {len(items):,} elements; the limit is "
+                f"{self.limits.max_literal_elements:,}: use torch.arange, torch.linspace or torch.rand",
+                node,
+            )
+        if isinstance(node, ast.Dict) and any(k is None for k in node.keys):
+            raise self.error(
+                "forbidden", "`**` unpacking in a dict is not part of this language", node
+            )
+
+    def check_constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if isinstance(value, str):
+            if len(value) > self.limits.max_string_chars:
+                raise self.error(
+                    "limit",
+                    f"a string of {len(value):,} characters; the limit is "
+                    f"{self.limits.max_string_chars}",
+                    node,
+                )
+        elif isinstance(value, bytes):
+            raise self.error("forbidden", "bytes literals are not part of this language", node)
+        elif isinstance(value, complex):
+            raise self.error("forbidden", "complex literals are not part of this language", node)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if value.bit_length() > self.limits.max_int_bits:
+                raise self.error(
+                    "limit",
+                    f"an integer of {value.bit_length():,} bits; the limit is "
+                    f"{self.limits.max_int_bits:,} bits",
+                    node,
+                )
+
+
+def _children(node: ast.AST, where: _Where) -> Iterable[tuple[ast.AST, _Where]]:
+    """A node's children, each with where it sits: a function's body may `return` (and
+    leaves the loops around it), a loop's body may `break`."""
+    if isinstance(node, ast.FunctionDef | ast.Lambda):
+        inner = _Where(function=True)
+        return [(c, inner) for c in ast.iter_child_nodes(node)]
+    if isinstance(node, ast.For | ast.While):
+        loop = _Where(function=where.function, loop=True)
+        body = {id(s) for s in node.body}
+        return [(c, loop if id(c) in body else where) for c in ast.iter_child_nodes(node)]
+    return [(c, where) for c in ast.iter_child_nodes(node)]
 
 
 def _bracket_depth_check(source: str, limits: Limits) -> None:
@@ -485,9 +721,13 @@ def parse(
         text = lines[line - 1] if line and 1 <= line <= len(lines) else ""
         hint = None
         if "indent" in msg.lower():
-            hint = "Lines at the top level start in the first column; only lines inside `with` are indented."
-        elif text.rstrip().endswith(":") and "with" not in text:
-            hint = "Only `with torch.no_grad():` blocks end with a colon in this language."
+            hint = (
+                "Lines at the top level start in the first column; the lines of a block "
+                "(after `def`, `if`, `for`, `while` or `with` and a colon) are indented "
+                "by the same amount."
+            )
+        elif text.rstrip().endswith(":"):
+            hint = "A line ending with `:` opens a block: indent the lines that follow it."
         raise ProgramError("syntax", f"syntax error: {msg}", line, col, hint) from None
     except (RecursionError, MemoryError):
         raise ProgramError(

@@ -1,9 +1,9 @@
-"""Calls a program makes: torch functions, tensor methods, and the few Python built-ins.
+"""Calls a program makes into torch: torch functions and tensor methods.
 
-Everything a program calls goes through `Library`: members of the `torch` and `F`
+Everything a program calls in torch goes through `Library`: members of the `torch` and `F`
 namespaces (gradviz.program.values.NAMESPACES, built from the allow-lists in
-gradviz.program.tables), tensor methods (tables.TENSOR_METHODS), and print, len, abs, min,
-max, round, float, int. `Library.call` is the one place tensor work happens: the budget
+gradviz.program.tables) and tensor methods (tables.TENSOR_METHODS); Python's built-ins are
+gradviz.program.builtins'. `Library.call` is the one place tensor work happens: the budget
 checks its cost first (gradviz.program.budget), simulated CUDA decides devices
 (gradviz.program.placement), torch runs it, and only plain values come back
 (gradviz.program.values.checked). `backward()` runs watched (gradviz.program.recording).
@@ -28,7 +28,6 @@ from gradviz.program.values import (
     ENABLE_GRAD,
     MANUAL_SEED,
     NO_GRAD,
-    Builtin,
     ProgramObject,
     checked,
     tensors_in,
@@ -44,16 +43,6 @@ class Library:
         self.budget = budget
         self.placement = placement
         self.watch = BackwardWatch(state)
-        self.builtins = {
-            "print": Builtin("print", self._print),
-            "len": Builtin("len", len),
-            "abs": Builtin("abs", abs),
-            "min": Builtin("min", min),
-            "max": Builtin("max", max),
-            "round": Builtin("round", round),
-            "float": Builtin("float", float),
-            "int": Builtin("int", int),
-        }
 
     # -- the one place tensor work happens
 
@@ -176,49 +165,3 @@ class Library:
             )
         self.state.backward.append(record)
         return None
-
-    # -- Python's built-ins
-
-    def call_builtin(self, builtin: Builtin, args, kwargs, node):
-        if builtin.name == "print":
-            if set(kwargs) - {"sep", "end"}:
-                raise self.state.error("type", "print() takes sep= and end= only", node)
-            return self._print(*args, **kwargs)
-        if kwargs:
-            raise self.state.error(
-                "type", f"{builtin.name}() takes no keyword arguments here", node
-            )
-        if builtin.name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
-            return args[0].length(node)
-        for a in args:
-            if not isinstance(a, bool | int | float | torch.Tensor | tuple | list | torch.Size):
-                raise self.state.error(
-                    "type", f"{builtin.name}() does not take a {type_name(a)}", node
-                )
-        if builtin.name in ("min", "max") and any(isinstance(a, torch.Tensor) for a in args):
-            raise self.state.error(
-                "type",
-                f"use torch.{builtin.name}(t) or t.{builtin.name}() for tensors",
-                node,
-            )
-        if builtin.name == "round":
-            self.budget.check_round(args, node)
-        try:
-            return checked(self.state, builtin.fn(*args), node, builtin.name)
-        except ProgramError:
-            raise
-        except Exception as exc:
-            raise runtime_error(self.state, exc, node, builtin.name) from None
-
-    def _print(self, *args, sep=" ", end="\n"):
-        if not isinstance(sep, str) or not isinstance(end, str):
-            raise self.state.error("type", "print's sep and end must be strings")
-        text = sep.join(a if isinstance(a, str) else self.repr_value(a) for a in args)
-        if len(self.state.stdout) < 500:
-            self.state.stdout.append(text[:5000] + ("" if end == "\n" else end))
-        return None
-
-    def repr_value(self, value) -> str:
-        if isinstance(value, torch.Tensor) and self.state.shadow is not None:
-            return devices.tensor_repr(value, self.state.shadow.device_of(value))
-        return repr(value)

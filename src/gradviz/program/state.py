@@ -4,10 +4,12 @@ A `RunState` is made per run (gradviz.program.interpreter.Interpreter makes it) 
 part holds a reference to the same one: the evaluator, the library, the budget, the device
 placement and the backward watch. It owns what the run has made so far (the variables,
 the tensors bound to names, printed text, warnings, the backward passes), the node being
-run (so an error can say where it happened), and where each tensor lives (its real device,
-or the simulated one), the layers' calls the graph groups (`module_calls`, `fn_modules`) and
-what optimizer steps changed (`updates`). It makes no decisions of its own; `torch_rng` lends
-the run's generator to library code that draws from torch's global one.
+run (so an error can say where it happened), where each tensor lives (its real device,
+or the simulated one), the layers' calls the graph groups (`module_calls`, `fn_modules`),
+what optimizer steps changed (`updates`), the scope being run (`Scope`: the program's own
+variables, or a call of one of its functions) and the passes of the loops around the
+statement being run. It makes no decisions of its own; `torch_rng` lends the run's generator
+to library code that draws from torch's global one.
 """
 
 from __future__ import annotations
@@ -23,6 +25,32 @@ from gradviz.graph.record import Binding, NodeRegistry
 from gradviz.program.language import ProgramError, char_col, source_segment
 from gradviz.program.reports import ParameterUpdate, RunWarning
 from gradviz.program.results import RunOptions
+
+# A loop's tensors are named on the graph for its first passes, then only its latest one
+# (loss[0] ... loss[9], loss[999]): a long loop does not bury the graph in names.
+NAMED_LOOP_PASSES = 10
+
+
+class Scope:
+    """The variables of the program (at the top) or of one call of a program's function.
+
+    A function reads through to the scope it was defined in (`parent`), as Python's closures
+    do: late, seeing the variable's value at the time of the read. The names a function
+    assigns anywhere in its body (`local`) are its own from the start: reading one before it
+    is assigned is an error, as in Python, not a read of the outer variable.
+    """
+
+    def __init__(
+        self,
+        names: dict[str, object],
+        parent: Scope | None = None,
+        local: frozenset[str] = frozenset(),
+        owner: str = "",
+    ):
+        self.names = names
+        self.parent = parent
+        self.local = local
+        self.owner = owner  # the function whose call this is ("" at the top)
 
 
 class RunState:
@@ -52,6 +80,12 @@ class RunState:
         self.no_grad_depth = 0
         self.skip_backward = skip_backward  # gradient checks re-run programs without backward()
         self.node: ast.AST | None = None
+        self.globals = Scope(self.env)
+        self.scope = self.globals  # the scope being run: the program's, or a call's
+        self.loops: list[int] = []  # the pass each loop around this statement is on
+        self._loop_slots: dict[
+            tuple[str, int], tuple[int, int]
+        ] = {}  # (name, line) -> (passes, slot)
         simulate = options.simulate_cuda
         self.simulated = devices.simulation_needed() if simulate is None else bool(simulate)
         self.shadow = devices.FakeShadow() if self.simulated else None
@@ -68,6 +102,21 @@ class RunState:
         return source_segment(self.lines, node, max_len)
 
     # -- what the run holds
+
+    def add_binding(self, binding: Binding) -> None:
+        """A tensor bound to a name. Inside loops, the first NAMED_LOOP_PASSES bindings of a
+        (name, line) are kept, then only the latest (it replaces the one before it)."""
+        if not binding.step:
+            self.bindings.append(binding)
+            return
+        key = (binding.name, binding.line)
+        seen, slot = self._loop_slots.get(key, (0, -1))
+        if seen < NAMED_LOOP_PASSES or slot < 0:
+            slot = len(self.bindings) if seen >= NAMED_LOOP_PASSES else -1
+            self.bindings.append(binding)
+        else:
+            self.bindings[slot] = binding
+        self._loop_slots[key] = (seen + 1, slot)
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
         for b in reversed(self.bindings):

@@ -1,13 +1,15 @@
 """The values a program can hold, and the check every result passes before it may.
 
 A program's variables hold plain values (`SAFE_VALUE_TYPES`: tensors, numbers, strings,
-dtypes, devices, sizes, ...) and the `ProgramObject`s it made from the tables of
+dtypes, devices, sizes, ...), the lists, tuples and dicts it makes of them, its own functions
+(gradviz.program.functions.UserFunction) and the `ProgramObject`s it made from the tables of
 gradviz.program.nntables (layers, optimizers, data loaders), which answer only what those
 tables allow. The names a program can reach without making them, `torch`, `F`
-(torch.nn.functional), `nn` and `optim`, are `Namespace`s built from the allow-lists in
-gradviz.program.tables and .nntables: a program can call what they hold, never keep a
-module or a function in a variable. `checked` is the gate between a call's result and the
-program.
+(torch.nn.functional), `nn` and `optim` (and what imports bind), are `Namespace`s built from
+the allow-lists in gradviz.program.tables and .nntables: a program can call what they hold,
+never keep a module, a built-in function or a type (`TypeRef`: torch.Tensor, for isinstance)
+in a variable, a container or a default argument (`held`). `checked` is the gate between a
+call's result and the program.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class Builtin:
     name: str
     fn: object
 
+    type_label = "built-in function"
+
     def __repr__(self) -> str:
         return f"<built-in {self.name}>"
 
@@ -47,6 +51,19 @@ class GradFnRef:
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
+
+
+@dataclass(frozen=True)
+class TypeRef:
+    """A type a program may name for isinstance() (torch.Tensor), never call or keep."""
+
+    path: str
+    type: type
+
+    type_label = "type"
+
+    def __repr__(self) -> str:
+        return f"<class '{self.path}'>"
 
 
 class Marker:
@@ -140,6 +157,7 @@ def _namespaces() -> dict[str, Namespace]:
         "enable_grad": ENABLE_GRAD,
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
+        "Tensor": TypeRef("torch.Tensor", torch.Tensor),
     }
     return {"torch": Namespace("torch", members), "F": functional, "nn": nn, "optim": optim}
 
@@ -171,7 +189,21 @@ def type_name(value) -> str:
         return f"module ({value.path})"
     if isinstance(value, ProgramObject):
         return value.describe()
-    return type(value).__name__
+    label = getattr(type(value), "type_label", None)  # the interpreter's own kinds of value
+    return label if isinstance(label, str) else type(value).__name__
+
+
+def held(state: RunState, value, node, where: str):
+    """A value a program keeps (in a list, a dict, a default argument): never a module, a
+    built-in function or a type, which a program may only call or name."""
+    if isinstance(value, Namespace | Builtin | Marker | TypeRef):
+        raise state.error(
+            "type",
+            f"{where} cannot hold {value!r}: modules and built-in functions can only be "
+            "called or named where they are used",
+            node,
+        )
+    return value
 
 
 def checked(state: RunState, value, node, label: str):
