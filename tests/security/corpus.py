@@ -616,6 +616,13 @@ LOOPS = [
         "characters per string",
     ),
     ("str-zfill", "s = '1'.zfill(10**9)", "limit", "characters per string"),
+    (
+        "percent-pieces-bomb",
+        "s = 'a' * 100000\nt = '%s' * 50000\nu = t % ((s,) * 50000)",
+        "limit",
+        "characters per string",
+    ),
+    ("fstring-pieces-bomb", "s = 'a' * 99999\nu = f'{s}{s}{s}{s}{s}{s}{s}{s}'", "limit", "string"),
     ("str-format-method", "s = '{0.__class__}'.format(1)", "type", "format"),
     ("repr-of-many-tensors", "l = [torch.ones(1)] * 10000\ns = f'{l}'", "limit", "string"),
     ("str-of-nested-list", "l = [0] * 10000\nm = [l] * 10000\ns = str(m)", "limit", "string"),

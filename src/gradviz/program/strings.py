@@ -36,6 +36,27 @@ class _TooLong(Exception):
     pass
 
 
+class _Pieces:
+    """A string being made piece by piece: refused as soon as its pieces together pass the
+    string cap, not after they are joined."""
+
+    def __init__(self, quotas: Quotas, node):
+        self.quotas = quotas
+        self.node = node
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, piece: str) -> None:
+        self.parts.append(piece)
+        self.size += len(piece)
+        if self.size > self.quotas.limits.max_string_length:
+            self.quotas.chars(self.size, self.node)
+
+    def text(self) -> str:
+        self.quotas.chars(self.size, self.node)
+        return "".join(self.parts)
+
+
 class Strings:
     """Writes values as text and formats them, within the run's string caps."""
 
@@ -110,17 +131,15 @@ class Strings:
     # -- f-strings
 
     def fstring(self, node: ast.JoinedStr, evaluate) -> str:
-        pieces = []
+        pieces = _Pieces(self.quotas, node)
         for part in node.values:
             if isinstance(part, ast.Constant):
-                pieces.append(part.value)
+                pieces.add(part.value)
                 continue
             value = evaluate(part.value)
             spec = "" if part.format_spec is None else self.fstring(part.format_spec, evaluate)
-            pieces.append(self.format_value(value, spec, part.conversion, part))
-        text = "".join(pieces)
-        self.quotas.chars(len(text), node)
-        return text
+            pieces.add(self.format_value(value, spec, part.conversion, part))
+        return pieces.text()
 
     def format_value(self, value, spec: str, conversion: int, node) -> str:
         """One `{value!conversion:spec}` of an f-string."""
@@ -169,9 +188,10 @@ class Strings:
         positional = list(args) if isinstance(args, tuple) else [args]
         mapping = args if isinstance(args, dict) else None
         used_keys = False
-        pieces, pos = [], 0
+        pieces = _Pieces(self.quotas, node)
+        pos = 0
         for m in _PERCENT.finditer(template):
-            pieces.append(template[pos : m.start()])
+            pieces.add(template[pos : m.start()])
             pos = m.end()
             kind = m.group("type")
             if kind is None:
@@ -184,7 +204,7 @@ class Strings:
                 )
                 raise self.state.error("runtime", f"ValueError: {message}", node)
             if kind == "%":
-                pieces.append("%")
+                pieces.add("%")
                 continue
             if "*" in (m.group("width") or "") + (m.group("precision") or ""):
                 raise self.state.error("type", "`*` widths in `%` formats are not supported", node)
@@ -203,15 +223,13 @@ class Strings:
                 )
             else:
                 value = positional.pop(0)
-            pieces.append(self._percent_one(m, kind, value, node))
-        pieces.append(template[pos:])
+            pieces.add(self._percent_one(m, kind, value, node))
+        pieces.add(template[pos:])
         if positional and mapping is None:
             raise self.state.error(
                 "runtime", "TypeError: not all arguments converted during string formatting", node
             )
-        text = "".join(pieces)
-        self.quotas.chars(len(text), node)
-        return text
+        return pieces.text()
 
     def _percent_one(self, m: re.Match, kind: str, value, node) -> str:
         precision = m.group("precision")
