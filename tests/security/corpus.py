@@ -500,7 +500,9 @@ FUNCTIONS = [
         "generator",
     ),
     ("generator-code", "g = (i for i in [1])\nc = g.gi_code", "forbidden", "generator"),
-    ("generator-next", "g = (i for i in [1])\nn = next(g)", "name", "not defined"),
+    # next() and iter() take only the program's own objects (a loader, a layer's parameters)
+    ("generator-next", "g = (i for i in [1])\nn = next(g)", "type", "iterator from iter()"),
+    ("iter-of-a-list", "i = iter([1, 2])", "type", "loop over it with `for`"),
     ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "generators"),
     ("yield-in-def", "def f():\n    yield 1\ng = f()", "forbidden", "generators"),
     ("decorator", "@print\ndef f():\n    pass", "forbidden", "decorators"),

@@ -120,7 +120,7 @@ def test_the_real_dataloader_is_single_process():
         ("d = torch.utils.data.TensorDataset(x, torch.ones(3))", "runtime", "first dimension"),
         ("d = torch.utils.data.TensorDataset(print)", "type", "tensors"),
         ("d = torch.utils.data.random_split(ds, [5, 5])", "name", "not available"),
-        ("n = len(iter)", "name", "not defined"),
+        ("n = len(iter)", "type", "does not take a built-in function"),
     ],
 )
 def test_data_refusals(line, kind, words):

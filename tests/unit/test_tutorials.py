@@ -411,3 +411,52 @@ def test_assert_fails_at_its_line_as_an_assertion_error():
     assert err.details.exception == "AssertionError"
     bare = run_program("a = 1\nassert a > 2\n").error
     assert bare.message == "AssertionError: `a > 2` is false" and bare.line == 2
+
+
+# ---------------------------------------------------------------- layers in the grown language
+
+TRAINING_LOOP = """import torch
+import torch.nn as nn
+import torch.optim as optim
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+x = torch.randn(16, 3)
+y = x @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.1
+loader = DataLoader(TensorDataset(x, y), batch_size=4)
+net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+count = sum(p.numel() for p in net.parameters())
+print('parameters: %d, layers: %d' % (count, len(net)))
+for epoch in range(3):
+    running = 0.0
+    for i, (xb, yb) in enumerate(loader):
+        opt.zero_grad()
+        loss = nn.MSELoss()(net(xb), yb)
+        loss.backward()
+        opt.step()
+        running += loss.item()
+    print(f'epoch {epoch + 1}: loss {running / len(loader):.5f}')
+first = next(iter(loader))[0]
+w = next(net.parameters())
+"""
+
+
+def test_a_training_loop_with_a_loader_runs_as_in_pytorch():
+    """Imports of classes, `for` over a DataLoader and a layer's parameters, enumerate() of
+    batches, len() and next(iter(...)): the same printed losses and weights as PyTorch."""
+    trace = same_as_python(TRAINING_LOOP, ("first", "w"))
+    assert trace.stdout[0] == "parameters: 41, layers: 3"
+    assert len(trace.stdout) == 4
+
+
+def test_iter_and_next_take_only_the_programs_own_objects():
+    for source, words in (
+        ("i = iter([1, 2])", "loop over it with `for`"),
+        ("n = next([1])", "iterator from iter()"),
+        ("from torch.utils.data import random_split", "not available"),
+        ("from torch.utils.data import DataLoader\nD = DataLoader", "cannot hold"),
+    ):
+        trace = run_program(source, RunOptions(classic=False))
+        assert trace.error is not None and words in trace.error.message, (source, trace.error)
+        assert trace.error.line >= 1 and trace.error.col >= 1

@@ -1,7 +1,8 @@
 """The Python built-ins a program may call (`NAMES`), and `math` for `import math`.
 
 Only what is listed exists: no getattr, setattr, eval, exec, open, __import__, type, vars,
-globals, dir, iter or next. Each built-in takes a program's values only (numbers, strings,
+globals or dir; iter and next only on the program's own objects (a loader, a layer's
+parameters), never giving it a Python iterator. Each built-in takes a program's values only (numbers, strings,
 lists, tuples, dicts, ranges, tensors, the program's own functions for `key=` and map()),
 reads sequences through gradviz.program.iteration (a loop under the caps: `sum(range(10**9))`
 is refused before it starts), sizes what it makes through gradviz.program.quotas, and runs
@@ -26,7 +27,15 @@ from gradviz.program.library import Library
 from gradviz.program.quotas import Quotas
 from gradviz.program.state import RunState
 from gradviz.program.strings import Strings
-from gradviz.program.values import Builtin, Namespace, TypeRef, checked, held, type_name
+from gradviz.program.values import (
+    Builtin,
+    Namespace,
+    ProgramObject,
+    TypeRef,
+    checked,
+    held,
+    type_name,
+)
 
 NAMES = [
     "print",
@@ -56,6 +65,8 @@ NAMES = [
     "filter",
     "divmod",
     "pow",
+    "iter",
+    "next",
 ]
 # The built-ins a program could always call: they keep the rules they had (numbers,
 # tensors, lists and tuples; no keywords) and cannot be reassigned.
@@ -66,7 +77,9 @@ _NO_DEFAULT = object()
 TYPES = {"int": int, "float": float, "bool": bool, "str": str, "list": list, "tuple": tuple}
 TYPES["dict"] = dict
 _NUMBERS = (bool, int, float)
-_SEQUENCE_KINDS = (list, tuple, str, range, dict, torch.Size, torch.Tensor, LazySequence)
+_SEQUENCE_KINDS = (
+    list, tuple, str, range, dict, torch.Size, torch.Tensor, LazySequence, ProgramObject,
+)  # fmt: skip
 
 MATH = Namespace(
     "math",
@@ -173,6 +186,8 @@ class Builtins:
         name = builtin.name
         if kwargs:
             raise self.state.error("type", f"{name}() takes no keyword arguments here", node)
+        if name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
+            return args[0].length(node)  # len(net), len(loader): the object's own answer
         allowed = (bool, int, float, torch.Tensor, tuple, list, torch.Size)
         allowed += (str, dict, range) if name == "len" else ()
         for a in args:
@@ -217,6 +232,12 @@ class Builtins:
         text = sep.join(self.strings.show(a, node, cap=-1, printing=True) for a in args)
         if len(self.state.stdout) < 500:
             self.state.stdout.append(text[:5000] + ("" if end == "\n" else end))
+
+    def _iter(self, node, value):
+        return self.iteration.start(value, node)
+
+    def _next(self, node, iterator, default=_NO_DEFAULT):
+        return self.iteration.advance(iterator, node, None if default is _NO_DEFAULT else [default])
 
     def _min(self, node, *args, key=None, default=_NO_DEFAULT):
         return self._extreme(node, "min", args, key, default, operator.lt)

@@ -38,6 +38,7 @@ from gradviz.program.strings import Strings
 from gradviz.program.values import (
     NAMESPACES,
     Builtin,
+    ClassRef,
     GradFnRef,
     Marker,
     Namespace,
@@ -342,4 +343,6 @@ class Evaluator:
             return self.functions.call(callee, args, kwargs, node)
         if isinstance(callee, ProgramObject):
             return callee.call(args, kwargs, node)
+        if isinstance(callee, ClassRef):  # from torch.utils.data import DataLoader
+            return self.objects.make(callee.path, callee.spec, args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)

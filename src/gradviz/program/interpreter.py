@@ -51,8 +51,9 @@ from gradviz.program.builtins import MATH, RESERVED
 from gradviz.program.control import Break, Continue, Control
 from gradviz.program.evaluator import Evaluator
 from gradviz.program.functions import Functions, Return
-from gradviz.program.language import ProgramError, did_you_mean, parse
+from gradviz.program.language import IMPORTABLE, ProgramError, did_you_mean, parse
 from gradviz.program.library import Library
+from gradviz.program.nntables import ObjectSpec
 from gradviz.program.operators import BINOPS
 from gradviz.program.placement import Placement
 from gradviz.program.quotas import Quotas
@@ -62,6 +63,7 @@ from gradviz.program.state import RunState
 from gradviz.program.values import (
     NAMESPACES,
     Builtin,
+    ClassRef,
     Marker,
     Namespace,
     ProgramObject,
@@ -204,7 +206,8 @@ class Interpreter:
             )
 
     def import_modules(self, stmt: ast.Import | ast.ImportFrom) -> None:
-        """Bind what the import names (checked: only gradviz.program.language.IMPORTABLE)."""
+        """Bind what the import names (checked: only gradviz.program.language.IMPORTABLE, and
+        classes of CLASS_SOURCES by name)."""
         if isinstance(stmt, ast.ImportFrom):
             pairs = [(f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names]
         else:
@@ -212,9 +215,29 @@ class Interpreter:
             tops = [a.name.split(".")[0] for a in stmt.names if not a.asname]
             pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
         for module, bound in pairs:
-            namespace = module_namespace(module)
-            if NAMESPACES.get(bound) is not namespace:  # torch and F are there already
-                self.state.scope.names[bound] = namespace
+            value = (
+                module_namespace(module)
+                if module in IMPORTABLE
+                else self.imported_class(module, stmt)
+            )
+            if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
+                self.state.scope.names[bound] = value
+
+    def imported_class(self, path: str, stmt: ast.stmt) -> ClassRef | Namespace:
+        """`from torch.utils.data import DataLoader`: the class of that module's table."""
+        source, _, name = path.rpartition(".")
+        members = module_namespace(source).members
+        member = members.get(name)
+        if isinstance(member, ObjectSpec):
+            return ClassRef(path, member)
+        if isinstance(member, Namespace):
+            return member
+        raise self.state.error(
+            "name",
+            f"`{path}` is not available in this language",
+            stmt,
+            did_you_mean(name, [n for n, m in members.items() if isinstance(m, ObjectSpec)]),
+        )
 
     def with_block(self, stmt: ast.With) -> None:
         managers = []
@@ -271,7 +294,7 @@ class Interpreter:
 
     def bind(self, name: str, value, stmt: ast.stmt) -> None:
         state = self.state
-        if isinstance(value, Namespace | Builtin | Marker | TypeRef):
+        if isinstance(value, Namespace | Builtin | Marker | TypeRef | ClassRef):
             raise state.error(
                 "type", f"`{name}` cannot hold a module or a function; call it instead", stmt
             )

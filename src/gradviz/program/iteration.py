@@ -23,7 +23,7 @@ import torch
 from gradviz.program.errors import runtime_error
 from gradviz.program.library import Library
 from gradviz.program.state import RunState
-from gradviz.program.values import type_name
+from gradviz.program.values import ProgramObject, type_name
 
 PLAIN_SEQUENCES = (list, tuple, str, range, dict, torch.Size)
 
@@ -58,6 +58,8 @@ class Iteration:
             return self._rows(value, node)
         if isinstance(value, LazySequence):
             return self._sequence(value, node)
+        if isinstance(value, ProgramObject):  # a loader's batches, a layer's parameters
+            return self._guarded(self._objects(value, node), node)
         raise self.state.error("type", f"a {type_name(value)} cannot be iterated over", node)
 
     def length(self, value) -> int | None:
@@ -128,6 +130,44 @@ class Iteration:
             except (RuntimeError, TypeError, ValueError) as exc:
                 raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
             yield item
+
+    def start(self, value, node) -> ProgramObject:
+        """iter(loader), iter(net.parameters()): the object's own iterator. Python's
+        iterators never reach a program, so lists and the like are refused."""
+        if not isinstance(value, ProgramObject):
+            raise self.state.error(
+                "type",
+                f"iter() takes a data loader or a layer's parameters here, not a "
+                f"{type_name(value)}: loop over it with `for` instead",
+                node,
+            )
+        return value.iterate(node)
+
+    def advance(self, iterator, node, default: list | None = None):
+        """next(it) / next(it, default): the next value, or `default[0]` at the end."""
+        if not isinstance(iterator, ProgramObject):
+            raise self.state.error(
+                "type", f"next() takes an iterator from iter(), not a {type_name(iterator)}", node
+            )
+        try:
+            return iterator.next_value(node)
+        except StopIteration:
+            if default is None:
+                raise self.state.error(
+                    "runtime", "StopIteration: the iterator is exhausted", node
+                ) from None
+            return default[0]
+
+    @staticmethod
+    def _objects(obj: ProgramObject, node) -> Iterator:
+        """The values of one of the program's objects, through its own iterator (which
+        answers only its table: gradviz.program.holders, .data)."""
+        it = obj.iterate(node)
+        while True:
+            try:
+                yield it.next_value(node)
+            except StopIteration:
+                return
 
     def _rows(self, tensor: torch.Tensor, node) -> Iterator:
         if tensor.dim() == 0:

@@ -248,8 +248,25 @@ CONTEXT_MANAGERS = ("no_grad", "enable_grad")
 
 # What a program may import (the interpreter binds them to what is available under those
 # names today), and the names that may only ever be bound to the module they already are.
-IMPORTABLE = ("torch", "torch.nn", "torch.nn.functional", "torch.optim", "math")
-IMPORT_NAMES = {"torch": "torch", "F": "torch.nn.functional"}
+IMPORTABLE = (
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.optim",
+    "torch.optim.lr_scheduler",
+    "torch.utils.data",
+    "math",
+)
+IMPORT_NAMES = {
+    "torch": "torch",
+    "F": "torch.nn.functional",
+    "nn": "torch.nn",
+    "optim": "torch.optim",
+}
+# Modules whose classes a program may import by name (`from torch.utils.data import
+# DataLoader`, `from torch.nn import Linear`): the interpreter binds the class if the
+# module's table has it, and refuses any other name at its line.
+CLASS_SOURCES = ("torch.nn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data")
 
 # Attributes that reach Python's own machinery (frames, code, globals) on objects that have
 # them. Every attribute is allow-listed at run time anyway; these get a plain refusal first.
@@ -385,8 +402,10 @@ class BlockRules:
                 for a in node.names
             ]
         for module, bound, bound_module in pairs:
-            if module not in IMPORTABLE:
-                source = getattr(node, "module", None)
+            source = getattr(node, "module", None)
+            if module not in IMPORTABLE and source in CLASS_SOURCES:
+                self.check_identifier(module.rsplit(".", 1)[1], node, "imported name")
+            elif module not in IMPORTABLE:
                 if source in IMPORTABLE:  # from math import sqrt
                     raise self.error(
                         "forbidden",
@@ -398,7 +417,7 @@ class BlockRules:
                     "forbidden",
                     f"`{source or module}` is not available: imports can bring in "
                     + ", ".join(IMPORTABLE)
-                    + " only (torch and F are already there)",
+                    + " only (torch, F, nn and optim are already there)",
                     node,
                 )
             if bound in IMPORT_NAMES and IMPORT_NAMES[bound] != bound_module:

@@ -66,6 +66,20 @@ class TypeRef:
         return f"<class '{self.path}'>"
 
 
+@dataclass(frozen=True)
+class ClassRef:
+    """A class a program imported by name (`from torch.utils.data import DataLoader`): it may
+    call it, never keep it in another variable or a container."""
+
+    path: str
+    spec: object  # the class's row of gradviz.program.nntables (an ObjectSpec)
+
+    type_label = "class"
+
+    def __repr__(self) -> str:
+        return f"<class '{self.path}'>"
+
+
 class Marker:
     """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
 
@@ -196,7 +210,7 @@ def type_name(value) -> str:
 def held(state: RunState, value, node, where: str):
     """A value a program keeps (in a list, a dict, a default argument): never a module, a
     built-in function or a type, which a program may only call or name."""
-    if isinstance(value, Namespace | Builtin | Marker | TypeRef):
+    if isinstance(value, Namespace | Builtin | Marker | TypeRef | ClassRef):
         raise state.error(
             "type",
             f"{where} cannot hold {value!r}: modules and built-in functions can only be "
