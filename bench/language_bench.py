@@ -22,7 +22,7 @@ machine hits both sides; medians and the ratio are printed as a Markdown table.
      plain:         the same text run as Python
    Target: ratio <= 3 (bare).
 
-    python bench/language_bench.py [--repeats 5] [--class-form] [--profile]
+    python bench/language_bench.py [--repeats 5] [--threads 1] [--class-form] [--profile]
 
 --profile runs cProfile on one gradviz run of each case and prints the top functions by
 cumulative time.
@@ -227,8 +227,17 @@ def main() -> int:
         help="the tutorial's `class Net(nn.Module)` text on both sides of the cnn case",
     )
     ap.add_argument("--profile", action="store_true", help="cProfile the gradviz side")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch.set_num_threads for both sides (0: torch's default); 1 is steadier on a "
+        "small shared machine, where the intra-op pool stalls when another process runs",
+    )
     ap.add_argument("--skip", choices=["cnn", "sgd"], action="append", default=[])
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     print(f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC · {machine_line()}")
     print(
