@@ -340,3 +340,18 @@ def test_render_unwritable_output_is_usage(lesson_file, tmp_path, capsys):
     out = tmp_path / "no" / "such" / "dir" / "x.dot"
     assert main(["render", str(lesson_file), "-o", str(out)]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(("name", "target"), [("tutorial_net", "loss"), ("control_flow", "d")])
+def test_examples_run_from_the_command_line(name, target, capsys):
+    code = main(["run", str(EXAMPLES / f"{name}.py"), "--json", "--backward", target])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["error"] is None
+    named = {t["name"] for t in data["tensors"]}
+    labels = [str(t.get("label", "")).split(" = ") for t in data["tensors"]]
+    assert target in named or any(target in parts for parts in labels)
+    if name == "tutorial_net":
+        assert "net.fc1.weight" in named
