@@ -530,7 +530,7 @@ FUNCTIONS = [
     ("isinstance-type", "t = isinstance(1, type)", "name", "not defined"),
     ("isinstance-builtin", "t = isinstance(1, print)", "type", "isinstance"),
     ("sorted-key-getattr", "s = sorted([3, 1], key=getattr)", "name", "not defined"),
-    ("class-nn-module", "class A(torch.nn.Module):\n    pass", "forbidden", "classes"),
+    ("class-nn-module-attribute", "class A(torch.nn.Module):\n    x = 1", "forbidden", "class"),
     (
         "class-in-function",
         "def f():\n    class A:\n        pass\n    return A",
@@ -671,9 +671,158 @@ LOOPS = [
     ("pow-builtin", "n = pow(9, 10**6)", "limit", "bits"),
 ]
 
+CLASSES = [
+    (
+        "class-getattr",
+        "class N(nn.Module):\n    def __getattr__(self, n):\n        return 1",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-getattribute",
+        "class N(nn.Module):\n    def __getattribute__(self, n):\n        return 1",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-init-subclass",
+        "class N(nn.Module):\n    def __init_subclass__(cls):\n        pass",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-class-getitem",
+        "class N(nn.Module):\n    def __class_getitem__(cls, k):\n        pass",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-private-method",
+        "class N(nn.Module):\n    def _hidden(self):\n        pass",
+        "forbidden",
+        "underscore",
+    ),
+    ("class-metaclass", "class N(nn.Module, metaclass=type):\n    pass", "forbidden", "metaclass"),
+    ("class-decorator", "@print\nclass N(nn.Module):\n    pass", "forbidden", "decorators"),
+    (
+        "class-method-decorator",
+        "class N(nn.Module):\n    @staticmethod\n    def f(x):\n        return x",
+        "forbidden",
+        "decorators",
+    ),
+    ("class-object-base", "class N(object):\n    pass", "forbidden", "classes"),
+    ("class-int-base", "class N(int):\n    pass", "forbidden", "classes"),
+    ("class-two-bases", "class N(nn.Module, nn.Linear):\n    pass", "forbidden", "one base"),
+    ("class-attribute-builtin", "class N(nn.Module):\n    p = print", "forbidden", "methods"),
+    (
+        "class-self-dict",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        d = self.__dict__",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-self-modules",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        d = self._modules",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-type-self",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        t = type(self)\nn = N()",
+        "name",
+        "not defined",
+    ),
+    (
+        "class-super-odd-args",
+        "class N(nn.Module):\n    def __init__(self):\n        super(int, self).__init__()",
+        "forbidden",
+        "super",
+    ),
+    (
+        "class-super-method",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        super().parameters()",
+        "forbidden",
+        "super",
+    ),
+    ("class-super-outside", "s = super()", "forbidden", "super"),
+    (
+        "class-forward-globals",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n    def forward(self, x):\n        return self.forward.__globals__",
+        "forbidden",
+        "underscore",
+    ),
+    (
+        "class-forward-recursion",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n    def forward(self, x):\n        return self(x)\nn = N()\ny = n(1)",
+        "limit",
+        "deep",
+    ),
+    (
+        "class-holds-itself",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.me = self\nn = N()",
+        "type",
+        "itself",
+    ),
+    (
+        "class-giant-layer",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(100000, 100000)\nn = N()",
+        "limit",
+        "parameters",
+    ),
+    (
+        "class-forward-hook",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\nn = N()\nn.register_forward_hook(print)",
+        "name",
+        "hooks",
+    ),
+    (
+        "class-module-in-function",
+        "def f():\n    class A(nn.Module):\n        pass\n    return A",
+        "forbidden",
+        "top level",
+    ),
+    (
+        "class-in-class",
+        "class N(nn.Module):\n    class M(nn.Module):\n        pass",
+        "forbidden",
+        "methods",
+    ),
+    (
+        "class-many",
+        "class C0(nn.Module):\n    pass\nclass C1(nn.Module):\n    pass\nclass C2(nn.Module):\n    pass\nclass C3(nn.Module):\n    pass\nclass C4(nn.Module):\n    pass\nclass C5(nn.Module):\n    pass\nclass C6(nn.Module):\n    pass\nclass C7(nn.Module):\n    pass\nclass C8(nn.Module):\n    pass\nclass C9(nn.Module):\n    pass\nclass C10(nn.Module):\n    pass\nclass C11(nn.Module):\n    pass\nclass C12(nn.Module):\n    pass\nclass C13(nn.Module):\n    pass\nclass C14(nn.Module):\n    pass\nclass C15(nn.Module):\n    pass\nclass C16(nn.Module):\n    pass\nclass C17(nn.Module):\n    pass\nclass C18(nn.Module):\n    pass\nclass C19(nn.Module):\n    pass\nclass C20(nn.Module):\n    pass\nclass C21(nn.Module):\n    pass\nclass C22(nn.Module):\n    pass\nclass C23(nn.Module):\n    pass\nclass C24(nn.Module):\n    pass\n",
+        "limit",
+        "classes",
+    ),
+    (
+        "class-layer-before-super",
+        "class N(nn.Module):\n    def __init__(self):\n        self.fc = nn.Linear(2, 2)\n        super().__init__()\nn = N()",
+        "type",
+        "before Module.__init__",
+    ),
+    (
+        "class-no-super",
+        "class N(nn.Module):\n    def __init__(self):\n        self.k = 1\nn = N()",
+        "type",
+        "super().__init__()",
+    ),
+    (
+        "class-method-shadows-module",
+        "class N(nn.Module):\n    def parameters(self):\n        return []\nn = N()",
+        "forbidden",
+        "replace",
+    ),
+    (
+        "class-dunder-call",
+        "class N(nn.Module):\n    def __call__(self, x):\n        return x",
+        "forbidden",
+        "underscore",
+    ),
+    ("class-odd-self-target", "def f(a):\n    a.fc = 1\n", "forbidden", "t.grad"),
+]
+
 HOSTILE = (
     ESCAPES + REFLECTION + FORMAT + TORCH_IO + GLOBAL_STATE + MEMORY + CPU + PARSER + ODD_TEXT
-    + FUNCTIONS + LOOPS + LAYERS
+    + FUNCTIONS + LOOPS + LAYERS + CLASSES
 )  # fmt: skip
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).

@@ -340,3 +340,16 @@ def test_render_unwritable_output_is_usage(lesson_file, tmp_path, capsys):
     out = tmp_path / "no" / "such" / "dir" / "x.dot"
     assert main(["render", str(lesson_file), "-o", str(out)]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(("name", "target"), [("tutorial_net", "loss"), ("sequential_mlp", "loss")])
+def test_examples_run_from_the_command_line(name, target, capsys):
+    code = main(["run", str(EXAMPLES / f"{name}.py"), "--json", "--backward", target])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["error"] is None
+    grads = {t["name"]: t["grad"] for t in data["tensors"]}
+    assert target in grads
+    assert ("net.fc1.weight" if name == "tutorial_net" else "net.0.weight") in grads

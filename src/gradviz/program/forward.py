@@ -56,7 +56,7 @@ def layer_calls(state: RunState, module: nn.Module, path: str, line: int | None)
                 path,
                 type(sub).__name__,
                 line,
-                calls[-1] if calls else None,
+                calls[-1] if calls else (state.open_calls or [None])[-1],
             )
             state.module_calls.append(call)
             calls.append(call.id)
@@ -66,7 +66,7 @@ def layer_calls(state: RunState, module: nn.Module, path: str, line: int | None)
     def after(sub):
         def hook(_module, args, kwargs, output):
             call = calls.pop()
-            _name_nodes(state, call, (args, kwargs), output, sub)
+            name_nodes(state, call, (args, kwargs), output, sub)
 
         return hook
 
@@ -81,7 +81,7 @@ def layer_calls(state: RunState, module: nn.Module, path: str, line: int | None)
             h.remove()
 
 
-def _name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> None:
+def name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> None:
     """Give `call` the autograd nodes it made: those between its output and its inputs not
     given to an inner call already, and the AccumulateGrad nodes of its own parameters."""
     given, _ = tree_flatten(inputs)

@@ -48,10 +48,17 @@ from gradviz.graph.record import Binding, RunRecord
 from gradviz.program import tables
 from gradviz.program.budget import Budget
 from gradviz.program.builtins import MATH, RESERVED
+from gradviz.program.classes import Classes, UserModule
 from gradviz.program.control import Break, Continue, Control
 from gradviz.program.evaluator import Evaluator
 from gradviz.program.functions import Functions, Return
-from gradviz.program.language import IMPORTABLE, ProgramError, did_you_mean, parse
+from gradviz.program.language import (
+    IMPORTABLE,
+    ProgramError,
+    did_you_mean,
+    parse,
+    super_init_call,
+)
 from gradviz.program.library import Library
 from gradviz.program.nntables import ObjectSpec
 from gradviz.program.operators import BINOPS
@@ -106,6 +113,8 @@ class Interpreter:
         run_body = self.run_body
         self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
         self.evaluator.functions = self.functions
+        layers = self.evaluator.objects.layers
+        self.classes = Classes(layers, self.functions, self.evaluator.call_value)
         self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
 
     def run(self) -> None:
@@ -173,6 +182,9 @@ class Interpreter:
 
     def _exec(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Expr):
+            if super_init_call(stmt) is not None:  # checked: in a class's __init__
+                self.classes.super_init(stmt)
+                return
             self.evaluator.eval(stmt.value)
         elif isinstance(stmt, ast.Assign):
             value = self.evaluator.eval(stmt.value)
@@ -192,6 +204,8 @@ class Interpreter:
             raise Return(None if stmt.value is None else self.evaluator.eval(stmt.value))
         elif isinstance(stmt, ast.FunctionDef):
             self.bind(stmt.name, self.functions.define(stmt), stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            self.bind(stmt.name, self.classes.define(stmt), stmt)
         elif isinstance(stmt, ast.Assert):
             self.control.assert_(stmt)
         elif isinstance(stmt, ast.With):
@@ -218,26 +232,10 @@ class Interpreter:
             value = (
                 module_namespace(module)
                 if module in IMPORTABLE
-                else self.imported_class(module, stmt)
+                else imported_class(self.state, module, stmt)
             )
             if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
                 self.state.scope.names[bound] = value
-
-    def imported_class(self, path: str, stmt: ast.stmt) -> ClassRef | Namespace:
-        """`from torch.utils.data import DataLoader`: the class of that module's table."""
-        source, _, name = path.rpartition(".")
-        members = module_namespace(source).members
-        member = members.get(name)
-        if isinstance(member, ObjectSpec):
-            return ClassRef(path, member)
-        if isinstance(member, Namespace):
-            return member
-        raise self.state.error(
-            "name",
-            f"`{path}` is not available in this language",
-            stmt,
-            did_you_mean(name, [n for n, m in members.items() if isinstance(m, ObjectSpec)]),
-        )
 
     def with_block(self, stmt: ast.With) -> None:
         managers = []
@@ -282,8 +280,16 @@ class Interpreter:
             call("item assignment", operator.setitem, (obj, index, value), {}, target, "bounded")
         elif isinstance(target, ast.Attribute):
             obj = self.evaluator.lookup(target.value)
-            if not isinstance(obj, torch.Tensor):
-                raise error("type", f"`.{target.attr}` can be set on tensors only", target)
+            if isinstance(obj, UserModule):  # self.fc = nn.Linear(4, 2)
+                self.classes.set_attribute(obj, target.attr, value, target)
+                return
+            if not isinstance(obj, torch.Tensor) or target.attr not in ("grad", "requires_grad"):
+                raise error(
+                    "type",
+                    f"`.{target.attr}` cannot be set here: only `t.grad`, `t.requires_grad` "
+                    "and the attributes of your own modules (`self.fc = ...`) can",
+                    target,
+                )
             if target.attr == "grad" and not (value is None or isinstance(value, torch.Tensor)):
                 raise error("type", "`t.grad` can be set to None or a tensor", target)
             if target.attr == "requires_grad" and not isinstance(value, bool):
@@ -373,6 +379,23 @@ class Interpreter:
             self.evaluator.containers.method(current, "extend", (value,), {}, stmt)
             return current
         return self.evaluator.operators.binop(stmt.op, current, value, stmt)
+
+
+def imported_class(state: RunState, path: str, stmt: ast.stmt) -> ClassRef | Namespace:
+    """`from torch.utils.data import DataLoader`: the class of that module's table."""
+    source, _, name = path.rpartition(".")
+    members = module_namespace(source).members
+    member = members.get(name)
+    if isinstance(member, ObjectSpec):
+        return ClassRef(path, member)
+    if isinstance(member, Namespace):
+        return member
+    raise state.error(
+        "name",
+        f"`{path}` is not available in this language",
+        stmt,
+        did_you_mean(name, [n for n, m in members.items() if isinstance(m, ObjectSpec)]),
+    )
 
 
 def module_namespace(module: str) -> Namespace:

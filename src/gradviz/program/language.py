@@ -147,6 +147,7 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Continue,
     ast.Assert,
     ast.FunctionDef,
+    ast.ClassDef,
     ast.arguments,
     ast.arg,
     ast.Return,
@@ -218,7 +219,6 @@ _NOTHING_TO_CHECK = frozenset(
 # Plain words for constructs that are refused, by node type.
 REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
-    ast.ClassDef: "defining classes is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.Try: "`try` is not part of this language: errors are reported for you",
     ast.Raise: "`raise` is not part of this language",
@@ -303,6 +303,144 @@ INTERNAL_ATTRIBUTES = frozenset(
 )
 
 
+# Classes: `class Net(nn.Module):` with methods only (gradviz.program.classes runs them).
+MODULE_BASES = ("nn.Module", "torch.nn.Module")
+MAX_CLASSES = 20  # classes in one program
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`torch.nn.Module` as text, for a chain of plain names; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def super_init_call(stmt: ast.stmt) -> ast.Call | None:
+    """The `super()` call of a statement `super().__init__()` (or `super(Net, self)...`)."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    func = call.func
+    if call.args or call.keywords or not isinstance(func, ast.Attribute):
+        return None
+    inner = func.value
+    ok = func.attr == "__init__" and isinstance(inner, ast.Call)
+    ok = ok and isinstance(inner.func, ast.Name) and inner.func.id == "super"
+    return inner if ok and not inner.keywords else None
+
+
+class ClassRules:
+    """The rules of `class Net(nn.Module):`: at the top level, one base (nn.Module), no
+    decorators or keywords, methods only (public names and `__init__`), `super().__init__()`
+    as a statement of `__init__` only."""
+
+    top_classes: set[int]
+    methods: set[int]  # the FunctionDef nodes that are methods
+    supers: set[int]  # the `super` names and `__init__` attributes of super().__init__()
+
+    def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
+        raise NotImplementedError
+
+    def check_identifier(self, name: str, node: ast.AST, what: str) -> None:
+        raise NotImplementedError
+
+    def check_new_name(self, name: str, node: ast.AST, what: str = "name") -> None:
+        raise NotImplementedError
+
+    def find_classes(self, tree: ast.Module) -> None:
+        classes = [s for s in tree.body if isinstance(s, ast.ClassDef)]
+        if len(classes) > MAX_CLASSES:
+            raise self.error(
+                "limit",
+                f"the program defines {len(classes)} classes; the limit is {MAX_CLASSES}",
+                classes[MAX_CLASSES],
+            )
+        self.top_classes = {id(c) for c in classes}
+        self.methods, self.supers, self.self_targets = set(), set(), set()
+
+    def check_class(self, node: ast.ClassDef) -> None:
+        if id(node) not in self.top_classes:
+            raise self.error(
+                "forbidden",
+                "classes are defined at the top level of the program only (not inside a "
+                "function, a class, a loop or an `if`)",
+                node,
+            )
+        if node.decorator_list:
+            raise self.error(
+                "forbidden",
+                "decorators (`@...`) on classes are not part of this language",
+                node.decorator_list[0],
+            )
+        if node.keywords or getattr(node, "type_params", None):
+            raise self.error(
+                "forbidden",
+                "class keywords (`metaclass=...`) and type parameters are not part of this "
+                "language: classes are torch.nn modules, class Net(nn.Module): ...",
+                node,
+            )
+        base = dotted(node.bases[0]) if len(node.bases) == 1 else None
+        if base not in MODULE_BASES:
+            raise self.error(
+                "forbidden",
+                "classes in this language are torch.nn modules only, with one base: "
+                "class Net(nn.Module): ...",
+                node.bases[0] if node.bases else node,
+            )
+        self.check_new_name(node.name, node, "class name")
+        for i, stmt in enumerate(node.body):
+            doc = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            if (i == 0 and doc and isinstance(stmt.value.value, str)) or isinstance(stmt, ast.Pass):
+                continue
+            if not isinstance(stmt, ast.FunctionDef):
+                raise self.error(
+                    "forbidden",
+                    "a class holds methods (`def`) only, no class attributes: set what a "
+                    "module holds in `__init__`, self.fc = nn.Linear(4, 2)",
+                    stmt,
+                )
+            self.check_method(node, stmt)
+
+    def check_method(self, cls: ast.ClassDef, stmt: ast.FunctionDef) -> None:
+        if stmt.name != "__init__":
+            self.check_identifier(stmt.name, stmt, "method name")
+        spec = stmt.args
+        if not (spec.posonlyargs or spec.args):
+            raise self.error(
+                "syntax", f"the method `{stmt.name}` needs `self` as its first parameter", stmt
+            )
+        self.methods.add(id(stmt))
+        me = (spec.posonlyargs or spec.args)[0].arg
+        for inner in ast.walk(stmt):
+            targets = inner.targets if isinstance(inner, ast.Assign) else []
+            for t in targets:
+                if isinstance(t, ast.Attribute) and dotted(t.value) == me:
+                    self.self_targets.add(id(t))
+        if stmt.name != "__init__":
+            return
+        for inner in stmt.body:
+            call = super_init_call(inner)
+            if call is None:
+                continue
+            plain = not call.args
+            named = [dotted(a) for a in call.args] == [cls.name, me]
+            if plain or named:
+                self.supers.update((id(call.func), id(inner.value.func)))
+
+    def check_super(self, node: ast.Name) -> None:
+        if id(node) not in self.supers:
+            raise self.error(
+                "forbidden",
+                "`super` is allowed only as the statement `super().__init__()` in a class's "
+                "`__init__`",
+                node,
+            )
+
+
 @dataclass(frozen=True)
 class _Where:
     """Where a node sits: inside a function (may `return`) and inside a loop (may `break`)."""
@@ -316,6 +454,7 @@ class BlockRules:
     imports and assignment targets (the Checker below walks the tree and calls them)."""
 
     known_names: set[str]
+    self_targets: set[int]  # `self.name = ...` targets in methods (ClassRules)
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
         raise NotImplementedError
@@ -340,7 +479,7 @@ class BlockRules:
                 node,
             )
 
-    def check_function(self, node: ast.FunctionDef | ast.Lambda) -> None:
+    def check_function(self, node: ast.FunctionDef | ast.Lambda, method: bool = False) -> None:
         if isinstance(node, ast.FunctionDef):
             if node.decorator_list:
                 raise self.error(
@@ -349,7 +488,8 @@ class BlockRules:
                     "you need inside your own",
                     node.decorator_list[0],
                 )
-            self.check_new_name(node.name, node, "function name")
+            if not method:  # a method's name was checked with its class
+                self.check_new_name(node.name, node, "function name")
         args = node.args
         if args.vararg is not None:
             raise self.error(
@@ -453,14 +593,17 @@ class BlockRules:
                     target,
                 )
             return
-        if isinstance(target, ast.Attribute):
+        if isinstance(target, ast.Attribute):  # in a method, self.fc = ... (checked when run)
+            if id(target) in self.self_targets:
+                return
             if not isinstance(target.value, ast.Name) or target.attr not in (
                 "grad",
                 "requires_grad",
             ):
                 raise self.error(
                     "forbidden",
-                    "only `t.grad = ...` and `t.requires_grad = ...` can be assigned to",
+                    "only `t.grad = ...` and `t.requires_grad = ...` can be assigned to (and "
+                    "`self.name = ...` in a class's methods)",
                     target,
                 )
             return
@@ -490,7 +633,7 @@ class BlockRules:
                 )
 
 
-class Checker(BlockRules):
+class Checker(BlockRules, ClassRules):
     """Walks a parsed program and refuses anything outside the language."""
 
     def __init__(self, source: str, limits: Limits, known_names: Iterable[str] = ()):
@@ -498,6 +641,8 @@ class Checker(BlockRules):
         self.limits = limits
         self.known_names = set(known_names)
         self.anchor: ast.AST | None = None  # nearest node with a position (operators have none)
+        self.top_classes, self.methods, self.supers = set(), set(), set()
+        self.self_targets: set[int] = set()
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
         if getattr(node, "lineno", None) is None:
@@ -507,6 +652,7 @@ class Checker(BlockRules):
         return ProgramError(kind, message, line, col, hint)
 
     def check(self, tree: ast.Module) -> None:
+        self.find_classes(tree)
         count = 0
         # Iterative walk with depth, so a deep tree cannot exhaust Python's stack here.
         stack: list[tuple[ast.AST, int, ast.AST | None, _Where]] = [(tree, 0, None, _Where())]
@@ -544,9 +690,14 @@ class Checker(BlockRules):
             )
             raise self.error("forbidden", reason[0].upper() + reason[1:], node)
         if isinstance(node, ast.Name):
+            if node.id == "super":
+                self.check_super(node)
             self.check_identifier(node.id, node, "name")
         elif isinstance(node, ast.Attribute):
-            self.check_attribute(node)
+            if id(node) not in self.supers:
+                if isinstance(node.value, ast.Call) and dotted(node.value.func) == "super":
+                    self.check_super(node.value.func)  # super(Odd, args).__init__()
+                self.check_attribute(node)
         elif isinstance(node, ast.keyword):
             self.check_keyword(node)
         elif isinstance(node, ast.Constant):
@@ -565,7 +716,9 @@ class Checker(BlockRules):
         elif isinstance(node, ast.With):
             self.check_with(node)
         elif isinstance(node, ast.FunctionDef | ast.Lambda):
-            self.check_function(node)
+            self.check_function(node, id(node) in self.methods)
+        elif isinstance(node, ast.ClassDef):
+            self.check_class(node)
         elif isinstance(node, ast.For | ast.comprehension):
             if getattr(node, "is_async", 0):
                 raise self.error("forbidden", "`async for` is not part of this language", node)

@@ -74,6 +74,7 @@ class RunState:
         self.registry = NodeRegistry()
         self.module_calls: list[ModuleCall] = []
         self.fn_modules: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, call)
+        self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
         self.generator = torch.Generator().manual_seed(options.seed)
         self.leaf_overrides = leaf_overrides or {}
