@@ -187,7 +187,8 @@ def page() -> None:
     _init_state()
     st.title("Autograd playground")
     st.caption(
-        "Type a PyTorch program (a safe subset: tensors, math, torch.nn.functional), see the graph "
+        "Type a PyTorch program in a safe subset of Python (functions, loops, `nn.Module` "
+        "classes, layers, optimizers, data loaders: the tutorials' own code), see the graph "
         "autograd builds, run backward and watch the gradients arrive."
     )
     for problem in st.session_state.get("share_problems", []):
