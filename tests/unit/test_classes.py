@@ -113,11 +113,11 @@ def test_parameters_named_by_path_and_clustered():
 
 def test_device_lesson_on_simulated_cuda():
     printed = gradviz_printed(DEVICE_LESSON, simulate_cuda=True)
-    assert printed == ["device(type='cuda', index=0)"]
+    assert printed == ["cuda:0"]
 
 
 def test_device_lesson_on_cpu():
-    assert gradviz_printed(DEVICE_LESSON) == ["device(type='cpu')"]
+    assert gradviz_printed(DEVICE_LESSON) == ["cpu"]
 
 
 NESTED = """\

@@ -96,7 +96,7 @@ def test_programs_see_the_simulated_device():
         "print(x)\n"
     )
     assert trace.error is None
-    assert trace.stdout[0] == "device(type='cuda', index=0) True True 2"
+    assert trace.stdout[0] == "cuda:0 True True 2"
     assert trace.stdout[1] == "tensor([1., 1.], device='cuda:0')"
     assert any("simulated" in n for n in trace.device_notes)
 

@@ -288,9 +288,7 @@ def test_model_to_simulated_cuda_moves_its_parameters():
         "print(net[0].weight.device, net[0].weight.grad.device, net[1].running_mean.device)\n",
         simulate_cuda=True,
     )
-    assert trace.stdout == [
-        "device(type='cuda', index=0) device(type='cuda', index=0) device(type='cuda', index=0)"
-    ]
+    assert trace.stdout == ["cuda:0 cuda:0 cuda:0"]
     assert trace.tensor("net.0.weight").device == "cuda:0"
 
 

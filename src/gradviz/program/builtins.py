@@ -229,7 +229,7 @@ class Builtins:
     def _print(self, node, *args, sep=" ", end="\n"):
         if not isinstance(sep, str) or not isinstance(end, str):
             raise self.state.error("type", "print's sep and end must be strings", node)
-        text = sep.join(self.strings.show(a, node, cap=-1, printing=True) for a in args)
+        text = sep.join(self.strings.show(a, node, cap=-1) for a in args)
         if len(self.state.stdout) < 500:
             self.state.stdout.append(text[:5000] + ("" if end == "\n" else end))
 

@@ -66,12 +66,12 @@ class Strings:
 
     # -- values as text
 
-    def show(self, value, node=None, cap: int | None = None, printing: bool = False) -> str:
-        """str(value) as a program sees it. print() has always shown a device as its repr
-        (device(type='cpu')); str(), f-strings and `%s` give Python's "cpu"."""
+    def show(self, value, node=None, cap: int | None = None) -> str:
+        """str(value) as a program sees it: a device prints as Python prints it ("cuda:0"),
+        in print(), str(), f-strings and `%s` alike."""
         if isinstance(value, str):
             return value
-        if isinstance(value, torch.device) and not printing:
+        if isinstance(value, torch.device):
             return str(value)
         return self.represent(value, node, cap)
 
