@@ -25,20 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _app import machine  # noqa: E402
+from _app import machine, pss  # noqa: E402
 
 DEFAULT_SIZES = {
     "elementwise": [1_000_000, 2_000_000, 4_000_000, 4_000_037, 5_000_000, 5_262_581, 8_000_000],
     "matmul": [512, 1024, 2048, 2600],
 }
-
-
-def pss_bytes() -> int:
-    with open("/proc/self/smaps_rollup") as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def measure_growth(workload: str, size: int) -> int:
@@ -48,13 +40,13 @@ def measure_growth(workload: str, size: int) -> int:
     from gradviz.speed import measure, timing
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
-    base = pss_bytes()
+    base = pss(os.getpid())
     peak = [base]
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], pss_bytes())
+            peak[0] = max(peak[0], pss(os.getpid()))
             time.sleep(0.003)
 
     sampler = threading.Thread(target=sample)
@@ -122,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     cap = timing.PUBLIC_TIMING_MEMORY
-    print(f"\nPublic cap on a timing worker's growth: {cap / 2**20:.0f} MB (PUBLIC_TIMING_MEMORY)")
+    print(f"\nPublic cap on a timing worker's growth: {cap / 1e6:.0f} MB (PUBLIC_TIMING_MEMORY)")
     return 0
 
 

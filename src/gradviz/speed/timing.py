@@ -23,8 +23,6 @@ gradviz.speed.measure.
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -33,6 +31,7 @@ from typing import Any
 
 from gradviz.devices.info import DTYPE_BYTES
 from gradviz.speed.gpus import GPU, matmul_tflops
+from gradviz.util.env import positive_number
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.util.reference import ReferenceFileError, ReferenceFormat, require_field
@@ -387,11 +386,7 @@ JOB_HEADROOM = 256 * 1024 * 1024  # memory beyond the tensors: allocator, tempor
 
 
 def job_seconds() -> float:
-    try:
-        seconds = float(os.environ.get("GRADVIZ_SPEED_SECONDS", JOB_SECONDS))
-    except ValueError:
-        return JOB_SECONDS
-    return seconds if math.isfinite(seconds) and seconds > 0 else JOB_SECONDS
+    return positive_number("GRADVIZ_SPEED_SECONDS", JOB_SECONDS)
 
 
 # Host memory the first CUDA call adds to a worker (its CUDA context; see services.host.FACTS_MEMORY).
@@ -425,11 +420,7 @@ def public_memory_cap() -> int | None:
     GRADVIZ_PUBLIC_TIMING_MEMORY (bytes). None elsewhere (MEMORY_FRACTION of free RAM rules)."""
     if not public_mode():
         return None
-    try:
-        cap = int(os.environ.get("GRADVIZ_PUBLIC_TIMING_MEMORY", PUBLIC_TIMING_MEMORY))
-    except ValueError:
-        return PUBLIC_TIMING_MEMORY
-    return cap if cap > 0 else PUBLIC_TIMING_MEMORY
+    return int(positive_number("GRADVIZ_PUBLIC_TIMING_MEMORY", PUBLIC_TIMING_MEMORY))
 
 
 def check_public_cap(job: TimingJob) -> None:

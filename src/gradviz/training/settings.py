@@ -9,11 +9,11 @@ limit. These names live here only: the worker-side modules import them from here
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gradviz.training.sources import torchvision_missing
+from gradviz.util.env import positive_number
 from gradviz.util.hosting import public_mode
 
 if TYPE_CHECKING:
@@ -148,24 +148,16 @@ EVALUATE_SECONDS = 120.0
 STOP_REASONS = {"stop requested": "stopped by you", "time limit": "time limit reached"}
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if math.isfinite(value) and value > 0 else default
-
-
 def max_batch_size() -> int:
     """The largest batch a page run may ask for: PUBLIC_MAX_BATCH on a public host."""
     if not public_mode():
         return MAX_BATCH
-    return max(1, int(_env_number("GRADVIZ_PUBLIC_MAX_BATCH", PUBLIC_MAX_BATCH)))
+    return max(1, int(positive_number("GRADVIZ_PUBLIC_MAX_BATCH", PUBLIC_MAX_BATCH)))
 
 
 def training_memory() -> int:
     default = PUBLIC_TRAINING_MEMORY if public_mode() else TRAINING_MEMORY
-    return int(_env_number("GRADVIZ_TRAINING_MEMORY", default))
+    return int(positive_number("GRADVIZ_TRAINING_MEMORY", default))
 
 
 def check_batch_size(batch_size: int) -> None:
@@ -178,7 +170,7 @@ def check_batch_size(batch_size: int) -> None:
 
 
 def max_training_seconds() -> float:
-    return _env_number("GRADVIZ_TRAINING_SECONDS", TRAINING_SECONDS)
+    return positive_number("GRADVIZ_TRAINING_SECONDS", TRAINING_SECONDS)
 
 
 def effective_time_limit(requested: float | None) -> float:
