@@ -32,6 +32,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from gradviz.graph.values import list_cells
 from gradviz.program import tables
 from gradviz.program.state import RunState
+from gradviz.program.verdicts import Verdict, Verdicts, call_key
 from gradviz.util.format import fmt_bytes
 
 aten = torch.ops.aten
@@ -47,6 +48,11 @@ FACTORIES = frozenset(
 class Metered:
     """A call whose whole work the FLOP counter measures: a layer's forward (a Sequential's
     is one call), its pooling windows included (`WINDOW_WORK`). Subclasses are callable."""
+
+    def cache_key(self):
+        """What, besides its arguments, decides the call's pre-check verdict (hashable), or
+        None: measured on every call (gradviz.program.verdicts)."""
+        return None
 
 
 def _window_work(*args, out_shape=None, **kwargs) -> int:
@@ -75,6 +81,7 @@ class Budget:
         self.total_elements = 0
         self.total_flops = 0.0
         self.parameters = 0  # of every layer made
+        self.verdicts = Verdicts()  # the pre-check's, by call key
 
     # -- steps
 
@@ -102,7 +109,29 @@ class Budget:
     # -- tensor sizes and work
 
     def precheck(self, label: str, fn, args, kwargs, node) -> None:
-        """Run the operation on shape-only tensors and refuse it if a cap would be passed."""
+        """Run the operation on shape-only tensors and refuse it if a cap would be passed.
+        A call measured before with the same key (gradviz.program.verdicts) is not measured
+        again; it is charged and checked as any other."""
+        if fn is F.one_hot:
+            args, kwargs = _one_hot_classes(args, kwargs)
+        key = call_key(fn, args, kwargs)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            measured = self.measure(fn, args, kwargs)
+            if measured is None:
+                # Invalid arguments: the real call raises torch's own message, with real
+                # devices, before it allocates anything. tests/unit/test_tables.py checks
+                # every table entry has a meta kernel, so this is only taken for bad input.
+                return
+            verdict, keyed = measured
+            if keyed:
+                self.verdicts.put(key, verdict)
+        outputs, work = verdict
+        self.account(label, outputs, work, node)
+
+    def measure(self, fn, args, kwargs) -> tuple[Verdict, bool] | None:
+        """(the call's outputs and work, whether they follow from its key alone), or None
+        when it cannot run on shape-only tensors."""
 
         def to_meta(v):
             if isinstance(v, torch.Tensor):
@@ -111,17 +140,17 @@ class Budget:
                 return None
             return v
 
-        if fn is F.one_hot:
-            args, kwargs = _one_hot_classes(args, kwargs)
         meta_args = tree_map(to_meta, args)
         meta_kwargs = {
             k: to_meta(v) for k, v in kwargs.items() if k not in ("generator", "pin_memory")
         }
         out = self._meta_call(fn, meta_args, meta_kwargs)
+        keyed = out is not None
         if out is None:
             # A size given as a tensor (torch.zeros(torch.tensor(n)), steps=torch.tensor(n))
             # has no value on the meta device: read it as the number it holds, as the real
-            # call will, and try again. A method's own tensor (args[0]) stays a tensor.
+            # call will, and try again (a verdict that depends on values: not kept). A
+            # method's own tensor (args[0]) stays a tensor.
             keep = 0 if fn in FACTORIES else 1
             sized = (*args[:keep], *tree_map(size_number, args[keep:]))
             meta_args = tree_map(to_meta, sized)
@@ -132,10 +161,7 @@ class Budget:
             }
             out = self._meta_call(fn, meta_args, meta_kwargs)
             if out is None:
-                # Invalid arguments: the real call raises torch's own message, with real
-                # devices, before it allocates anything. tests/unit/test_tables.py checks
-                # every table entry has a meta kernel, so this is only taken for bad input.
-                return
+                return None
         counter, out = out
         leaves, _ = tree_flatten(out)
         outputs = [
@@ -146,7 +172,7 @@ class Budget:
         work = float(counter.get_total_flops()) if counter else 0.0
         if fn in tables.POOLING and outputs:
             work += outputs[0][1] * _window(fn, args, kwargs)
-        self.account(label, outputs, work, node)
+        return (outputs, work), keyed
 
     def _meta_call(self, fn, meta_args, meta_kwargs):
         """(FLOP counter or None, output) of the call on shape-only tensors; None if it

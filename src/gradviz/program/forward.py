@@ -35,6 +35,12 @@ class LayerForward(Metered):
     def __call__(self, tensors: dict, *args, **kwargs):
         return functional_call(self.module, tensors, args, kwargs, strict=False)
 
+    def cache_key(self):
+        """The layers the forward runs, each with its mode: a container grown by `.append`
+        or a layer switched to eval() is a different call. The parameters' shapes, dtypes
+        and devices come in the arguments (the tensors the forward is given)."""
+        return tuple((id(sub), type(sub), sub.training) for sub in self.module.modules())
+
 
 def layer_tensors(module: nn.Module, overrides: dict[int, torch.Tensor]) -> dict:
     """A layer's parameters and buffers by name, as its forward is given them (a gradient
