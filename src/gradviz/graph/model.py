@@ -52,6 +52,8 @@ class BackwardRecord:
     line: int | None
     gradient: str  # "implicit" (scalar) | "ones" | "given"
     origin: str  # "program" or "request"
+    # the nodes in the order autograd ran them; kept for a run's last backward only (the one
+    # the page walks through), empty for the passes before it
     steps: list[BackwardStep] = field(default_factory=list)
     # leaves whose .grad already held a gradient: this pass adds to it (no zero_grad())
     accumulated: list[str] = field(default_factory=list)

@@ -75,3 +75,36 @@ def tensor_values(
         return None, f"[] (no values, shape {tuple(data.shape)})"
     flat = data.reshape(-1)[:6].cpu().tolist()
     return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
+
+
+_HEAD = slice(0, 6)  # the values a preview shows along each dimension (format_values)
+
+
+def preview_part(t: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]] | str:
+    """What tensor_values(t)'s preview shows of t, copied now so it can be written later by
+    `part_preview` (t may change in place meanwhile): the first values along each dimension
+    (at most 6 each) and t's shape, or the preview itself when t has no stored values."""
+    if not storable(t):
+        return tensor_values(t)[1]
+    data = t.detach()
+    if data.dtype in (torch.bfloat16, torch.float16):
+        data = data.float()
+    return data[(_HEAD,) * data.dim()].clone(), tuple(data.shape)
+
+
+def part_preview(part: tuple[torch.Tensor, tuple[int, ...]] | str) -> str:
+    """The preview text of a `preview_part`: tensor_values' own, to the character."""
+    if isinstance(part, str):
+        return part
+    head, shape = part
+    return _format_part(head.cpu().tolist(), shape)
+
+
+def _format_part(value, shape: tuple[int, ...], max_items: int = 6) -> str:
+    """format_values of a whole tensor, from its first values and its shape."""
+    if not shape:
+        return _fmt_number(value)
+    shown = [_format_part(v, shape[1:], max_items) for v in value[:max_items]]
+    if shape[0] > max_items:
+        shown.append("…")
+    return "[" + ", ".join(shown) + "]"

@@ -460,6 +460,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     error = _guarded(interp.run, interp)
     if error is None and options.backward:
         error = _guarded(lambda: requested_backward(interp, options), interp)
+    interp.library.watch.finish()
     record = interp.record()
     graph = build_graph(record)
     state, budget, placement = interp.state, interp.budget, interp.placement

@@ -163,5 +163,6 @@ class Library:
             self.call(
                 ".backward()", torch.Tensor.backward, (tensor, *args), kwargs, node, "bounded"
             )
+        self.watch.done(record)
         self.state.backward.append(record)
         return None

@@ -7,6 +7,11 @@ node of the tensor's graph appends a `BackwardStep` (the node, the gradients it 
 and the ones it passed on, as short previews) in the order autograd ran them, and the leaves
 whose `.grad` already held a gradient (this pass adds to it) are named in the record. The records
 are what the page's backward replay and gradviz.graph.build read.
+
+The page walks through the last backward only (a training loop runs a thousand), so only the
+last record keeps its steps: while a pass runs, each step keeps the first values of its
+gradients (gradviz.graph.values.preview_part); when a later pass has run, the earlier record's
+steps are dropped, and `finish` writes the previews of the last one when the run ends.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import torch
 
 from gradviz.graph.model import BackwardRecord, BackwardStep
 from gradviz.graph.record import walk_graph
-from gradviz.graph.values import tensor_values
+from gradviz.graph.values import part_preview, preview_part
 from gradviz.program.state import RunState
 
 
@@ -27,6 +32,9 @@ class BackwardWatch:
 
     def __init__(self, state: RunState):
         self.state = state
+        # the latest finished pass: its record and, per step, its gradients' first values
+        self.latest: tuple[BackwardRecord, list] | None = None
+        self.parts: list = []  # the pass running now: (step, upstream parts, produced parts)
 
     def begin(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
@@ -62,6 +70,7 @@ class BackwardWatch:
     def hooks(self, tensor: torch.Tensor, record: BackwardRecord):
         """While open, each node of `tensor`'s graph adds a step to `record` as it runs."""
         handles = []
+        parts = self.parts = []
         if tensor.grad_fn is not None:
             for fn in walk_graph(tensor.grad_fn):
                 key = self.state.registry.key(fn)
@@ -70,15 +79,9 @@ class BackwardWatch:
                     record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 
                 def hook(grad_inputs, grad_outputs, key=key, fn=fn):
-                    record.steps.append(
-                        BackwardStep(
-                            index=len(record.steps),
-                            node=key,
-                            fn=fn.name(),
-                            upstream=[_grad_preview(g) for g in grad_outputs],
-                            produced=[_grad_preview(g) for g in grad_inputs],
-                        )
-                    )
+                    step = BackwardStep(len(record.steps), key, fn.name(), [], [])
+                    record.steps.append(step)
+                    parts.append((step, _parts(grad_outputs), _parts(grad_inputs)))
 
                 handles.append(fn.register_hook(hook))
         try:
@@ -87,9 +90,26 @@ class BackwardWatch:
             for h in handles:
                 h.remove()
 
+    def done(self, record: BackwardRecord) -> None:
+        """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps."""
+        if self.latest is not None:
+            self.latest[0].steps = []
+        self.latest = (record, self.parts)
+        self.parts = []
 
-def _grad_preview(g) -> str:
-    if g is None:
-        return "None"
-    _, preview = tensor_values(g)
-    return preview
+    def finish(self) -> None:
+        """The run is over: the latest pass's steps get their gradients' previews."""
+        if self.latest is None:
+            return
+        for step, upstream, produced in self.latest[1]:
+            step.upstream = [_preview(p) for p in upstream]
+            step.produced = [_preview(p) for p in produced]
+        self.latest = None
+
+
+def _parts(grads) -> list:
+    return [None if g is None else preview_part(g) for g in grads]
+
+
+def _preview(part) -> str:
+    return "None" if part is None else part_preview(part)

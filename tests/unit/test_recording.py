@@ -1,0 +1,112 @@
+"""gradviz.program.recording: the backward walk-through keeps the steps of a run's last backward,
+with the previews of the gradients as they were when each step ran."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gradviz.graph.values import part_preview, preview_part, tensor_values
+from gradviz.program.interpreter import run_program
+from gradviz.program.results import RunOptions
+
+HEADER = "import torch\n"
+
+
+def run(source: str, **options):
+    return run_program(source, RunOptions(classic=False, **options))
+
+
+@pytest.mark.parametrize(
+    "shape", [(), (0,), (3, 0), (1,), (6,), (7,), (64, 32), (2, 7, 3), (1, 1, 1, 9), (2,) * 12]
+)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.bool]
+)
+def test_a_part_previews_as_the_whole_tensor(shape, dtype):
+    t = (torch.randn(shape) * 1e3).to(dtype)
+    assert part_preview(preview_part(t)) == tensor_values(t)[1]
+
+
+def test_big_tensors_and_odd_values_preview_alike():
+    for t in (
+        torch.randn(100, 100),  # past the stored values: the flat preview
+        torch.tensor([float("nan"), float("inf"), -0.0, 1e-9, 123456.0]),
+        torch.empty(0, 5000),
+    ):
+        assert part_preview(preview_part(t)) == tensor_values(t)[1]
+
+
+def test_a_part_does_not_change_with_its_tensor():
+    t = torch.ones(3, 3)
+    part = preview_part(t)
+    t.mul_(7)
+    assert part_preview(part) == tensor_values(torch.ones(3, 3))[1]
+
+
+LOOP = HEADER + (
+    "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+    "for k in range(3):\n"
+    "    loss = (w * (k + 1)).sum()\n"
+    "    loss.backward()\n"
+)
+
+
+def test_only_the_last_backward_keeps_its_steps():
+    trace = run(LOOP)
+    assert trace.error is None, trace.error
+    records = trace.backward
+    assert len(records) == 3 and [r.line for r in records] == [5, 5, 5]
+    assert [len(r.steps) for r in records[:-1]] == [0, 0]
+    last = records[-1]
+    assert [s.fn.split("::")[-1] for s in last.steps] == [
+        "SumBackward0",
+        "MulBackward0",
+        "AccumulateGrad",
+    ]
+    # the third pass: d(3w)/dw = 3, as it flowed, not the 1 + 2 + 3 that .grad holds after
+    assert last.steps[2].upstream == ["[3.0000, 3.0000]"]
+    assert last.steps[1].produced == ["[3.0000, 3.0000]", "None"]  # w, and the constant
+    assert last.accumulated  # .grad held the first two passes' gradients
+    assert trace.tensor("w").grad == [6.0, 6.0]
+
+
+def test_a_later_in_place_change_leaves_the_previews_as_they_ran():
+    source = LOOP + "with torch.no_grad():\n    w.grad.mul_(100)\n"
+    trace = run(source)
+    assert trace.error is None, trace.error
+    assert trace.backward[-1].steps[2].upstream == ["[3.0000, 3.0000]"]
+    assert trace.tensor("w").grad == [600.0, 600.0]
+
+
+def test_the_requested_backward_is_the_one_kept():
+    trace = run(LOOP + "out = (w * w).sum()\n", backward="out")
+    assert trace.error is None, trace.error
+    assert [len(r.steps) for r in trace.backward] == [0, 0, 0, 3]
+    assert trace.backward[-1].origin == "request"
+    assert trace.backward[-1].steps[0].upstream == ["1.0000"]
+
+
+def test_a_failed_requested_backward_leaves_the_program_s_last_one():
+    trace = run(LOOP + "out = w.detach() * 2\n", backward="loss")
+    # `loss`'s graph was freed by the program's own backward: the request fails
+    assert trace.error is not None
+    assert len(trace.backward) == 3
+    assert len(trace.backward[-1].steps) == 3
+    assert trace.backward[-1].steps[2].upstream == ["[3.0000, 3.0000]"]
+
+
+def test_a_gradient_that_became_grad_is_previewed_as_it_flowed():
+    """The first backward's gradient for a leaf becomes its .grad (the same tensor): an
+    in-place change of .grad afterwards must not reach the preview."""
+    source = HEADER + (
+        "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "loss = (w * 3).sum()\n"
+        "loss.backward()\n"
+        "with torch.no_grad():\n"
+        "    w.grad.mul_(100)\n"
+    )
+    trace = run(source)
+    assert trace.error is None, trace.error
+    assert trace.backward[-1].steps[2].upstream == ["[3.0000, 3.0000]"]
+    assert trace.tensor("w").grad == [300.0, 300.0]
