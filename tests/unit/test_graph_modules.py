@@ -103,3 +103,37 @@ def test_a_program_without_layers_has_no_clusters():
     trace = ok("x = torch.ones(2, requires_grad=True)\ny = (x * 2).sum()\n")
     assert trace.graph.modules == []
     assert "cluster_m" not in to_dot(trace.graph)
+
+
+def test_each_layer_is_hooked_once_and_records_only_its_real_calls(monkeypatch):
+    """gradviz's forward hooks go on a layer once, however often it is called, and record
+    one ModuleCall per real call of each layer (never its pre-check or a fake run)."""
+    import torch
+    from torch import nn
+
+    from gradviz.program import forward
+
+    hooked = []
+    real = forward.LayerCalls.recording
+
+    def spy(self, module, path, line):
+        hooked.append(module)
+        return real(self, module, path, line)
+
+    monkeypatch.setattr(forward.LayerCalls, "recording", spy)
+    source = (
+        "net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)).to('cuda')\n"
+        "x = torch.randn(2, 3, device='cuda')\n"
+        "for i in range(5):\n"
+        "    out = net(x)\n"
+        "first = net[0](x)\n"
+    )
+    trace = ok(source)  # on simulated CUDA: each call runs on fake twins first
+    assert len(hooked) == 6
+    net = hooked[0]
+    assert isinstance(net, nn.Sequential)
+    for layer in net.modules():
+        assert len(layer._forward_pre_hooks) == 1 and len(layer._forward_hooks) == 1
+    paths = [c.path for c in trace.graph.modules]
+    assert paths == ["net", "net.0", "net.1", "net.2"] * 5 + ["net.0"]
+    assert trace.simulated and torch.is_tensor(net[0].weight)

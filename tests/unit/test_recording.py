@@ -23,9 +23,14 @@ def run(source: str, **options):
 @pytest.mark.parametrize(
     "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.bool]
 )
-def test_a_part_previews_as_the_whole_tensor(shape, dtype):
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_part_previews_as_the_whole_tensor(shape, dtype, whole):
     t = (torch.randn(shape) * 1e3).to(dtype)
-    assert part_preview(preview_part(t)) == tensor_values(t)[1]
+    assert part_preview(preview_part(t, whole)) == tensor_values(t)[1]
+    if t.dim() == 2:  # a transposed (strided) and an expanded (stride 0) tensor
+        assert part_preview(preview_part(t.t(), whole)) == tensor_values(t.t())[1]
+        wide = t[:1].expand(9, -1)
+        assert part_preview(preview_part(wide, whole)) == tensor_values(wide)[1]
 
 
 def test_big_tensors_and_odd_values_preview_alike():
@@ -33,15 +38,18 @@ def test_big_tensors_and_odd_values_preview_alike():
         torch.randn(100, 100),  # past the stored values: the flat preview
         torch.tensor([float("nan"), float("inf"), -0.0, 1e-9, 123456.0]),
         torch.empty(0, 5000),
+        torch.randn(10, 10)[2:, 3:],  # a view with an offset
     ):
-        assert part_preview(preview_part(t)) == tensor_values(t)[1]
+        for whole in (False, True):
+            assert part_preview(preview_part(t, whole)) == tensor_values(t)[1]
 
 
 def test_a_part_does_not_change_with_its_tensor():
-    t = torch.ones(3, 3)
-    part = preview_part(t)
-    t.mul_(7)
-    assert part_preview(part) == tensor_values(torch.ones(3, 3))[1]
+    for whole in (False, True):
+        t = torch.ones(3, 3)
+        part = preview_part(t, whole)
+        t.mul_(7)
+        assert part_preview(part) == tensor_values(torch.ones(3, 3))[1]
 
 
 LOOP = HEADER + (
@@ -110,3 +118,12 @@ def test_a_gradient_that_became_grad_is_previewed_as_it_flowed():
     assert trace.error is None, trace.error
     assert trace.backward[-1].steps[2].upstream == ["[3.0000, 3.0000]"]
     assert trace.tensor("w").grad == [300.0, 300.0]
+
+
+def test_a_pass_past_its_room_copies_first_values_only(monkeypatch):
+    from gradviz.program import recording
+
+    monkeypatch.setattr(recording, "WHOLE_COPIES", 3)
+    trace = run(LOOP)
+    assert trace.error is None, trace.error
+    assert trace.backward[-1].steps[2].upstream == ["[3.0000, 3.0000]"]

@@ -48,9 +48,9 @@ def list_cells(shape) -> int:
 
 def storable(t: torch.Tensor) -> bool:
     """Whether tensor_values may send t's values as lists (small enough, not on meta)."""
-    if t.device.type == "meta":
+    if t.is_meta or t.numel() > MAX_STORED_ELEMENTS:
         return False
-    return t.numel() <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS
+    return t.dim() < 2 or list_cells(t.shape) <= MAX_STORED_ELEMENTS
 
 
 def stored_count(t: torch.Tensor | None) -> int:
@@ -77,19 +77,25 @@ def tensor_values(
     return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
 
 
-_HEAD = slice(0, 6)  # the values a preview shows along each dimension (format_values)
+_HEAD = 6  # the values a preview shows along each dimension (format_values' max_items)
 
 
-def preview_part(t: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]] | str:
+def preview_part(
+    t: torch.Tensor, whole: bool = False
+) -> tuple[torch.Tensor, tuple[int, ...]] | str:
     """What tensor_values(t)'s preview shows of t, copied now so it can be written later by
     `part_preview` (t may change in place meanwhile): the first values along each dimension
-    (at most 6 each) and t's shape, or the preview itself when t has no stored values."""
+    (at most 6 each), or all of them when `whole` (for a small tensor, one plain copy is
+    cheaper), with t's shape; or the preview itself when t has no stored values."""
     if not storable(t):
         return tensor_values(t)[1]
+    shape = tuple(t.shape)
     data = t.detach()
+    if not whole:
+        data = data.as_strided([min(n, _HEAD) for n in shape], data.stride(), data.storage_offset())
     if data.dtype in (torch.bfloat16, torch.float16):
-        data = data.float()
-    return data[(_HEAD,) * data.dim()].clone(), tuple(data.shape)
+        return data.float(), shape  # a copy already
+    return data.clone(), shape
 
 
 def part_preview(part: tuple[torch.Tensor, tuple[int, ...]] | str) -> str:

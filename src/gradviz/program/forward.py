@@ -6,10 +6,11 @@ size pre-check on the meta device, with the FLOP counter measuring the whole for
 (gradviz.program.budget.Metered), simulated CUDA on their fake twins (PyTorch's own device
 rules inside the layer), and the real call on the real tensors.
 
-Around the real call only, `layer_calls` lends the layer the run's generator (dropout) and
-puts forward hooks of gradviz's own (never a program's, and removed after the call) on the
-layer and every layer inside it: each names the autograd nodes its call made with a
-`ModuleCall`, which the graph draws as a cluster (gradviz.graph.build, .render).
+Around the real call only, `LayerCalls.recording` lends the layer the run's generator
+(dropout) and records the calls of the layer and every layer inside it with forward hooks of
+gradviz's own (never a program's; put on each layer once, silent outside `recording`): each
+names the autograd nodes its call made with a `ModuleCall`, which the graph draws as a
+cluster (gradviz.graph.build, .render).
 """
 
 from __future__ import annotations
@@ -27,12 +28,17 @@ from gradviz.program.state import RunState
 
 
 class LayerForward(Metered):
-    """layer(*args, **kwargs) with the layer's tensors given: (tensors, *args, **kwargs)."""
+    """layer(*args, **kwargs) with the layer's tensors given: (tensors, *args, **kwargs).
+    `own`: the layer's own tensors (layer_tensors with nothing in their place); given
+    exactly those, the layer is called as it is, which is what functional_call would run."""
 
-    def __init__(self, module: nn.Module):
+    def __init__(self, module: nn.Module, own: dict | None = None):
         self.module = module
+        self.own = own
 
     def __call__(self, tensors: dict, *args, **kwargs):
+        if tensors is self.own:
+            return self.module(*args, **kwargs)
         return functional_call(self.module, tensors, args, kwargs, strict=False)
 
     def cache_key(self):
@@ -49,42 +55,56 @@ def layer_tensors(module: nn.Module, overrides: dict[int, torch.Tensor]) -> dict
     return {k: overrides.get(id(t), t) for k, t in named.items()}
 
 
-@contextlib.contextmanager
-def layer_calls(state: RunState, module: nn.Module, path: str, line: int | None):
-    """While open: the run's generator is torch's, and each layer's call is recorded."""
-    calls: list[str] = []  # the calls running, innermost last
-    handles = []
+class LayerCalls:
+    """One run's record of its layers' calls: gradviz's own forward hooks (never a
+    program's), put on each layer once, the first time a call reaches it, and recording
+    only while `recording` is open around a layer's real call (not its pre-check on the
+    meta device, nor its simulated-CUDA run on fake twins)."""
 
-    def before(sub, path):
-        def hook(_module, _args, _kwargs):
-            call = ModuleCall(
-                f"m{len(state.module_calls)}",
-                path,
-                type(sub).__name__,
-                line,
-                calls[-1] if calls else (state.open_calls or [None])[-1],
-            )
-            state.module_calls.append(call)
-            calls.append(call.id)
+    def __init__(self, state: RunState):
+        self.state = state
+        self.hooked: set[int] = set()  # id(layer) with the two hooks on it
+        self.paths: dict[int, str] | None = None  # id(layer) -> path, while recording
+        self.line: int | None = None
+        self.calls: list[str] = []  # the calls running, innermost last
 
-        return hook
+    @contextlib.contextmanager
+    def recording(self, module: nn.Module, path: str, line: int | None):
+        """While open: the run's generator is torch's, and each layer's call is recorded."""
+        paths = {}
+        for sub_path, sub in module.named_modules(prefix=path):
+            paths[id(sub)] = sub_path
+            if id(sub) not in self.hooked:
+                sub.register_forward_pre_hook(self.before, with_kwargs=True)
+                sub.register_forward_hook(self.after, with_kwargs=True)
+                self.hooked.add(id(sub))
+        self.paths, self.line, self.calls = paths, line, []
+        try:
+            with self.state.torch_rng():
+                yield
+        finally:
+            self.paths = None
 
-    def after(sub):
-        def hook(_module, args, kwargs, output):
-            call = calls.pop()
-            name_nodes(state, call, (args, kwargs), output, sub)
+    def before(self, sub: nn.Module, _args, _kwargs) -> None:
+        path = None if self.paths is None else self.paths.get(id(sub))
+        if path is None:
+            return
+        state, calls = self.state, self.calls
+        call = ModuleCall(
+            f"m{len(state.module_calls)}",
+            path,
+            type(sub).__name__,
+            self.line,
+            calls[-1] if calls else (state.open_calls or [None])[-1],
+        )
+        state.module_calls.append(call)
+        calls.append(call.id)
 
-        return hook
-
-    for sub_path, sub in module.named_modules(prefix=path):
-        handles.append(sub.register_forward_pre_hook(before(sub, sub_path), with_kwargs=True))
-        handles.append(sub.register_forward_hook(after(sub), with_kwargs=True))
-    try:
-        with state.torch_rng():
-            yield
-    finally:
-        for h in handles:
-            h.remove()
+    def after(self, sub: nn.Module, args, kwargs, output) -> None:
+        if self.paths is None or id(sub) not in self.paths:
+            return
+        call = self.calls.pop()
+        name_nodes(self.state, call, (args, kwargs), output, sub)
 
 
 def name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> None:

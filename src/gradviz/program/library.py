@@ -48,7 +48,7 @@ class Library:
 
     def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str, around=None):
         """`around`, when given, makes a context manager held around the real call only (a
-        layer's: gradviz.program.forward.layer_calls), not its checks."""
+        layer's: gradviz.program.forward.LayerCalls.recording), not its checks."""
         self.state.node = node
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)

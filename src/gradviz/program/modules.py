@@ -24,7 +24,7 @@ from torch import nn
 from gradviz.devices import simulated as devices
 from gradviz.program import nntables
 from gradviz.program.errors import runtime_error, with_devices
-from gradviz.program.forward import LayerForward, layer_calls, layer_tensors
+from gradviz.program.forward import LayerCalls, LayerForward, layer_tensors
 from gradviz.program.holders import TensorIterator, TensorTable, check_plain, given_arguments
 from gradviz.program.language import ProgramError, did_you_mean
 from gradviz.program.library import Library
@@ -44,6 +44,7 @@ class Layers:
         self.refs: dict[int, LayerRef] = {}  # id(module) -> its ref (which keeps it alive)
         # a gradient check's float64 leaves, in place of the parameters they stand for
         self.overrides: dict[int, torch.Tensor] = {}
+        self.calls = LayerCalls(self.state)  # what each layer's real call made, recorded
 
     def ref(self, module: nn.Module, path: str | None = None) -> LayerRef:
         found = self.refs.get(id(module))
@@ -200,17 +201,18 @@ class LayerRef(ProgramObject):
             )
         check_plain(state, "a layer's call", {"": (args, kwargs)}, {""}, node)
         path = self.path or state.segment(getattr(node, "func", node), 30) or "layer"
-        tensors = layer_tensors(self.module, self.layers.overrides)
+        overrides = self.layers.overrides
+        tensors = layer_tensors(self.module, overrides)
         line = getattr(node, "lineno", None)
         try:
             return self.layers.library.call(
                 path,
-                LayerForward(self.module),
+                LayerForward(self.module, own=None if overrides else tensors),
                 (tensors, *args),
                 kwargs,
                 node,
                 "meta",
-                around=lambda: layer_calls(state, self.module, path, line),
+                around=lambda: self.layers.calls.recording(self.module, path, line),
             )
         except ProgramError as err:
             if err.details.device is None:

@@ -26,6 +26,10 @@ from gradviz.graph.record import walk_graph
 from gradviz.graph.values import part_preview, preview_part
 from gradviz.program.state import RunState
 
+# Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
+# cheaper than taking their first values); past it, only the first values are copied.
+WHOLE_COPIES = 1_000_000
+
 
 class BackwardWatch:
     """Starts a record for each backward pass and hooks the graph while it runs."""
@@ -71,6 +75,7 @@ class BackwardWatch:
         """While open, each node of `tensor`'s graph adds a step to `record` as it runs."""
         handles = []
         parts = self.parts = []
+        room = [WHOLE_COPIES]  # values this pass may still copy whole
         if tensor.grad_fn is not None:
             for fn in walk_graph(tensor.grad_fn):
                 key = self.state.registry.key(fn)
@@ -81,7 +86,7 @@ class BackwardWatch:
                 def hook(grad_inputs, grad_outputs, key=key, fn=fn):
                     step = BackwardStep(len(record.steps), key, fn.name(), [], [])
                     record.steps.append(step)
-                    parts.append((step, _parts(grad_outputs), _parts(grad_inputs)))
+                    parts.append((step, _parts(grad_outputs, room), _parts(grad_inputs, room)))
 
                 handles.append(fn.register_hook(hook))
         try:
@@ -107,8 +112,20 @@ class BackwardWatch:
         self.latest = None
 
 
-def _parts(grads) -> list:
-    return [None if g is None else preview_part(g) for g in grads]
+def _parts(grads, room: list[int]) -> list:
+    """Each gradient's part for its preview: small ones copied whole (cheaper) while the
+    pass has room, the rest by their first values."""
+    out = []
+    for g in grads:
+        if g is None:
+            out.append(None)
+            continue
+        n = g.numel()
+        whole = n <= room[0]
+        if whole:
+            room[0] -= n
+        out.append(preview_part(g, whole))
+    return out
 
 
 def _preview(part) -> str:
