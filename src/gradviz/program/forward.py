@@ -110,22 +110,42 @@ class LayerCalls:
 def name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> None:
     """Give `call` the autograd nodes it made: those between its output and its inputs not
     given to an inner call already, and the AccumulateGrad nodes of its own parameters."""
-    given, _ = tree_flatten(inputs)
-    tensors = [t for t in given if isinstance(t, torch.Tensor)]
-    stop = {id(t.grad_fn) for t in tensors if t.grad_fn is not None}
-    own = {id(p) for p in sub.parameters()}
-    outputs, _ = tree_flatten(output)
-    stack = [t.grad_fn for t in outputs if isinstance(t, torch.Tensor)]
+    stop = {id(t.grad_fn) for t in tensors_of(inputs) if t.grad_fn is not None}
+    own: set[int] | None = None  # id() of the layer's parameters, when a leaf is reached
+    named = state.fn_modules
+    stack = [t.grad_fn for t in tensors_of(output)]
     seen: set[int] = set()
     while stack:
         fn = stack.pop()
-        if fn is None or id(fn) in seen or id(fn) in stop:
+        if fn is None:
             continue
-        seen.add(id(fn))
+        key = id(fn)
+        if key in seen or key in stop:
+            continue
+        seen.add(key)
         if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
-            if id(fn.variable) in own and id(fn) not in state.fn_modules:
-                state.fn_modules[id(fn)] = (fn, call)
+            if own is None:
+                own = {id(p) for p in sub.parameters()}
+            if id(fn.variable) in own and key not in named:
+                named[key] = (fn, call)
             continue
-        if id(fn) not in state.fn_modules:
-            state.fn_modules[id(fn)] = (fn, call)
+        if key not in named:
+            named[key] = (fn, call)
         stack.extend(n for n, _ in fn.next_functions)
+
+
+def tensors_of(value) -> list[torch.Tensor]:
+    """The tensors in a call's arguments or result (tree_flatten's, without its cost for
+    the plain tuples, lists and dicts a layer takes and gives)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    kind = type(value)
+    if kind is tuple or kind is list or kind is dict:
+        out: list[torch.Tensor] = []
+        for v in value.values() if kind is dict else value:
+            out.extend(tensors_of(v))
+        return out
+    if value is None or kind in (int, float, bool, str):
+        return []
+    leaves, _ = tree_flatten(value)
+    return [t for t in leaves if isinstance(t, torch.Tensor)]

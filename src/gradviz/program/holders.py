@@ -56,14 +56,28 @@ def check_plain(state: RunState, label: str, given: dict, tensors_ok, node) -> N
     tuples of them), or a tensor where `tensors_ok` names it: never a function, a module or
     an object of the program's."""
     for name, value in given.items():
-        leaves, _ = tree_flatten(value)
-        for leaf in leaves:
+        for leaf in _leaves(value):
             if isinstance(leaf, nntables.PLAIN):
                 continue
             if isinstance(leaf, torch.Tensor) and name in tensors_ok:
                 continue
             where = f"`{name}`" if name else "an argument"
             raise state.error("type", f"{label}: {where} cannot be a {type_name(leaf)} here", node)
+
+
+def _leaves(value) -> list:
+    """tree_flatten's leaves, without its cost for a tensor, a number and the plain tuples,
+    lists and dicts a call takes (anything else: tree_flatten's own)."""
+    kind = type(value)
+    if kind is torch.Tensor or kind in nntables.PLAIN:
+        return [value]
+    if kind is tuple or kind is list or kind is dict:
+        out = []
+        for v in value.values() if kind is dict else value:
+            out.extend(_leaves(v))
+        return out
+    leaves, _ = tree_flatten(value)
+    return leaves
 
 
 class TensorIterator(ProgramObject):

@@ -75,7 +75,7 @@ class BackwardWatch:
         """While open, each node of `tensor`'s graph adds a step to `record` as it runs."""
         handles = []
         parts = self.parts = []
-        room = [WHOLE_COPIES]  # values this pass may still copy whole
+        copies = PassCopies()
         if tensor.grad_fn is not None:
             for fn in walk_graph(tensor.grad_fn):
                 key = self.state.registry.key(fn)
@@ -86,12 +86,13 @@ class BackwardWatch:
                 def hook(grad_inputs, grad_outputs, key=key, fn=fn):
                     step = BackwardStep(len(record.steps), key, fn.name(), [], [])
                     record.steps.append(step)
-                    parts.append((step, _parts(grad_outputs, room), _parts(grad_inputs, room)))
+                    parts.append((step, copies.parts(grad_outputs), copies.parts(grad_inputs)))
 
                 handles.append(fn.register_hook(hook))
         try:
             yield
         finally:
+            copies.seen.clear()
             for h in handles:
                 h.remove()
 
@@ -112,20 +113,37 @@ class BackwardWatch:
         self.latest = None
 
 
-def _parts(grads, room: list[int]) -> list:
-    """Each gradient's part for its preview: small ones copied whole (cheaper) while the
-    pass has room, the rest by their first values."""
-    out = []
-    for g in grads:
-        if g is None:
-            out.append(None)
-            continue
-        n = g.numel()
-        whole = n <= room[0]
-        if whole:
-            room[0] -= n
-        out.append(preview_part(g, whole))
-    return out
+class PassCopies:
+    """One pass's copies of its gradients for their previews: each gradient copied once (a
+    node's upstream is most often the very tensor the node before it produced), small ones
+    whole while the pass has room (WHOLE_COPIES), the rest by their first values."""
+
+    def __init__(self):
+        self.room = WHOLE_COPIES
+        # id(gradient) -> (gradient, its part): held until the pass ends, so autograd
+        # neither adds into it in place (it does only to a tensor no one else holds) nor
+        # gives its id to another tensor meanwhile
+        self.seen: dict[int, tuple[torch.Tensor, object]] = {}
+
+    def parts(self, grads) -> list:
+        out = []
+        for g in grads:
+            if g is None:
+                out.append(None)
+                continue
+            hit = self.seen.get(id(g))
+            if hit is not None and hit[0] is g:
+                out.append(hit[1])
+                continue
+            n = g.numel()
+            whole = n <= self.room
+            if whole:
+                self.room -= n
+            part = preview_part(g, whole)
+            if not isinstance(part, str):  # a big gradient is not held
+                self.seen[id(g)] = (g, part)
+            out.append(part)
+        return out
 
 
 def _preview(part) -> str:
