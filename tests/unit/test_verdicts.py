@@ -230,3 +230,24 @@ def test_each_run_has_its_own_store(meta_calls):
     assert once == 2  # randn, and the product once for its three passes
     run(source)
     assert len(meta_calls) == 2 * once
+
+
+def test_layers_with_the_same_weights_but_another_stride_are_apart():
+    """Same parameter shapes, another output: the key holds the layer itself."""
+    x = torch.randn(1, 1, 8, 8)
+    one, two = nn.Conv2d(1, 1, 3), nn.Conv2d(1, 1, 3, stride=2)
+    keys = [call_key(LayerForward(m), (dict(m.named_parameters()), x), {}) for m in (one, two)]
+    assert None not in keys and keys[0] != keys[1]
+    source = HEADER + (
+        "x = torch.randn(1, 1, 8, 8)\n"
+        "for s in [1, 2]:\n"
+        "    y = nn.Conv2d(1, 1, 3, stride=s)(x)\n"
+        "    print(y.shape)\n"
+    )
+    trace = run(source)
+    assert trace.error is None, trace.error
+    assert [line.strip() for line in trace.stdout] == [
+        "torch.Size([1, 1, 6, 6])",
+        "torch.Size([1, 1, 3, 3])",
+    ]
+    assert trace.stats.bytes == 4 * (64 + 36 + 9) + 4 * 2 * (9 + 1)

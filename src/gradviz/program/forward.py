@@ -43,9 +43,11 @@ class LayerForward(Metered):
 
     def cache_key(self):
         """The layers the forward runs, each with its mode: a container grown by `.append`
-        or a layer switched to eval() is a different call. The parameters' shapes, dtypes
-        and devices come in the arguments (the tensors the forward is given)."""
-        return tuple((id(sub), type(sub), sub.training) for sub in self.module.modules())
+        or a layer switched to eval() is a different call. The layers themselves, not
+        their id(): a kept verdict keeps them alive, so no other layer (another stride, the
+        same weights' shape) can take one's id and its verdict. The parameters' shapes,
+        dtypes and devices come in the arguments (the tensors the forward is given)."""
+        return tuple((sub, sub.training) for sub in self.module.modules())
 
 
 def layer_tensors(module: nn.Module, overrides: dict[int, torch.Tensor]) -> dict:
