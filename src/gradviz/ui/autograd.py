@@ -21,10 +21,17 @@ from gradviz.graph.rules import rule_for
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
-from gradviz.program.share import ShareState, from_params, to_params
 from gradviz.services.programs import check_isolated, run_isolated
 from gradviz.ui import device_panel
-from gradviz.ui.common import show_unexpected, table
+from gradviz.ui.autograd_state import (
+    THEME_LABELS,
+    graph_theme,
+    init_state,
+    load_preset,
+    share_params,
+    update_share_link,
+)
+from gradviz.ui.common import KEEP, show_unexpected, table
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
@@ -119,44 +126,12 @@ def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
     return data
 
 
-def _init_state() -> None:
-    """First visit: the share link's state if there is one, else the lesson."""
-    if "program" in st.session_state:
-        return
-    shared = from_params(st.query_params.to_dict())
-    st.session_state.share_problems = shared.problems
-    st.session_state.program = shared.program if shared.program is not None else PRESETS[0].source
-    st.session_state.submitted = st.session_state.program
-    st.session_state.preset = PRESETS[0].key if shared.program is None else None
-    st.session_state.view = shared.view
-    st.session_state.rankdir = shared.rankdir
-    st.session_state.theme = shared.theme
-    st.session_state.saved = shared.saved
-    st.session_state.retain = shared.retain
-    st.session_state.ones = shared.ones
-    st.session_state.backward_target = (
-        shared.backward if shared.program is not None else PRESETS[0].backward
-    )
-    st.session_state.step = 0
-
-
-def _load_preset() -> None:
-    key = st.session_state.get("preset")
-    if key in PRESETS_BY_KEY:
-        preset = PRESETS_BY_KEY[key]
-        st.session_state.program = preset.source
-        st.session_state.submitted = preset.source
-        st.session_state.backward_target = preset.backward
-        st.session_state.ones = False
-        st.session_state.step = 0
-
-
 def _submit() -> None:
     preset = PRESETS_BY_KEY.get(st.session_state.get("preset"))
     if preset is not None and st.session_state.program != preset.source:
         st.session_state.preset = None  # the editor no longer holds the preset
     if st.session_state.program != st.session_state.submitted:
-        st.session_state.backward_target = None
+        st.session_state.backward_target = None  # the new program opens on its forward graph
         st.session_state.step = 0
     st.session_state.submitted = st.session_state.program
 
@@ -184,7 +159,7 @@ def _show_error(err: RunError, source: str) -> None:
 
 
 def page() -> None:
-    _init_state()
+    init_state()
     st.title("Autograd playground")
     st.caption(
         "Type a PyTorch program in a safe subset of Python (functions, loops, `nn.Module` "
@@ -196,40 +171,9 @@ def page() -> None:
 
     editor, options = st.columns([3, 2])
     with editor:
-        st.selectbox(
-            "Preset",
-            [p.key for p in PRESETS],
-            format_func=lambda k: PRESETS_BY_KEY[k].title,
-            key="preset",
-            index=None,
-            placeholder="Pick a preset…",
-            on_change=_load_preset,
-        )
-        if st.session_state.get("preset") in PRESETS_BY_KEY:
-            st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
-        with st.form("editor", border=False):
-            st.text_area("Program", key="program", height=220)
-            st.form_submit_button(
-                "Run program", type="primary", on_click=_submit, icon=":material/play_arrow:"
-            )
+        _editor()
     with options:
-        st.radio(
-            "View", list(VIEW_LABELS), format_func=VIEW_LABELS.get, key="view", horizontal=True
-        )
-        st.radio(
-            "Direction",
-            list(RANKDIR_LABELS),
-            format_func=RANKDIR_LABELS.get,
-            key="rankdir",
-            horizontal=True,
-        )
-        st.radio("Theme", ["light", "dark", "print"], key="theme", horizontal=True)
-        st.checkbox(
-            "Show saved tensors",
-            key="saved",
-            help="What each backward function saved in the forward pass.",
-        )
-        st.checkbox("Keep intermediate gradients (retain_grad)", key="retain")
+        _options()
 
     source = st.session_state.submitted
     try:
@@ -260,7 +204,64 @@ def page() -> None:
 
     _backward_controls(trace)
     _graph_and_tabs(trace, source)
-    _update_share_link(source)
+    update_share_link(source)
+
+
+def _editor() -> None:
+    """The preset picker and the program's text, run on the form's button."""
+    st.selectbox(
+        "Preset",
+        [p.key for p in PRESETS],
+        format_func=lambda k: PRESETS_BY_KEY[k].title,
+        key="preset",
+        index=None,
+        placeholder="Pick a preset…",
+        on_change=load_preset,
+        persist_state=KEEP,
+    )
+    if st.session_state.get("preset") in PRESETS_BY_KEY:
+        st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
+    with st.form("editor", border=False):
+        st.text_area("Program", key="program", height=220, persist_state=KEEP)
+        st.form_submit_button(
+            "Run program", type="primary", on_click=_submit, icon=":material/play_arrow:"
+        )
+
+
+def _options() -> None:
+    """How the graph is drawn, and what the run keeps."""
+    st.radio(
+        "View",
+        list(VIEW_LABELS),
+        format_func=VIEW_LABELS.get,
+        key="view",
+        horizontal=True,
+        persist_state=KEEP,
+    )
+    st.radio(
+        "Direction",
+        list(RANKDIR_LABELS),
+        format_func=RANKDIR_LABELS.get,
+        key="rankdir",
+        horizontal=True,
+        persist_state=KEEP,
+    )
+    st.radio(
+        "Theme",
+        list(THEME_LABELS),
+        format_func=THEME_LABELS.get,
+        key="theme",
+        horizontal=True,
+        persist_state=KEEP,
+        help="The drawing's colours; *follow page* draws dark on a dark page.",
+    )
+    st.checkbox(
+        "Show saved tensors",
+        key="saved",
+        help="What each backward function saved in the forward pass.",
+        persist_state=KEEP,
+    )
+    st.checkbox("Keep intermediate gradients (retain_grad)", key="retain", persist_state=KEEP)
 
 
 def _backward_controls(trace: Trace) -> None:
@@ -286,30 +287,56 @@ def _backward_controls(trace: Trace) -> None:
     if not candidates:
         return
     names = list(dict.fromkeys(reversed(candidates)))
+    state = st.session_state
+    preferred = state.backward_target or state.get("backward_choice")
+    # The program stopped (an error) before it made the chosen output: keep the choice.
+    kept = trace.error is not None and preferred is not None and preferred not in names
+    if kept:
+        names = [preferred, *names]
     col1, col2, col3 = st.columns([2, 2, 3])
     with col1:
-        current = st.session_state.backward_target
         target = st.selectbox(
             "Output to run backward on",
             names,
-            index=names.index(current) if current in names else 0,
+            index=names.index(preferred) if preferred in names else _first_scalar(trace, names),
         )
+    if trace.error is None:
+        state.backward_choice = target
     info = trace.tensor(target)
     with col2:
         st.write("")
-        if st.button("Run backward", icon=":material/undo:", type="primary"):
-            st.session_state.backward_target = target
-            st.session_state.step = 0
+        if st.button(
+            "Run backward",
+            icon=":material/undo:",
+            type="primary",
+            disabled=info is None,
+            help=f"The program stopped before it made `{target}`." if info is None else None,
+        ):
+            state.backward_target = target
+            state.step = 0
             st.rerun()
     with col3:
-        if info is not None and info.shape and max(1, _numel(info.shape)) > 1:
+        # After an error, only the output backward ran on is explained (its error may be why).
+        explain = trace.error is None or target == state.backward_target
+        if explain and info is not None and info.shape and max(1, _numel(info.shape)) > 1:
             st.caption(
                 f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
                 "created only for scalar outputs*. backward() needs to know how to weigh each "
                 "element; a ones-like gradient weighs them equally (the same as "
                 f"`{target}.sum().backward()`)."
             )
-            st.checkbox(f"Use torch.ones_like({target}) as the gradient", key="ones")
+            st.checkbox(
+                f"Use torch.ones_like({target}) as the gradient", key="ones", persist_state=KEEP
+            )
+
+
+def _first_scalar(trace: Trace, names: list[str]) -> int:
+    """Where the selector starts without a choice: the last scalar made, else the last tensor."""
+    for i, name in enumerate(names):
+        info = trace.tensor(name)
+        if info is not None and _numel(info.shape or []) == 1:
+            return i
+    return 0
 
 
 def _numel(shape: list[int]) -> int:
@@ -327,7 +354,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[2]:
         highlight, done = _walk_through(record)
     view = st.session_state.view
-    style = (view, st.session_state.rankdir, st.session_state.theme, st.session_state.saved)
+    style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
     dot = draw(trace, *style, False, highlight, done)
@@ -358,7 +385,12 @@ def _walk_through(record) -> tuple[str | None, frozenset]:
     if st.session_state.get("step", 0) > len(steps):
         st.session_state.step = 0
     k = st.slider(
-        "Step", 0, len(steps), key="step", help="0 shows the graph before backward starts"
+        "Step",
+        0,
+        len(steps),
+        key="step",
+        help="0 shows the graph before backward starts",
+        persist_state=KEEP,
     )
     if k:
         step = steps[k - 1]
@@ -401,7 +433,7 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
     else:
         show_graph(dot)
         if st.session_state.view == "values":
-            _role_legend(st.session_state.theme)
+            _role_legend(graph_theme())
         device_panel.legend(trace)
         if highlight:
             st.caption(
@@ -456,7 +488,7 @@ def _share_tab(source: str) -> None:
     if url:
         from urllib.parse import urlencode
 
-        st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+        st.code(url.split("?")[0] + "?" + urlencode(share_params(source)), language=None)
 
 
 # Beyond this many nodes the browser is not asked to lay a graph out unless the visitor
@@ -543,9 +575,20 @@ def _export(dot: str | None) -> None:
         st.info("Nothing to export in this view.")
         return
     c1, c2 = st.columns(2)
-    fmt = c1.radio("Format", ["svg", "png", "pdf", "dot"], horizontal=True, key="export_fmt")
+    fmt = c1.radio(
+        "Format",
+        ["svg", "png", "pdf", "dot"],
+        horizontal=True,
+        key="export_fmt",
+        persist_state=KEEP,
+    )
     scale = c2.select_slider(
-        "PNG scale", [1.0, 2.0, 3.0, 4.0], value=2.0, key="export_scale", disabled=fmt != "png"
+        "PNG scale",
+        [1.0, 2.0, 3.0, 4.0],
+        value=2.0,
+        key="export_scale",
+        disabled=fmt != "png",
+        persist_state=KEEP,
     )
     if fmt != "dot" and not dot_available():
         st.warning(
@@ -570,23 +613,3 @@ def _export(dot: str | None) -> None:
     st.caption(
         "The same drawing from the command line: `python -m gradviz render PROGRAM.py -o graph.svg`."
     )
-
-
-def _share_params(source: str) -> dict[str, str]:
-    state = ShareState(
-        program=source,
-        view=st.session_state.view,
-        rankdir=st.session_state.rankdir,
-        theme=st.session_state.theme,
-        backward=st.session_state.backward_target,
-        ones=st.session_state.ones,
-        saved=st.session_state.saved,
-        retain=st.session_state.retain,
-    )
-    return to_params(state)
-
-
-def _update_share_link(source: str) -> None:
-    params = _share_params(source)
-    if st.query_params.to_dict() != params:
-        st.query_params.from_dict(params)

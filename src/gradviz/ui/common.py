@@ -13,6 +13,10 @@ from gradviz.services import host
 from gradviz.util import mdtable
 from gradviz.util.mdtext import escape
 
+# persist_state of a page's keyed widgets: their values survive a visit to another page
+# (by default Streamlit forgets a widget's value once a run does not draw it).
+KEEP = "session"
+
 
 def sidebar() -> None:
     """Shared sidebar: versions and what the host can do (asked of a worker once: the server
