@@ -41,6 +41,8 @@ from gradviz.workers.process import Busy
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 GRAPH_ALT = "autograd graph"
+# The drawing fits the window's height less the title and the tabs above it.
+GRAPH_STYLE = "display:block;max-width:100%;max-height:max(24rem, calc(100vh - 21rem))"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 MIME = {
     "svg": "image/svg+xml",
@@ -169,15 +171,29 @@ def page() -> None:
     for problem in st.session_state.get("share_problems", []):
         st.warning(message(problem))
 
-    editor, options = st.columns([3, 2])
-    with editor:
+    # Editor and controls on the left, the graph on the right: the first graph is in view
+    # without scrolling, next to the program that made it.
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
         _editor()
-    with options:
+        source = st.session_state.submitted
+        trace = _run(source)
+        if trace is not None:
+            _backward_controls(trace)
+            _messages(trace, source)
+            device_panel.controls(trace)
         _options()
+    if trace is None:
+        return
+    with right:
+        _graph_and_tabs(trace, source)
+    update_share_link(source)
 
-    source = st.session_state.submitted
+
+def _run(source: str) -> Trace | None:
+    """The program's result, or None with a plain message (never a traceback)."""
     try:
-        trace = run_cached(
+        return run_cached(
             source,
             st.session_state.backward_target,
             st.session_state.ones,
@@ -187,11 +203,13 @@ def page() -> None:
         )
     except Busy as exc:  # the visitor's turn did not come: a plain message, input kept
         st.warning(f"Not run yet: {exc}.", icon=":material/hourglass_top:")
-        return
     except Exception as exc:  # never a traceback on the page
         show_unexpected(exc, "running the program")
-        return
-    device_panel.controls(trace)
+    return None
+
+
+def _messages(trace: Trace, source: str) -> None:
+    """What the run said: moves, the error, PyTorch's warnings, summaries, printed lines."""
     device_panel.moves(trace)
     if trace.error:
         _show_error(trace.error, source)
@@ -201,10 +219,6 @@ def page() -> None:
         st.info(f"This result is summarised: {message(note)}.", icon=":material/info:")
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
-
-    _backward_controls(trace)
-    _graph_and_tabs(trace, source)
-    update_share_link(source)
 
 
 def _editor() -> None:
@@ -293,41 +307,37 @@ def _backward_controls(trace: Trace) -> None:
     kept = trace.error is not None and preferred is not None and preferred not in names
     if kept:
         names = [preferred, *names]
-    col1, col2, col3 = st.columns([2, 2, 3])
-    with col1:
-        target = st.selectbox(
-            "Output to run backward on",
-            names,
-            index=names.index(preferred) if preferred in names else _first_scalar(trace, names),
-        )
+    # Stacked, not in columns: the page's left column is narrow, and labels stay whole.
+    target = st.selectbox(
+        "Output to run backward on",
+        names,
+        index=names.index(preferred) if preferred in names else _first_scalar(trace, names),
+    )
     if trace.error is None:
         state.backward_choice = target
     info = trace.tensor(target)
-    with col2:
-        st.write("")
-        if st.button(
-            "Run backward",
-            icon=":material/undo:",
-            type="primary",
-            disabled=info is None,
-            help=f"The program stopped before it made `{target}`." if info is None else None,
-        ):
-            state.backward_target = target
-            state.step = 0
-            st.rerun()
-    with col3:
-        # After an error, only the output backward ran on is explained (its error may be why).
-        explain = trace.error is None or target == state.backward_target
-        if explain and info is not None and info.shape and max(1, _numel(info.shape)) > 1:
-            st.caption(
-                f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
-                "created only for scalar outputs*. backward() needs to know how to weigh each "
-                "element; a ones-like gradient weighs them equally (the same as "
-                f"`{target}.sum().backward()`)."
-            )
-            st.checkbox(
-                f"Use torch.ones_like({target}) as the gradient", key="ones", persist_state=KEEP
-            )
+    if st.button(
+        "Run backward",
+        icon=":material/undo:",
+        type="primary",
+        disabled=info is None,
+        help=f"The program stopped before it made `{target}`." if info is None else None,
+    ):
+        state.backward_target = target
+        state.step = 0
+        st.rerun()
+    # After an error, only the output backward ran on is explained (its error may be why).
+    explain = trace.error is None or target == state.backward_target
+    if explain and info is not None and info.shape and max(1, _numel(info.shape)) > 1:
+        st.caption(
+            f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
+            "created only for scalar outputs*. backward() needs to know how to weigh each "
+            "element; a ones-like gradient weighs them equally (the same as "
+            f"`{target}.sum().backward()`)."
+        )
+        st.checkbox(
+            f"Use torch.ones_like({target}) as the gradient", key="ones", persist_state=KEEP
+        )
 
 
 def _first_scalar(trace: Trace, names: list[str]) -> int:
@@ -520,9 +530,11 @@ def show_graph(dot: str) -> None:
                     return
         else:
             data = base64.b64encode(svg).decode("ascii")
+            # Scaled to fit the window (no scroll box of its own): the whole graph, output
+            # included, is in view under the page's title.
             st.markdown(
-                f'<div style="overflow:auto;max-height:85vh"><img alt="{GRAPH_ALT}" '
-                f'style="max-width:100%" src="data:image/svg+xml;base64,{data}"></div>',
+                f'<img alt="{GRAPH_ALT}" style="{GRAPH_STYLE}" '
+                f'src="data:image/svg+xml;base64,{data}">',
                 unsafe_allow_html=True,
             )
             return

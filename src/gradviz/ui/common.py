@@ -18,11 +18,34 @@ from gradviz.util.mdtext import escape
 KEEP = "session"
 
 
+# Streamlit folds the sidebar by itself only below 768 px; between that and this width an
+# open sidebar squeezes the page (buttons read "Run back…"), so it starts folded there too,
+# once per browser tab: a visitor who opens it again keeps it open.
+NARROW_PX = 1100
+FOLD_WHEN_NARROW = (
+    """<script>(() => {
+  const key = "gradviz-sidebar-folded";
+  if (window.innerWidth > NARROW_PX || sessionStorage.getItem(key)) return;
+  let tries = 0;
+  const fold = () => {
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && bar.dataset.collapsed === "true") { sessionStorage.setItem(key, "1"); return; }
+    if (bar && button) { button.click(); sessionStorage.setItem(key, "1"); return; }
+    if (++tries < 100) setTimeout(fold, 100);
+  };
+  fold();
+})();</script>"""
+).replace("NARROW_PX", str(NARROW_PX))
+
+
 def sidebar() -> None:
     """Shared sidebar: versions and what the host can do (asked of a worker once: the server
-    itself never imports torch)."""
+    itself never imports torch); folded at first on a narrow window."""
     python = platform.python_version()
     with st.sidebar:
+        # gradviz's own constant script, no visitor text in it
+        st.html(FOLD_WHEN_NARROW, unsafe_allow_javascript=True)
         try:
             facts = host.facts()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed

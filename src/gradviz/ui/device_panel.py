@@ -44,8 +44,7 @@ def controls(trace) -> None:
     if st.session_state.get("move_to") not in choices:  # first visit, or a link's device
         st.session_state.move_to = "cuda:0" if "cuda:0" in choices else choices[0]
     with st.expander("Devices: move leaf tensors and rerun", expanded=bool(overrides())):
-        c1, c2, c3 = st.columns([3, 2, 1])
-        c1.multiselect(
+        st.multiselect(
             "Leaf tensors to move",
             leaves,
             key="move_leaves",
@@ -53,6 +52,7 @@ def controls(trace) -> None:
             disabled=bool(st.session_state.get("move_all")),
             help="The program's text is not changed: these leaves are made on the chosen device.",
         )
+        c2, c3 = st.columns([3, 2], vertical_alignment="bottom")
         c2.selectbox(
             "to device",
             choices,

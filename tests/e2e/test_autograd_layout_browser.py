@@ -1,0 +1,93 @@
+"""Real browser: the autograd page's first graph fits the window, a narrow window keeps the
+controls readable, and typed work survives a trip to another page through the sidebar."""
+
+from __future__ import annotations
+
+import pytest
+from e2e_support import GRAPH_IMG, graph_svg
+
+pytestmark = pytest.mark.e2e
+
+PROGRAM = "w = torch.tensor([1.0, -2.0], requires_grad=True)\nq = (w * w * w).sum()\n"
+
+
+def _idle(page) -> None:
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=120_000)
+
+
+def test_first_graph_is_in_view_on_a_1400x1000_window(browser, app_server):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        svg = graph_svg(page, "MeanBackward0")
+        assert "y = " in svg  # the lesson's output is in the drawing
+        _idle(page)
+        box = page.locator(GRAPH_IMG).bounding_box()
+        assert box is not None and box["width"] > 100 and box["height"] > 200
+        assert page.evaluate("() => window.scrollY") == 0
+        assert box["x"] >= 0 and box["y"] >= 0
+        assert box["x"] + box["width"] <= 1400
+        assert box["y"] + box["height"] <= 1000, box
+        # no scroll box of its own: the image is drawn whole, not clipped by its container
+        clipped = page.evaluate(
+            """(sel) => { const img = document.querySelector(sel);
+                for (let e = img.parentElement; e; e = e.parentElement) {
+                  if (e.scrollHeight > e.clientHeight + 1 && getComputedStyle(e).overflowY !== 'visible'
+                      && e.contains(img) && e.getBoundingClientRect().bottom < img.getBoundingClientRect().bottom)
+                    return e.className || e.tagName; }
+                return null; }""",
+            GRAPH_IMG,
+        )
+        assert clipped is None, clipped
+    finally:
+        page.close()
+
+
+def test_narrow_window_folds_the_sidebar_and_keeps_button_labels_whole(browser, app_server):
+    page = browser.new_page(viewport={"width": 800, "height": 1000})
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        graph_svg(page)
+        _idle(page)
+        button = page.get_by_role("button", name="Run backward")
+        button.wait_for(timeout=30_000)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=stSidebar]')?.dataset.collapsed === 'true'",
+            timeout=30_000,
+        )
+        box = sidebar.bounding_box()
+        assert box is None or box["x"] + box["width"] <= 1, box  # off the screen
+        _idle(page)
+        for name in ("Run backward", "Run program"):
+            label = page.get_by_role("button", name=name).locator("p").first
+            whole = label.evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")
+            assert whole, f"the button '{name}' is cut short"
+    finally:
+        page.close()
+
+
+def test_typed_program_survives_a_visit_to_another_page(browser, app_server):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        graph_svg(page)
+        _idle(page)
+        editor = page.locator("textarea").first
+        editor.fill(PROGRAM)
+        page.get_by_role("button", name="Run program").click()
+        graph_svg(page, "q = ")
+        _idle(page)
+        page.get_by_role("button", name="Run backward").click()
+        graph_svg(page, "3.0000, 12.0000")
+        _idle(page)
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_text("Devices", exact=True).click()
+        page.get_by_role("heading", name="Devices").first.wait_for(timeout=60_000)
+        _idle(page)
+        nav.get_by_text("Autograd", exact=True).click()
+        svg = graph_svg(page, "3.0000, 12.0000")  # the program and its backward came back
+        assert "q = " in svg
+        assert page.locator("textarea").first.input_value() == PROGRAM
+    finally:
+        page.close()
