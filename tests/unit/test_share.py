@@ -107,6 +107,7 @@ def test_the_default_theme_follows_the_page():
         ({"move": "x"}, "`to`"),
         ({"step": "-1"}, "`step`"),
         ({"step": "lots"}, "`step`"),
+        ({"step": "²"}, "`step`"),  # a digit to str.isdigit, not to int()
     ],
 )
 def test_hostile_moves_and_steps_are_messages(params, needle):

@@ -131,7 +131,7 @@ def from_params(params) -> ShareState:
     _moves(params, state)
     step = params.get("step")
     if step is not None:
-        if step.isdigit() and len(step) <= 6 and int(step) <= MAX_STEP:
+        if step.isascii() and step.isdigit() and len(step) <= 6 and int(step) <= MAX_STEP:
             state.step = int(step)
         else:
             problems.append("`step` must be a whole number; showing the graph before backward")
