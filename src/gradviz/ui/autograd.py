@@ -526,6 +526,7 @@ def show_graph(dot: str) -> None:
                     f"Lay out all {nodes:,} nodes in this browser (it can take minutes, "
                     "and the tab does not answer meanwhile)",
                     key="browser_layout",
+                    persist_state=KEEP,
                 ):
                     return
         else:
