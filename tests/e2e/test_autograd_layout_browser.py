@@ -1,5 +1,6 @@
 """Real browser: the autograd page's first graph fits the window, a narrow window keeps the
-controls readable, and typed work survives a trip to another page through the sidebar."""
+controls readable, typed work survives a trip to another page through the sidebar, and the
+graph follows a dark page."""
 
 from __future__ import annotations
 
@@ -89,5 +90,15 @@ def test_typed_program_survives_a_visit_to_another_page(browser, app_server):
         svg = graph_svg(page, "3.0000, 12.0000")  # the program and its backward came back
         assert "q = " in svg
         assert page.locator("textarea").first.input_value() == PROGRAM
+    finally:
+        page.close()
+
+
+def test_graph_follows_a_dark_page(browser, app_server):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        assert "#1e1e1e" in graph_svg(page, "#1e1e1e")  # the dark theme's background
+        assert "theme" not in page.url  # followed, not chosen
     finally:
         page.close()
