@@ -164,4 +164,5 @@ class Library:
                 ".backward()", torch.Tensor.backward, (tensor, *args), kwargs, node, "bounded"
             )
         self.state.backward.append(record)
+        self.state.calls.backward(tensor, record)
         return None
