@@ -23,7 +23,7 @@ from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.share import ShareState, from_params, to_params
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import device_panel
+from gradviz.ui import backward_calls, device_panel
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
@@ -259,7 +259,7 @@ def page() -> None:
         st.code("\n".join(trace.stdout), language=None)
 
     _backward_controls(trace)
-    _graph_and_tabs(trace, source)
+    _graph_and_tabs(backward_calls.pick(trace), source)  # a loop's calls: one at a time
     _update_share_link(source)
 
 
