@@ -60,7 +60,7 @@ class _Described:
 def _norm(t: torch.Tensor) -> float | None:
     if not t.is_floating_point() or t.device.type == "meta":
         return None
-    norm = float(t.detach().double().norm())
+    norm = float(torch.linalg.vector_norm(t.detach()))
     return norm if math.isfinite(norm) else None
 
 
@@ -175,20 +175,16 @@ class CallWatch:
             state.module_calls,
             state.fn_modules,
         )
-        graph = build_graph(record)
-        budget = ValueBudget(tensors=CALL_TENSORS_WITH_VALUES, numbers=CALL_VALUES)
+        graph = build_graph(record, ValueBudget(CALL_TENSORS_WITH_VALUES, CALL_VALUES))
         seen: dict[int, object] = {}
         for b in pending.bindings:  # graph.tensors: one per distinct tensor, in this order
             seen.setdefault(id(b.tensor), b)
         for info, key in zip(graph.tensors, seen, strict=False):
             note = pending.leaves.get(key)
-            if note is not None:
-                count = sum(h.numel() for h in note if isinstance(h, torch.Tensor))
-                keep = budget.take(count)
+            if note is not None:  # a leaf: its value and .grad as they were at the call
+                keep = info.value is not None  # the budget kept its values
                 info.value, info.preview = _values(note[0], keep)
                 info.grad, info.grad_preview = _values(note[1], keep)
-            elif not budget.take(_count(info.value) + _count(info.grad)):
-                info.value = info.grad = None
         return BackwardCall(
             pending.number,
             pending.record.line,
@@ -210,11 +206,3 @@ def _step(number, line, optimizer, after_call, before, after, more) -> Optimizer
         [summary(name, h) for (name, _), h in zip(before, after, strict=True)],
         more,
     )
-
-
-def _count(value) -> int:
-    if value is None:
-        return 0
-    if not isinstance(value, list):
-        return 1
-    return sum(_count(v) for v in value)
