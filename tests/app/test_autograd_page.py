@@ -262,6 +262,8 @@ def test_a_training_loop_picks_which_backward_call_to_show():
     ]
     texts = " ".join(m.value for m in at.markdown)
     assert "Parameters before and after step 1" in texts
+    captions = " ".join(c.value for c in at.caption)
+    assert "Gradient check tab checks the gradients the program ends with" in captions
 
     at.selectbox(key="backward_call").select(0).run()  # the whole run, every loss
     whole = _graph_dot(at)

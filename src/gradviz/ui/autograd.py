@@ -259,7 +259,7 @@ def page() -> None:
         st.code("\n".join(trace.stdout), language=None)
 
     _backward_controls(trace)
-    _graph_and_tabs(backward_calls.pick(trace), source)  # a loop's calls: one at a time
+    _graph_and_tabs(backward_calls.pick(trace), source, trace)  # a loop's calls: one at a time
     _update_share_link(source)
 
 
@@ -319,7 +319,9 @@ def _numel(shape: list[int]) -> int:
     return n
 
 
-def _graph_and_tabs(trace: Trace, source: str) -> None:
+def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
+    """The tabs for `trace` (one backward call's view of `whole`, or `whole` itself); the
+    gradient check compares the whole run's gradients (after its last call)."""
     record = trace.backward[-1] if trace.backward else None
     tabs = st.tabs(
         ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
@@ -337,7 +339,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[1]:
         _tensors_tab(trace)
     with tabs[3]:
-        _gradient_check(trace, source, record)
+        _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     with tabs[4]:
         _export(export_dot)
     with tabs[5]:

@@ -47,6 +47,11 @@ def pick(trace: Trace) -> Trace:
     if call is None:
         return trace
     _call_summary(call)
+    if call is not calls.kept[-1]:
+        st.caption(
+            "The Gradient check tab checks the gradients the program ends with (after its "
+            "last backward call)."
+        )
     return trace.at_call(call.number)
 
 
