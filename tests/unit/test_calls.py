@@ -145,3 +145,19 @@ def test_a_requested_backward_is_a_call_too_and_calls_survive_pickling_and_caps(
     assert {"net.fc1.weight", "net.conv1.weight", "temperature", "loss"} <= names
     assert "images" not in names  # no gradient reaches it: not in the graph backward walked
     assert {g.name for g in call.grads} >= {"net.fc1.weight", "temperature"}
+
+
+def test_big_leaves_are_described_at_the_call_not_copied():
+    """A call copies at most CALL_VALUES of its leaves' numbers; the rest keep a preview
+    taken at the call, so an accumulating .grad still shows call by call."""
+    from gradviz.program import callwatch
+
+    leaves = "".join(f"{n} = torch.ones(4000, requires_grad=True)\n" for n in "abcd")
+    trace = run(leaves + "for i in range(2):\n    y = (a + b + c + d).sum()\n    y.backward()\n")
+    assert callwatch.CALL_VALUES < 4 * 2 * 4000
+    first, second = trace.calls.kept
+    for call, g in ((first, "1.0000"), (second, "2.0000")):
+        info = {t.name: t for t in call.graph.tensors}
+        assert info["a"].grad == [float(g)] * 4000  # copied: carried in full
+        assert info["d"].grad is None  # over the copy budget: described then
+        assert info["d"].grad_preview.startswith(f"[{g}, {g}")

@@ -64,12 +64,15 @@ def _norm(t: torch.Tensor) -> float | None:
     return norm if math.isfinite(norm) else None
 
 
-def hold(t: torch.Tensor | None):
+def hold(t: torch.Tensor | None, room: list[int] | None = None):
     """`t` as it is now, to be described at the end: a copy when it is small (what a result
-    may carry in full), else its preview and norm now. Cheap at every call and step."""
+    may carry in full) and fits in `room` (numbers still to copy, spent here), else its
+    preview and norm now. Cheap at every call and step."""
     if t is None:
         return None
-    if storable(t):
+    if storable(t) and (room is None or t.numel() <= room[0]):
+        if room is not None:
+            room[0] -= t.numel()
         return t.detach().clone()
     return _Described(tuple(t.shape), tensor_values(t, keep=False)[1], _norm(t))
 
@@ -117,6 +120,7 @@ class CallWatch:
         if tensor.grad_fn is None and tensor.requires_grad:
             leaves.add(id(tensor))
         bindings, notes, grads = [], {}, []
+        room = [CALL_VALUES]  # the leaves' numbers a call copies: what its result may carry
         for b in state.bindings:
             t = b.tensor
             if t is tensor or (t.grad_fn is not None and id(t.grad_fn) in made):
@@ -124,7 +128,7 @@ class CallWatch:
             elif id(t) in leaves:
                 bindings.append(b)
                 if id(t) not in notes:
-                    notes[id(t)] = (hold(t), hold(t.grad))
+                    notes[id(t)] = (hold(t, room), hold(t.grad, room))
                     grads.append((b.name, notes[id(t)][1]))
         self.pending.append(
             _Pending(self.count, tuple(state.loops), record, bindings, notes, grads)
