@@ -243,3 +243,44 @@ def test_a_network_shows_layer_clusters_steps_and_accumulation():
     ]
     assert all(r["before"] != r["after"] for r in steps)
     assert any("Line 9" in i.value and "net.0.weight" in i.value for i in at.info)
+
+
+def test_a_training_loop_picks_which_backward_call_to_show():
+    """sgd_no_zero_grad runs backward three times: the last call is shown first; picking
+    call 1 redraws its graph with the gradient .grad held right after it (smaller: without
+    zero_grad() the gradients add up), and its optimizer step's parameters before and after."""
+    at = _app().run()
+    at.selectbox(key="preset").select("sgd_no_zero_grad").run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="backward_call")
+    assert picker.value == 3
+    assert picker.format_func(3) == "backward call 3 of 3 (line 9, iteration 2)"
+    last = _graph_dot(at)
+    assert "-11.3949" in last and "-4.7832" not in last
+    assert _tensor_table(at)["w"]["grad"] == "[-11.3949]"
+    texts = " ".join(m.value for m in at.markdown)
+    assert "Parameters before and after step 3" in texts
+
+    at.selectbox(key="backward_call").select(1).run()
+    assert not at.exception, at.exception
+    first = _graph_dot(at)
+    assert first != last
+    assert "-4.7832" in first and "-11.3949" not in first
+    table = _tensor_table(at)
+    assert table["w"]["grad"] == "[-4.7832]" and table["w"]["value"] == "[0.0000]"
+    steps = mdtable.find((m.value for m in at.markdown), "norm before")
+    assert [(r["parameter"], r["before"], r["after"]) for r in steps] == [
+        ("w", "[0.0000]", "[0.4783]"),
+        ("b", "[0.0000]", "[0.1284]"),
+    ]
+    texts = " ".join(m.value for m in at.markdown)
+    assert "Parameters before and after step 1" in texts
+    captions = " ".join(c.value for c in at.caption)
+    assert "Gradient check tab checks the gradients the program ends with" in captions
+
+    at.selectbox(key="backward_call").select(0).run()  # the whole run, every loss
+    whole = _graph_dot(at)
+    assert "loss[0]" in whole and "loss[2]" in whole
+
+    at.selectbox(key="preset").select("sgd_loop").run()  # another program: its last call
+    assert at.selectbox(key="backward_call").value == 3

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
 from gradviz.graph import render
+from gradviz.program.results import Trace
 
 
 def register(subparsers) -> None:
@@ -38,6 +39,13 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--no-legend", action="store_true", help="leave out the legend")
     parser.add_argument(
+        "--call",
+        metavar="K",
+        help="a program that ran backward several times (a training loop): draw backward "
+        "call K's graph (1 is the first; the default is the last), or 'all' for every "
+        "call's graph together",
+    )
+    parser.add_argument(
         "--no-limits",
         action="store_true",
         help="lift the graph-size, memory and time limits on Graphviz (by default looser "
@@ -56,6 +64,30 @@ def output_format(path: str) -> str:
     return fmt
 
 
+def chosen_call(trace: Trace, call: str | None) -> Trace:
+    """The result as --call picks it (says on stderr which call it draws). UsageError for a
+    call the result does not hold."""
+    calls = trace.calls
+    if call is None and calls.count < 2:
+        return trace
+    if call == "all":
+        return trace
+    kept = [c.number for c in calls.kept]
+    try:
+        number = None if call is None else int(call)
+    except ValueError:
+        raise UsageError(f"--call takes a call's number or 'all', not {call!r}") from None
+    chosen = calls.call(number)
+    if chosen is None:
+        have = ", ".join(map(str, kept)) or "none"
+        raise UsageError(
+            f"--call {call}: the program ran backward {calls.count:,} time(s); the calls "
+            f"kept are {have} (or 'all')"
+        )
+    print(f"gradviz render: drawing {chosen.title(calls.count)}", file=sys.stderr)
+    return trace.at_call(chosen.number) if calls.count > 1 else trace
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         fmt = output_format(args.output)
@@ -67,6 +99,11 @@ def main(args: argparse.Namespace) -> int:
     if trace.error:
         print(format_error(args.program, trace.error), file=sys.stderr)
         status = 1
+    try:
+        trace = chosen_call(trace, args.call)
+    except UsageError as exc:
+        print(f"gradviz render: {exc}", file=sys.stderr)
+        return 2
     dot = render.draw(
         trace,
         view=args.view,

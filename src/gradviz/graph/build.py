@@ -109,11 +109,13 @@ def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget
     )
 
 
-def _add_tensors(record: RunRecord, model: GraphModel) -> dict[str, torch.Tensor]:
+def _add_tensors(
+    record: RunRecord, model: GraphModel, budget: ValueBudget
+) -> dict[str, torch.Tensor]:
     """1. One TensorInfo per distinct tensor a program named (aliases share a node), in
-    model.tensors; returns each info's tensor by id."""
+    model.tensors; returns each info's tensor by id. Values are left out as they are
+    built, not after, once `budget` is spent."""
     seen: dict[int, TensorInfo] = {}
-    budget = ValueBudget()  # values are left out as they are built, not after
     labels = _labels(record)
     tensor_of: dict[str, torch.Tensor] = {}
     for i, b in enumerate(record.bindings):
@@ -292,9 +294,11 @@ def _module_calls(record: RunRecord, model: GraphModel) -> list:
     return [c for c in record.module_calls if c.id in used]
 
 
-def build_graph(record: RunRecord) -> GraphModel:
+def build_graph(record: RunRecord, budget: ValueBudget | None = None) -> GraphModel:
+    """The graph of a run's record; `budget` bounds the values it carries (a result's own
+    ValueBudget by default)."""
     model = GraphModel(simulated=record.simulated)
-    tensor_of = _add_tensors(record, model)
+    tensor_of = _add_tensors(record, model, budget or ValueBudget())
     places = _places(record, model, tensor_of)
     node_of_fn = _add_functions(record, model, places)
     model.nodes = _tensor_nodes(record, model, tensor_of, places) + model.nodes

@@ -461,6 +461,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     if error is None and options.backward:
         error = _guarded(lambda: requested_backward(interp, options), interp)
     record = interp.record()
+    calls = interp.state.calls.finish(interp.placement.fn_devices)
     graph = build_graph(record)
     state, budget, placement = interp.state, interp.budget, interp.placement
     trace = Trace(
@@ -475,6 +476,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         moves=placement.moves,
         device_notes=placement.device_notes,
         updates=state.updates,
+        calls=calls,
         memory=devices.memory_summary(),
         stats=RunStats(
             seconds=time.perf_counter() - started,

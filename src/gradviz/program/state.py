@@ -22,6 +22,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
+from gradviz.program.callwatch import CallWatch
 from gradviz.program.language import ProgramError, char_col, source_segment
 from gradviz.program.reports import ParameterUpdate, RunWarning
 from gradviz.program.results import RunOptions
@@ -90,6 +91,7 @@ class RunState:
         simulate = options.simulate_cuda
         self.simulated = devices.simulation_needed() if simulate is None else bool(simulate)
         self.shadow = devices.FakeShadow() if self.simulated else None
+        self.calls = CallWatch(self)  # each backward call and optimizer step, for the picker
 
     # -- where the run is, for error messages
 

@@ -22,7 +22,7 @@ from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import device_panel
+from gradviz.ui import backward_calls, device_panel
 from gradviz.ui.autograd_state import (
     THEME_LABELS,
     graph_theme,
@@ -186,7 +186,7 @@ def page() -> None:
     if trace is None:
         return
     with right:
-        _graph_and_tabs(trace, source)
+        _graph_and_tabs(backward_calls.pick(trace), source, trace)  # a loop's calls: one at a time
     update_share_link(source)
 
 
@@ -356,7 +356,9 @@ def _numel(shape: list[int]) -> int:
     return n
 
 
-def _graph_and_tabs(trace: Trace, source: str) -> None:
+def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
+    """The tabs for `trace` (one backward call's view of `whole`, or `whole` itself); the
+    gradient check compares the whole run's gradients (after its last call)."""
     record = trace.backward[-1] if trace.backward else None
     tabs = st.tabs(
         ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
@@ -374,7 +376,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[1]:
         _tensors_tab(trace)
     with tabs[3]:
-        _gradient_check(trace, source, record)
+        _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     with tabs[4]:
         _export(export_dot)
     with tabs[5]:
