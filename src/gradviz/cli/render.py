@@ -1,8 +1,9 @@
-"""`python -m gradviz render PROGRAM.py -o OUT.svg|png|pdf|dot [options]`.
+"""`python -m gradviz render PROGRAM.py -o OUT.svg|png|pdf|dot|html [options]`.
 
 Writes the same drawing the page shows: render.draw(...) then render.render_bytes, under
 render.CLI_LIMITS (looser than the app's: a lecturer's own machine), or none with --no-limits.
-The format comes from the output's suffix. A program error still gives a drawing of
+The format comes from the output's suffix; .html is the interactive viewer (one file, no
+network: pan, zoom, hover, inspect, collapse, quiz). A program error still gives a drawing of
 what exists (exit 1, error on stderr).
 Exit codes: 0 written, 1 program error or nothing/no way to draw, 2 usage.
 """
@@ -14,20 +15,26 @@ import sys
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
-from gradviz.graph import render
+from gradviz.graph import interactive, render
+
+HTML = "html"
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "render",
-        help="draw a program's autograd graph to svg, png, pdf or dot",
+        help="draw a program's autograd graph to svg, png, pdf, dot or interactive html",
         description="Draw a program's autograd graph, as the page does. The format comes "
         "from the output file's suffix. Exit codes: 0 written, 1 program error or "
         "nothing to draw, 2 usage.",
     )
     add_program_options(parser)
     parser.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.png, OUT.pdf or OUT.dot"
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="OUT.svg, OUT.png, OUT.pdf, OUT.dot or OUT.html (the interactive viewer)",
     )
     parser.add_argument("--view", choices=("values", "classic"), default="values")
     parser.add_argument("--rankdir", choices=render.RANKDIRS, default="TB")
@@ -48,10 +55,10 @@ def register(subparsers) -> None:
 
 def output_format(path: str) -> str:
     fmt = Path(path).suffix.lower().lstrip(".")
-    if fmt not in render.FORMATS:
+    if fmt not in (*render.FORMATS, HTML):
         raise UsageError(
             f"{path}: cannot tell the format from the suffix; use one of "
-            + ", ".join("." + f for f in render.FORMATS)
+            + ", ".join("." + f for f in (*render.FORMATS, HTML))
         )
     return fmt
 
@@ -73,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
         rankdir=args.rankdir,
         theme=args.theme,
         show_saved=args.saved,
-        legend=not args.no_legend,
+        legend=not args.no_legend and fmt != HTML,  # the viewer draws its own legend
     )
     if dot is None:
         print(
@@ -84,7 +91,10 @@ def main(args: argparse.Namespace) -> int:
         return 1
     try:
         limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
-        data = render.render_bytes(dot, fmt, scale=args.scale, limits=limits)
+        if fmt == HTML:
+            data = viewer_bytes(trace, dot, args.view, args.theme, limits)
+        else:
+            data = render.render_bytes(dot, fmt, scale=args.scale, limits=limits)
     except render.RenderUnavailable as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
         return 1
@@ -94,3 +104,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"gradviz render: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return status
+
+
+def viewer_bytes(trace, dot: str, view: str, theme: str, limits: render.RenderLimits) -> bytes:
+    """The interactive viewer as one HTML file (the drawing laid out by Graphviz)."""
+    svg = render.render_bytes(dot, "svg", limits=limits)
+    model = trace.graph if trace.graph is not None and view == "values" else render.GraphModel()
+    page = interactive.viewer_html(model, svg, source=trace.source, theme=theme)
+    return page.encode("utf-8")
