@@ -166,7 +166,7 @@ def viewer_html(
 <title>{html.escape(title)}</title>
 <style>{asset("viewer.css")}
 #gv-graph {{ background: {th.bg}; }}
-#gv-main {{ height: {html.escape(height)}; }}</style>
+body {{ height: {html.escape(height)}; }}</style>
 </head><body>
 <div id="gv-bar" role="toolbar" aria-label="graph controls">
 <button id="gv-zoom-in" title="zoom in (or the mouse wheel)">+</button>

@@ -23,7 +23,7 @@ from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.share import ShareState, from_params, to_params
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import device_panel
+from gradviz.ui import device_panel, graph_viewer
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
@@ -399,7 +399,15 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
             st.session_state.draw_big = source
             st.rerun()
     else:
-        show_graph(dot)
+        graph_viewer.toggle()
+        view, theme = st.session_state.view, st.session_state.theme
+        if graph_viewer.wanted() and graph_viewer.show(
+            trace, dot, view, theme, lambda d: cached_bytes(d, "svg", 1.0)
+        ):
+            with st.expander("Plain picture (if the viewer does not load)"):
+                show_graph(dot)
+        else:
+            show_graph(dot)
         if st.session_state.view == "values":
             _role_legend(st.session_state.theme)
         device_panel.legend(trace)
@@ -457,6 +465,9 @@ def _share_tab(source: str) -> None:
         from urllib.parse import urlencode
 
         st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+        st.markdown("The same graph opened in quiz mode (gradients hidden until answered):")
+        quiz = {**_share_params(source), **graph_viewer.QUIZ_PARAMS}
+        st.code(url.split("?")[0] + "?" + urlencode(quiz), language=None)
 
 
 # Beyond this many nodes the browser is not asked to lay a graph out unless the visitor
@@ -587,6 +598,6 @@ def _share_params(source: str) -> dict[str, str]:
 
 
 def _update_share_link(source: str) -> None:
-    params = _share_params(source)
+    params = {**_share_params(source), **graph_viewer.share_params()}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)

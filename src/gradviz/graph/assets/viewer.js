@@ -321,5 +321,6 @@
   }
   $("gv-colour").onchange = function (ev) { recolour(ev.target.value); };
   recolour("role");
+  pz.resize(); pz.fit(); pz.center();  // the toolbar and legend are filled in: fit the frame left
   document.body.dataset.gvReady = "1";
 })();
