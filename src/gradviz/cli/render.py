@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
-from gradviz.graph import interactive, render
+from gradviz.graph import interactive, render, walkthrough
 
 HTML = "html"
+GIF = "gif"
+WALKTHROUGH_FORMATS = ("pdf", GIF)
 
 
 def register(subparsers) -> None:
@@ -45,6 +47,13 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--no-legend", action="store_true", help="leave out the legend")
     parser.add_argument(
+        "--walkthrough",
+        action="store_true",
+        help="the backward walk-through as frames, one per backward step plus the final "
+        "graph: OUT.pdf (a page each) or OUT.gif (animated); needs a backward "
+        "(--backward NAME, or the program's own)",
+    )
+    parser.add_argument(
         "--no-limits",
         action="store_true",
         help="lift the graph-size, memory and time limits on Graphviz (by default looser "
@@ -53,8 +62,12 @@ def register(subparsers) -> None:
     parser.set_defaults(func=main)
 
 
-def output_format(path: str) -> str:
+def output_format(path: str, walk: bool = False) -> str:
     fmt = Path(path).suffix.lower().lstrip(".")
+    if walk:
+        if fmt not in WALKTHROUGH_FORMATS:
+            raise UsageError(f"{path}: --walkthrough writes .pdf or .gif")
+        return fmt
     if fmt not in (*render.FORMATS, HTML):
         raise UsageError(
             f"{path}: cannot tell the format from the suffix; use one of "
@@ -65,7 +78,7 @@ def output_format(path: str) -> str:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        fmt = output_format(args.output)
+        fmt = output_format(args.output, args.walkthrough)
         trace = run_from_args(args)
     except UsageError as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
@@ -74,6 +87,8 @@ def main(args: argparse.Namespace) -> int:
     if trace.error:
         print(format_error(args.program, trace.error), file=sys.stderr)
         status = 1
+    if args.walkthrough:
+        return _write_walkthrough(args, trace, fmt) or status
     dot = render.draw(
         trace,
         view=args.view,
@@ -98,12 +113,39 @@ def main(args: argparse.Namespace) -> int:
     except render.RenderUnavailable as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
         return 1
+    return _write(args.output, data) or status
+
+
+def _write(path: str, data: bytes) -> int:
     try:
-        Path(args.output).write_bytes(data)
+        Path(path).write_bytes(data)
     except OSError as exc:
-        print(f"gradviz render: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"gradviz render: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    return status
+    return 0
+
+
+def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
+    """The walk-through's frames as a PDF or GIF; 0 written, 1 nothing to walk, 2 unwritable."""
+    record = trace.backward[-1] if trace.backward else None
+    if record is None or not record.steps or trace.graph is None:
+        print(
+            "gradviz render: --walkthrough needs a backward pass: add --backward NAME "
+            "(or call .backward() in the program)",
+            file=sys.stderr,
+        )
+        return 1
+    dots = walkthrough.frames(trace.graph, record, args.rankdir, args.theme)
+    limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
+    try:
+        if fmt == GIF:
+            data = walkthrough.gif_bytes(dots, scale=args.scale, limits=limits)
+        else:
+            data = walkthrough.pdf_bytes(dots, limits=limits)
+    except render.RenderUnavailable as exc:
+        print(f"gradviz render: {exc}", file=sys.stderr)
+        return 1
+    return _write(args.output, data)
 
 
 def viewer_bytes(trace, dot: str, view: str, theme: str, limits: render.RenderLimits) -> bytes:

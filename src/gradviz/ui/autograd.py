@@ -223,7 +223,7 @@ def page() -> None:
             key="rankdir",
             horizontal=True,
         )
-        st.radio("Theme", ["light", "dark", "print"], key="theme", horizontal=True)
+        st.radio("Theme", ["light", "dark", "print", "lecture"], key="theme", horizontal=True)
         st.checkbox(
             "Show saved tensors",
             key="saved",
