@@ -7,6 +7,7 @@ import pytest
 
 from gradviz.program.share import (
     MAX_PARAM_CHARS,
+    THEMES,
     ShareState,
     decode_program,
     encode_program,
@@ -72,3 +73,11 @@ def test_bad_options_fall_back_with_messages():
         None,
     )
     assert len(state.problems) == 5
+
+
+def test_the_lecture_theme_survives_a_share_link():
+    from gradviz.graph.render import THEMES as DRAWN
+
+    state = from_params(to_params(ShareState(program="x = 1", theme="lecture")))
+    assert state.theme == "lecture" and not state.problems
+    assert set(DRAWN) == set(THEMES)  # every drawn theme can be shared

@@ -18,7 +18,7 @@ from gradviz.program.language import DEFAULT_LIMITS
 MAX_PARAM_CHARS = 16_000
 VIEWS = ("values", "classic")
 RANKDIRS = ("TB", "LR")
-THEMES = ("light", "dark", "print")
+THEMES = ("light", "dark", "print", "lecture")
 
 
 @dataclass
