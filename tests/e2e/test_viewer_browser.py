@@ -102,6 +102,11 @@ def test_wheel_and_buttons_zoom_and_fit_returns(browser, lesson):
         assert _matrix(_transform(page)) == pytest.approx(_matrix(first), abs=1e-3)
         page.click("#gv-zoom-out")
         assert _matrix(_transform(page))[0] < _matrix(first)[0]
+        assert "gv-lod" not in (page.get_attribute("body", "class") or "")
+        for _ in range(8):  # far out: node text too small to read is not drawn
+            page.click("#gv-zoom-out")
+        assert "gv-lod" in page.get_attribute("body", "class")
+        assert not _node(page, "x").locator("text").first.is_visible()
     finally:
         page.context.close()
 

@@ -24,6 +24,8 @@ COLLAPSE_OVER = 300
 # The quiz accepts an answer within QUIZ_ATOL + QUIZ_RTOL * |gradient| of each number.
 QUIZ_ATOL = 0.01
 QUIZ_RTOL = 0.01
+# Below this zoom (Graphviz's 11 pt text drawn under about 3.5 px) node text is not drawn.
+LOD_ZOOM = 0.32
 ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css")
 
 
@@ -119,6 +121,7 @@ def viewer_data(
         "source": source,
         "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT],
         "collapse_over": COLLAPSE_OVER,
+        "lod_zoom": LOD_ZOOM,
         "quiz": quiz,
         "quiz_atol": QUIZ_ATOL,
         "quiz_rtol": QUIZ_RTOL,

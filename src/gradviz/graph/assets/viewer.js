@@ -18,13 +18,20 @@
   var pz = svgPanZoom(svg, {
     zoomEnabled: true, panEnabled: true, controlIconsEnabled: false, fit: true, center: true,
     minZoom: 0.02, maxZoom: 80, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
-    preventMouseEventsDefault: true
+    preventMouseEventsDefault: true,
+    onZoom: function () { detail(); }
   });
+  // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
+  // and painting thousands of glyphs is most of a big graph's frame time).
+  function detail() {
+    var zoom = pz ? pz.getSizes().realZoom : 1;
+    document.body.classList.toggle("gv-lod", zoom < data.lod_zoom);
+  }
   window.gvPanZoom = pz;
   $("gv-zoom-in").onclick = function () { pz.zoomIn(); };
   $("gv-zoom-out").onclick = function () { pz.zoomOut(); };
-  $("gv-fit").onclick = function () { pz.resize(); pz.fit(); pz.center(); };
-  $("gv-reset").onclick = function () { pz.resize(); pz.reset(); };
+  $("gv-fit").onclick = function () { pz.resize(); pz.fit(); pz.center(); detail(); };
+  $("gv-reset").onclick = function () { pz.resize(); pz.reset(); detail(); };
   window.addEventListener("resize", function () { pz.resize(); });
 
   // ------------------------------------------------------------------ the drawing's parts
@@ -321,6 +328,6 @@
   }
   $("gv-colour").onchange = function (ev) { recolour(ev.target.value); };
   recolour("role");
-  pz.resize(); pz.fit(); pz.center();  // the toolbar and legend are filled in: fit the frame left
+  pz.resize(); pz.fit(); pz.center(); detail();  // the toolbar and legend are filled in: fit the frame left
   document.body.dataset.gvReady = "1";
 })();
