@@ -227,5 +227,22 @@ def test_the_autograd_page_shows_the_viewer_and_its_inspector(browser, app_serve
         assert "mean 2.6667" in frame.locator("#gv-tip").inner_text()
         x.click()
         assert "3.3333" in frame.locator("#gv-inspector").inner_text()
+        for _ in range(3):
+            frame.locator("#gv-zoom-in").click()
+        frame.locator("#gv-colour").select_option("gradient")
+        viewport = frame.locator("g.svg-pan-zoom_viewport")
+        zoomed = _matrix(viewport.get_attribute("transform"))
+        # a rerun that draws the graph again (another theme) keeps the view
+        page.get_by_text("dark", exact=True).click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('iframe')].some(f => f.srcdoc"
+            " && f.srcdoc.includes('#1e1e1e'))",
+            timeout=90_000,
+        )
+        frame = page.frame_locator("iframe").first
+        frame.locator("body[data-gv-ready='1']").wait_for(timeout=90_000)
+        again = _matrix(frame.locator("g.svg-pan-zoom_viewport").get_attribute("transform"))
+        assert again == pytest.approx(zoomed, abs=0.5)
+        assert frame.locator("#gv-colour").input_value() == "gradient"
     finally:
         page.close()

@@ -65,6 +65,8 @@ def test_viewer_data_carries_nodes_edges_modules_and_tensors():
     assert data["edges"] == [["t0", "f0"]]
     assert data["modules"] == {"m0": {"label": "net: Linear", "parent": None, "line": 2}}
     assert data["quiz"] is True and data["source"] == "x = 1"
+    assert data["remember"] is False  # a file keeps no view; the page asks for it
+    assert interactive.viewer_data(small_model(), remember=True)["remember"] is True
 
 
 def test_viewer_html_is_one_file_without_network_and_its_island_cannot_break_out():

@@ -106,10 +106,15 @@ def _node(node: GraphNode, model: GraphModel) -> dict:
 
 
 def viewer_data(
-    model: GraphModel, source: str = "", theme: str = "light", quiz: bool = False
+    model: GraphModel,
+    source: str = "",
+    theme: str = "light",
+    quiz: bool = False,
+    remember: bool = False,
 ) -> dict:
     """What the viewer script reads: nodes (with their tensors' values, gradients and
-    summaries), edges, layer calls, the program's text, the colours of the roles."""
+    summaries), edges, layer calls, the program's text, the colours of the roles; `remember`
+    keeps the view (zoom, pan, colour by) in the tab's session storage across reruns."""
     th = THEMES.get(theme, THEMES["light"])
     return {
         "nodes": {n.id: _node(n, model) for n in model.nodes},
@@ -123,6 +128,7 @@ def viewer_data(
         "collapse_over": COLLAPSE_OVER,
         "lod_zoom": LOD_ZOOM,
         "quiz": quiz,
+        "remember": remember,
         "quiz_atol": QUIZ_ATOL,
         "quiz_rtol": QUIZ_RTOL,
     }
@@ -158,11 +164,12 @@ def viewer_html(
     theme: str = "light",
     quiz: bool = False,
     height: str = "100vh",
+    remember: bool = False,
 ) -> str:
     """The whole viewer as one HTML document. `svg` is the drawing of `model` by
     render.to_dot + render.render_bytes(..., "svg")."""
     th = THEMES.get(theme, THEMES["light"])
-    data = viewer_data(model, source, theme, quiz)
+    data = viewer_data(model, source, theme, quiz, remember)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

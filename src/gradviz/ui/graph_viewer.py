@@ -47,7 +47,7 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
     model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
     quiz = quiz_mode()
-    page = viewer_html(model, svg, source=trace.source, theme=theme, quiz=quiz, height="100vh")
+    page = viewer_html(model, svg, trace.source, theme=theme, quiz=quiz, remember=True)
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).

@@ -19,8 +19,28 @@
     zoomEnabled: true, panEnabled: true, controlIconsEnabled: false, fit: true, center: true,
     minZoom: 0.02, maxZoom: 80, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
     preventMouseEventsDefault: true,
-    onZoom: function () { detail(); }
+    onZoom: function () { detail(); saveView(); },
+    onPan: function () { saveView(); }
   });
+  // On the page the view (zoom, pan, colour by) outlives a rerun: kept in this tab's storage.
+  var store = null;
+  if (data.remember) {
+    try { store = window.sessionStorage; store.getItem("gradviz-view"); } catch (e) { store = null; }
+  }
+  function saveView() {
+    if (!store || !pz || !document.body.dataset.gvReady) { return; }
+    try {
+      store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), pan: pz.getPan(), colour: $("gv-colour").value }));
+    } catch (e) { store = null; }
+  }
+  function restoreView() {
+    var kept = null;
+    try { kept = store && JSON.parse(store.getItem("gradviz-view") || "null"); } catch (e) { kept = null; }
+    if (!kept || !(kept.zoom > 0) || !kept.pan) { return; }
+    pz.zoom(kept.zoom);
+    pz.pan(kept.pan);
+    if (kept.colour && kept.colour !== "role") { $("gv-colour").value = kept.colour; recolour(kept.colour); }
+  }
   // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
   // and painting thousands of glyphs is most of a big graph's frame time).
   function detail() {
@@ -326,8 +346,9 @@
     }
     $("gv-legend").innerHTML = legend;
   }
-  $("gv-colour").onchange = function (ev) { recolour(ev.target.value); };
+  $("gv-colour").onchange = function (ev) { recolour(ev.target.value); saveView(); };
   recolour("role");
-  pz.resize(); pz.fit(); pz.center(); detail();  // the toolbar and legend are filled in: fit the frame left
+  pz.resize(); pz.fit(); pz.center(); restoreView(); detail();  // the toolbar and legend are filled in: fit the frame left
   document.body.dataset.gvReady = "1";
+  saveView();
 })();
