@@ -67,6 +67,8 @@ def test_viewer_data_carries_nodes_edges_modules_and_tensors():
     assert data["quiz"] is True and data["source"] == "x = 1"
     assert data["remember"] is False  # a file keeps no view; the page asks for it
     assert interactive.viewer_data(small_model(), remember=True)["remember"] is True
+    assert data["roles"][0][0].startswith("leaf")
+    assert interactive.viewer_data(GraphModel())["roles"] == []  # the classic view: no legend
 
 
 def test_viewer_html_is_one_file_without_network_and_its_island_cannot_break_out():

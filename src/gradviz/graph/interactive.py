@@ -124,7 +124,8 @@ def viewer_data(
             for m in model.modules
         },
         "source": source,
-        "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT],
+        # the classic view (torchviz's nodes) has no roles of gradviz's to explain
+        "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT] if model.nodes else [],
         "collapse_over": COLLAPSE_OVER,
         "lod_zoom": LOD_ZOOM,
         "quiz": quiz,

@@ -292,7 +292,8 @@
         label.textContent = (collapsed[m] ? "▸ " : "▾ ") + mod.label + (collapsed[m] ? " (" + count + " nodes hidden: click to open)" : "");
       }
     });
-    $("gv-shown").textContent = Object.keys(nodeEls).filter(function (id) { return nodes[id] && !hidden[id]; }).length + " of " + Object.keys(nodes).length + " nodes drawn";
+    var total = Object.keys(nodes).length;
+    $("gv-shown").textContent = total ? Object.keys(nodeEls).filter(function (id) { return nodes[id] && !hidden[id]; }).length + " of " + total + " nodes drawn" : "";
   }
   Object.keys(clusterEls).forEach(function (m) {
     clusterEls[m].addEventListener("click", function (ev) { ev.stopPropagation(); collapsed[m] = !collapsed[m]; applyCollapse(); });
