@@ -111,6 +111,30 @@ def test_wheel_and_buttons_zoom_and_fit_returns(browser, lesson):
         page.context.close()
 
 
+def test_a_two_finger_pinch_zooms(browser, lesson):
+    context = browser.new_context(viewport={"width": 1300, "height": 900}, has_touch=True)
+    try:
+        page = context.new_page()
+        page.goto(lesson)
+        page.wait_for_selector("body[data-gv-ready='1']", timeout=15_000)
+        first = _matrix(_transform(page))[0]
+        box = page.locator("#gv-graph").bounding_box()
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        cdp = context.new_cdp_session(page)
+
+        def touch(kind: str, gap: float) -> None:
+            points = [{"x": cx - gap, "y": cy}, {"x": cx + gap, "y": cy}] if gap else []
+            cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+        touch("touchStart", 40)
+        for gap in (60, 80, 100, 120):  # fingers apart: zoom in, three times as far
+            touch("touchMove", gap)
+        touch("touchEnd", 0)
+        assert _matrix(_transform(page))[0] == pytest.approx(3 * first, rel=0.05)
+    finally:
+        context.close()
+
+
 def test_hover_shows_the_gradient_and_click_inspects_the_tensor(browser, lesson):
     page, _, _ = _open(browser, lesson)
     try:

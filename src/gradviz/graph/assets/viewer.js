@@ -54,6 +54,29 @@
   $("gv-reset").onclick = function () { pz.resize(); pz.reset(); detail(); };
   window.addEventListener("resize", function () { pz.resize(); });
 
+  // Two-finger pinch on a touch screen zooms about the fingers' midpoint (a trackpad's pinch
+  // arrives as a wheel event, which svg-pan-zoom already zooms with).
+  var pinch = null;
+  function spread(ts) { return Math.hypot(ts[0].clientX - ts[1].clientX, ts[0].clientY - ts[1].clientY); }
+  function middle(ts) {
+    var box = svg.getBoundingClientRect();
+    return { x: (ts[0].clientX + ts[1].clientX) / 2 - box.left, y: (ts[0].clientY + ts[1].clientY) / 2 - box.top };
+  }
+  svg.addEventListener("touchstart", function (ev) {
+    if (ev.touches.length === 2) { pinch = spread(ev.touches); pz.disablePan(); ev.preventDefault(); }
+  }, { passive: false });
+  svg.addEventListener("touchmove", function (ev) {
+    if (pinch && ev.touches.length === 2) {
+      var d = spread(ev.touches);
+      if (pinch > 0 && d > 0) { pz.zoomAtPoint(pz.getZoom() * d / pinch, middle(ev.touches)); }
+      pinch = d;
+      ev.preventDefault();
+    }
+  }, { passive: false });
+  svg.addEventListener("touchend", function (ev) {
+    if (pinch && ev.touches.length < 2) { pinch = null; pz.enablePan(); }
+  });
+
   // ------------------------------------------------------------------ the drawing's parts
   var nodes = data.nodes, nodeEls = {}, edgeEls = [], clusterEls = {}, out = {};
   svg.querySelectorAll("g.node").forEach(function (g) {
