@@ -55,3 +55,10 @@ def test_a_quiz_link_opens_the_viewer_in_quiz_mode_and_keeps_it():
     at.run()  # the page rewrites its address on each run: the quiz flag stays in it
     assert _viewer_data(at)["quiz"] is True
     assert at.query_params.get("quiz") in ("1", ["1"])
+
+
+def test_the_export_tab_offers_the_viewer_as_one_html_file():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download interactive HTML" in labels

@@ -270,3 +270,26 @@ def test_the_autograd_page_shows_the_viewer_and_its_inspector(browser, app_serve
         assert frame.locator("#gv-colour").input_value() == "gradient"
     finally:
         page.close()
+
+
+def test_the_export_tab_downloads_a_viewer_that_works_offline(browser, app_server, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        page.get_by_role("tab", name="Export").click()
+        button = page.get_by_role("button", name="Download interactive HTML")
+        button.wait_for(timeout=90_000)
+        with page.expect_download(timeout=30_000) as info:
+            button.click()
+        target = tmp_path / "graph.html"
+        info.value.save_as(target)
+    finally:
+        page.close()
+    viewer, refused, errors = _open(browser, target.as_uri())
+    try:
+        assert viewer.locator("g.node").count() == 9
+        _node(viewer, "x").hover()
+        assert "mean 2.6667" in viewer.inner_text("#gv-tip")
+        assert refused == [] and errors == []
+    finally:
+        viewer.context.close()

@@ -340,6 +340,9 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
         _gradient_check(trace, source, record)
     with tabs[4]:
         _export(export_dot)
+        graph_viewer.download(
+            trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
+        )
     with tabs[5]:
         _share_tab(source)
 

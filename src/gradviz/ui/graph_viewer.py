@@ -34,6 +34,35 @@ def toggle() -> None:
     )
 
 
+def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> str:
+    # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
+    model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
+    return viewer_html(model, svg, trace.source, theme=theme, quiz=quiz_mode(), remember=remember)
+
+
+def download(trace: Trace, dot: str | None, view: str, svg_of) -> None:
+    """The Export tab's interactive HTML: the viewer as one file that needs no network."""
+    if dot is None or not dot_available():
+        return
+    try:
+        page = _page(trace, svg_of(dot), view, st.session_state.theme, remember=False)
+    except RenderUnavailable:
+        return  # the Export tab above already says why nothing can be drawn
+    st.download_button(
+        "Download interactive HTML",
+        page.encode("utf-8"),
+        file_name="gradviz-graph.html",
+        mime="text/html",
+        icon=":material/download:",
+        on_click="ignore",
+        key="download_viewer",
+    )
+    st.caption(
+        "One file with pan, zoom, hover, inspector, collapse and quiz: opens in any browser "
+        "offline (`python -m gradviz render PROGRAM.py -o graph.html` makes the same)."
+    )
+
+
 def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     """Draw the viewer for `dot` (its SVG from `svg_of(dot)`, the page's drawing cache);
     False when it cannot be drawn here (no Graphviz, or a graph over the limits)."""
@@ -44,10 +73,7 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     except RenderUnavailable as exc:
         st.caption(f"The interactive viewer is off for this graph: {message(exc)}")
         return False
-    # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
-    model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
-    quiz = quiz_mode()
-    page = viewer_html(model, svg, trace.source, theme=theme, quiz=quiz, remember=True)
+    page = _page(trace, svg, view, theme, remember=True)
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).
