@@ -69,6 +69,12 @@ def _transform(page) -> str:
     return page.locator("g.svg-pan-zoom_viewport").get_attribute("transform")
 
 
+SCALE_JS = (
+    "() => document.querySelector('g.svg-pan-zoom_viewport').transform.baseVal"
+    ".consolidate().matrix.a"
+)
+
+
 def _matrix(transform: str) -> list[float]:
     return [float(v) for v in re.findall(r"[-0-9.e]+", transform)]
 
@@ -98,14 +104,17 @@ def test_wheel_and_buttons_zoom_and_fit_returns(browser, lesson):
         page.wait_for_function("(t) => document.querySelector('g.svg-pan-zoom_viewport')"
                                ".getAttribute('transform') !== t", arg=first)  # fmt: skip
         assert _matrix(_transform(page))[0] > _matrix(first)[0]  # zoomed in
+        # svg-pan-zoom writes the transform at the next animation frame: wait for it
+        scale = _matrix(first)[0]
         page.click("#gv-fit")
+        page.wait_for_function(f"() => Math.abs(({SCALE_JS})() - {scale}) < 1e-3")
         assert _matrix(_transform(page)) == pytest.approx(_matrix(first), abs=1e-3)
         page.click("#gv-zoom-out")
-        assert _matrix(_transform(page))[0] < _matrix(first)[0]
+        page.wait_for_function(f"() => ({SCALE_JS})() < {scale} - 1e-3")
         assert "gv-lod" not in (page.get_attribute("body", "class") or "")
         for _ in range(8):  # far out: node text too small to read is not drawn
             page.click("#gv-zoom-out")
-        assert "gv-lod" in page.get_attribute("body", "class")
+        page.wait_for_selector("body.gv-lod")
         assert not _node(page, "x").locator("text").first.is_visible()
     finally:
         page.context.close()
@@ -130,6 +139,7 @@ def test_a_two_finger_pinch_zooms(browser, lesson):
         for gap in (60, 80, 100, 120):  # fingers apart: zoom in, three times as far
             touch("touchMove", gap)
         touch("touchEnd", 0)
+        page.wait_for_function(f"() => Math.abs(({SCALE_JS})() / {first} - 3) < 0.15")
         assert _matrix(_transform(page))[0] == pytest.approx(3 * first, rel=0.05)
     finally:
         context.close()
@@ -251,8 +261,11 @@ def test_the_autograd_page_shows_the_viewer_and_its_inspector(browser, app_serve
         assert "mean 2.6667" in frame.locator("#gv-tip").inner_text()
         x.click()
         assert "3.3333" in frame.locator("#gv-inspector").inner_text()
+        inner = page.locator("iframe").first.element_handle().content_frame()
+        before = inner.evaluate(SCALE_JS)
         for _ in range(3):
             frame.locator("#gv-zoom-in").click()
+        inner.wait_for_function(f"() => ({SCALE_JS})() > {before} * 1.9")
         frame.locator("#gv-colour").select_option("gradient")
         viewport = frame.locator("g.svg-pan-zoom_viewport")
         zoomed = _matrix(viewport.get_attribute("transform"))
