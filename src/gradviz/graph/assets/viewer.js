@@ -216,7 +216,12 @@
   }
   function inspect(id) {
     var n = nodes[id], t = n.t, box = $("gv-inspector"), h = "<h3>" + esc(n.title) + "</h3>";
-    box.style.display = "block";
+    if (box.style.display !== "block") {  // the drawing's frame narrows: keep its middle in the middle
+      var wide = svg.getBoundingClientRect().width;
+      box.style.display = "block";
+      pz.resize();
+      pz.panBy({ x: (svg.getBoundingClientRect().width - wide) / 2, y: 0 });
+    }
     if (!t) {
       h += "<div>" + esc(n.kind === "function" ? "backward function" : n.role) + "</div>";
       if (n.rule) { h += "<div class='gv-rule'>" + esc(n.rule) + "</div>"; }
@@ -276,7 +281,7 @@
     $("gv-quiz-toggle").checked = quiz.on;
     document.body.classList.toggle("gv-quiz-on", quiz.on);
   }
-  $("gv-quiz-toggle").onchange = function (ev) { quiz.on = ev.target.checked; quiz.answered = {}; applyQuiz(); $("gv-inspector").style.display = "none"; };
+  $("gv-quiz-toggle").onchange = function (ev) { quiz.on = ev.target.checked; quiz.answered = {}; applyQuiz(); $("gv-inspector").style.display = "none"; pz.resize(); };
   applyQuiz();
 
   // ------------------------------------------------------------------ search
