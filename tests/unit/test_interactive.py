@@ -69,6 +69,14 @@ def test_viewer_data_carries_nodes_edges_modules_and_tensors():
     assert interactive.viewer_data(small_model(), remember=True)["remember"] is True
     assert data["roles"][0][0].startswith("leaf")
     assert interactive.viewer_data(GraphModel())["roles"] == []  # the classic view: no legend
+    assert data["lod_zoom"] == 0  # a small graph always draws its text
+
+
+def test_a_big_graph_drops_its_text_when_zoomed_far_out():
+    big = GraphModel(
+        nodes=[GraphNode(f"f{i}", "function", "AddBackward0", "function") for i in range(301)]
+    )
+    assert interactive.viewer_data(big)["lod_zoom"] == interactive.LOD_ZOOM > 0
 
 
 def test_viewer_html_is_one_file_without_network_and_its_island_cannot_break_out():

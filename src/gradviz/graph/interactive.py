@@ -24,7 +24,9 @@ COLLAPSE_OVER = 300
 # The quiz accepts an answer within QUIZ_ATOL + QUIZ_RTOL * |gradient| of each number.
 QUIZ_ATOL = 0.01
 QUIZ_RTOL = 0.01
-# Below this zoom (Graphviz's 11 pt text drawn under about 3.5 px) node text is not drawn.
+# Below this zoom (Graphviz's 11 pt text drawn under about 3.5 px) a graph of more than
+# COLLAPSE_OVER nodes is drawn without node text, record separators and arrowheads: painting
+# them is most of a big graph's frame time (docs/BENCHMARKS.md). Small graphs keep them.
 LOD_ZOOM = 0.32
 ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css")
 
@@ -127,7 +129,7 @@ def viewer_data(
         # the classic view (torchviz's nodes) has no roles of gradviz's to explain
         "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT] if model.nodes else [],
         "collapse_over": COLLAPSE_OVER,
-        "lod_zoom": LOD_ZOOM,
+        "lod_zoom": LOD_ZOOM if len(model.nodes) > COLLAPSE_OVER else 0,
         "quiz": quiz,
         "remember": remember,
         "quiz_atol": QUIZ_ATOL,

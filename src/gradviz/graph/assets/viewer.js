@@ -366,6 +366,8 @@
     });
     if (by === "device") {
       legend = devices.map(function (d, i) { return "<span class='gv-key' style='background:" + OKABE[i % 8] + "'></span>" + esc(d); }).join(" ");
+    } else if (by === "gradient" && !(m > 0)) {
+      legend = "no gradients to colour by: run backward first" + (quiz.on ? " (or they are hidden in the quiz)" : "");
     } else if (by === "gradient") {
       legend = "mean gradient: <span class='gv-key' style='background:" + colour(-m, m) + "'></span>" + esc(num(-m)) +
         " <span class='gv-key' style='background:#fff'></span>0 <span class='gv-key' style='background:" + colour(m, m) + "'></span>" + esc(num(m)) +
