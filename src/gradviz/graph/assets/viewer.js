@@ -168,9 +168,6 @@
     edgeEls.forEach(function (e) { e.g.classList.add(on[e.s] && on[e.d] ? "gv-on-path" : "gv-dim"); });
     nodeEls[id].classList.add("gv-selected");
     inspect(id);
-    if (window.parent !== window) {
-      window.parent.postMessage({ type: "gradviz:select", node: id }, "*");
-    }
   }
   function flat(v, acc) {
     if (Array.isArray(v)) { v.forEach(function (x) { flat(x, acc); }); } else if (typeof v === "number") { acc.push(v); }
