@@ -7,6 +7,7 @@ import pytest
 
 from gradviz.program.share import (
     MAX_PARAM_CHARS,
+    THEMES,
     ShareState,
     decode_program,
     encode_program,
@@ -114,3 +115,11 @@ def test_hostile_moves_and_steps_are_messages(params, needle):
     state = from_params(params)
     assert state.moves == () and state.move_to is None and state.step == 0
     assert any(needle in p for p in state.problems)
+
+
+def test_the_lecture_theme_survives_a_share_link():
+    from gradviz.graph.render import THEMES as DRAWN
+
+    state = from_params(to_params(ShareState(program="x = 1", theme="lecture")))
+    assert state.theme == "lecture" and not state.problems
+    assert set(DRAWN) == set(THEMES) - {"auto"}  # every drawn theme can be shared

@@ -96,7 +96,24 @@ THEMES: dict[str, Theme] = {
         "black",
         "#777777",
     ),
+    # Slides: Okabe-Ito's colour-blind-safe colours, black text and lines, big fonts, 16:9.
+    "lecture": Theme(
+        "white",
+        "black",
+        "black",
+        "#56B4E9",
+        "#F0E442",
+        "#3CC49A",
+        "#E6E6E6",
+        "#FFFFFF",
+        "black",
+        "#D55E00",
+        "#7F7F7F",
+    ),
 }
+# Per theme: the graph's extra attributes and the nodes' font size.
+THEME_GRAPH = {"lecture": "ratio=0.5625 pad=0.3 fontsize=22"}
+THEME_FONT = {"lecture": 20}
 
 ROLE_TEXT = {
     "leaf": "leaf (requires grad): .grad is filled here",
@@ -210,11 +227,14 @@ def to_dot(
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
     spacing = "nodesep=0.2 ranksep=0.25 splines=line" if compact else "nodesep=0.3 ranksep=0.35"
+    spacing += " " + THEME_GRAPH.get(theme, "")
+    font = THEME_FONT.get(theme, 11)
+    pen = " penwidth=2" if theme == "lecture" else ""
     out = [
         "digraph gradviz {",
         f"  graph [rankdir={rankdir} bgcolor={_q(th.bg)} fontname=Helvetica fontcolor={_q(th.font)} {spacing}];",
-        f"  node [fontname=Helvetica fontsize=11 fontcolor={_q(th.font)} color={_q(th.border)} style=filled];",
-        f"  edge [color={_q(th.edge)} arrowsize=0.7];",
+        f"  node [fontname=Helvetica fontsize={font} fontcolor={_q(th.font)} color={_q(th.border)} style=filled{pen}];",
+        f"  edge [color={_q(th.edge)} arrowsize={0.7 if not pen else 1.0}{pen}];",
     ]
     by_device = uses_devices(model)
     look = _Look(th, theme, show_values, show_saved, rankdir, compact, by_device, highlight, done)
@@ -271,7 +291,7 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
         attrs["shape"] = "box"
         attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
         attrs["label"] = _function_label(node, look.show_saved)
-        attrs["fontsize"] = "10"
+        attrs["fontsize"] = str(THEME_FONT.get(theme, 11) - 1)
     attrs["fillcolor"] = _q(_fill(th, node.role))
     attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
     if look.by_device and node.device:
@@ -336,9 +356,10 @@ def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, c
 
 def _legend(th: Theme, theme: str) -> list[str]:
     style = '"filled,rounded"' if theme != "print" else "rounded"
+    size = THEME_FONT.get(theme, 10) - 1
     lines = [
         "  subgraph cluster_legend {",
-        f'    label="legend" fontsize=10 color={_q(th.border)} style=dashed;',
+        f'    label="legend" fontsize={size + 1} color={_q(th.border)} style=dashed;',
     ]
     for role in ("leaf", "intermediate", "output", "untracked", "function"):
         extra = " penwidth=2" if theme == "print" and role in ("leaf", "output") else ""
@@ -349,7 +370,7 @@ def _legend(th: Theme, theme: str) -> list[str]:
         else:
             extra += f" style={style}"
         lines.append(
-            f"    {_q('legend_' + role)} [label={_q(ROLE_TEXT[role])} shape=box fontsize=9 fillcolor={_q(_fill(th, role))}{extra}];"
+            f"    {_q('legend_' + role)} [label={_q(ROLE_TEXT[role])} shape=box fontsize={size} fillcolor={_q(_fill(th, role))}{extra}];"
         )
     roles = " ".join(
         _q("legend_" + r) for r in ("leaf", "intermediate", "output", "untracked", "function")

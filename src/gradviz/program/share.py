@@ -19,7 +19,7 @@ from gradviz.program.language import DEFAULT_LIMITS
 MAX_PARAM_CHARS = 16_000
 VIEWS = ("values", "classic")
 RANKDIRS = ("TB", "LR")
-THEMES = ("auto", "light", "dark", "print")  # auto: the graph follows the page's theme
+THEMES = ("auto", "light", "dark", "print", "lecture")  # auto: the graph follows the page's theme
 ALL_LEAVES = "*"  # `move=*`: every leaf tensor is moved
 MAX_MOVES = 64
 MAX_STEP = 100_000

@@ -22,7 +22,7 @@ from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import backward_calls, device_panel
+from gradviz.ui import backward_calls, device_panel, graph_viewer
 from gradviz.ui.autograd_state import (
     THEME_LABELS,
     graph_theme,
@@ -379,6 +379,9 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
         _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     with tabs[4]:
         _export(export_dot)
+        graph_viewer.download(
+            trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
+        )
     with tabs[5]:
         _share_tab(source)
 
@@ -443,7 +446,15 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
             st.session_state.draw_big = source
             st.rerun()
     else:
-        show_graph(dot)
+        graph_viewer.toggle()
+        view, theme = st.session_state.view, graph_theme()
+        if graph_viewer.wanted() and graph_viewer.show(
+            trace, dot, view, theme, lambda d: cached_bytes(d, "svg", 1.0)
+        ):
+            with st.expander("Plain picture (if the viewer does not load)"):
+                show_graph(dot)
+        else:
+            show_graph(dot)
         if st.session_state.view == "values":
             _role_legend(graph_theme())
         device_panel.legend(trace)
@@ -501,6 +512,9 @@ def _share_tab(source: str) -> None:
         from urllib.parse import urlencode
 
         st.code(url.split("?")[0] + "?" + urlencode(share_params(source)), language=None)
+        st.markdown("The same graph opened in quiz mode (gradients hidden until answered):")
+        quiz = {**share_params(source), **graph_viewer.QUIZ_PARAMS}
+        st.code(url.split("?")[0] + "?" + urlencode(quiz), language=None)
 
 
 # Beyond this many nodes the browser is not asked to lay a graph out unless the visitor

@@ -10,9 +10,15 @@ import streamlit as st
 
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.share import ALL_LEAVES, ShareState, from_params, to_params
-from gradviz.ui import device_panel
+from gradviz.ui import device_panel, graph_viewer
 
-THEME_LABELS = {"auto": "follow page", "light": "light", "dark": "dark", "print": "print"}
+THEME_LABELS = {
+    "auto": "follow page",
+    "light": "light",
+    "dark": "dark",
+    "print": "print",
+    "lecture": "lecture",
+}
 
 
 def init_state() -> None:
@@ -83,6 +89,6 @@ def share_params(source: str) -> dict[str, str]:
 
 
 def update_share_link(source: str) -> None:
-    params = share_params(source)
+    params = {**share_params(source), **graph_viewer.share_params()}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
