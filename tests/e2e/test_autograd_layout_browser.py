@@ -5,7 +5,7 @@ graph follows a dark page."""
 from __future__ import annotations
 
 import pytest
-from e2e_support import GRAPH_IMG, graph_svg
+from e2e_support import graph_svg
 
 pytestmark = pytest.mark.e2e
 
@@ -23,23 +23,26 @@ def test_first_graph_is_in_view_on_a_1400x1000_window(browser, app_server):
         svg = graph_svg(page, "MeanBackward0")
         assert "y = " in svg  # the lesson's output is in the drawing
         _idle(page)
-        box = page.locator(GRAPH_IMG).bounding_box()
+        # The graph the visitor sees first is the interactive viewer (the plain picture is
+        # folded below it): its frame, fitted to the drawing, is whole in the window.
+        frame = page.frame_locator("iframe").first
+        frame.locator("body[data-gv-ready='1']").wait_for(timeout=90_000)
+        box = page.locator("iframe").first.bounding_box()
         assert box is not None and box["width"] > 100 and box["height"] > 200
         assert page.evaluate("() => window.scrollY") == 0
         assert box["x"] >= 0 and box["y"] >= 0
         assert box["x"] + box["width"] <= 1400
         assert box["y"] + box["height"] <= 1000, box
-        # no scroll box of its own: the image is drawn whole, not clipped by its container
-        clipped = page.evaluate(
-            """(sel) => { const img = document.querySelector(sel);
-                for (let e = img.parentElement; e; e = e.parentElement) {
-                  if (e.scrollHeight > e.clientHeight + 1 && getComputedStyle(e).overflowY !== 'visible'
-                      && e.contains(img) && e.getBoundingClientRect().bottom < img.getBoundingClientRect().bottom)
-                    return e.className || e.tagName; }
-                return null; }""",
-            GRAPH_IMG,
+        # the drawing itself (after Fit) lies inside the frame
+        inner = page.locator("iframe").first.element_handle().content_frame()
+        assert "y = " in inner.evaluate(
+            "() => document.querySelector('#gv-graph svg, svg').textContent"
         )
-        assert clipped is None, clipped
+        drawn = inner.evaluate(
+            "() => { const r = document.querySelector('g.svg-pan-zoom_viewport')"
+            ".getBoundingClientRect(); return [r.top, r.bottom, innerHeight]; }"
+        )
+        assert drawn[0] >= 0 and drawn[1] <= drawn[2] + 1, drawn
     finally:
         page.close()
 

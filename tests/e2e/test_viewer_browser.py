@@ -30,6 +30,20 @@ HOSTILE = (
 )
 
 
+# The page opens on the forward graph: Run backward, then wait for the viewer to carry x's gradient.
+BACKWARD_DRAWN_JS = """() => [...document.querySelectorAll('iframe')].some(f => {
+  const m = f.srcdoc && f.srcdoc.match(/id="gv-data">([\\s\\S]*?)<\\/script>/);
+  if (!m) return false;
+  const d = JSON.parse(m[1]);
+  return Object.values(d.nodes).some(n => n.t && n.t.name === 'x' && n.t.grad);
+})"""
+
+
+def _run_backward(page) -> None:
+    page.get_by_role("button", name="Run backward").click()
+    page.wait_for_function(BACKWARD_DRAWN_JS, timeout=90_000)
+
+
 def _export(tmp_path, monkeypatch, name: str, source: str, backward: str) -> str:
     monkeypatch.setenv("GRADVIZ_SANDBOX", "off")
     prog = tmp_path / f"{name}.py"
@@ -254,6 +268,7 @@ def test_the_autograd_page_shows_the_viewer_and_its_inspector(browser, app_serve
     page = browser.new_page(viewport={"width": 1400, "height": 1300})
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
+        _run_backward(page)
         frame = page.frame_locator("iframe").first
         frame.locator("body[data-gv-ready='1']").wait_for(timeout=90_000)
         x = frame.locator("g.node").filter(has=frame.locator("text >> text=/^x\\b/"))
@@ -289,6 +304,7 @@ def test_the_export_tab_downloads_a_viewer_that_works_offline(browser, app_serve
     page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
+        _run_backward(page)
         page.get_by_role("tab", name="Export").click()
         button = page.get_by_role("button", name="Download interactive HTML")
         button.wait_for(timeout=90_000)

@@ -13,7 +13,7 @@ from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results import Trace
 from gradviz.util.mdtext import message
 
-VIEWER_HEIGHT = 720  # pixels of the frame
+VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
 
