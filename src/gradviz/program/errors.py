@@ -41,13 +41,28 @@ def runtime_error(
     """The error a program sees for `exc`, raised by the operation `label` at `node`."""
     message = runtime_message(exc)
     explanation = explain_error(message)
-    err = state.error("runtime", message, node, explanation.plain if explanation else None)
+    hint = explanation.plain if explanation else None
+    if explanation is not None and explanation.key == "inplace_saved":
+        hint = inplace_hint(state, message, hint)
+    err = state.error("runtime", message, node, hint)
     details = explanation.as_details() if explanation else ErrorDetails()
     details = replace(details, exception=type(exc).__name__, operation=label)
     err.details = details
     named = operand_names(state, node, operands) if operands else {}
     source = devices.message_source(state.simulated, rule_by_gradviz)
     return with_devices(err, named, source)
+
+
+def inplace_hint(state: RunState, message: str, hint: str | None) -> str | None:
+    """The explanation, with the in-place change(s) that bumped the saved tensor's version
+    named by line and column: PyTorch itself points only at backward()."""
+    culprits = state.inplace.culprits(message)
+    if not culprits:
+        return hint
+    places = "; ".join(
+        f"line {e.line}, column {e.col}: `{e.text.replace(chr(96), chr(39))}`" for e in culprits
+    )
+    return f"{hint} The in-place change backward() tripped over: {places}."
 
 
 def with_devices(err: ProgramError, named: dict[str, str], source: str) -> ProgramError:

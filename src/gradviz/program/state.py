@@ -22,6 +22,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
+from gradviz.program.inplace import InplaceLog
 from gradviz.program.language import ProgramError, char_col, source_segment
 from gradviz.program.reports import ParameterUpdate, RunWarning
 from gradviz.program.results import RunOptions
@@ -76,6 +77,7 @@ class RunState:
         self.fn_modules: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, call)
         self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
+        self.inplace = InplaceLog()  # in-place changes, and values from before them
         self.generator = torch.Generator().manual_seed(options.seed)
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
@@ -98,6 +100,12 @@ class RunState:
         line = getattr(node, "lineno", None)
         col = char_col(self.lines, line, getattr(node, "col_offset", None))
         return ProgramError(kind, message, line, col, hint)
+
+    def where(self, node: ast.AST) -> tuple[int | None, int | None, str]:
+        """(line, column, source text) of a node, as errors name them."""
+        line = getattr(node, "lineno", None)
+        col = char_col(self.lines, line, getattr(node, "col_offset", None))
+        return line, col, self.segment(node)
 
     def segment(self, node: ast.AST, max_len: int = 60) -> str:
         return source_segment(self.lines, node, max_len)

@@ -23,7 +23,7 @@ from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.program.share import ShareState, from_params, to_params
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import device_panel
+from gradviz.ui import device_panel, graph_notes, tensors
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
@@ -335,7 +335,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[0]:
         _graph_tab(trace, source, dot, highlight)
     with tabs[1]:
-        _tensors_tab(trace)
+        tensors.tensors_tab(trace)
     with tabs[3]:
         _gradient_check(trace, source, record)
     with tabs[4]:
@@ -402,50 +402,12 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
         show_graph(dot)
         if st.session_state.view == "values":
             _role_legend(st.session_state.theme)
+        graph_notes.notes(trace)
         device_panel.legend(trace)
         if highlight:
             st.caption(
                 f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
             )
-
-
-def _tensors_tab(trace: Trace) -> None:
-    if not trace.tensors:
-        st.info("The program has not named any tensor yet.")
-        return
-    table(
-        [
-            {
-                "name": t.label,
-                "line": t.line,
-                "shape": str(tuple(t.shape)),
-                "dtype": t.dtype,
-                "device": t.device,
-                "requires_grad": t.requires_grad,
-                "is_leaf": t.is_leaf,
-                "grad_fn": t.grad_fn or "",
-                "value": t.preview,
-                "grad": t.grad_preview or "",
-                "note": t.note or "",
-            }
-            for t in trace.tensors
-        ]
-    )
-    if trace.updates:
-        st.markdown("**Optimizer steps**: each parameter before and after `step()`")
-        table(
-            [
-                {
-                    "line": u.line,
-                    "optimizer": u.optimizer,
-                    "parameter": u.name,
-                    "before": u.before,
-                    "after": u.after,
-                }
-                for u in trace.updates
-            ]
-        )
-    device_panel.memory(trace)
 
 
 def _share_tab(source: str) -> None:
