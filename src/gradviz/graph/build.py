@@ -86,11 +86,16 @@ def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget
     """One named tensor as plain data; its values only while `budget` lasts. A tensor changed
     in place after it was bound shows the values it had then (program.inplace's copy)."""
     t = b.tensor
-    then = record.snapshots.get((id(t), b.version))
+    kept = record.snapshots.get((id(t), b.version))
+    changed = t._version != b.version
+    # a copy from before the change, when autograd drew the change as a node of its own
+    then = kept[1] if changed and kept and kept[0] is t and t.grad_fn is not b.grad_fn else None
     shown = t if then is None else then
     note = _note(b, t)
-    if then is None and t._version != b.version and t.grad_fn is not b.grad_fn:
-        note = "changed in place after this line: the values shown are the ones after"
+    if changed:
+        when = "it had at this line" if then is not None else "after the change"
+        later = f"changed in place later: the values shown are the ones {when}"
+        note = f"{note}; {later}" if note else later
     grad = t.grad if (t.is_leaf or t.retains_grad) else None
     keep = budget.take(stored_count(shown) + stored_count(grad))
     value, preview = tensor_values(shown, keep)
@@ -161,6 +166,8 @@ def _places(record: RunRecord, model: GraphModel, bound: dict[str, Binding]) -> 
         if b.grad_fn is not None:
             output_slot.setdefault((registry.key(b.grad_fn), b.output_nr), info.id)
             roots.append(b.grad_fn)
+            if t.grad_fn is not b.grad_fn:  # changed in place since (y.add_(1)): draw that
+                roots.append(t.grad_fn)
         elif t.requires_grad:
             leaf_node[id(t)] = info.id
     functions = walk_graph(*reversed(roots))

@@ -76,5 +76,6 @@ class RunRecord:
     simulated: bool = False  # CUDA devices in this run are simulated
     module_calls: list[ModuleCall] = field(default_factory=list)  # layer calls, in order
     fn_modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # node -> call
-    # (id(tensor), version) -> its values before an in-place change (program.inplace)
-    snapshots: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict)
+    # (id(tensor), version) -> (tensor, its values before an in-place change), from
+    # program.inplace
+    snapshots: dict[tuple[int, int], tuple] = field(default_factory=dict)

@@ -32,8 +32,11 @@ class InplaceEvent:
 @dataclass
 class InplaceLog:
     events: list[InplaceEvent] = field(default_factory=list)
-    # (id(tensor), version) -> a copy of the values it had at that version
-    snapshots: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict)
+    # (id(tensor), version) -> (the tensor, kept alive so its id is not reused; a copy of
+    # the values it had at that version)
+    snapshots: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = field(
+        default_factory=dict
+    )
 
     @staticmethod
     def watches(label: str, args: tuple) -> bool:
@@ -43,11 +46,12 @@ class InplaceLog:
             and (label.endswith(("_()", "=")) or label == "item assignment")
         )
 
-    def before(self, tensor: torch.Tensor, named: bool) -> tuple:
-        """What to compare after the call: the version, and a copy if it may be needed."""
+    def before(self, tensor: torch.Tensor, bound: bool) -> tuple:
+        """What to compare after the call: the version, and a copy when `bound` (a name was
+        bound to the tensor at this version: its node shows these values)."""
         copy = None
         if (
-            named
+            bound
             and len(self.snapshots) < MAX_SNAPSHOTS
             and tensor.numel() <= MAX_STORED_ELEMENTS
             and tensor.device.type != "meta"
@@ -60,7 +64,7 @@ class InplaceLog:
         if tensor._version == version:
             return
         if copy is not None:
-            self.snapshots.setdefault((id(tensor), version), copy)
+            self.snapshots.setdefault((id(tensor), version), (tensor, copy))
         if len(self.events) < MAX_EVENTS:
             self.events.append(InplaceEvent(*where, version, tensor._version))
 

@@ -55,7 +55,7 @@ class Library:
         inplace = self.state.inplace
         token = None
         if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
-            token = inplace.before(args[0], self.state.name_of(args[0]) is not None)
+            token = inplace.before(args[0], self.state.bound_now(args[0]))
         try:
             with around() if around is not None else contextlib.nullcontext():
                 result = real_fn(*args, **kwargs)

@@ -133,6 +133,11 @@ class RunState:
                 return b.name
         return None
 
+    def bound_now(self, tensor: torch.Tensor) -> bool:
+        """Whether a name was bound to `tensor` as it is now (at its current version)."""
+        version = tensor._version
+        return any(b.tensor is tensor and b.version == version for b in reversed(self.bindings))
+
     def device_of(self, t: torch.Tensor) -> str:
         """Where a tensor lives: its real device, or the simulated one PyTorch's rules gave it."""
         return str(self.shadow.device_of(t) if self.shadow is not None else t.device)

@@ -39,8 +39,9 @@ def name_notes(trace: Trace) -> None:
         number = "".join(ch for ch in rest if ch.isdigit())
         parts.append(
             f"`{line.split(' = ')[0]}` is {name} as the name at line {number}: a name bound "
-            "more than once (or changed in place: `y += 1` gives `y` a new node) gets one "
-            "node per line, each with the value it had then"
+            "more than once gets a node per line, each with the value it had then (`y += 1` "
+            "on a tensor autograd tracks is a new node; a tensor changed in place without "
+            "a new node says so in its note on the Tensors tab)"
         )
     if _example(labels, "["):
         parts.append("`name[2]` is the name in the loop's pass 2")
