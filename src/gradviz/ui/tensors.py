@@ -13,6 +13,8 @@ from gradviz.ui.common import table
 from gradviz.util import mdtable
 from gradviz.util.grid import grids
 
+GRID_STYLE = "white-space:nowrap;overflow-x:auto;max-width:100%"
+
 
 def _numel(shape: list[int]) -> int:
     n = 1
@@ -99,9 +101,11 @@ def _values(title: str, value, shape: list[int], preview: str) -> None:
     for heading, rows in grids(value):
         if heading != "values":
             st.markdown(f"`{heading}`")
-        text = mdtable.to_markdown(rows)
+        # one line per row: numbers never wrap (a minus sign is a break point); a wide grid
+        # scrolls sideways in its own box instead of running off the page
+        text = f'<div style="{GRID_STYLE}">\n\n{mdtable.to_markdown(rows)}\n\n</div>'
         if len(rows) > 15:
             with st.container(height=36 * 16):
-                st.markdown(text)
+                st.markdown(text, unsafe_allow_html=True)
         else:
-            st.markdown(text)
+            st.markdown(text, unsafe_allow_html=True)
