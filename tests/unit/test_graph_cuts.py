@@ -65,3 +65,11 @@ def test_ordinary_edges_stay_solid_data_edges():
     model = run_program("x = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n").graph
     assert {e.kind for e in model.edges} == {"data"}
     assert "style=dashed" not in render.to_dot(model, legend=False)
+
+
+def test_the_classic_view_is_torchviz_own_without_cut_edges():
+    trace = run_program(CUTS)
+    assert trace.classic_dot is not None
+    assert "detached" not in trace.classic_dot and "dashed" not in trace.classic_dot
+    classic = render.restyle_classic(trace.classic_dot)
+    assert "AddmmBackward0" in classic or "MmBackward0" in classic
