@@ -82,3 +82,15 @@ def test_names_bound_twice_are_explained_and_in_place_error_names_both_lines():
     hints = " ".join(i.value for i in at.info)
     assert "line 5, column 1" in hints
     assert any("Line 6" in e.value for e in at.error)
+
+
+def test_in_place_error_shows_both_lines_with_carets():
+    at = _run(
+        "x = torch.tensor([0.0, 1.0], requires_grad=True)\n"
+        "y = torch.exp(x)\n"
+        "y += 1\n"
+        "y.sum().backward()\n"
+    )
+    codes = [c.value for c in at.code]
+    assert any(c.startswith("  4 | y.sum().backward()") for c in codes)
+    assert any(c.startswith("  3 | y += 1") and "| ^" in c for c in codes)

@@ -172,6 +172,11 @@ def _show_error(err: RunError, source: str) -> None:
     if err.line and 1 <= err.line <= len(lines):
         caret = " " * max((err.col or 1) - 1, 0) + "^"
         st.code(f"{err.line:>3} | {lines[err.line - 1]}\n    | {caret}", language=None)
+    for line, col in err.details.also:  # e.g. the in-place change backward tripped over
+        if 1 <= line <= len(lines):
+            st.caption(f"and line {line}, column {col}:")
+            caret = " " * max(col - 1, 0) + "^"
+            st.code(f"{line:>3} | {lines[line - 1]}\n    | {caret}", language=None)
     if err.hint:
         # Hints are gradviz's own (a device rule, "did you mean `name`?" among identifiers),
         # Markdown meant as written; the message, which quotes PyTorch and strings, is escaped.
