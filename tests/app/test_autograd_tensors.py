@@ -94,3 +94,10 @@ def test_in_place_error_shows_both_lines_with_carets():
     codes = [c.value for c in at.code]
     assert any(c.startswith("  4 | y.sum().backward()") for c in codes)
     assert any(c.startswith("  3 | y += 1") and "| ^" in c for c in codes)
+
+
+def test_a_small_tensor_left_out_by_the_result_budget_says_why():
+    at = _run("".join(f"a{i} = torch.ones(2) * {i}\n" for i in range(205)))
+    at.selectbox(key="tensor_values").select("a204").run()
+    texts = " ".join(i.value for i in at.info)
+    assert "at most 200 tensors" in texts and "4,096" not in texts

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.graph.model import MAX_RESULT_VALUES, MAX_STORED_ELEMENTS, TensorInfo
+from gradviz.graph.model import (
+    MAX_RESULT_VALUES,
+    MAX_STORED_ELEMENTS,
+    MAX_TENSORS_WITH_VALUES,
+    TensorInfo,
+)
 from gradviz.program.results import Trace
 from gradviz.ui import device_panel
 from gradviz.ui.common import table
@@ -88,6 +93,14 @@ def _one_tensor(trace: Trace) -> None:
 
 def _values(title: str, value, shape: list[int], preview: str) -> None:
     numel = _numel(shape)
+    if value is None and numel <= MAX_STORED_ELEMENTS:
+        st.info(
+            f"**{title}**: left out of this result, which carries the values of at most "
+            f"{MAX_TENSORS_WITH_VALUES:,} tensors ({MAX_RESULT_VALUES:,} numbers in all); "
+            f"only its first values came back: {preview}.",
+            icon=":material/info:",
+        )
+        return
     if value is None:
         st.info(
             f"**{title}**: this tensor has {numel:,} values; a result carries a tensor's "
