@@ -73,3 +73,39 @@ def test_the_classic_view_is_torchviz_own_without_cut_edges():
     assert "detached" not in trace.classic_dot and "dashed" not in trace.classic_dot
     classic = render.restyle_classic(trace.classic_dot)
     assert "AddmmBackward0" in classic or "MmBackward0" in classic
+
+
+def test_a_cut_inside_a_function_reads_the_functions_own_names():
+    trace = run_program(
+        "def frozen(t):\n"
+        "    f = t.detach()\n"
+        "    return f\n"
+        "a = torch.ones(2, requires_grad=True)\n"
+        "b = a * 3\n"
+        "c = frozen(b)\n"
+    )
+    assert trace.error is None, trace.error
+    model = trace.graph
+    cuts = [e for e in model.edges if e.kind == "cut"]
+    assert len(cuts) == 1 and cuts[0].label == "detached"
+    assert model.node(cuts[0].src).title in ("b = t", "t = b", "b")
+
+
+def test_read_tensors_keeps_what_the_graph_leaves_out():
+    import ast
+
+    import torch
+
+    from gradviz.program.results import RunOptions
+    from gradviz.program.sources import read_tensors
+    from gradviz.program.state import RunState
+
+    state = RunState("", RunOptions())
+    w = torch.ones(2, requires_grad=True)
+    x = torch.ones(2)
+    state.scope.names.update(w=w, x=x, n=3)
+    node = ast.parse("w * x + n", mode="eval").body
+    result = w * x
+    assert read_tensors(state, node, result, cut=False) == (x,)
+    assert read_tensors(state, node, result.detach(), cut=True) == (w,)
+    assert read_tensors(state, node, x * 2, cut=False) == ()  # no grad_fn: nothing to feed
