@@ -106,6 +106,21 @@ def test_read_tensors_keeps_what_the_graph_leaves_out():
     state.scope.names.update(w=w, x=x, n=3)
     node = ast.parse("w * x + n", mode="eval").body
     result = w * x
-    assert read_tensors(state, node, result, cut=False) == (x,)
-    assert read_tensors(state, node, result.detach(), cut=True) == (w,)
+    ((tensor, fn),) = read_tensors(state, node, result, cut=False)
+    assert tensor is x and fn is result.grad_fn  # MulBackward0 saved x
+    assert read_tensors(state, node, result.detach(), cut=True) == ((w, None),)
     assert read_tensors(state, node, x * 2, cut=False) == ()  # no grad_fn: nothing to feed
+
+
+def test_an_input_finds_its_function_even_after_backward_freed_what_it_saved():
+    trace = run_program(
+        "W = torch.ones(3, 2, requires_grad=True)\n"
+        "x = torch.ones(2)\n"
+        "loss = (F.linear(x, W) ** 2).mean()\n"
+        "loss.backward()\n"
+    )
+    model = trace.graph
+    (e,) = [e for e in model.edges if e.kind == "input"]
+    assert model.node(e.src).title == "x"
+    assert model.node(e.dst).title in ("MmBackward0", "SqueezeBackward4", "MvBackward0")
+    assert model.node(e.dst).title != "MeanBackward0"

@@ -317,7 +317,7 @@ def build_graph(record: RunRecord) -> GraphModel:
     model.nodes = _tensor_nodes(record, model, bound, places) + model.nodes
     model.edges = _edges(record, model, places, node_of_fn)
     tensor_node = {id(b.tensor): tid for tid, b in bound.items()}
-    model.edges += cut_edges(record, tensor_node, node_of_fn, places.functions)
+    model.edges += cut_edges(record, tensor_node, node_of_fn)
     model.modules = _module_calls(record, model)
     # 7. Backward steps point at graph nodes.
     for done in record.backward:

@@ -6,7 +6,7 @@ and where the graph was cut would never be drawn. An input that does not require
 binding (Binding.sources, gradviz.program.sources) this adds a "cut" edge from the tensor a
 result was made of to the result, labelled "detached" or "no_grad", and an "input" edge from
 an input without grad to the backward function that saved it (or, when none did, the one
-that made the result)."""
+that made the result), found when the result was bound (gradviz.program.sources)."""
 
 from __future__ import annotations
 
@@ -43,15 +43,17 @@ def _saved_tensors(fn) -> list[torch.Tensor]:
     return out
 
 
-def _user_of(source: torch.Tensor, result: torch.Tensor, known: set[int]):
-    """The backward function of `result`'s graph that saved `source`, else result.grad_fn."""
+def user_of(source: torch.Tensor, result: torch.Tensor):
+    """The backward function of `result`'s graph that saved `source` (searched nearest
+    first, among SEARCH_NODES functions), else result.grad_fn. Asked when `result` is bound,
+    before a backward pass frees what the functions saved."""
     ptr = _storage(source)
-    queue, seen = deque([result.grad_fn]), 0
-    while queue and ptr is not None and seen < SEARCH_NODES:
+    queue, seen = deque([result.grad_fn]), set()
+    while queue and ptr is not None and len(seen) < SEARCH_NODES:
         fn = queue.popleft()
-        if fn is None or id(fn) not in known:
+        if fn is None or id(fn) in seen or hasattr(fn, "variable"):  # AccumulateGrad
             continue
-        seen += 1
+        seen.add(id(fn))
         if any(_storage(s) == ptr for s in _saved_tensors(fn)):
             return fn
         queue.extend(u for u, _ in fn.next_functions)
@@ -59,24 +61,23 @@ def _user_of(source: torch.Tensor, result: torch.Tensor, known: set[int]):
 
 
 def cut_edges(
-    record: RunRecord, tensor_node: dict[int, str], node_of_fn: dict[str, str], functions: list
+    record: RunRecord, tensor_node: dict[int, str], node_of_fn: dict[str, str]
 ) -> list[GraphEdge]:
-    """Cut and input edges. `tensor_node`: id(tensor) -> its node; `node_of_fn`: function
-    key -> node; `functions`: the autograd nodes the graph drew."""
-    known = {id(fn) for fn in functions}
+    """Cut and input edges, from each binding's sources: (tensor, None) for a cut result,
+    (tensor, the function that used it) for an input without grad. `tensor_node`:
+    id(tensor) -> its node; `node_of_fn`: function key -> node (the functions drawn)."""
     edges: dict[tuple[str, str], GraphEdge] = {}
     for b in record.bindings:
         dst = tensor_node.get(id(b.tensor))
-        for source in b.sources:
+        for source, fn in b.sources:
             src = tensor_node.get(id(source))
             if src is None or dst is None or src == dst:
                 continue
-            if not b.tensor.requires_grad:
+            if fn is None:
                 label = "detached" if b.op in ("detach", "detach_") else "no_grad"
                 edges.setdefault((src, dst), GraphEdge(src, dst, kind="cut", label=label))
                 continue
-            fn = _user_of(source, b.tensor, known)
-            target = node_of_fn.get(record.registry.key(fn)) if fn is not None else None
+            target = node_of_fn.get(record.registry.ids.get(id(fn), ""))
             if target is not None:
                 edges.setdefault((src, target), GraphEdge(src, target, kind="input"))
     return list(edges.values())

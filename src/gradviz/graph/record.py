@@ -22,7 +22,8 @@ class Binding:
     op: str
     constant: bool = False  # made by a constructor or a literal: requires_grad=False
     step: tuple[int, ...] = ()  # the pass of each loop around the assignment, outermost first
-    # named tensors its expression read that autograd does not link to it (program.sources)
+    # named tensors its expression read that autograd does not link to it, each with the
+    # function that used it (None for a cut result): program.sources
     sources: tuple = ()
     # the tensor as it was when bound: an in-place change later gives it a new grad_fn
     grad_fn: object = field(default=None, init=False)

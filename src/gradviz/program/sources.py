@@ -14,6 +14,7 @@ import ast
 
 import torch
 
+from gradviz.graph.cuts import user_of
 from gradviz.program.state import RunState
 
 MAX_SOURCES = 8  # tensors kept per binding
@@ -46,19 +47,21 @@ def _value(state: RunState, name: str):
 
 
 def read_tensors(state: RunState, node: ast.AST, result: torch.Tensor, cut: bool) -> tuple:
-    """The tensors the expression `node` read that the graph should link to `result`: if
-    `cut` (a detach or no_grad result), those requiring grad; else, when `result` has a
-    grad_fn, those that do not require grad."""
+    """The tensors the expression `node` read that the graph should link to `result`, as
+    (tensor, function) pairs: if `cut` (a detach or no_grad result), those requiring grad,
+    with None; else, when `result` has a grad_fn, those that do not require grad, with the
+    function of its graph that used each (found now: backward frees what they saved)."""
     if not cut and result.grad_fn is None:
         return ()
-    found: dict[int, torch.Tensor] = {}
+    found: dict[int, tuple] = {}
     for name in _names(node):
         value = _value(state, name)
         if (
             isinstance(value, torch.Tensor)
             and value is not result
             and value.requires_grad == cut
+            and id(value) not in found
             and len(found) < MAX_SOURCES
         ):
-            found[id(value)] = value
+            found[id(value)] = (value, None if cut else user_of(value, result))
     return tuple(found.values())
