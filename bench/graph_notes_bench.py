@@ -64,7 +64,14 @@ def run(source: str, noting: bool) -> float:
     return took
 
 
-NOTING = ("read_tensors", "bound_now", "watches", "before", "after", "cut_edges")
+NOTING = (
+    "read_tensors",
+    "bound_now",
+    "watches",
+    "before",
+    "after",
+    "cut_edges",
+)  # user_of runs inside read_tensors
 NOTING_FILES = ("sources.py", "inplace.py", "state.py", "cuts.py")
 
 
