@@ -22,6 +22,18 @@ class Binding:
     op: str
     constant: bool = False  # made by a constructor or a literal: requires_grad=False
     step: tuple[int, ...] = ()  # the pass of each loop around the assignment, outermost first
+    # named tensors its expression read that autograd does not link to it, each with the
+    # function that used it (None for a cut result): program.sources
+    sources: tuple = ()
+    # the tensor as it was when bound: an in-place change later gives it a new grad_fn
+    grad_fn: object = field(default=None, init=False)
+    output_nr: int = field(default=0, init=False)
+    version: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.grad_fn = self.tensor.grad_fn
+        self.output_nr = self.tensor.output_nr if self.grad_fn is not None else 0
+        self.version = self.tensor._version
 
 
 class NodeRegistry:
@@ -65,3 +77,6 @@ class RunRecord:
     simulated: bool = False  # CUDA devices in this run are simulated
     module_calls: list[ModuleCall] = field(default_factory=list)  # layer calls, in order
     fn_modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # node -> call
+    # (id(tensor), version) -> (tensor, its values before an in-place change), from
+    # program.inplace
+    snapshots: dict[tuple[int, int], tuple] = field(default_factory=dict)

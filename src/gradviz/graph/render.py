@@ -248,10 +248,19 @@ def to_dot(
                 f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 label={_q('copy ' + e.copy)} "
                 f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
             )
+        elif e.kind != "data":
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{_cut_attrs(e, th)}];")
         else:
             out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
     if legend and model.nodes:
-        out.extend(_legend(th, theme))
+        keys = _legend(th, theme)
+        if any(e.kind != "data" for e in model.edges):
+            keys.insert(
+                -1,
+                f'    "legend_cut" [label={_q(CUT_TEXT)} shape=plaintext fontsize=9 '
+                f"fontcolor={_q(th.font)} style=solid fillcolor={_q(th.bg)}];",
+            )
+        out.extend(keys)
         if by_device:
             out.extend(_device_legend(model, th, theme))
     out.append("}")
@@ -352,6 +361,26 @@ def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, c
         return out
 
     return emit(None, "  ")
+
+
+CUT_TEXT = (
+    "dashed arrow: not in autograd's graph (no gradient flows along it): a detach() or "
+    "no_grad result from what it was made of, or an input that does not require grad"
+)
+EDGE_TOOLTIP = {
+    "detached": "detach(): a new tensor sharing the values, cut out of the graph",
+    "no_grad": "made under torch.no_grad(): autograd recorded nothing",
+}
+
+
+def _cut_attrs(e, th: Theme) -> str:
+    """A cut or input edge: dashed, labelled, no gradient flows along it."""
+    label = e.label or "input (no grad)"
+    tip = EDGE_TOOLTIP.get(e.label or "", "an input that does not require grad")
+    return (
+        f"style=dashed arrowhead=empty fontname=Helvetica fontsize=9 "
+        f"fontcolor={_q(th.font)} label={_q(label)} tooltip={_q(tip)} class={_q(e.kind)}"
+    )
 
 
 def _legend(th: Theme, theme: str) -> list[str]:

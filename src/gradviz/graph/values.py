@@ -7,6 +7,8 @@ import math
 
 import torch
 
+from gradviz.graph.model import MAX_STORED_ELEMENTS
+
 
 def _fmt_number(v) -> str:
     if isinstance(v, bool):
@@ -32,9 +34,6 @@ def format_values(value, max_items: int = 6) -> str:
     return "[" + ", ".join(shown) + "]"
 
 
-MAX_STORED_ELEMENTS = 4096
-
-
 def list_cells(shape) -> int:
     """Python lists tolist() would build: a tensor with no values can still need billions."""
     total, prod = 0, 1
@@ -56,6 +55,17 @@ def storable(t: torch.Tensor) -> bool:
 def stored_count(t: torch.Tensor | None) -> int:
     """How many numbers tensor_values would send for t (0: only a preview, or none at all)."""
     return t.numel() if t is not None and storable(t) else 0
+
+
+def tensor_stats(t: torch.Tensor | None) -> dict[str, float] | None:
+    """min, max, mean and (2-)norm of a tensor's values, as plain floats: every tensor gets
+    them, however many values it has (None: no values, on meta, or complex)."""
+    if t is None or t.device.type == "meta" or t.numel() == 0 or t.is_complex():
+        return None
+    data = t.detach()
+    data = data.double() if data.dtype == torch.float64 else data.float()
+    figures = torch.stack([data.min(), data.max(), data.mean(), data.norm()]).cpu().tolist()
+    return dict(zip(("min", "max", "mean", "norm"), figures, strict=True))
 
 
 def tensor_values(

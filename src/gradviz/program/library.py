@@ -53,6 +53,10 @@ class Library:
         self.state.node = node
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
+        inplace = self.state.inplace
+        token = None
+        if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
+            token = inplace.before(args[0], self.state.bound_now(args[0]))
         try:
             with around() if around is not None else contextlib.nullcontext():
                 result = real_fn(*args, **kwargs)
@@ -64,6 +68,8 @@ class Library:
             ) from None
         except Exception as exc:
             raise runtime_error(self.state, exc, node, label, tensors_in(args, kwargs)) from None
+        if token is not None:
+            inplace.after(token, self.state.where(node))
         self.placement.after_call(result, args, kwargs, fake_out)
         self.budget.after_call(result, args, node, check)
         return checked(self.state, result, node, label)

@@ -22,7 +22,7 @@ from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import backward_calls, device_panel, graph_viewer
+from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, tensors
 from gradviz.ui.autograd_state import (
     THEME_LABELS,
     graph_theme,
@@ -149,6 +149,11 @@ def _show_error(err: RunError, source: str) -> None:
     if err.line and 1 <= err.line <= len(lines):
         caret = " " * max((err.col or 1) - 1, 0) + "^"
         st.code(f"{err.line:>3} | {lines[err.line - 1]}\n    | {caret}", language=None)
+    for line, col in err.details.also:  # e.g. the in-place change backward tripped over
+        if 1 <= line <= len(lines):
+            st.caption(f"and line {line}, column {col}:")
+            caret = " " * max(col - 1, 0) + "^"
+            st.code(f"{line:>3} | {lines[line - 1]}\n    | {caret}", language=None)
     if err.hint:
         # Hints are gradviz's own (a device rule, "did you mean `name`?" among identifiers),
         # Markdown meant as written; the message, which quotes PyTorch and strings, is escaped.
@@ -374,7 +379,7 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     with tabs[0]:
         _graph_tab(trace, source, dot, highlight)
     with tabs[1]:
-        _tensors_tab(trace)
+        tensors.tensors_tab(trace)
     with tabs[3]:
         _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     with tabs[4]:
@@ -457,50 +462,12 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
             show_graph(dot)
         if st.session_state.view == "values":
             _role_legend(graph_theme())
+        graph_notes.notes(trace)
         device_panel.legend(trace)
         if highlight:
             st.caption(
                 f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
             )
-
-
-def _tensors_tab(trace: Trace) -> None:
-    if not trace.tensors:
-        st.info("The program has not named any tensor yet.")
-        return
-    table(
-        [
-            {
-                "name": t.label,
-                "line": t.line,
-                "shape": str(tuple(t.shape)),
-                "dtype": t.dtype,
-                "device": t.device,
-                "requires_grad": t.requires_grad,
-                "is_leaf": t.is_leaf,
-                "grad_fn": t.grad_fn or "",
-                "value": t.preview,
-                "grad": t.grad_preview or "",
-                "note": t.note or "",
-            }
-            for t in trace.tensors
-        ]
-    )
-    if trace.updates:
-        st.markdown("**Optimizer steps**: each parameter before and after `step()`")
-        table(
-            [
-                {
-                    "line": u.line,
-                    "optimizer": u.optimizer,
-                    "parameter": u.name,
-                    "before": u.before,
-                    "after": u.after,
-                }
-                for u in trace.updates
-            ]
-        )
-    device_panel.memory(trace)
 
 
 def _share_tab(source: str) -> None:
