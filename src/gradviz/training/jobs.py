@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import fields
-from pathlib import Path
 
 import torch
 
 from gradviz.training.checkpoint import load_weights, save_state_dict
-from gradviz.training.data import Dataset, load_cifar10, load_image_folder
+from gradviz.training.data import Dataset, load_source
 from gradviz.training.events import (
     PLAIN_CLASSES,
     DataRead,
@@ -66,13 +65,6 @@ def plain(value, where: str = "the result"):
     return value
 
 
-def load_data(source: dict) -> Dataset:
-    """{"kind": "folder" | "cifar", "path": ...}: read the data in the worker."""
-    if source["kind"] == "folder":
-        return load_image_folder(Path(source["path"]))
-    return load_cifar10(source["path"], download=False)
-
-
 def summarize(result, data: Dataset) -> TrainingSummary:
     """Evaluate a finished (or stopped) run on the test split: plain data for the page."""
     model, arch = result.model, result.arch
@@ -111,7 +103,7 @@ def train_job(
 ) -> Generator[TrainingEvent, None, TrainingSummary]:
     """Read the data, train (stopping cleanly on request), evaluate: events, then the results."""
     check_batch_size(settings["batch_size"])
-    data = load_data(source)
+    data = load_source(source)
     yield DataRead(data.describe())
     resolve_device(settings["device_choice"])  # DeviceError before any work
     final = None
@@ -142,7 +134,7 @@ def evaluate_weights_job(
     source: dict, blob: bytes, *, should_stop
 ) -> Generator[DataRead, None, WeightsEvaluation]:
     """Load uploaded weights (weights_only) and evaluate them on the data's test split."""
-    data = load_data(source)
+    data = load_source(source)
     yield DataRead(data.describe())
     arch, model = load_weights(blob, num_classes=len(data.classes))
     classes = display_classes(data.classes)
