@@ -22,8 +22,8 @@ Two ways to start the ranks, both PyTorch's own:
 
 from __future__ import annotations
 
+import contextlib
 import os
-import queue
 import signal
 import socket
 import sys
@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from multiprocessing import connection as mp_connection
 
 import torch
 import torch.distributed as dist
@@ -257,26 +258,35 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
-def _rank_main(rank: int, world: int, spec: RunSpec, port: int, messages, stop, parent: int):
-    """A spawned rank: Ctrl-C is the launcher's (it asks rank 0 to stop through `stop`)."""
+def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: int):
+    """A spawned rank, talking to the launcher over its own pipe (no queue: a sandboxed job may
+    create no files, not even a semaphore's). Ctrl-C is the launcher's: it asks rank 0 to stop
+    by sending "stop"."""
     _watch_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asked = threading.Event()
+
+    def should_stop() -> bool:
+        while not asked.is_set() and conn.poll():
+            if conn.recv() == "stop":
+                asked.set()
+        return asked.is_set()
+
     try:
         device = rank_device(spec.device, rank)
         data = load_source(spec.source)
         init = f"tcp://127.0.0.1:{port}"
         start_group(ddp_backend(device.type), spec.timeout_s, rank, world, init)
-        run = group_run(data, spec, device, stop.is_set, rank_threads(spec, world))
+        run = group_run(data, spec, device, should_stop, rank_threads(spec, world))
         while True:
             try:
-                messages.put(("event", next(run)))
+                conn.send(("event", next(run)))
             except StopIteration as done:
-                if rank == 0:
-                    messages.put(("done", done.value))
+                conn.send(("done", done.value))
                 break
         dist.destroy_process_group()
     except Exception as exc:  # the launcher reports it with the rank
-        messages.put(("error", rank, f"{type(exc).__name__}: {exc}"))
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
         sys.exit(1)
 
 
@@ -324,44 +334,52 @@ def launch(
     if nproc < 2:
         raise ValueError("several processes means at least 2")
     ctx = mp.get_context("spawn")
-    messages, stop = ctx.Queue(), ctx.Event()
     port = free_port()
+    pipes = [ctx.Pipe() for _ in range(nproc)]
     procs = [
         ctx.Process(
             target=_rank_main,
-            args=(rank, nproc, spec, port, messages, stop, os.getpid()),
+            args=(rank, nproc, spec, port, pipes[rank][1], os.getpid()),
             daemon=True,
             name=f"gradviz-rank-{rank}",
         )
         for rank in range(nproc)
     ]
-    for proc in procs:
-        proc.start()
-    errors: dict[int, str] = {}
-    final = None
     try:
-        while True:
-            if should_stop is not None and should_stop():
-                stop.set()
-            try:
-                msg = messages.get(timeout=0.2)
-            except queue.Empty:
-                msg = None
-            if msg is not None:
-                if msg[0] == "event":
-                    yield msg[1]
-                elif msg[0] == "done":
-                    final = msg[1]
-                else:
-                    errors[msg[1]] = msg[2]
-                continue
-            codes = [proc.exitcode for proc in procs]
-            if errors or any(code not in (None, 0) for code in codes):
-                time.sleep(0.3)  # let a killed rank's partners report or be seen ending
-                raise DistributedError(_failure(procs, errors))
-            if all(code == 0 for code in codes):
-                if final is None:
-                    raise DistributedError("rank 0 ended without sending its result.")
-                return final
+        for proc, (_, child) in zip(procs, pipes, strict=True):
+            proc.start()
+            child.close()
+        return (yield from _follow(procs, [mine for mine, _ in pipes], should_stop))
     finally:
         _end(procs)
+
+
+def _follow(procs, conns, should_stop) -> Generator[Started | Progress, None, Trained]:
+    errors: dict[int, str] = {}
+    final, stop_sent, open_conns = None, False, set(range(len(conns)))
+    while True:
+        if not stop_sent and should_stop is not None and should_stop():
+            with contextlib.suppress(OSError):
+                conns[0].send("stop")
+            stop_sent = True
+        for conn in mp_connection.wait([conns[r] for r in open_conns], timeout=0.2):
+            rank = conns.index(conn)
+            try:
+                kind, value = conn.recv()
+            except (EOFError, OSError):
+                open_conns.discard(rank)
+                continue
+            if kind == "event" and rank == 0:
+                yield value
+            elif kind == "done" and rank == 0:
+                final = value
+            elif kind == "error":
+                errors[rank] = value
+        codes = [proc.exitcode for proc in procs]
+        if errors or any(code not in (None, 0) for code in codes):
+            time.sleep(0.3)  # let a killed rank's partners report or be seen ending
+            raise DistributedError(_failure(procs, errors))
+        if all(code == 0 for code in codes) and not open_conns:
+            if final is None:
+                raise DistributedError("rank 0 ended without sending its result.")
+            return final

@@ -13,13 +13,15 @@ WeightsEvaluation. No Streamlit here.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Generator
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import torch
 
 from gradviz.training.checkpoint import load_weights, save_state_dict
 from gradviz.training.data import Dataset, load_source
+from gradviz.training.distributed import RunSpec, Trained, launch
 from gradviz.training.events import (
     PLAIN_CLASSES,
     DataRead,
@@ -105,7 +107,14 @@ def train_job(
     check_batch_size(settings["batch_size"])
     data = load_source(source)
     yield DataRead(data.describe())
-    resolve_device(settings["device_choice"])  # DeviceError before any work
+    device = resolve_device(settings["device_choice"])  # DeviceError before any work
+    if int(settings.get("nproc") or 1) > 1:
+        trained = yield from _in_processes(source, settings, should_stop)
+        final = trained.result(len(data.classes))
+        final.model.to(device)
+        yield Evaluating()
+        summary = replace(summarize(final, data), placement=trained.placement)
+        return plain(summary, "the training result")
     final = None
     for ev in train(
         data,
@@ -128,6 +137,27 @@ def train_job(
         yield plain(event, f"the {ev.kind} event")
     yield Evaluating()
     return plain(summarize(final, data), "the training result")
+
+
+def _in_processes(
+    source: dict, settings: dict, should_stop
+) -> Generator[TrainingEvent, None, Trained]:
+    """Train in settings["nproc"] processes (DistributedDataParallel, gradviz.training.distributed):
+    rank 0's Started and Progress events, then its Trained result. A job worker is a daemonic
+    process, which multiprocessing forbids to start others; its ranks end with it all the same
+    (each watches its parent, and the launcher ends them when it stops)."""
+    multiprocessing.current_process().daemon = False
+    spec = RunSpec(
+        source=source,
+        preset=settings["preset"],
+        device=settings["device_choice"],
+        epochs=settings["epochs"],
+        batch_size=settings["batch_size"],
+        lr=settings["lr"],
+        time_limit=settings["time_limit"] or None,
+        eval_each_epoch=True,
+    )
+    return (yield from launch(spec, int(settings["nproc"]), should_stop))
 
 
 def evaluate_weights_job(
