@@ -2,6 +2,8 @@
 
 Progress goes to stderr; with --json the final metrics are one JSON object on stdout. Ctrl-C stops
 training cleanly (the model keeps what it learned and is still evaluated and saved).
+With --nproc N it trains in N processes (DistributedDataParallel, gradviz.training.distributed);
+under torchrun each process is one rank of torchrun's group, and rank 0 alone reports and saves.
 """
 
 from __future__ import annotations

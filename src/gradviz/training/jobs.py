@@ -37,6 +37,7 @@ from gradviz.training.settings import (
     check_batch_size,
 )
 from gradviz.training.sources import display_classes
+from gradviz.util.hosting import public_mode
 
 GRID_IMAGES = 24
 PLAIN_TYPES = (str, bytes, int, float, bool, type(None))
@@ -146,6 +147,15 @@ def _in_processes(
     rank 0's Started and Progress events, then its Trained result. A job worker is a daemonic
     process, which multiprocessing forbids to start others; its ranks end with it all the same
     (each watches its parent, and the launcher ends them when it stops)."""
+    if public_mode():
+        raise ValueError(
+            "Training in several processes is for a host of your own, not a public one."
+        )
+    if settings["batch_size"] % int(settings["nproc"]):
+        raise ValueError(
+            f"Batch size {settings['batch_size']} does not split evenly over "
+            f"{settings['nproc']} processes; choose a multiple of {settings['nproc']}."
+        )
     multiprocessing.current_process().daemon = False
     spec = RunSpec(
         source=source,
