@@ -32,7 +32,8 @@ from gradviz.training.loop import evaluate, resolve_device, run_to_end, train  #
 from gradviz.training.sources import shared_subset_dir  # noqa: E402
 
 
-def one_process(data, args, seed: int):
+def one_process(data, args, seed: int, threads: int):
+    torch.set_num_threads(threads)
     t = time.perf_counter()
     result = run_to_end(train(data, "fast", args.device, epochs=args.epochs, seed=seed))
     return result, time.perf_counter() - t
@@ -65,6 +66,11 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--nproc", type=int, default=2)
     ap.add_argument("--threads", type=int, help="torch threads per rank (default: cores / N)")
+    ap.add_argument(
+        "--also-one-thread",
+        action="store_true",
+        help="also time 1 process with 1 torch thread (the ranks' share on 2 cores)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     folder = Path(args.data) if args.data else shared_subset_dir()
@@ -73,16 +79,21 @@ def main() -> None:
     data = load_image_folder(folder)
     device = resolve_device(args.device)
     rows = []
+    default_threads = torch.get_num_threads()
+    configs = (
+        [(1, default_threads)] + ([(1, 1)] if args.also_one_thread else []) + [(args.nproc, 0)]
+    )
     for seed in args.seeds:
-        for nproc in (1, args.nproc):
+        for nproc, threads in configs:
             if nproc == 1:
-                result, wall = one_process(data, args, seed)
+                result, wall = one_process(data, args, seed, threads)
             else:
                 result, wall = processes(data, args, seed, folder)
             ev = evaluate(result.model.to(device), data.test, result.arch, device)
             rows.append(
                 {
                     "processes": nproc,
+                    "threads": threads or (args.threads or max(1, os.cpu_count() // nproc)),
                     "seed": seed,
                     "images_per_s": round(result.images_per_s, 1),
                     "train_s": round(result.train_seconds, 2),
@@ -92,9 +103,11 @@ def main() -> None:
             )
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     summary = {}
-    for nproc in (1, args.nproc):
-        mine = [r for r in rows if r["processes"] == nproc]
-        summary[nproc] = {
+    for nproc, threads in configs:
+        mine = [
+            r for r in rows if r["processes"] == nproc and (nproc > 1 or r["threads"] == threads)
+        ]
+        summary[f"{nproc}x{mine[0]['threads']}"] = {
             "images_per_s_median": statistics.median(r["images_per_s"] for r in mine),
             "accuracy_mean": round(statistics.fmean(r["test_accuracy"] for r in mine), 4),
             "accuracy_min": min(r["test_accuracy"] for r in mine),
@@ -112,16 +125,16 @@ def main() -> None:
         print(json.dumps({"machine": machine, "rows": rows, "summary": summary}))
         return
     print(machine)
-    print("| processes | seed | images/s | training s | wall s | test accuracy |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| processes | threads each | seed | images/s | training s | wall s | test accuracy |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['processes']} | {r['seed']} | {r['images_per_s']:,.0f} | {r['train_s']} | "
+            f"| {r['processes']} | {r['threads']} | {r['seed']} | {r['images_per_s']:,.0f} | {r['train_s']} | "
             f"{r['wall_s']} | {100 * r['test_accuracy']:.1f}% |"
         )
-    for nproc, s in summary.items():
+    for config, s in summary.items():
         print(
-            f"{nproc} process(es): median {s['images_per_s_median']:,.0f} images/s, accuracy "
+            f"{config} (processes x threads): median {s['images_per_s_median']:,.0f} images/s, accuracy "
             f"mean {100 * s['accuracy_mean']:.1f}% (min {100 * s['accuracy_min']:.1f}%, "
             f"max {100 * s['accuracy_max']:.1f}%)"
         )
