@@ -239,3 +239,26 @@ def test_two_processes_reach_the_accuracy_of_one_on_the_subset():
     assert trained.images_seen == 3 * 5000
     assert acc_one > 0.2 and acc_two > 0.2  # both learned (chance is 0.1)
     assert abs(acc_one - acc_two) <= 0.06, (acc_one, acc_two)
+
+
+@pytest.mark.slow
+def test_cli_nproc_2_reports_once_and_saves_weights_that_score_the_same(tiny, tmp_path, capsys):
+    import argparse
+    import json
+
+    from gradviz.cli import train as train_cmd
+
+    parser = argparse.ArgumentParser(prog="gradviz")
+    train_cmd.register(parser.add_subparsers(dest="command"))
+    save = tmp_path / "w.pt"
+    argv = ["train", "--data", str(tiny), "--device", "cpu", "--epochs", "2", "--batch-size"]
+    argv += ["8", "--nproc", "2", "--json", "--save", str(save)]
+    args = parser.parse_args(argv)
+    assert args.func(args) == 0
+    out = capsys.readouterr()
+    metrics = json.loads(out.out)
+    assert metrics["device"] == "2 processes, gloo: cpu" and metrics["images_seen"] == 96
+    assert "training fast-cpu in 2 processes, gloo: cpu" in out.err
+    arch, model = load_weights(save.read_bytes(), num_classes=3)
+    accuracy = evaluate(model, load_image_folder(tiny).test, arch).accuracy
+    assert round(accuracy, 4) == metrics["test_accuracy"]
