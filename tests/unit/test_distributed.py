@@ -92,6 +92,9 @@ def test_placement_backend_and_when_a_cpu_run_makes_sense():
         "rank 0 -> cpu, gloo, writes results and weights",
         "rank 1 -> cpu, gloo",
     ]
+    two_machines = rank_placement(4, "cuda", ("A100", "A100"), per_machine=2)
+    assert two_machines[1] == "rank 1 -> machine 0 cuda:1 (A100), nccl"
+    assert two_machines[2] == "rank 2 -> machine 1 cuda:0 (A100), nccl"
     assert "2 CPU cores" in ddp_cpu_reason(2)
     assert ddp_cpu_reason(4) is None
     assert ddp_cpu_reason(4, nproc=4) is not None  # 8 cores for 4 ranks

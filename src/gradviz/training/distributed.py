@@ -210,13 +210,15 @@ def group_run(
         threads=threads,
     )
     trainer = DistributedTrainer(data, p, device, opts, rank, world)
-    names = (
-        tuple(torch.cuda.get_device_name(i) for i in range(world)) if device.type == "cuda" else ()
-    )
-    placement = tuple(rank_placement(world, device.type, names))
-    label = f"{world} processes, {ddp_backend(device.type)}: " + (
-        f"cuda:0-{world - 1}" if device.type == "cuda" else "cpu"
-    )
+    per_machine = int(os.environ.get("LOCAL_WORLD_SIZE", world))  # torchrun says; else one host
+    names = ()
+    if device.type == "cuda":
+        names = tuple(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+    placement = tuple(rank_placement(world, device.type, names, per_machine))
+    where = f"cuda:0-{min(world, per_machine) - 1}" if device.type == "cuda" else "cpu"
+    if per_machine < world:
+        where += f" on each of {world // per_machine} machines"
+    label = f"{world} processes, {ddp_backend(device.type)}: {where}"
     final = None
     for ev in trainer.run():
         if ev.kind == "end":

@@ -211,17 +211,25 @@ def ddp_backend(device_type: str) -> str:
     return "nccl" if device_type == "cuda" else "gloo"
 
 
-def rank_placement(nproc: int, device_type: str, gpu_names: tuple[str, ...] = ()) -> list[str]:
-    """Where each rank of a DistributedDataParallel run trains, one line per rank: rank r on
-    cuda:r (its own GPU, NCCL), or every rank on the CPU sharing its cores (gloo)."""
+def rank_placement(
+    nproc: int, device_type: str, gpu_names: tuple[str, ...] = (), per_machine: int = 0
+) -> list[str]:
+    """Where each rank of a DistributedDataParallel run trains, one line per rank: rank r on its
+    machine's GPU r % per_machine (NCCL), or every rank on the CPU sharing its cores (gloo).
+    per_machine: ranks on each machine (0: all on this one); with several machines each line
+    names the machine."""
     backend = ddp_backend(device_type)
+    per = per_machine if 0 < per_machine < nproc else nproc
     lines = []
     for rank in range(nproc):
+        local = rank % per
         if device_type == "cuda":
-            name = f" ({gpu_names[rank]})" if rank < len(gpu_names) else ""
-            where = f"cuda:{rank}{name}"
+            name = f" ({gpu_names[local]})" if local < len(gpu_names) else ""
+            where = f"cuda:{local}{name}"
         else:
             where = "cpu"
+        if per < nproc:
+            where = f"machine {rank // per} {where}"
         role = ", writes results and weights" if rank == 0 else ""
         lines.append(f"rank {rank} -> {where}, {backend}{role}")
     return lines
