@@ -265,3 +265,34 @@ def test_cli_nproc_2_reports_once_and_saves_weights_that_score_the_same(tiny, tm
     arch, model = load_weights(save.read_bytes(), num_classes=3)
     accuracy = evaluate(model, load_image_folder(tiny).test, arch).accuracy
     assert round(accuracy, 4) == metrics["test_accuracy"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_every_rank_and_the_cli_still_reports(tiny):
+    """Ctrl-C in a terminal reaches the whole process group: the launcher asks rank 0 to stop,
+    the ranks (which ignore SIGINT) stop at the same step, the report is still printed."""
+    import json
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    cmd = [sys.executable, "-m", "gradviz", "train", "--data", str(tiny), "--device", "cpu"]
+    cmd += ["--epochs", "5000", "--batch-size", "8", "--nproc", "2", "--json"]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        for line in proc.stderr:
+            if line.startswith("epoch "):
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    metrics = json.loads(out)
+    assert metrics["stopped"] == "stop requested"
+    assert 0 < metrics["images_seen"] < 5000 * 48
