@@ -14,7 +14,7 @@ from gradviz.program.results import RunOptions, Trace
 from gradviz.services import host
 from gradviz.services import programs as sandbox
 from gradviz.services.jobs import run_now
-from gradviz.ui import device_panel
+from gradviz.ui import device_panel, training_ddp
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import escape, message
@@ -85,6 +85,7 @@ def page() -> None:
     _host(facts)
     _lessons(simulated)
     _placement()
+    training_ddp.placement_section(facts)
     _memory()
     _costs(simulated)
 

@@ -60,7 +60,7 @@ from gradviz.training.sources import (
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.ui import charts
+from gradviz.ui import charts, training_ddp
 from gradviz.ui.common import png, show_unexpected, table
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape, message
@@ -373,6 +373,7 @@ def _settings_form() -> dict:
                 st.caption("Not on this host: " + "; ".join(off) + ".")
         preset = st.selectbox("Preset", list(PRESETS), key="training_preset")
         st.caption(PRESETS[preset].description)
+        nproc = training_ddp.processes_field(device_choice)
     c3, c4, c5, c6 = st.columns(4)
     epochs = c3.number_input("Epochs", 1, 200, key=f"training_epochs_{preset}")
     max_batch = max_batch_size()
@@ -400,6 +401,7 @@ def _settings_form() -> dict:
         "batch_size": int(batch_size),
         "lr": float(lr),
         "time_limit": float(time_limit),
+        "nproc": nproc,
     }
 
 
