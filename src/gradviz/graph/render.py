@@ -104,6 +104,7 @@ ROLE_TEXT = {
     "output": "output",
     "untracked": "not tracked by autograd",
     "function": "backward function",
+    "module": "a layer's call, folded into one node",
 }
 
 
@@ -203,9 +204,13 @@ def to_dot(
     legend: bool = True,
     highlight: str | None = None,
     done: frozenset[str] | set[str] = frozenset(),
+    module_depth: int | None = None,
+    caption: str | None = None,
 ) -> str:
     """The enriched drawing. `highlight` marks the backward step being shown,
-    `done` the nodes whose backward already ran."""
+    `done` the nodes whose backward already ran; layers' calls are clusters down to
+    `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
+    above the drawing."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
@@ -219,7 +224,8 @@ def to_dot(
     by_device = uses_devices(model)
     look = _Look(th, theme, show_values, show_saved, rankdir, compact, by_device, highlight, done)
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
-    out.extend(_clusters(model, lines, th, theme, compact))
+    depth = module_depth if module_depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
+    out.extend(_clusters(model, lines, th, theme, depth))
     for e in model.edges:
         if e.copy:
             color = COPY_COLOR if theme != "print" else "black"
@@ -234,6 +240,8 @@ def to_dot(
         out.extend(_legend(th, theme))
         if by_device:
             out.extend(_device_legend(model, th, theme))
+    if caption:  # after the clusters, so none of them inherits it as its label
+        out.append(f"  label={_q(caption)} labelloc=t fontsize=12;")
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -268,7 +276,7 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
         elif node.role == "untracked":
             attrs["style"] = '"filled,dashed"'
     else:
-        attrs["shape"] = "box"
+        attrs["shape"] = "box3d" if node.kind == "module" else "box"
         attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
         attrs["label"] = _function_label(node, look.show_saved)
         attrs["fontsize"] = "10"
@@ -290,13 +298,12 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     return f"{_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];"
 
 
-def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, compact: bool):
+def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, depth: int):
     """The node statements, those a layer's call made inside its cluster (labelled with the
-    layer's path and class), clusters inside the calls they ran in, at most
-    MAX_CLUSTER_DEPTH deep. A big (compact) graph keeps only the outermost calls' clusters:
-    a model's layers are folded into it."""
+    layer's path and class), clusters inside the calls they ran in, at most `depth` deep
+    (to_dot: MAX_CLUSTER_DEPTH; a big, compact graph keeps only the outermost calls'
+    clusters: a model's layers are folded into it)."""
     calls = {c.id: c for c in model.modules}
-    depth = 1 if compact else MAX_CLUSTER_DEPTH
 
     def shown(call: str | None) -> str | None:
         """The cluster a node of `call` is drawn in: the call, or the ancestor it folds into."""
@@ -304,7 +311,7 @@ def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, c
         while call in calls and len(chain) <= len(calls):
             chain.append(call)
             call = calls[call].parent
-        return chain[-min(len(chain), depth)] if chain else None
+        return chain[-min(len(chain), depth)] if chain and depth > 0 else None
 
     inside: dict[str | None, list[str]] = {}
     for node in model.nodes:

@@ -46,9 +46,14 @@ def list_cells(shape) -> int:
     return total
 
 
+def is_fake(t: torch.Tensor) -> bool:
+    """A FakeTensorMode tensor (simulated CUDA): it has a device and a shape, no numbers."""
+    return getattr(t, "fake_mode", None) is not None
+
+
 def storable(t: torch.Tensor) -> bool:
     """Whether tensor_values may send t's values as lists (small enough, not on meta)."""
-    if t.device.type == "meta":
+    if t.device.type == "meta" or is_fake(t):
         return False
     return t.numel() <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS
 
@@ -64,6 +69,8 @@ def tensor_values(
     """(value as plain data when small and `keep`, preview text) for a tensor on any device."""
     if t.device.type == "meta":
         return None, "(no data: meta)"
+    if is_fake(t):
+        return None, "(no data: simulated device)"
     data = t.detach()
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()
