@@ -83,13 +83,13 @@ def collapse(model: GraphModel, depth: int) -> GraphModel:
     )
 
 
-def auto_depth(model: GraphModel, max_nodes: int) -> int | None:
-    """The deepest fold that leaves at most `max_nodes` nodes (None: no fold needed, or
-    none helps: the graph has no layer calls)."""
-    if len(model.nodes) <= max_nodes or not model.modules:
+def auto_depth(model: GraphModel, over: int, target: int) -> int | None:
+    """For a graph of more than `over` nodes, the deepest fold that leaves at most `target`
+    (None: no fold needed, or none possible: the graph has no layer calls)."""
+    if len(model.nodes) <= over or not model.modules:
         return None
     deepest = max(call_depths(model).values())
     for depth in range(deepest, 0, -1):
-        if len(collapse(model, depth).nodes) <= max_nodes:
+        if len(collapse(model, depth).nodes) <= target:
             return depth
     return 1

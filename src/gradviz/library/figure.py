@@ -36,6 +36,9 @@ VIEWS = ("values", "classic")
 SAVE_FORMATS = render.FORMATS  # svg, png, pdf, dot
 BEFORE_BACKWARD = "before backward(): no gradients yet (call backward(), then draw again)"
 AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
+# A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
+# leaves at most this many (resnet50: its 16 blocks, each one node).
+AUTO_FOLD_NODES = 150
 
 
 @dataclass
@@ -163,17 +166,31 @@ def parameter_clusters(model: nn.Module, fns: list) -> tuple[list[ModuleCall], d
     return list(calls.values()), fn_modules
 
 
+def function_devices(fns: list) -> dict[int, tuple[object, str]]:
+    """Where each autograd node's output lives, as autograd itself recorded it (the
+    metadata of the gradient it receives), for the graph's device colours."""
+    out = {}
+    for fn in fns:
+        try:
+            out[id(fn)] = (fn, str(fn._input_metadata[0].device))
+        except (AttributeError, IndexError, RuntimeError):
+            continue  # an older torch, or a node without inputs: drawn without a device
+    return out
+
+
 def _record(tensor, bindings, recorder, model) -> RunRecord:
     calls, fn_modules = [], {}
+    fns = walk_graph(tensor.grad_fn)
     if recorder is not None:
         calls, fn_modules = recorder.module_calls, recorder.fn_modules
     elif model is not None:
-        calls, fn_modules = parameter_clusters(model, walk_graph(tensor.grad_fn))
+        calls, fn_modules = parameter_clusters(model, fns)
     simulated = any(is_fake(b.tensor) and b.tensor.device.type == "cuda" for b in bindings)
     return RunRecord(
         bindings=bindings,
         registry=NodeRegistry(),
         device_of=lambda t: str(t.device),
+        fn_devices=function_devices(fns),
         simulated=simulated,
         module_calls=calls,
         fn_modules=fn_modules,
@@ -216,7 +233,7 @@ def draw_tensor(
     LR; theme: light, dark or print; saved: show what backward functions saved;
     module_depth: how deep layers' clusters are drawn; collapse_depth: fold every layer call
     at that depth into one node (None or True: automatically, when the graph has over
-    render.COMPACT_NODES nodes; False: never)."""
+    render.COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never)."""
     check_tensor(tensor)
     _check_options(view, direction, theme)
     frames = user_frames(frame, frame) if recorder is None else []
@@ -233,7 +250,7 @@ def draw_tensor(
             raise ValueError("torchviz's make_dot could not draw this graph; use view='values'")
         return Figure(render.restyle_classic(source, direction, theme), graph, caption, view)
     if collapse_depth is None or collapse_depth is True:
-        collapse_depth = auto_depth(graph, render.COMPACT_NODES)
+        collapse_depth = auto_depth(graph, render.COMPACT_NODES, AUTO_FOLD_NODES)
     if collapse_depth:
         graph = collapse(graph, int(collapse_depth))
     dot = render.to_dot(

@@ -100,8 +100,9 @@ class Recorder:
         for handle in self._handles:
             handle.remove()
         self._handles = []
-        frame, self._frame = self._frame, None
+        frame = self._frame
         self._scan(user_frames(frame, frame))  # what the block's last statements bound
+        self._frame = None
         self.names_at_exit = frame_tensors(frame)
         self.modules_at_exit = frame_modules(frame)
         self._number_repeats()
@@ -140,8 +141,13 @@ class Recorder:
         """Bindings for the variables of `frames` that now hold a tensor the block made."""
         for frame in frames:
             inside = frame is not self._frame and frame.f_code.co_name != "<module>"
+            code = frame.f_code
+            # a function's parameters hold its caller's tensors, named there already
+            params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount] if inside else ()
             for name, t in frame_tensors(frame):
                 if self._made.get(id(t)) is not t or self._bound.get((id(frame), name)) == id(t):
+                    continue
+                if name.split("[")[0] in params:
                     continue
                 self._bound[(id(frame), name)] = id(t)
                 filename, line, no_grad = self._where.get(id(t), ("", 0, False))
