@@ -456,7 +456,8 @@ CLI_LIMITS = RenderLimits(
     max_side=16000,
     max_output_bytes=512 * 1024 * 1024,
 )
-# `--no-limits`: Graphviz's own limits only (PNG sides still stop at cairo's 32767).
+# `--no-limits`: Graphviz's own limits only (PNG sides still stop at cairo's 32767), and
+# no rlimits on the dot process.
 NO_LIMITS = RenderLimits(
     memory_bytes=None,
     cpu_seconds=None,
@@ -649,7 +650,11 @@ def _run_dot(
             capture_output=True,
             timeout=limits.wall_seconds,
             check=False,
-            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds),
+            # without rlimits to set, no preexec_fn: Python can then start dot with vfork,
+            # not fork, which costs a big process (torch loaded) about 100 ms a drawing
+            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds)
+            if limits.memory_bytes is not None or limits.cpu_seconds is not None
+            else None,
         )
     except subprocess.TimeoutExpired:
         return (

@@ -10,7 +10,7 @@ shows itself in Jupyter, VS Code and Colab notebooks as SVG.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 
@@ -36,6 +36,10 @@ VIEWS = ("values", "classic")
 SAVE_FORMATS = render.FORMATS  # svg, png, pdf, dot
 BEFORE_BACKWARD = "before backward(): no gradients yet (call backward(), then draw again)"
 AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
+# The user's own code on their own machine: the command line's ceilings on size and time,
+# without rlimits on the dot process (setting them means forking this process, torch and
+# all, which costs about 100 ms a drawing; gradviz.graph.render._run_dot).
+LIBRARY_LIMITS = replace(render.CLI_LIMITS, memory_bytes=None, cpu_seconds=None)
 # A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
 # leaves at most this many (resnet50: its 16 blocks, each one node).
 AUTO_FOLD_NODES = 150
@@ -55,7 +59,7 @@ class Figure:
         """svg, png, pdf or dot bytes (Graphviz's `dot` for all but dot)."""
         if fmt not in SAVE_FORMATS:
             raise ValueError(_format_message(fmt))
-        return render.render_bytes(self.dot, fmt, scale=scale, limits=render.CLI_LIMITS)
+        return render.render_bytes(self.dot, fmt, scale=scale, limits=LIBRARY_LIMITS)
 
     def svg(self) -> str:
         if self._svg is None:
