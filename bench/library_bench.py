@@ -94,6 +94,20 @@ def main() -> int:
         f"| {ms(ga)} | {ms(tv)} | {ratio:.2f} | ≤ 1.5 | {'met' if ratio <= 1.5 else '**not met**'} |"
     )
 
+    gv_dot, tv_dot = fig.dot, make_dot(loss, params=params).source
+    draw_s, tv_s = alternate(
+        args.repeats,
+        lambda: gradviz.draw(loss, model=model),
+        lambda: make_dot(loss, params=params),
+    )
+    gv_layout, tv_layout = alternate(args.repeats, lambda: dot_svg(gv_dot), lambda: dot_svg(tv_dot))
+    rows.append(
+        f"| where: Python (draw / make_dot) | {ms(draw_s)} | {ms(tv_s)} | — | — | — |\n"
+        f"| where: `dot -Tsvg` of each DOT ({len(gv_dot):,} / {len(tv_dot):,} characters) "
+        f"| {ms(gv_layout)} | {ms(tv_layout)} "
+        f"| {statistics.median(gv_layout) / statistics.median(tv_layout):.2f} | — | — |"
+    )
+
     torch.manual_seed(0)
     big = torchvision.models.resnet50(weights=None)
     images = torch.randn(2, 3, args.size, args.size)

@@ -3,6 +3,7 @@ values and gradients, parameters and layers, errors, formats, simulated CUDA).""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -265,6 +266,25 @@ def test_options_reach_the_renderer():
     assert "cluster_legend" not in gradviz.draw(y, legend=False).dot
     classic = gradviz.draw(y, view="classic")
     assert classic.view == "classic" and "darkolivegreen1" in classic.dot  # torchviz's colours
+
+
+def test_color_by_gradient_fills_tensors_by_their_gradients_size():
+    small = torch.tensor([1.0, 1.0], requires_grad=True)
+    big = torch.tensor([1.0, 1.0], requires_grad=True)
+    with gradviz.record() as rec:
+        y = (small * 1e-3 + big * 1e3).sum()
+    assert "no gradients yet" in rec.draw(y, color="grad").dot
+    y.backward()
+    fig = rec.draw(y, color="grad")
+    fill = {
+        t.label: re.search(rf'"{t.id}" \[[^\n]*fillcolor="([^"]+)"', fig.dot).group(1)
+        for t in fig.graph.tensors
+    }
+    assert fill["small"] == "#fff5f0" and fill["big"] == "#ef3b2c"
+    assert "fill: mean |grad|, light 1.0e-03 to red 1.0e+03 (log scale)" in fig.dot
+    assert 'fillcolor="#cfe6ff"' not in fig.dot.split("cluster_legend")[0]  # no role fill left
+    with pytest.raises(ValueError, match="unknown color 'blue'; choose one of role, grad"):
+        rec.draw(y, color="blue")
 
 
 def test_module_depth_and_collapse_depth():

@@ -206,11 +206,13 @@ def to_dot(
     done: frozenset[str] | set[str] = frozenset(),
     module_depth: int | None = None,
     caption: str | None = None,
+    fills: Mapping[str, str] | None = None,
 ) -> str:
     """The enriched drawing. `highlight` marks the backward step being shown,
     `done` the nodes whose backward already ran; layers' calls are clusters down to
     `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
-    above the drawing."""
+    above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
+    in place of their role's: the library's colour by gradient)."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
@@ -222,7 +224,18 @@ def to_dot(
         f"  edge [color={_q(th.edge)} arrowsize=0.7];",
     ]
     by_device = uses_devices(model)
-    look = _Look(th, theme, show_values, show_saved, rankdir, compact, by_device, highlight, done)
+    look = _Look(
+        th,
+        theme,
+        show_values,
+        show_saved,
+        rankdir,
+        compact,
+        by_device,
+        highlight,
+        done,
+        fills or {},
+    )
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
     depth = module_depth if module_depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
     out.extend(_clusters(model, lines, th, theme, depth))
@@ -259,6 +272,7 @@ class _Look:
     by_device: bool
     highlight: str | None
     done: frozenset[str] | set[str]
+    fills: Mapping[str, str] = field(default_factory=dict)
 
 
 def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
@@ -280,7 +294,7 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
         attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
         attrs["label"] = _function_label(node, look.show_saved)
         attrs["fontsize"] = "10"
-    attrs["fillcolor"] = _q(_fill(th, node.role))
+    attrs["fillcolor"] = _q(look.fills.get(node.id) or _fill(th, node.role))
     attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
     if look.by_device and node.device:
         attrs["color"] = _q(device_color(node.device, theme))
