@@ -162,6 +162,34 @@ def test_the_recording_ends_with_the_block():
     assert "z" not in labels(rec.draw(y)) and z is not None
 
 
+def test_a_transformer_encoder_layer_is_recorded_layer_by_layer():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
+    src = torch.randn(2, 5, 8, requires_grad=True)
+    with gradviz.record() as rec:
+        encoded = layer(src)
+        loss = encoded.pow(2).mean()
+    loss.backward()
+    fig = rec.draw(loss)
+    paths = {m.path: m.kind for m in fig.graph.modules}
+    assert paths["layer"] == "TransformerEncoderLayer"
+    assert paths["layer.self_attn"] == "MultiheadAttention"
+    assert {"layer.linear1", "layer.norm2"} <= set(paths)
+    assert torch.equal(torch.tensor(info(fig, "src").grad), src.grad)
+    assert "layer.self_attn.in_proj_weight" in labels(fig)
+
+
+def test_a_block_that_raises_still_removes_the_mode_and_the_hooks():
+    layer = nn.Linear(2, 2)
+    with pytest.raises(RuntimeError), gradviz.record() as rec:
+        layer(torch.ones(3))  # 3 features into a layer of 2
+    calls = len(rec.module_calls)
+    y = layer(torch.ones(2, requires_grad=True)).sum()
+    assert len(rec.module_calls) == calls and not rec.bindings
+    assert torch.overrides._get_current_function_mode_stack() == []
+    assert y.grad_fn is not None
+
+
 # ---------------------------------------------------------------- values and gradients
 
 
