@@ -21,8 +21,8 @@ from torch import nn
 from gradviz.graph import render
 from gradviz.graph.build import build_graph
 from gradviz.graph.collapse import auto_depth, collapse
-from gradviz.graph.model import GraphModel, ModuleCall
-from gradviz.graph.record import Binding, NodeRegistry, RunRecord, walk_graph
+from gradviz.graph.model import GraphModel, ModuleCall, ValueBudget
+from gradviz.graph.record import Binding, NodeRegistry, RunRecord
 from gradviz.graph.values import is_fake
 from gradviz.library.naming import (
     GraphMembers,
@@ -43,6 +43,10 @@ AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
 # without rlimits on the dot process (setting them means forking this process, torch and
 # all, which costs about 100 ms a drawing; gradviz.graph.render._run_dot).
 LIBRARY_LIMITS = replace(render.CLI_LIMITS, memory_bytes=None, cpu_seconds=None)
+# Numbers a figure's GraphModel keeps in full (TensorInfo.value and .grad), in all: the
+# drawing shows previews only, and turning every small parameter of a resnet into lists
+# was a fifth of draw()'s time.
+LIBRARY_VALUES = 2_000
 # A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
 # leaves at most this many (resnet50: its 16 blocks, each one node).
 AUTO_FOLD_NODES = 150
@@ -185,9 +189,8 @@ def function_devices(fns: list) -> dict[int, tuple[object, str]]:
     return out
 
 
-def _record(tensor, bindings, recorder, model) -> RunRecord:
+def _record(fns: list, bindings, recorder, model) -> RunRecord:
     calls, fn_modules = [], {}
-    fns = walk_graph(tensor.grad_fn)
     if recorder is not None:
         calls, fn_modules = recorder.module_calls, recorder.fn_modules
     elif model is not None:
@@ -271,8 +274,8 @@ def draw_tensor(
     frames = user_frames(frame, frame) if recorder is None else []
     members = GraphMembers.of(tensor)
     bindings = _bindings(tensor, frames, recorder, params, model, members)
-    record = _record(tensor, bindings, recorder, model)
-    graph = build_graph(record)
+    record = _record(members.nodes, bindings, recorder, model)
+    graph = build_graph(record, ValueBudget(numbers=LIBRARY_VALUES), saved=saved)
     caption = AFTER_BACKWARD if _has_gradients(graph) else BEFORE_BACKWARD
     fills, note = grad_fills(graph, bindings) if color == "grad" else ({}, "")
     if view == "classic":

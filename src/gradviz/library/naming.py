@@ -112,13 +112,14 @@ class GraphMembers:
 
     fns: set[int]  # id() of every autograd node reached
     leaves: set[int]  # id() of the leaf tensors whose .grad the graph fills
+    nodes: list  # the autograd nodes themselves (gradviz.graph.record.walk_graph)
 
     @classmethod
     def of(cls, *roots: torch.Tensor) -> GraphMembers:
         fns = walk_graph(*(t.grad_fn for t in roots))
         leaves = {id(fn.variable) for fn in fns if hasattr(fn, "variable")}
         leaves.update(id(t) for t in roots if t.grad_fn is None and t.requires_grad)
-        return cls({id(fn) for fn in fns}, leaves)
+        return cls({id(fn) for fn in fns}, leaves, fns)
 
     def holds(self, t: torch.Tensor) -> bool:
         return id(t) in self.leaves or (t.grad_fn is not None and id(t.grad_fn) in self.fns)
