@@ -68,6 +68,7 @@ def test_auto_depth_folds_only_big_graphs_and_as_little_as_needed():
 def test_the_renderer_draws_folded_nodes_module_depth_and_a_caption():
     dot = to_dot(collapse(model(), 2), caption="after backward()")
     assert '"fold_m1" [shape=box3d' in dot and 'label="net.fc1: Linear\\n(2 nodes)"' in dot
+    assert "a layer's call, folded into one node (collapse_depth)\"" in dot
     assert dot.rstrip().endswith('label="after backward()" labelloc=t fontsize=12;\n}')
     assert dot.count('subgraph "cluster_m') == 1
     assert "cluster_m" not in to_dot(model(), module_depth=0)

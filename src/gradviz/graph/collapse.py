@@ -65,6 +65,7 @@ def collapse(model: GraphModel, depth: int) -> GraphModel:
                 "module",
                 f"{call.path}: {call.kind}\n({len(inside)} nodes)",
                 "module",
+                rule="a layer's call, folded into one node (collapse_depth)",
                 device=max(set(devices), key=devices.count) if devices else None,
                 module=call.parent if call.parent in calls else None,
             )

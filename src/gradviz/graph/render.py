@@ -104,7 +104,6 @@ ROLE_TEXT = {
     "output": "output",
     "untracked": "not tracked by autograd",
     "function": "backward function",
-    "module": "a layer's call, folded into one node",
 }
 
 
