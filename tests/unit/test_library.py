@@ -382,3 +382,35 @@ def test_importing_gradviz_does_not_import_torch():
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.split() == ["False", "True"]
+
+
+# ---------------------------------------------------------------- naming helpers
+
+
+def test_whose_frames_and_names_are_read(tmp_path):
+    from gradviz.library import naming
+
+    assert not naming.is_user_file(torch.__file__)  # site-packages
+    assert not naming.is_user_file(naming.__file__)  # gradviz itself
+    assert naming.is_user_file(__file__) and naming.is_user_file("<ipython-input-3>")
+    assert not naming.is_user_file("<frozen runpy>")
+    assert [naming.visible(n) for n in ("loss", "_", "_5", "Out", "In")] == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    source = tmp_path / "lesson.py"
+    source.write_text("a = x + 2; b: int = a ** 2\nc += 1\nnot python (\n")
+    assert naming.source_exprs(str(source), 1) == {"a": "x + 2", "b": "a ** 2"}
+    assert naming.source_exprs(str(source), 2) == {"c": "1"}
+    assert naming.source_exprs(str(source), 3) == {}
+
+
+def test_lists_and_tuples_of_tensors_are_named_by_index():
+    x = torch.ones(2, requires_grad=True)
+    outs = [x * 2, x * 3]
+    _hidden = x * 4  # an underscore name is left out
+    fig = gradviz.draw(outs[0] + outs[1] + _hidden)
+    assert {"outs[0]", "outs[1]", "x", "output"} == set(labels(fig))
