@@ -151,6 +151,18 @@ def test_record_gives_each_layer_call_its_cluster_inside_its_parent():
     assert {"net.conv1.weight", "outputs", "loss"} <= set(labels(fig))
 
 
+def test_rec_draw_shows_the_graph_it_is_given_and_the_blocks_untracked_tensors():
+    x = torch.ones(2, requires_grad=True)
+    with gradviz.record() as rec:
+        y = (x * 2).sum()
+        z = (x * 3).sum()  # another graph
+        with torch.no_grad():
+            seen = x * 4  # noqa: F841  (named by the recording)
+    assert labels(rec.draw(y)) == ["y", "seen", "x"]
+    assert labels(rec.draw(z)) == ["z", "seen", "x"]
+    assert info(rec.draw(y), "seen").note.startswith("made under torch.no_grad()")
+
+
 def test_the_recording_ends_with_the_block():
     x = torch.ones(2, requires_grad=True)
     layer = nn.Linear(2, 2)

@@ -137,8 +137,10 @@ def _bindings(tensor, frames, recorder, params, model, members) -> list[Binding]
         modules = [vm for frame in frames for vm in frame_modules(frame)]
         variables = [nt for frame in frames for nt in frame_tensors(frame)]
     found = parameter_bindings(params, model, modules, members)
-    if recorder is not None:
-        found += recorder.bindings
+    if recorder is not None:  # the block's tensors in this graph, and its untracked ones
+        found += [
+            b for b in recorder.bindings if members.holds(b.tensor) or not b.tensor.requires_grad
+        ]
     named = {id(b.tensor) for b in found}
     for name, t in variables:
         if members.holds(t) and id(t) not in named:
