@@ -1,6 +1,7 @@
 """What a run leaves for the graph: the tensors a program named (Binding), stable ids for
 autograd nodes (NodeRegistry), the devices their outputs live on, and the backward record,
-as one RunRecord; walk_graph reaches every autograd node from some roots."""
+as one RunRecord; walk_graph reaches every autograd node from some roots, and claim_nodes
+gives a layer's call the nodes it made (the graph's clusters)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,29 @@ class NodeRegistry:
             self.ids[id(fn)] = k
             self.nodes[k] = fn
         return k
+
+
+def claim_nodes(
+    fn_modules: dict[int, tuple[object, str]], call: str, inputs: list, outputs: list, own: set[int]
+) -> None:
+    """Give layer call `call` the autograd nodes it made (into `fn_modules`, id(node) ->
+    (node, call)): those between its output tensors and its input tensors not given to an
+    inner call already, and the AccumulateGrad nodes of its own parameters (ids in `own`)."""
+    stop = {id(t.grad_fn) for t in inputs if isinstance(t, torch.Tensor) and t.grad_fn is not None}
+    stack = [t.grad_fn for t in outputs if isinstance(t, torch.Tensor)]
+    seen: set[int] = set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen or id(fn) in stop:
+            continue
+        seen.add(id(fn))
+        if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
+            if id(fn.variable) in own and id(fn) not in fn_modules:
+                fn_modules[id(fn)] = (fn, call)
+            continue
+        if id(fn) not in fn_modules:
+            fn_modules[id(fn)] = (fn, call)
+        stack.extend(n for n, _ in fn.next_functions)
 
 
 def walk_graph(*roots) -> list:

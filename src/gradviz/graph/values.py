@@ -45,9 +45,14 @@ def list_cells(shape) -> int:
     return total
 
 
+def is_fake(t: torch.Tensor) -> bool:
+    """A FakeTensorMode tensor (simulated CUDA): it has a device and a shape, no numbers."""
+    return getattr(t, "fake_mode", None) is not None
+
+
 def storable(t: torch.Tensor) -> bool:
     """Whether tensor_values may send t's values as lists (small enough, not on meta)."""
-    if t.device.type == "meta":
+    if t.device.type == "meta" or is_fake(t):
         return False
     return t.numel() <= MAX_STORED_ELEMENTS and list_cells(t.shape) <= MAX_STORED_ELEMENTS
 
@@ -59,8 +64,9 @@ def stored_count(t: torch.Tensor | None) -> int:
 
 def tensor_stats(t: torch.Tensor | None) -> dict[str, float] | None:
     """min, max, mean and (2-)norm of a tensor's values, as plain floats: every tensor gets
-    them, however many values it has (None: no values, on meta, or complex)."""
-    if t is None or t.device.type == "meta" or t.numel() == 0 or t.is_complex():
+    them, however many values it has (None: no values: on meta, a simulated device's fake
+    tensor, empty, or complex)."""
+    if t is None or t.device.type == "meta" or is_fake(t) or t.numel() == 0 or t.is_complex():
         return None
     data = t.detach()
     data = data.double() if data.dtype == torch.float64 else data.float()
@@ -74,6 +80,8 @@ def tensor_values(
     """(value as plain data when small and `keep`, preview text) for a tensor on any device."""
     if t.device.type == "meta":
         return None, "(no data: meta)"
+    if is_fake(t):
+        return None, "(no data: simulated device)"
     data = t.detach()
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()

@@ -22,6 +22,7 @@ from torch.func import functional_call
 from torch.utils._pytree import tree_flatten
 
 from gradviz.graph.model import ModuleCall
+from gradviz.graph.record import claim_nodes
 from gradviz.program.budget import Metered
 from gradviz.program.state import RunState
 
@@ -82,24 +83,7 @@ def layer_calls(state: RunState, module: nn.Module, path: str, line: int | None)
 
 
 def name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> None:
-    """Give `call` the autograd nodes it made: those between its output and its inputs not
-    given to an inner call already, and the AccumulateGrad nodes of its own parameters."""
+    """Give `call` the autograd nodes it made (gradviz.graph.record.claim_nodes)."""
     given, _ = tree_flatten(inputs)
-    tensors = [t for t in given if isinstance(t, torch.Tensor)]
-    stop = {id(t.grad_fn) for t in tensors if t.grad_fn is not None}
-    own = {id(p) for p in sub.parameters()}
     outputs, _ = tree_flatten(output)
-    stack = [t.grad_fn for t in outputs if isinstance(t, torch.Tensor)]
-    seen: set[int] = set()
-    while stack:
-        fn = stack.pop()
-        if fn is None or id(fn) in seen or id(fn) in stop:
-            continue
-        seen.add(id(fn))
-        if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
-            if id(fn.variable) in own and id(fn) not in state.fn_modules:
-                state.fn_modules[id(fn)] = (fn, call)
-            continue
-        if id(fn) not in state.fn_modules:
-            state.fn_modules[id(fn)] = (fn, call)
-        stack.extend(n for n, _ in fn.next_functions)
+    claim_nodes(state.fn_modules, call, given, outputs, {id(p) for p in sub.parameters()})

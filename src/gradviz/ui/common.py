@@ -8,10 +8,10 @@ import platform
 
 import streamlit as st
 
-from gradviz import __version__
 from gradviz.services import host
 from gradviz.util import mdtable
 from gradviz.util.mdtext import escape
+from gradviz.util.version import VERSION
 
 # persist_state of a page's keyed widgets: their values survive a visit to another page
 # (by default Streamlit forgets a widget's value once a run does not draw it).
@@ -49,12 +49,12 @@ def sidebar() -> None:
         try:
             facts = host.facts()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed
-            st.caption(f"gradviz {__version__} · torch {host.torch_version()} · Python {python}")
+            st.caption(f"gradviz {VERSION} · torch {host.torch_version()} · Python {python}")
             st.warning(f"Could not ask a worker process what this host offers: {escape(exc)}")
             return
         cuda = "available" if facts.cuda_available else "not available"
         st.caption(
-            f"gradviz {__version__} · torch {facts.torch_version} · Python {python} · CUDA {cuda}"
+            f"gradviz {VERSION} · torch {facts.torch_version} · Python {python} · CUDA {cuda}"
         )
         device_status(list(facts.devices))
 
