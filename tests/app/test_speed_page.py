@@ -440,7 +440,7 @@ def test_a_closed_tab_ends_its_timing_within_seconds(no_reference, monkeypatch):
     monkeypatch.setattr(jobs, "start", start)
     at = AppTest.from_function(_script, default_timeout=60)
     at.run()
-    monkeypatch.setattr(speed, "_tab_open", lambda: False)
+    monkeypatch.setattr(speed, "tab_open", lambda: False)
     _button(at, "Time it both ways").click().run()
     assert started, "no timing started"
     assert started[0].wait(10), "the job outlived its closed tab"

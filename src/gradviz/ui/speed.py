@@ -20,14 +20,12 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import streamlit as st
-from streamlit.runtime import Runtime, exists
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
 from gradviz.services.jobs import end, follow, run_now, start_in_line
 from gradviz.speed import gpus, timing
 from gradviz.ui import charts, speed_estimate
-from gradviz.ui.common import show_unexpected, table
+from gradviz.ui.common import show_unexpected, tab_open, table
 from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
@@ -129,14 +127,6 @@ def _stop_running_job() -> None:
                 KEEPERS[running["state"]](state, event)
 
 
-def _tab_open() -> bool:
-    """Whether this session's browser tab is still connected (True outside a Streamlit server)."""
-    ctx = get_script_run_ctx()
-    if ctx is None or not exists():
-        return True
-    return Runtime.instance().is_active_session(ctx.session_id)
-
-
 def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, label: str) -> None:
     """Start a timing job in a worker, draw its progress, keep its results in session state.
 
@@ -159,7 +149,7 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
     bar = st.progress(0.0, text=label)
     shown = (0.0, label)
     try:
-        for new in follow(job, running["seen"], POLL_S, _tab_open):
+        for new in follow(job, running["seen"], POLL_S, tab_open):
             for event in new:
                 running["seen"] += 1
                 if isinstance(event, timing.Progress):
