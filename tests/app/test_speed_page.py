@@ -499,3 +499,16 @@ def test_a_run_over_the_time_limit_cannot_be_started(no_reference, monkeypatch):
     assert not at.exception
     assert "one timing may run on this server" in _text(at.warning)
     assert _button(at, "Time it both ways").disabled
+
+
+def test_a_run_far_from_its_estimate_says_the_host_was_not_steady(no_reference, monkeypatch):
+    """The lecturer's case: 'about 2.5 ms per call' before a run whose median was 189 ms.
+    The page now says when a measured median falls outside the estimate made before it."""
+    slow = timing.Point("elementwise", "cpu", "float32", 10_000, 2, 5.0, 0.1, 3)
+    monkeypatch.setattr(speed, "_calibration", lambda *a: asdict(slow))
+    at = _app()
+    at.number_input(key="speed_cmp_size_elementwise").set_value(10_000).run()
+    _button(at, "Time it both ways").click().run()
+    assert not at.exception and not at.error
+    warning = _text(at.warning)
+    assert "outside the estimate made just before it" in warning, warning

@@ -293,14 +293,16 @@ def _comparison_section(
     for problem in problems:
         st.warning(message(problem))
     cpu_job = runs[0]
-    cal, over = _estimate(workload, dtype, cpu_job, 1 + 1 + repeats)
+    cal, expected, over = _estimate(workload, dtype, cpu_job, 1 + 1 + repeats)
     if over:
         problems.append(over)
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
     stop_col.button("Stop", key="speed_cmp_stop", help="Stops the timing within a few seconds.")
     if run:
-        st.session_state[COMPARE_KEY] = _new_run_state(total=len(runs), results=[])
+        st.session_state[COMPARE_KEY] = _new_run_state(
+            total=len(runs), results=[], expected=expected
+        )
         state = st.session_state[COMPARE_KEY]
         try:
             label = ", ".join(j.describe() for j in runs)
@@ -317,19 +319,19 @@ def _comparison_section(
 
 def _estimate(
     workload: timing.Workload, dtype: str, cpu_job: timing.TimingJob, calls: int
-) -> tuple[timing.Point | None, str | None]:
+) -> tuple[timing.Point | None, trust.EstimateRange | None, str | None]:
     """Show the estimate of a run on this CPU, as a range from a quick run; return the quick
-    run, and why the run may not start (its estimate, even at the low end, is over the
-    limit one timing may run), if so."""
+    run, the range, and why the run may not start (its estimate, even at the low end, is
+    over the limit one timing may run), if so."""
     try:
         cal = timing.Point(**_calibration(workload.key, "cpu", dtype, cpu_job.size))
         r = trust.estimate_range(cpu_job, cal)
     except (Busy, JobFailed) as exc:
         st.caption(f"No estimate now: {escape(exc)}.")
-        return None, None
+        return None, None, None
     except Exception as exc:  # an estimate is a nicety; never block the page on it
         st.caption(f"No estimate: {type(exc).__name__}: {escape(exc)}")
-        return None, None
+        return None, None, None
     basis = (
         "measured at this size"
         if r.extrapolated <= 1
@@ -354,7 +356,7 @@ def _estimate(
             "*Time it both ways* is off. Choose a smaller size, fewer iterations or repeats."
         )
         st.warning(over)
-        return cal, over
+        return cal, r, over
     if r.likely_s * calls > LONG_RUN_S:
         st.warning(
             f"This takes about {fmt_seconds(r.likely_s * calls)} on this CPU. It shows progress "
@@ -365,7 +367,7 @@ def _estimate(
             f"That may be over the {fmt_seconds(limit)} one timing may run on this server; it "
             "would be stopped at the limit. Choose a smaller size or fewer repeats to be sure."
         )
-    return cal, None
+    return cal, r, None
 
 
 def _comparison_rows(comparisons, source: str) -> list[dict]:
@@ -389,10 +391,34 @@ def _comparison_rows(comparisons, source: str) -> list[dict]:
     return rows
 
 
+def _flag_off_estimate(state: dict) -> None:
+    """Flag a measured median whose repeats spread too much, and one on this CPU outside the
+    estimate made before the run (the host's load changed between the two)."""
+    expected = state.get("expected")
+    for c in state["results"]:
+        median = c.timing.median_s
+        if spread := trust.spread_problem(median, c.timing.iqr_s):
+            st.warning(
+                f"{c.job.describe()}: {spread}. Press *Time it both ways* again, or raise the "
+                "repeats, to see how much it moves."
+            )
+        if expected is None or c.job.device != "cpu":
+            continue
+        if expected.low_s <= median <= expected.high_s:
+            continue
+        st.warning(
+            f"The CPU's measured median, {fmt_seconds(median)} per call, is outside the estimate "
+            f"made just before it ({fmt_seconds(expected.low_s)} to "
+            f"{fmt_seconds(expected.high_s)}; {median / expected.likely_s:,.2g}x its likely "
+            "value): this host's load changed between the two, so neither is a steady figure."
+        )
+
+
 def _show_comparison(state: dict | None, reference: timing.Reference | None = None) -> None:
     rows = []
     if state:
         rows += _comparison_rows(state["results"], "live")
+        _flag_off_estimate(state)
         _report_unfinished(
             state,
             f"Stopped: {len(state['results'])} of {state['total']} devices finished. "
