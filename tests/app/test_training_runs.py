@@ -161,3 +161,13 @@ def test_per_class_accuracy_is_not_clipped(tiny_folder):
     report = at.code[0]
     assert "Accuracy for class: plane" in report.value
     assert report.proto.wrap_lines
+
+
+def test_curves_are_thinned_keeping_both_ends():
+    from gradviz.ui.training_runs import thin
+
+    rows = [{"i": i} for i in range(1000)]
+    kept = thin(rows, 120)
+    assert len(kept) == 120 and kept[0] == rows[0] and kept[-1] == rows[-1]
+    assert [r["i"] for r in kept] == sorted({r["i"] for r in kept})
+    assert thin(rows[:5], 120) == rows[:5]
