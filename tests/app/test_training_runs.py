@@ -3,6 +3,7 @@ visibly, a Train click always starts a new run, and this session's runs are kept
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,10 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
     at.run()
     assert not at.exception, at.exception
     job = at.session_state["training_run"]["job"]
+    # No next script run follows it (as after Streamlit's Stop): stopped ADOPT_S later.
+    deadline = time.monotonic() + training.ADOPT_S + 10
+    while not job.stop_requested and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert job.stop_requested  # not left running unseen
     assert job.wait(60) and job.status == "done"
     at.run()  # the next interaction adopts the run and shows how it ended
@@ -122,6 +127,33 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
     assert "training_run" not in at.session_state
     assert any("page was stopped" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.session_state["training_result"].epochs_done < 200
+
+
+def test_a_click_during_a_run_adopts_it(tiny_folder, monkeypatch):
+    """A widget clicked during a run stops the script the same way (StopException); the next
+    script run follows the run on, so it is not stopped, and it ends on its own."""
+    from gradviz.ui import training
+
+    real = training._status_text
+    pressed = {"n": 0}
+
+    def clicked(ev):
+        pressed["n"] += 1
+        if pressed["n"] == 2:
+            raise StopException()
+        return real(ev)
+
+    monkeypatch.setattr(training, "_status_text", clicked)
+    at = _app(tiny_folder, epochs=3)
+    at.button(key="training_start").click()
+    at.run()
+    job = at.session_state["training_run"]["job"]
+    at.run()  # the click's script run, at once: follows the run to its end
+    assert not at.exception, at.exception
+    time.sleep(training.ADOPT_S + 0.5)
+    assert not job.stop_requested and job.status == "done"
+    result = at.session_state["training_result"]
+    assert not result.stopped and result.epochs_done == pytest.approx(3.0)
 
 
 def test_runs_of_this_session_are_compared_side_by_side(tiny_folder):

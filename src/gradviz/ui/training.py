@@ -20,6 +20,8 @@ gradviz.training.events (numbers, text, PNG bytes), read here by field.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,6 +83,7 @@ NO_PUBLIC_FOLDER = (
 )
 QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
 ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
+ADOPT_S = 3.0  # a run no script run follows this long after the script stopped is stopped
 POLL_S = 0.5  # while a run streams, the page redraws (where Streamlit can stop it) this often
 PAGE_STOPPED = "the page was stopped (Streamlit's Stop, top right), so the run was stopped"
 
@@ -229,10 +232,12 @@ def _start_training(source: Source, settings: dict) -> None:
 def _follow(run: dict) -> None:
     """Draw the job's progress live until it ends, then keep its results (or say why not).
 
-    Streamlit's own Stop (or the end of the session) stops the script at its next element,
-    after which it can draw nothing: the run is then asked to stop too (it still sends what it
-    learned), and the page's next run shows that result and why it ended. A rerun (any widget)
-    leaves the run going: the next run of the page follows it again. A closed tab ends it."""
+    A click on any widget (the page's Stop too) or Streamlit's own Stop (top right), or the
+    end of the session, stops the script at its next element (StopException); a click starts
+    the next script run at once, which follows the run again (adopts it). When none does
+    (Streamlit's Stop, a session gone), the run is asked to stop (_stop_unless_adopted; it
+    still sends what it learned) and the page's next run shows that result and why it ended.
+    A closed tab ends it (follow's `connected`)."""
     job = run["job"]
     live = st.empty()
     with live.container():
@@ -263,8 +268,7 @@ def _follow(run: dict) -> None:
                 shown = _draw_event(ev, job, history, status, (loss_box, acc_box)) or shown
             bar.progress(*shown)  # on every poll: where Streamlit can stop the script
     except StopException:
-        run["page_stopped"] = True
-        job.stop()
+        _stop_unless_adopted(run)
         raise
     live.empty()
     if not job.finished:  # the tab closed: follow() ended the run, nobody sees it
@@ -276,6 +280,21 @@ def _follow(run: dict) -> None:
         st.error(message(job.message))
     else:
         st.error(message(job.describe_failure("training")) + " Nothing else was affected.")
+
+
+def _stop_unless_adopted(run: dict) -> None:
+    """The script stopped while following `run`: unless a next script run reads the job's
+    events within ADOPT_S (a widget click), the page was stopped; stop the run too."""
+    job, left = run["job"], time.monotonic()
+
+    def check() -> None:
+        if job.last_read <= left and not job.finished:
+            run["page_stopped"] = True
+            job.stop()
+
+    timer = threading.Timer(ADOPT_S, check)
+    timer.daemon = True
+    timer.start()
 
 
 def _draw_event(ev, job: Job, history: list[Progress], status, boxes) -> tuple | None:
