@@ -7,6 +7,8 @@ import html
 import platform
 
 import streamlit as st
+from streamlit.runtime import Runtime, exists
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
 from gradviz.util import mdtable
@@ -108,3 +110,11 @@ def png(data: bytes, alt: str) -> None:
         f'src="data:image/png;base64,{encoded}">',
         unsafe_allow_html=True,
     )
+
+
+def tab_open() -> bool:
+    """Whether this session's browser tab is still connected (True outside a Streamlit server)."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not exists():
+        return True
+    return Runtime.instance().is_active_session(ctx.session_id)
