@@ -1,4 +1,4 @@
-# The PyTorch tutorial's Net: class Net(nn.Module) (run backward on `loss`: --backward loss)
+# The PyTorch tutorial's Net on a real CIFAR-10 batch of 4 (run backward on `loss`: --backward loss)
 import torch.nn as nn
 torch.manual_seed(0)
 class Net(nn.Module):
@@ -21,8 +21,10 @@ class Net(nn.Module):
         return x
 
 net = Net()
-images = torch.randn(4, 3, 32, 32)
-labels = torch.tensor([3, 8, 8, 0])
+# the tutorial's CIFAR10 loader reads files: a built-in sample of real images stands in
+images, labels = gradviz_cifar10_sample(4)
+classes = ('plane', 'car', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship', 'truck')
+print(' '.join(f'{classes[labels[j]]:5s}' for j in range(4)))
 temperature = torch.tensor(1.0, requires_grad=True)
 outputs = net(images)
 loss = F.cross_entropy(outputs / temperature, labels)

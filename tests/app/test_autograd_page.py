@@ -33,13 +33,22 @@ def _tensor_table(at: AppTest) -> dict[str, dict]:
     return {r["name"]: r for r in rows}
 
 
-def test_landing_shows_lesson_graph_with_gradients():
+def _run_backward(at: AppTest) -> AppTest:
+    next(b for b in at.button if b.label == "Run backward").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_landing_shows_lesson_graph_then_gradients():
     at = _app().run()
     assert not at.exception, at.exception
     dot = _graph_dot(at)
     for name in ("x", "a", "b", "c", "y"):
         assert f"{{{name} = " in dot
     assert "PowBackward0" in dot and "MeanBackward0" in dot
+    assert _tensor_table(at)["x"]["grad"] == ""  # the forward graph first
+    _run_backward(at)
+    dot = _graph_dot(at)
     table = _tensor_table(at)
     x = table["x"]
     assert x["grad"] == "[2.0000, 2.6667, 3.3333]"
@@ -51,6 +60,9 @@ def test_preset_then_backward_shows_gradients():
     at.selectbox(key="preset").select("broadcasting").run()
     assert not at.exception
     assert at.text_area(key="program").value == PRESETS_BY_KEY["broadcasting"].source
+    table = _tensor_table(at)
+    assert table["col"]["grad"] == ""
+    _run_backward(at)
     table = _tensor_table(at)
     col = table["col"]
     assert col["grad"] == "[[100.0000], [100.0000], [100.0000]]"
@@ -108,6 +120,7 @@ def test_classic_view_and_walkthrough_highlight():
     dot = _graph_dot(at)
     assert "lightblue" in dot and "darkolivegreen1" in dot  # torchviz's own colours
     at.radio(key="view").set_value("values").run()
+    _run_backward(at)
     at.slider(key="step").set_value(3).run()
     dot = _graph_dot(at)
     assert "penwidth=3" in dot
@@ -115,7 +128,7 @@ def test_classic_view_and_walkthrough_highlight():
 
 
 def test_gradient_check_passes_for_the_lesson():
-    at = _app().run()
+    at = _run_backward(_app().run())
     next(b for b in at.button if b.label.startswith("Check gradients")).click().run()
     assert any(s.value.startswith("Pass") for s in at.success)
 
@@ -170,7 +183,7 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
 
     import gradviz.ui.autograd as page
 
-    at = _app().run()
+    at = _run_backward(_app().run())
     image = next(m.value for m in at.markdown if 'alt="autograd graph"' in m.value)
     svg = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", image).group(1))
     assert b"<svg" in svg and b"PowBackward0" in svg and b"2.0000, 2.6667, 3.3333" in svg
@@ -230,3 +243,44 @@ def test_a_network_shows_layer_clusters_steps_and_accumulation():
     ]
     assert all(r["before"] != r["after"] for r in steps)
     assert any("Line 9" in i.value and "net.0.weight" in i.value for i in at.info)
+
+
+def test_a_training_loop_picks_which_backward_call_to_show():
+    """sgd_no_zero_grad runs backward three times: the last call is shown first; picking
+    call 1 redraws its graph with the gradient .grad held right after it (smaller: without
+    zero_grad() the gradients add up), and its optimizer step's parameters before and after."""
+    at = _app().run()
+    at.selectbox(key="preset").select("sgd_no_zero_grad").run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="backward_call")
+    assert picker.value == 3
+    assert picker.format_func(3) == "backward call 3 of 3 (line 9, iteration 2)"
+    last = _graph_dot(at)
+    assert "-11.3949" in last and "-4.7832" not in last
+    assert _tensor_table(at)["w"]["grad"] == "[-11.3949]"
+    texts = " ".join(m.value for m in at.markdown)
+    assert "Parameters before and after step 3" in texts
+
+    at.selectbox(key="backward_call").select(1).run()
+    assert not at.exception, at.exception
+    first = _graph_dot(at)
+    assert first != last
+    assert "-4.7832" in first and "-11.3949" not in first
+    table = _tensor_table(at)
+    assert table["w"]["grad"] == "[-4.7832]" and table["w"]["value"] == "[0.0000]"
+    steps = mdtable.find((m.value for m in at.markdown), "norm before")
+    assert [(r["parameter"], r["before"], r["after"]) for r in steps] == [
+        ("w", "[0.0000]", "[0.4783]"),
+        ("b", "[0.0000]", "[0.1284]"),
+    ]
+    texts = " ".join(m.value for m in at.markdown)
+    assert "Parameters before and after step 1" in texts
+    captions = " ".join(c.value for c in at.caption)
+    assert "Gradient check tab checks the gradients the program ends with" in captions
+
+    at.selectbox(key="backward_call").select(0).run()  # the whole run, every loss
+    whole = _graph_dot(at)
+    assert "loss[0]" in whole and "loss[2]" in whole
+
+    at.selectbox(key="preset").select("sgd_loop").run()  # another program: its last call
+    assert at.selectbox(key="backward_call").value == 3

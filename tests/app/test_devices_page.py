@@ -47,6 +47,7 @@ def test_toggle_a_leaf_to_cuda_colours_the_graph_by_device():
     assert any("Moved `x`" in i.value and CUDA0 in i.value for i in at.info)
     dot = _dot(at)
     assert DEVICE_COLORS["cuda:0"] in dot and CUDA0 in dot
+    next(b for b in at.button if b.label == "Run backward").click().run()
     table = mdtable.find((m.value for m in at.markdown), "requires_grad")
     assert {r["device"] for r in table} == {"cuda:0"}
     x = next(r for r in table if r["name"] == "x")

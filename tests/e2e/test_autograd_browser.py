@@ -17,7 +17,11 @@ def test_lesson_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
         svg_text = graph_svg(page, "PowBackward0")
-        for label in ("MeanBackward0", "AddBackward0", "2.0000, 2.6667, 3.3333"):
+        assert "2.0000, 2.6667, 3.3333" not in svg_text  # the forward graph first
+        page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=120_000)
+        page.get_by_role("button", name="Run backward").click()
+        svg_text = graph_svg(page, "2.0000, 2.6667, 3.3333")
+        for label in ("MeanBackward0", "AddBackward0"):
             assert label in svg_text
         # The share link is in the address bar.
         assert "p=" in page.url

@@ -150,6 +150,48 @@ def test_live_chart_stop_and_results(server, browser, tmp_path):
             page.close()
 
 
+def test_streamlit_stop_stops_the_run_and_train_starts_a_new_one(server, browser):
+    """Streamlit's own Stop (top right) during a run: the page cannot draw any more, so the
+    run is stopped too; the next interaction shows how it ended, and Train starts a new run
+    whose results are its own (a lecturer once got the old run's "time limit reached")."""
+    from playwright.sync_api import expect
+
+    with contextlib.closing(
+        browser.new_context(viewport={"width": 1400, "height": 1000})
+    ) as context:
+        try:
+            page = context.new_page()
+            page.goto(server)
+            expect(page.get_by_text("200 training and 50 test images", exact=False)).to_be_visible(
+                timeout=60_000
+            )
+            _set_number(page, "Epochs", "200")
+            main = page.get_by_test_id("stMainBlockContainer")
+            main.get_by_role("button", name="Train").click()
+            expect(page.get_by_text("ETA", exact=False).first).to_be_visible(timeout=60_000)
+            page.get_by_test_id("stStatusWidget").get_by_role("button", name="Stop").click()
+            page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=30_000)
+            # Nobody follows the run for ADOPT_S (3 s): it is stopped, and evaluates.
+            page.wait_for_timeout(6000)
+            _set_number(page, "Epochs", "3")  # any interaction runs the page again
+            expect(page.get_by_text("the page was stopped", exact=False).first).to_be_visible(
+                timeout=60_000
+            )
+            main.get_by_role("button", name="Train").click()
+            expect(main.get_by_role("button", name="Stop")).to_be_visible(timeout=60_000)
+            expect(main.get_by_role("button", name="Stop")).to_have_count(0, timeout=120_000)
+            expect(page.locator(FRESH + METRIC, has_text="Test accuracy").first).to_be_visible(
+                timeout=60_000
+            )
+            assert (
+                page.locator(FRESH + '[data-testid="stAlert"]', has_text="ended early").count() == 0
+            )
+            expect(page.get_by_text("This session's runs")).to_be_visible()
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            page.close()
+
+
 def _images_in(split: Path) -> int:
     return sum(
         1

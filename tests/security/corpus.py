@@ -745,6 +745,16 @@ CLASSES = [
         "super",
     ),
     ("class-super-outside", "s = super()", "forbidden", "super"),
+    ("nn-parameter-of-a-number", "w = nn.Parameter(3)", "type", "wraps a tensor"),
+    ("nn-parameter-of-a-module", "w = nn.Parameter(nn.Linear(2, 2))", "type", "wraps a tensor"),
+    ("nn-parameter-of-a-string", 'w = nn.Parameter("__class__")', "type", "wraps a tensor"),
+    (
+        "nn-parameter-in-a-class-of-a-list",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.w = nn.Parameter([1.0])\nn = N()",
+        "type",
+        "wraps a tensor",
+    ),
     (
         "class-forward-globals",
         "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n    def forward(self, x):\n        return self.forward.__globals__",

@@ -253,7 +253,10 @@ def test_token_soup_ends_in_a_trace(text):
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(
     st.dictionaries(
-        st.sampled_from(["p", "view", "dir", "theme", "backward", "ones", "saved", "retain", "zz"]),
+        st.sampled_from(
+            ["p", "view", "dir", "theme", "backward", "ones", "saved", "retain", "zz"]
+            + ["move", "to", "step"]
+        ),
         st.one_of(
             st.text(max_size=200),
             st.binary(max_size=200).map(encode_program_bytes := (lambda b: b.decode("latin-1"))),
@@ -265,6 +268,8 @@ def test_share_params_never_raise(params):
     state = from_params(params)
     assert state.program is None or len(state.program) <= DEFAULT_LIMITS.max_source_chars
     assert state.view in ("values", "classic") and state.rankdir in ("TB", "LR")
+    assert 0 <= state.step <= 100_000 and len(state.moves) <= 64
+    assert all(n == "*" or n.replace(".", "_").isidentifier() for n in state.moves)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

@@ -215,3 +215,88 @@ def test_refusals_with_line_and_column(source, kind, line, col, words):
     assert err is not None and err.kind == kind, err
     assert (err.line, err.col) == (line, col), err
     assert words in err.message
+
+
+PARAMETER_NET = """\
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+        self.b = nn.Parameter(torch.zeros(1), requires_grad=False)
+        self.lin = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.lin(x * self.w) + self.b
+
+net = Scale()
+print([n for n, p in net.named_parameters()])
+print([p.requires_grad for p in net.parameters()])
+x = torch.ones(2, 3)
+out = net(x).sum()
+out.backward()
+print(net.w.grad)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+opt.step()
+print(net.w)
+print(isinstance(net.w, torch.Tensor), net.w.is_leaf)
+"""
+
+
+def test_nn_parameter_is_registered_and_matches_pytorch():
+    assert gradviz_printed(PARAMETER_NET) == python_printed(PARAMETER_NET)
+    trace = run_program(PARAMETER_NET, RunOptions(simulate_cuda=False, classic=False))
+    names = {t.name for t in trace.tensors}
+    assert {"net.w", "net.b", "net.lin.weight"} <= names  # named by path in the graph
+    w = trace.tensor("net.w")
+    assert w.is_leaf and w.requires_grad and w.grad is not None
+    assert [n.title for n in trace.graph.nodes if n.title == "net.w"] == ["net.w"]
+
+
+def test_nn_parameter_gradient_check_passes():
+    from gradviz.program.gradcheck import check_gradients
+
+    source = PARAMETER_NET.split("out.backward()")[0]
+    trace = run_program(source, RunOptions(simulate_cuda=False, backward="out"))
+    shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
+    assert set(shown) == {"net.w", "net.lin.weight", "net.lin.bias"}
+    result = check_gradients(source, "out", shown)
+    assert result.ok, result.message
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "col", "words"),
+    [
+        ("w = nn.Parameter(3)", 1, 5, "nn.Parameter wraps a tensor, not int"),
+        ("w = nn.Parameter([1.0, 2.0])", 1, 5, "not list"),
+        ("w = nn.Parameter(torch.tensor([1, 2]))", 1, 5, "floating point"),
+        ("w = nn.Parameter(torch.ones(2), requires_grad=1)", 1, 5, "True or False"),
+        ("w = nn.Parameter(torch.ones(2), grad=True)", 1, 5, "requires_grad="),
+        (
+            "class A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.w = nn.Parameter(2.5)\na = A()",
+            4,
+            18,
+            "not float",
+        ),
+        (
+            "class A(nn.Module):\n    def __init__(self):\n"
+            "        self.w = nn.Parameter(torch.ones(2))\na = A()",
+            3,
+            9,
+            "cannot assign parameters before Module.__init__",
+        ),
+        (
+            "class A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.w = nn.Parameter(torch.ones(2))\n        self.w = torch.ones(2)\na = A()",
+            5,
+            9,
+            "cannot assign 'tensor' as parameter 'w'",
+        ),
+    ],
+)
+def test_nn_parameter_refusals_with_line_and_column(source, line, col, words):
+    trace = run_program(source, RunOptions(simulate_cuda=False))
+    err = trace.error
+    assert err is not None and err.kind == "type", err
+    assert (err.line, err.col) == (line, col), err
+    assert words in err.message, err.message

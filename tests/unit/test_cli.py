@@ -353,3 +353,34 @@ def test_examples_run_from_the_command_line(name, target, capsys):
     grads = {t["name"]: t["grad"] for t in data["tensors"]}
     assert target in grads
     assert ("net.fc1.weight" if name == "tutorial_net" else "net.0.weight") in grads
+
+
+def test_render_call_picks_a_training_loops_backward_call(tmp_path, capsys):
+    """--call K draws backward call K's graph (default: the last; 'all': the whole run)."""
+    program = write(tmp_path, PRESETS_BY_KEY["sgd_no_zero_grad"].source)
+    drawn = {}
+    for call in (None, "1", "3", "all"):
+        out = tmp_path / f"call-{call}.dot"
+        extra = [] if call is None else ["--call", call]
+        assert main(["render", str(program), "-o", str(out), *extra]) == 0
+        drawn[call] = out.read_text(encoding="utf-8")
+        err = capsys.readouterr().err
+        if call in (None, "3"):
+            assert "drawing backward call 3 of 3 (line 9, iteration 2)" in err
+    assert drawn[None] == drawn["3"]
+    assert "-11.3949" in drawn["3"] and "-4.7832" not in drawn["3"]
+    assert "-4.7832" in drawn["1"] and "-11.3949" not in drawn["1"]  # .grad after call 1
+    assert "loss[0]" in drawn["all"] and "loss[2]" in drawn["all"]
+    assert "loss[0]" not in drawn["1"]
+    for bad in ("7", "first"):
+        assert main(["render", str(program), "-o", str(tmp_path / "x.dot"), "--call", bad]) == 2
+        assert "--call" in capsys.readouterr().err
+
+
+def test_render_call_of_a_program_with_one_backward(lesson_file, tmp_path, capsys):
+    out = tmp_path / "one.dot"
+    assert main(["render", str(lesson_file), "-o", str(out), "--backward", "y", "--call", "1"]) == 0
+    assert "drawing backward call 1 of 1" in capsys.readouterr().err
+    whole = tmp_path / "whole.dot"
+    assert main(["render", str(lesson_file), "-o", str(whole), "--backward", "y"]) == 0
+    assert out.read_text(encoding="utf-8") == whole.read_text(encoding="utf-8")

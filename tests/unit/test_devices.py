@@ -270,3 +270,22 @@ def test_each_device_error_gets_its_words_and_fix(message, named, case, move, fi
     assert "{" not in exp.rule and exp.rule.startswith(text.rule[:40])
     if case == "two_gpus":
         assert "cuda:1 and cuda:0 have separate memory" in exp.rule
+
+
+def test_gradient_check_of_a_module_moved_to_the_gpu_runs_in_float64_on_its_device():
+    """The preset user_module_device: model.to(device) moves the layer's parameters; the
+    check's float64 stand-ins for them must follow (they stayed on the CPU: cuda:0 and cpu
+    mixed in the re-run). Through the page's path (services.check_isolated), in process."""
+    from gradviz.program.presets import PRESETS_BY_KEY
+    from gradviz.services.programs import check_isolated
+
+    preset = PRESETS_BY_KEY["user_module_device"]
+    trace = run_program(preset.source, RunOptions(backward="out", **SIM))
+    assert trace.error is None and trace.simulated
+    assert trace.stdout == ["cuda:0"]
+    shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
+    assert set(shown) == {"model.linear.weight", "model.linear.bias", "x"}
+    result = check_isolated(preset.source, "out", shown, RunOptions(simulate_cuda=True))
+    assert result.ok, result.message
+    assert result.gradcheck_passed
+    assert [c.name for c in result.leaves if c.ok] == list(shown)

@@ -127,9 +127,17 @@ def test_detach_and_no_grad_are_untracked_with_notes():
     assert "detached" in trace.tensor("frozen").note
     assert "no_grad" in trace.tensor("scale").note
     assert trace.tensor("w").note is None
-    # Untracked tensors have no edges: no gradient flows through them.
+    # Untracked tensors have no autograd edges: no gradient flows through them; dashed
+    # edges (gradviz.graph.cuts) show where they were cut off and what they fed.
     untracked = {model.by_title("frozen").id, model.by_title("scale").id}
-    assert not any(e.src in untracked or e.dst in untracked for e in model.edges)
+    data = [e for e in model.edges if e.kind == "data"]
+    assert not any(e.src in untracked or e.dst in untracked for e in data)
+    cuts = {
+        (model.node(e.src).title, model.node(e.dst).title, e.label)
+        for e in model.edges
+        if e.kind == "cut"
+    }
+    assert ("w", "frozen", "detached") in cuts
     assert trace.tensor("w").grad == [20.0, 40.0, 60.0]
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from gradviz.program.cifar_sample import cifar10_sample
 from gradviz.program.interpreter import run_program
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.results import RunOptions, Trace
@@ -39,7 +40,8 @@ def reference(source: str, backward: str | None) -> tuple[dict, int | None, Exce
     Returns the namespace, the 1-based line of the statement that raised (if any) and
     the exception. Statements run one at a time so the failing line is known.
     """
-    env: dict = {"torch": torch, "F": F}
+    # the built-in that stands in for the tutorial's CIFAR-10 loader, as plain Python
+    env: dict = {"torch": torch, "F": F, "gradviz_cifar10_sample": cifar10_sample}
     tree = ast.parse(source)
     with torch.random.fork_rng():
         for stmt in tree.body:

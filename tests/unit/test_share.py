@@ -7,6 +7,7 @@ import pytest
 
 from gradviz.program.share import (
     MAX_PARAM_CHARS,
+    THEMES,
     ShareState,
     decode_program,
     encode_program,
@@ -67,8 +68,58 @@ def test_bad_options_fall_back_with_messages():
     assert (state.view, state.rankdir, state.theme, state.backward, state.program) == (
         "values",
         "TB",
-        "light",
+        "auto",
         None,
         None,
     )
     assert len(state.problems) == 5
+
+
+def test_round_trip_device_moves_step_and_theme_override():
+    state = ShareState(
+        program="x = 1", moves=("net.0.weight", "w"), move_to="cuda:1", step=3, theme="dark"
+    )
+    params = to_params(state)
+    assert params["move"] == "net.0.weight,w" and params["to"] == "cuda:1"
+    back = from_params(params)
+    assert (back.moves, back.move_to, back.step, back.theme) == (
+        ("net.0.weight", "w"),
+        "cuda:1",
+        3,
+        "dark",
+    )
+    assert back.problems == []
+    every = from_params(to_params(ShareState(program="x = 1", moves=("*",), move_to="cpu")))
+    assert (every.moves, every.move_to) == (("*",), "cpu")
+
+
+def test_the_default_theme_follows_the_page():
+    assert ShareState().theme == "auto"
+    assert "theme" not in to_params(ShareState(program="x = 1"))
+    assert to_params(ShareState(program="x = 1", theme="light"))["theme"] == "light"
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"move": "x", "to": "gpu!"}, "`to`"),
+        ({"move": "x;rm", "to": "cuda:0"}, "`move`"),
+        ({"move": ",".join(["a"] * 300), "to": "cpu"}, "`move`"),
+        ({"move": "x"}, "`to`"),
+        ({"step": "-1"}, "`step`"),
+        ({"step": "lots"}, "`step`"),
+        ({"step": "²"}, "`step`"),  # a digit to str.isdigit, not to int()
+    ],
+)
+def test_hostile_moves_and_steps_are_messages(params, needle):
+    state = from_params(params)
+    assert state.moves == () and state.move_to is None and state.step == 0
+    assert any(needle in p for p in state.problems)
+
+
+def test_the_lecture_theme_survives_a_share_link():
+    from gradviz.graph.render import THEMES as DRAWN
+
+    state = from_params(to_params(ShareState(program="x = 1", theme="lecture")))
+    assert state.theme == "lecture" and not state.problems
+    assert set(DRAWN) == set(THEMES) - {"auto"}  # every drawn theme can be shared

@@ -55,3 +55,25 @@ def test_gpu_copies_pageable_and_pinned():
     found = {m.key: m for m in transfer.measure_all("cuda:0", quick=True)}
     for key in ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned"):
         assert found[key].seconds > 0 and found[key].gb_per_s > 0
+
+
+def test_the_timed_additions_write_into_outputs_made_beforehand():
+    """A new 1 MB output per call timed allocating and first touching it: on a CPU that made
+    one add over 262,144 values slower than 256 small adds. The work now reuses its outputs."""
+    one, many = transfer.one_vs_many_work("cpu", 8, 16)
+    assert one() is one() and many() is many() is one()
+    big = one()
+    assert torch.equal(many(), big)
+
+
+def test_cpu_rows_carry_their_spread_and_say_syncs_cost_nothing_there():
+    found = {m.key: m for m in transfer.measure_all("cpu", quick=True)}
+    for key in ("host_copy", "sync_queue_only", "sync_item", "one_large", "many_small"):
+        assert found[key].spread is not None and found[key].spread >= 0
+    assert found["sync_item"].note == transfer_reference.CPU_SYNC_NOTE
+    assert "no queue" in found["sync_queue_only"].note
+
+
+def test_median_and_iqr():
+    assert transfer_reference.median_and_iqr([3.0, 1.0, 2.0, 100.0, 4.0]) == (3.0, 2.0)
+    assert transfer_reference.median_and_iqr([5.0]) == (5.0, 0.0)

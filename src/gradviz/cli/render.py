@@ -1,8 +1,9 @@
-"""`python -m gradviz render PROGRAM.py -o OUT.svg|png|pdf|dot [options]`.
+"""`python -m gradviz render PROGRAM.py -o OUT.svg|png|pdf|dot|html [options]`.
 
 Writes the same drawing the page shows: render.draw(...) then render.render_bytes, under
 render.CLI_LIMITS (looser than the app's: a lecturer's own machine), or none with --no-limits.
-The format comes from the output's suffix. A program error still gives a drawing of
+The format comes from the output's suffix; .html is the interactive viewer (one file, no
+network: pan, zoom, hover, inspect, collapse, quiz). A program error still gives a drawing of
 what exists (exit 1, error on stderr).
 Exit codes: 0 written, 1 program error or nothing/no way to draw, 2 usage.
 """
@@ -14,20 +15,29 @@ import sys
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
-from gradviz.graph import render
+from gradviz.graph import interactive, render, walkthrough
+from gradviz.program.results import Trace
+
+HTML = "html"
+GIF = "gif"
+WALKTHROUGH_FORMATS = ("pdf", GIF)
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "render",
-        help="draw a program's autograd graph to svg, png, pdf or dot",
+        help="draw a program's autograd graph to svg, png, pdf, dot or interactive html",
         description="Draw a program's autograd graph, as the page does. The format comes "
         "from the output file's suffix. Exit codes: 0 written, 1 program error or "
         "nothing to draw, 2 usage.",
     )
     add_program_options(parser)
     parser.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.png, OUT.pdf or OUT.dot"
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="OUT.svg, OUT.png, OUT.pdf, OUT.dot or OUT.html (the interactive viewer)",
     )
     parser.add_argument("--view", choices=("values", "classic"), default="values")
     parser.add_argument("--rankdir", choices=render.RANKDIRS, default="TB")
@@ -38,6 +48,20 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--no-legend", action="store_true", help="leave out the legend")
     parser.add_argument(
+        "--call",
+        metavar="K",
+        help="a program that ran backward several times (a training loop): draw backward "
+        "call K's graph (1 is the first; the default is the last), or 'all' for every "
+        "call's graph together",
+    )
+    parser.add_argument(
+        "--walkthrough",
+        action="store_true",
+        help="the backward walk-through as frames, one per backward step plus the final "
+        "graph: OUT.pdf (a page each) or OUT.gif (animated); needs a backward "
+        "(--backward NAME, or the program's own)",
+    )
+    parser.add_argument(
         "--no-limits",
         action="store_true",
         help="lift the graph-size, memory and time limits on Graphviz (by default looser "
@@ -46,19 +70,47 @@ def register(subparsers) -> None:
     parser.set_defaults(func=main)
 
 
-def output_format(path: str) -> str:
+def output_format(path: str, walk: bool = False) -> str:
     fmt = Path(path).suffix.lower().lstrip(".")
-    if fmt not in render.FORMATS:
+    if walk:
+        if fmt not in WALKTHROUGH_FORMATS:
+            raise UsageError(f"{path}: --walkthrough writes .pdf or .gif")
+        return fmt
+    if fmt not in (*render.FORMATS, HTML):
         raise UsageError(
             f"{path}: cannot tell the format from the suffix; use one of "
-            + ", ".join("." + f for f in render.FORMATS)
+            + ", ".join("." + f for f in (*render.FORMATS, HTML))
         )
     return fmt
 
 
+def chosen_call(trace: Trace, call: str | None) -> Trace:
+    """The result as --call picks it (says on stderr which call it draws). UsageError for a
+    call the result does not hold."""
+    calls = trace.calls
+    if call is None and calls.count < 2:
+        return trace
+    if call == "all":
+        return trace
+    kept = [c.number for c in calls.kept]
+    try:
+        number = None if call is None else int(call)
+    except ValueError:
+        raise UsageError(f"--call takes a call's number or 'all', not {call!r}") from None
+    chosen = calls.call(number)
+    if chosen is None:
+        have = ", ".join(map(str, kept)) or "none"
+        raise UsageError(
+            f"--call {call}: the program ran backward {calls.count:,} time(s); the calls "
+            f"kept are {have} (or 'all')"
+        )
+    print(f"gradviz render: drawing {chosen.title(calls.count)}", file=sys.stderr)
+    return trace.at_call(chosen.number) if calls.count > 1 else trace
+
+
 def main(args: argparse.Namespace) -> int:
     try:
-        fmt = output_format(args.output)
+        fmt = output_format(args.output, args.walkthrough)
         trace = run_from_args(args)
     except UsageError as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
@@ -67,13 +119,20 @@ def main(args: argparse.Namespace) -> int:
     if trace.error:
         print(format_error(args.program, trace.error), file=sys.stderr)
         status = 1
+    try:
+        trace = chosen_call(trace, args.call)
+    except UsageError as exc:
+        print(f"gradviz render: {exc}", file=sys.stderr)
+        return 2
+    if args.walkthrough:
+        return _write_walkthrough(args, trace, fmt) or status
     dot = render.draw(
         trace,
         view=args.view,
         rankdir=args.rankdir,
         theme=args.theme,
         show_saved=args.saved,
-        legend=not args.no_legend,
+        legend=not args.no_legend and fmt != HTML,  # the viewer draws its own legend
     )
     if dot is None:
         print(
@@ -84,13 +143,51 @@ def main(args: argparse.Namespace) -> int:
         return 1
     try:
         limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
-        data = render.render_bytes(dot, fmt, scale=args.scale, limits=limits)
+        if fmt == HTML:
+            data = viewer_bytes(trace, dot, args.view, args.theme, limits)
+        else:
+            data = render.render_bytes(dot, fmt, scale=args.scale, limits=limits)
     except render.RenderUnavailable as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
         return 1
+    return _write(args.output, data) or status
+
+
+def _write(path: str, data: bytes) -> int:
     try:
-        Path(args.output).write_bytes(data)
+        Path(path).write_bytes(data)
     except OSError as exc:
-        print(f"gradviz render: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"gradviz render: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    return status
+    return 0
+
+
+def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
+    """The walk-through's frames as a PDF or GIF; 0 written, 1 nothing to walk, 2 unwritable."""
+    record = trace.backward[-1] if trace.backward else None
+    if record is None or not record.steps or trace.graph is None:
+        print(
+            "gradviz render: --walkthrough needs a backward pass: add --backward NAME "
+            "(or call .backward() in the program)",
+            file=sys.stderr,
+        )
+        return 1
+    dots = walkthrough.frames(trace.graph, record, args.rankdir, args.theme)
+    limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
+    try:
+        if fmt == GIF:
+            data = walkthrough.gif_bytes(dots, scale=args.scale, limits=limits)
+        else:
+            data = walkthrough.pdf_bytes(dots, limits=limits)
+    except render.RenderUnavailable as exc:
+        print(f"gradviz render: {exc}", file=sys.stderr)
+        return 1
+    return _write(args.output, data)
+
+
+def viewer_bytes(trace, dot: str, view: str, theme: str, limits: render.RenderLimits) -> bytes:
+    """The interactive viewer as one HTML file (the drawing laid out by Graphviz)."""
+    svg = render.render_bytes(dot, "svg", limits=limits)
+    model = trace.graph if trace.graph is not None and view == "values" else render.GraphModel()
+    page = interactive.viewer_html(model, svg, source=trace.source, theme=theme)
+    return page.encode("utf-8")

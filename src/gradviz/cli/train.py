@@ -2,19 +2,32 @@
 
 Progress goes to stderr; with --json the final metrics are one JSON object on stdout. Ctrl-C stops
 training cleanly (the model keeps what it learned and is still evaluated and saved).
+With --nproc N it trains in N processes (DistributedDataParallel, gradviz.training.distributed);
+under torchrun each process is one rank of torchrun's group, and rank 0 alone reports and saves.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
 
 from gradviz.training.checkpoint import save_state_dict
-from gradviz.training.data import Dataset, load_dataset
-from gradviz.training.events import Progress
+from gradviz.training.data import Dataset, load_dataset, load_source
+from gradviz.training.distributed import (
+    TIMEOUT_S,
+    DistributedError,
+    RunSpec,
+    group_run,
+    launch,
+    rank_device,
+    rank_threads,
+    start_group,
+)
+from gradviz.training.events import Progress, Started
 from gradviz.training.loop import (
     DeviceError,
     Evaluation,
@@ -23,8 +36,8 @@ from gradviz.training.loop import (
     resolve_device,
     train,
 )
-from gradviz.training.settings import PRESETS
-from gradviz.training.sources import DataError, display_classes
+from gradviz.training.settings import PRESETS, ddp_backend
+from gradviz.training.sources import DataError, default_cache_dir, display_classes
 
 
 def _positive_int(text: str) -> int:
@@ -68,6 +81,21 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=_positive_int, help="CPU threads for torch")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON on stdout")
+    p.add_argument(
+        "--nproc",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="train in N processes with DistributedDataParallel (one per GPU with --device cuda, "
+        "gloo on the CPU); under torchrun the launcher's processes are used instead",
+    )
+    p.add_argument(
+        "--ddp-timeout",
+        type=_positive_float,
+        default=TIMEOUT_S,
+        metavar="S",
+        help="with several processes: a gradient exchange waiting longer fails the run",
+    )
     p.set_defaults(func=run)
 
 
@@ -129,6 +157,88 @@ def _train(args: argparse.Namespace, data: Dataset, device) -> TrainResult:
     return result
 
 
+def _spec(args: argparse.Namespace) -> RunSpec:
+    """What each rank trains: the data as the ranks read it (CIFAR-10 from the cache folder
+    the launcher filled), the settings typed."""
+    if args.data.strip().lower() in {"cifar10", "cifar-10"}:
+        source = {"kind": "cifar", "path": str(args.cache_dir or default_cache_dir())}
+    else:
+        source = {"kind": "folder", "path": str(Path(args.data).expanduser().resolve())}
+    return RunSpec(
+        source=source,
+        preset=args.preset,
+        device=args.device,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        time_limit=args.time_limit,
+        seed=args.seed,
+        threads=args.threads,
+        timeout_s=args.ddp_timeout,
+    )
+
+
+def _follow(events, num_classes: int) -> TrainResult | None:
+    """Print rank 0's events; return the result loaded from its weights (None on other ranks)."""
+    err = sys.stderr
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as done:
+            return done.value.result(num_classes) if done.value is not None else None
+        if isinstance(event, Started):
+            print(f"training {event.arch} in {event.device}", file=err)
+        elif event.kind in ("progress", "epoch"):
+            print(_progress_line(event), file=err)
+        elif event.kind == "end" and event.stopped:
+            print(f"stopped: {event.stopped}", file=err)
+
+
+def train_processes(args: argparse.Namespace, data: Dataset) -> TrainResult:
+    """--nproc N: N ranks on this host (DistributedDataParallel); the first Ctrl-C asks rank 0
+    to stop after the current step (all ranks stop at the same step), a second one aborts."""
+    stop = {"requested": False}
+
+    def on_sigint(signum, frame):
+        if stop["requested"]:
+            raise KeyboardInterrupt
+        stop["requested"] = True
+        print("\nStopping all ranks after this step (Ctrl-C again to abort)...", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        events = launch(_spec(args), args.nproc, lambda: stop["requested"])
+        return _follow(events, len(data.classes))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def under_torchrun() -> bool:
+    """Started by torchrun (torch.distributed.run): the environment names this rank."""
+    return "TORCHELASTIC_RUN_ID" in os.environ and int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def run_torchrun_rank(args: argparse.Namespace) -> int:
+    """One rank of a torchrun job: rank 0 reports, evaluates and saves; the others only train.
+    CIFAR-10 must already be in the cache folder (every rank reads it; none downloads)."""
+    err = sys.stderr
+    try:
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        device = rank_device(args.device, local_rank)
+        spec = _spec(args)
+        data = load_source(spec.source)
+        start_group(ddp_backend(device.type), spec.timeout_s)
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        events = group_run(data, spec, device, threads=rank_threads(spec, local_world))
+        result = _follow(events, len(data.classes))
+    except (DataError, DeviceError, ValueError, OSError) as exc:
+        print(f"error: rank {os.environ.get('RANK')}: {exc}", file=err)
+        return 1
+    if result is None:
+        return 0
+    return report(args, data, result, device)
+
+
 def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
     """The --json object (its keys are documented in docs/training.md)."""
     return {
@@ -151,18 +261,34 @@ def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     err = sys.stderr
+    if under_torchrun():
+        return run_torchrun_rank(args)
     try:
         device = resolve_device(args.device)
         print(f"loading data: {args.data}", file=err)
         data = load_dataset(args.data, cache_dir=args.cache_dir, progress=_download_progress)
         print(data.describe(), file=err)
-        result = _train(args, data, device)
+        if args.nproc > 1:
+            result = train_processes(args, data)
+        else:
+            result = _train(args, data, device)
+        return report(args, data, result, device)
+    except (DataError, DeviceError, DistributedError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=err)
+        return 1
+
+
+def report(args: argparse.Namespace, data: Dataset, result: TrainResult, device) -> int:
+    """Evaluate the trained network on the test split, save it with --save, print the report
+    (or the --json object)."""
+    err = sys.stderr
+    try:
         classes = display_classes(data.classes)
-        ev = evaluate(result.model, data.test, result.arch, device, classes)
+        ev = evaluate(result.model.to(device), data.test, result.arch, device, classes)
         if args.save:
             Path(args.save).write_bytes(save_state_dict(result.model))
             print(f"saved state_dict to {args.save}", file=err)
-    except (DataError, DeviceError, ValueError, OSError) as exc:
+    except (DeviceError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=err)
         return 1
     if args.json:

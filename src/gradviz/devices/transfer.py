@@ -21,11 +21,12 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from gradviz.devices.transfer_reference import Measurement
+from gradviz.devices.transfer_reference import CPU_SYNC_NOTE, CPU_THREADS_NOTE, Measurement
 
 
 def _is_cuda(device: str) -> bool:
@@ -36,6 +37,13 @@ def _is_cuda(device: str) -> bool:
 
 def time_it(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2) -> float:
     """Median seconds of fn(); CUDA events and synchronize on a GPU, perf_counter on the CPU."""
+    return statistics.median(time_runs(fn, device, repeats, warmup))
+
+
+def time_runs(
+    fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2
+) -> list[float]:
+    """Seconds of each of `repeats` calls of fn() after `warmup` calls (as time_it)."""
     import torch
 
     for _ in range(warmup):
@@ -56,11 +64,13 @@ def time_it(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
 
 
-def wall_time(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2) -> float:
-    """Median wall-clock seconds until fn() returns to Python (what a hidden sync costs the host).
+def wall_times(
+    fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2
+) -> list[float]:
+    """Wall-clock seconds until fn() returns to Python (what a hidden sync costs the host).
 
     The device is idle before each run, so only fn's own work and waiting are counted."""
     import torch
@@ -76,7 +86,7 @@ def wall_time(fn: Callable[[], object], device: str, repeats: int = 5, warmup: i
         times.append(time.perf_counter() - t0)
     if _is_cuda(device):
         torch.cuda.synchronize(device)
-    return statistics.median(times)
+    return times
 
 
 def copy_bandwidth(device: str, nbytes: int = 16 * 2**20, repeats: int = 5) -> list[Measurement]:
@@ -93,24 +103,25 @@ def copy_bandwidth(device: str, nbytes: int = 16 * 2**20, repeats: int = 5) -> l
         for pinned in (False, True):
             host = torch.empty(n, pin_memory=pinned)
             kind = "pinned" if pinned else "pageable"
-            s = time_it(lambda h=host, p=pinned: dev.copy_(h, non_blocking=p), device, repeats)
-            out.append(Measurement(f"h2d_{kind}", f"host → {device}, {kind}", device, s, nbytes))
-            s = time_it(lambda h=host, p=pinned: h.copy_(dev, non_blocking=p), device, repeats)
-            out.append(Measurement(f"d2h_{kind}", f"{device} → host, {kind}", device, s, nbytes))
+            t = time_runs(lambda h=host, p=pinned: dev.copy_(h, non_blocking=p), device, repeats)
+            m = Measurement(f"h2d_{kind}", f"host → {device}, {kind}", device, 0.0, nbytes)
+            out.append(m.keep_spread(t))
+            t = time_runs(lambda h=host, p=pinned: h.copy_(dev, non_blocking=p), device, repeats)
+            m = Measurement(f"d2h_{kind}", f"{device} → host, {kind}", device, 0.0, nbytes)
+            out.append(m.keep_spread(t))
         return out
     src = torch.ones(n)
     dst = torch.empty(n)
-    s = time_it(lambda: dst.copy_(src), "cpu", repeats)
-    out.append(
-        Measurement(
-            "host_copy",
-            "host memory copy (the CPU side of a transfer)",
-            "cpu",
-            s,
-            nbytes,
-            "no GPU here: host→device and device→host copies cannot be measured",
-        )
+    times = time_runs(lambda: dst.copy_(src), "cpu", repeats)
+    copy = Measurement(
+        "host_copy",
+        "host memory copy (the CPU side of a transfer)",
+        "cpu",
+        0.0,
+        nbytes,
+        "no GPU here: host→device and device→host copies cannot be measured",
     )
+    out.append(copy.keep_spread(times))
     out.append(
         Measurement(
             "pinned",
@@ -124,17 +135,20 @@ def copy_bandwidth(device: str, nbytes: int = 16 * 2**20, repeats: int = 5) -> l
     return out
 
 
-def sync_costs(device: str, size: int = 512, repeats: int = 5) -> list[Measurement]:
+def sync_costs(device: str, size: int = 512, repeats: int = 9) -> list[Measurement]:
     """What .item(), print, .numpy() and .cpu() cost right after queued work.
 
     On a GPU, work is queued and Python goes on; each of these must wait for the queue to
-    drain and copy back, so the host stalls (a hidden synchronisation)."""
+    drain and copy back, so the host stalls (a hidden synchronisation). The product is
+    written into one tensor made beforehand, so no row times allocating and first touching
+    its result (on a CPU that cost can outweigh the product itself)."""
     import torch
 
     x = torch.randn(size, size, device=device)
+    y = torch.empty(size, size, device=device)
 
     def queued():
-        return x @ x
+        return torch.matmul(x, x, out=y)
 
     def sync(call):
         def go():
@@ -151,44 +165,82 @@ def sync_costs(device: str, size: int = 512, repeats: int = 5) -> list[Measureme
     ]
     out = []
     for key, what, fn in cases:
-        s = wall_time(fn, device, repeats)
-        note = "" if _is_cuda(device) else "on the CPU there is no queue: nothing to wait for"
-        out.append(Measurement(f"sync_{key}", what, device, s, None, note))
+        note = "" if _is_cuda(device) else CPU_SYNC_NOTE
+        m = Measurement(f"sync_{key}", what, device, 0.0, None, note)
+        out.append(m.keep_spread(wall_times(fn, device, repeats)))
     return out
 
 
-def one_vs_many(device: str, pieces: int = 256, size: int = 1024, repeats: int = 3):
-    """The same additions as one large op and as many small ones (each a launch on a GPU)."""
+def one_vs_many_work(device: str, pieces: int, size: int):
+    """The two ways of doing the same additions, each writing into outputs made beforehand
+    (a new output each call would time allocating and first touching memory, which on a CPU
+    costs more than the additions): (one large add, many small adds)."""
     import torch
 
     big = torch.randn(pieces * size, device=device)
-    small = list(big.split(size))
+    out = torch.empty_like(big)
+    pairs = list(zip(big.split(size), out.split(size), strict=True))
+
+    def one():
+        return torch.add(big, 1.0, out=out)
 
     def many():
-        for s in small:
-            s.add(1.0)
+        for s, o in pairs:
+            torch.add(s, 1.0, out=o)
+        return out
 
-    out = [
+    return one, many
+
+
+def one_vs_many(device: str, pieces: int = 256, size: int = 1024, repeats: int = 9):
+    """The same additions as one large op and as many small ones (each a launch on a GPU)."""
+    one, many = one_vs_many_work(device, pieces, size)
+    nbytes = pieces * size * 4
+    note = (
+        ""
+        if _is_cuda(device)
+        else "on the CPU each small add costs a call into PyTorch, not a kernel launch"
+    )
+    return [
         Measurement(
-            "one_large", f"one add over {pieces * size:,} values", device, 0.0, big.numel() * 4
-        ),
+            "one_large",
+            f"one add over {pieces * size:,} values",
+            device,
+            0.0,
+            nbytes,
+            "" if _is_cuda(device) else CPU_THREADS_NOTE,
+        ).keep_spread(time_runs(one, device, repeats)),
         Measurement(
-            "many_small", f"{pieces} adds over {size:,} values each", device, 0.0, big.numel() * 4
-        ),
+            "many_small", f"{pieces} adds over {size:,} values each", device, 0.0, nbytes, note
+        ).keep_spread(time_runs(many, device, repeats)),
     ]
-    out[0].seconds = time_it(lambda: big.add(1.0), device, repeats)
-    out[1].seconds = time_it(many, device, repeats)
-    return out
+
+
+@contextmanager
+def one_cpu_thread(device: str) -> Iterator[None]:
+    """On the CPU, time with one thread (CPU_THREADS_NOTE); on a GPU, change nothing."""
+    import torch
+
+    if _is_cuda(device):
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def measure_all(device: str, quick: bool = False) -> list[Measurement]:
-    if quick:
-        return (
-            copy_bandwidth(device, 2**20, 3)
-            + sync_costs(device, 64, 3)
-            + one_vs_many(device, 32, 256, 2)
-        )
-    return copy_bandwidth(device) + sync_costs(device) + one_vs_many(device)
+    with one_cpu_thread(device):
+        if quick:
+            return (
+                copy_bandwidth(device, 2**20, 3)
+                + sync_costs(device, 64, 3)
+                + one_vs_many(device, 32, 256, 2)
+            )
+        return copy_bandwidth(device) + sync_costs(device) + one_vs_many(device)
 
 
 def measure_job(device: str, quick: bool = False, *, should_stop):

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from gradviz.graph.cuts import cut_edges
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, TensorInfo, ValueBudget
-from gradviz.graph.record import RunRecord, walk_graph
+from gradviz.graph.record import Binding, RunRecord, walk_graph
 from gradviz.graph.rules import rule_for
-from gradviz.graph.values import stored_count, tensor_values
+from gradviz.graph.values import stored_count, tensor_stats, tensor_values
 
 
 def _note(binding, tensor: torch.Tensor) -> str | None:
@@ -82,11 +83,22 @@ def _labels(record: RunRecord) -> dict[int, str]:
 
 
 def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget) -> TensorInfo:
-    """One named tensor as plain data; its values only while `budget` lasts."""
+    """One named tensor as plain data; its values only while `budget` lasts. A tensor changed
+    in place after it was bound shows the values it had then (program.inplace's copy)."""
     t = b.tensor
+    kept = record.snapshots.get((id(t), b.version))
+    changed = t._version != b.version
+    # a copy from before the change, when autograd drew the change as a node of its own
+    then = kept[1] if changed and kept and kept[0] is t and t.grad_fn is not b.grad_fn else None
+    shown = t if then is None else then
+    note = _note(b, t)
+    if changed:
+        when = "it had at this line" if then is not None else "after the change"
+        later = f"changed in place later: the values shown are the ones {when}"
+        note = f"{note}; {later}" if note else later
     grad = t.grad if (t.is_leaf or t.retains_grad) else None
-    keep = budget.take(stored_count(t) + stored_count(grad))
-    value, preview = tensor_values(t, keep)
+    keep = budget.take(stored_count(shown) + stored_count(grad))
+    value, preview = tensor_values(shown, keep)
     grad_value, grad_preview = tensor_values(grad, keep) if grad is not None else (None, None)
     return TensorInfo(
         id=tid,
@@ -100,35 +112,37 @@ def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget
         requires_grad=t.requires_grad,
         is_leaf=t.is_leaf,
         retains_grad=bool(t.retains_grad) if not t.is_leaf else False,
-        grad_fn=t.grad_fn.name() if t.grad_fn is not None else None,
+        grad_fn=b.grad_fn.name() if b.grad_fn is not None else None,
         value=value,
         preview=preview,
         grad=grad_value,
         grad_preview=grad_preview,
-        note=_note(b, t),
+        note=note,
+        stats=tensor_stats(shown),
     )
 
 
-def _add_tensors(record: RunRecord, model: GraphModel) -> dict[str, torch.Tensor]:
-    """1. One TensorInfo per distinct tensor a program named (aliases share a node), in
-    model.tensors; returns each info's tensor by id."""
-    seen: dict[int, TensorInfo] = {}
-    budget = ValueBudget()  # values are left out as they are built, not after
+def _add_tensors(record: RunRecord, model: GraphModel, budget: ValueBudget) -> dict[str, Binding]:
+    """1. One TensorInfo per distinct tensor a program named, in model.tensors: aliases
+    (`x = h`) share a node, labelled with both names; a tensor changed in place by autograd
+    (`y += 1`: a new grad_fn) gets a node per state. Returns each info's first binding.
+    Values are left out as they are built, not after, once `budget` is spent."""
+    seen: dict[tuple[int, int], TensorInfo] = {}  # (id(tensor), id(its grad_fn then))
     labels = _labels(record)
-    tensor_of: dict[str, torch.Tensor] = {}
+    bound: dict[str, Binding] = {}
     for i, b in enumerate(record.bindings):
-        t = b.tensor
-        if id(t) in seen:
-            info = seen[id(t)]
-            if b.name not in info.label.split(" = "):
+        key = (id(b.tensor), id(b.grad_fn))
+        if key in seen:
+            info = seen[key]
+            if b.name != info.name and b.name not in info.label.split(" = "):
                 info.label = f"{info.label} = {b.name}"
             continue
         info = _tensor_info(b, f"t{len(model.tensors)}", labels[i], record, budget)
-        seen[id(t)] = info
-        tensor_of[info.id] = t
+        seen[key] = info
+        bound[info.id] = b
         model.tensors.append(info)
     model.values_left_out = budget.left_out
-    return tensor_of
+    return bound
 
 
 @dataclass
@@ -141,16 +155,19 @@ class _Places:
     leaf_module: dict[str, str] = field(default_factory=dict)  # leaf node -> its layer's call
 
 
-def _places(record: RunRecord, model: GraphModel, tensor_of: dict[str, torch.Tensor]) -> _Places:
+def _places(record: RunRecord, model: GraphModel, bound: dict[str, Binding]) -> _Places:
     registry = record.registry
     output_slot: dict[tuple[str, int], str] = {}
     leaf_node: dict[int, str] = {}
     roots = []
     for info in model.tensors:
-        t = tensor_of[info.id]
-        if t.grad_fn is not None:
-            output_slot.setdefault((registry.key(t.grad_fn), t.output_nr), info.id)
-            roots.append(t.grad_fn)
+        b = bound[info.id]
+        t = b.tensor
+        if b.grad_fn is not None:
+            output_slot.setdefault((registry.key(b.grad_fn), b.output_nr), info.id)
+            roots.append(b.grad_fn)
+            if t.grad_fn is not b.grad_fn:  # changed in place since (y.add_(1)): draw that
+                roots.append(t.grad_fn)
         elif t.requires_grad:
             leaf_node[id(t)] = info.id
     functions = walk_graph(*reversed(roots))
@@ -166,7 +183,9 @@ def _module_of(record: RunRecord, fn) -> str | None:
     return entry[1] if entry is not None and entry[0] is fn else None
 
 
-def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dict[str, str]:
+def _add_functions(
+    record: RunRecord, model: GraphModel, places: _Places, saved: bool = True
+) -> dict[str, str]:
     """3. Function nodes; AccumulateGrad folds into its leaf. Returns function key -> node."""
     node_of_fn: dict[str, str] = {}
     unnamed_leaves = 0
@@ -201,7 +220,7 @@ def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dic
                 fn.name(),
                 "function",
                 rule=rule_for(fn.name()),
-                saved=_saved_values(fn),
+                saved=_saved_values(fn) if saved else [],
                 # not recorded: made while every tensor was still on the CPU
                 device=record.fn_devices.get(id(fn), (None, "cpu"))[1],
                 module=_module_of(record, fn),
@@ -211,7 +230,7 @@ def _add_functions(record: RunRecord, model: GraphModel, places: _Places) -> dic
 
 
 def _tensor_nodes(
-    record: RunRecord, model: GraphModel, tensor_of: dict[str, torch.Tensor], places: _Places
+    record: RunRecord, model: GraphModel, bound: dict[str, Binding], places: _Places
 ) -> list[GraphNode]:
     """4. Tensor nodes, with roles."""
     registry = record.registry
@@ -224,7 +243,7 @@ def _tensor_nodes(
                 consumed.add(places.output_slot.get((registry.key(u), nr), ""))
     tensor_nodes = []
     for info in model.tensors:
-        t = tensor_of[info.id]
+        t = bound[info.id].tensor
         if not t.requires_grad:
             role = "untracked"
         elif t.is_leaf:
@@ -292,13 +311,21 @@ def _module_calls(record: RunRecord, model: GraphModel) -> list:
     return [c for c in record.module_calls if c.id in used]
 
 
-def build_graph(record: RunRecord) -> GraphModel:
+def build_graph(
+    record: RunRecord, budget: ValueBudget | None = None, saved: bool = True
+) -> GraphModel:
+    """The GraphModel of a run; `budget` bounds the values it carries (default: a result's,
+    ValueBudget(); values are left out as they are built, not after); `saved`: read what
+    each backward function saved (a fifth of the time on a resnet; the library skips it
+    unless asked to show it)."""
     model = GraphModel(simulated=record.simulated)
-    tensor_of = _add_tensors(record, model)
-    places = _places(record, model, tensor_of)
-    node_of_fn = _add_functions(record, model, places)
-    model.nodes = _tensor_nodes(record, model, tensor_of, places) + model.nodes
+    bound = _add_tensors(record, model, ValueBudget() if budget is None else budget)
+    places = _places(record, model, bound)
+    node_of_fn = _add_functions(record, model, places, saved)
+    model.nodes = _tensor_nodes(record, model, bound, places) + model.nodes
     model.edges = _edges(record, model, places, node_of_fn)
+    tensor_node = {id(b.tensor): tid for tid, b in bound.items()}
+    model.edges += cut_edges(record, tensor_node, node_of_fn)
     model.modules = _module_calls(record, model)
     # 7. Backward steps point at graph nodes.
     for done in record.backward:

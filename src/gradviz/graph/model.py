@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+MAX_STORED_ELEMENTS = 4096  # a tensor with more values sends its first few only
 MAX_TENSORS_WITH_VALUES = 200  # tensors whose values (and gradients) are sent in full
 MAX_RESULT_VALUES = 100_000  # numbers sent in all, over every tensor's value and gradient
 
@@ -35,6 +36,7 @@ class TensorInfo:
     grad: list | float | None = None
     grad_preview: str | None = None
     note: str | None = None  # why autograd does not track it, when it does not
+    stats: dict[str, float] | None = None  # min, max, mean, norm of every value
 
 
 @dataclass
@@ -120,6 +122,10 @@ class GraphEdge:
     src: str
     dst: str
     copy: str | None = None  # "cpu→cuda:0" where a value crosses devices (a copy)
+    # "data": autograd's own; "cut": a detach()/no_grad result from the tensor it was made
+    # of; "input": a tensor that does not require grad into the function that used it
+    kind: str = "data"
+    label: str | None = None  # "detached", "no_grad"
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """What a run leaves for the graph: the tensors a program named (Binding), stable ids for
 autograd nodes (NodeRegistry), the devices their outputs live on, and the backward record,
-as one RunRecord; walk_graph reaches every autograd node from some roots."""
+as one RunRecord; walk_graph reaches every autograd node from some roots, and claim_nodes
+gives a layer's call the nodes it made (the graph's clusters)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,18 @@ class Binding:
     op: str
     constant: bool = False  # made by a constructor or a literal: requires_grad=False
     step: tuple[int, ...] = ()  # the pass of each loop around the assignment, outermost first
+    # named tensors its expression read that autograd does not link to it, each with the
+    # function that used it (None for a cut result): program.sources
+    sources: tuple = ()
+    # the tensor as it was when bound: an in-place change later gives it a new grad_fn
+    grad_fn: object = field(default=None, init=False)
+    output_nr: int = field(default=0, init=False)
+    version: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.grad_fn = self.tensor.grad_fn
+        self.output_nr = self.tensor.output_nr if self.grad_fn is not None else 0
+        self.version = self.tensor._version
 
 
 class NodeRegistry:
@@ -38,6 +51,40 @@ class NodeRegistry:
             self.ids[id(fn)] = k
             self.nodes[k] = fn
         return k
+
+
+def claim_nodes(
+    fn_modules: dict[int, tuple[object, str]],
+    call: str,
+    inputs: list,
+    outputs: list,
+    own: Callable[[], set[int]],
+) -> None:
+    """Give layer call `call` the autograd nodes it made (into `fn_modules`, id(node) ->
+    (node, call)): those between its output tensors and its input tensors not given to an
+    inner call already, and the AccumulateGrad nodes of its own parameters (ids from `own()`,
+    asked only when a leaf is reached: most calls reach none)."""
+    stop = {id(t.grad_fn) for t in inputs if isinstance(t, torch.Tensor) and t.grad_fn is not None}
+    stack = [t.grad_fn for t in outputs if isinstance(t, torch.Tensor)]
+    seen: set[int] = set()
+    mine: set[int] | None = None
+    while stack:
+        fn = stack.pop()
+        if fn is None:
+            continue
+        key = id(fn)
+        if key in seen or key in stop:
+            continue
+        seen.add(key)
+        if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
+            if mine is None:
+                mine = own()
+            if id(fn.variable) in mine and key not in fn_modules:
+                fn_modules[key] = (fn, call)
+            continue
+        if key not in fn_modules:
+            fn_modules[key] = (fn, call)
+        stack.extend(n for n, _ in fn.next_functions)
 
 
 def walk_graph(*roots) -> list:
@@ -65,3 +112,6 @@ class RunRecord:
     simulated: bool = False  # CUDA devices in this run are simulated
     module_calls: list[ModuleCall] = field(default_factory=list)  # layer calls, in order
     fn_modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # node -> call
+    # (id(tensor), version) -> (tensor, its values before an in-place change), from
+    # program.inplace
+    snapshots: dict[tuple[int, int], tuple] = field(default_factory=dict)

@@ -96,7 +96,24 @@ THEMES: dict[str, Theme] = {
         "black",
         "#777777",
     ),
+    # Slides: Okabe-Ito's colour-blind-safe colours, black text and lines, big fonts, 16:9.
+    "lecture": Theme(
+        "white",
+        "black",
+        "black",
+        "#56B4E9",
+        "#F0E442",
+        "#3CC49A",
+        "#E6E6E6",
+        "#FFFFFF",
+        "black",
+        "#D55E00",
+        "#7F7F7F",
+    ),
 }
+# Per theme: the graph's extra attributes and the nodes' font size.
+THEME_GRAPH = {"lecture": "ratio=0.5625 pad=0.3 fontsize=22"}
+THEME_FONT = {"lecture": 20}
 
 ROLE_TEXT = {
     "leaf": "leaf (requires grad): .grad is filled here",
@@ -203,23 +220,44 @@ def to_dot(
     legend: bool = True,
     highlight: str | None = None,
     done: frozenset[str] | set[str] = frozenset(),
+    module_depth: int | None = None,
+    caption: str | None = None,
+    fills: Mapping[str, str] | None = None,
 ) -> str:
     """The enriched drawing. `highlight` marks the backward step being shown,
-    `done` the nodes whose backward already ran."""
+    `done` the nodes whose backward already ran; layers' calls are clusters down to
+    `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
+    above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
+    in place of their role's: the library's colour by gradient)."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
     spacing = "nodesep=0.2 ranksep=0.25 splines=line" if compact else "nodesep=0.3 ranksep=0.35"
+    spacing += " " + THEME_GRAPH.get(theme, "")
+    font = THEME_FONT.get(theme, 11)
+    pen = " penwidth=2" if theme == "lecture" else ""
     out = [
         "digraph gradviz {",
         f"  graph [rankdir={rankdir} bgcolor={_q(th.bg)} fontname=Helvetica fontcolor={_q(th.font)} {spacing}];",
-        f"  node [fontname=Helvetica fontsize=11 fontcolor={_q(th.font)} color={_q(th.border)} style=filled];",
-        f"  edge [color={_q(th.edge)} arrowsize=0.7];",
+        f"  node [fontname=Helvetica fontsize={font} fontcolor={_q(th.font)} color={_q(th.border)} style=filled{pen}];",
+        f"  edge [color={_q(th.edge)} arrowsize={0.7 if not pen else 1.0}{pen}];",
     ]
     by_device = uses_devices(model)
-    look = _Look(th, theme, show_values, show_saved, rankdir, compact, by_device, highlight, done)
+    look = _Look(
+        th,
+        theme,
+        show_values,
+        show_saved,
+        rankdir,
+        compact,
+        by_device,
+        highlight,
+        done,
+        fills or {},
+    )
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
-    out.extend(_clusters(model, lines, th, theme, compact))
+    depth = module_depth if module_depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
+    out.extend(_clusters(model, lines, th, theme, depth))
     for e in model.edges:
         if e.copy:
             color = COPY_COLOR if theme != "print" else "black"
@@ -228,12 +266,23 @@ def to_dot(
                 f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 label={_q('copy ' + e.copy)} "
                 f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
             )
+        elif e.kind != "data":
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{_cut_attrs(e, th)}];")
         else:
             out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
     if legend and model.nodes:
-        out.extend(_legend(th, theme))
+        keys = _legend(th, theme)
+        if any(e.kind != "data" for e in model.edges):
+            keys.insert(
+                -1,
+                f'    "legend_cut" [label={_q(CUT_TEXT)} shape=plaintext fontsize=9 '
+                f"fontcolor={_q(th.font)} style=solid fillcolor={_q(th.bg)}];",
+            )
+        out.extend(keys)
         if by_device:
             out.extend(_device_legend(model, th, theme))
+    if caption:  # after the clusters, so none of them inherits it as its label
+        out.append(f"  label={_q(caption)} labelloc=t fontsize=12;")
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -251,6 +300,7 @@ class _Look:
     by_device: bool
     highlight: str | None
     done: frozenset[str] | set[str]
+    fills: Mapping[str, str] = field(default_factory=dict)
 
 
 def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
@@ -268,11 +318,11 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
         elif node.role == "untracked":
             attrs["style"] = '"filled,dashed"'
     else:
-        attrs["shape"] = "box"
+        attrs["shape"] = "box3d" if node.kind == "module" else "box"
         attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
         attrs["label"] = _function_label(node, look.show_saved)
-        attrs["fontsize"] = "10"
-    attrs["fillcolor"] = _q(_fill(th, node.role))
+        attrs["fontsize"] = str(THEME_FONT.get(theme, 11) - 1)
+    attrs["fillcolor"] = _q(look.fills.get(node.id) or _fill(th, node.role))
     attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
     if look.by_device and node.device:
         attrs["color"] = _q(device_color(node.device, theme))
@@ -290,13 +340,12 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     return f"{_q(node.id)} [{' '.join(f'{k}={v}' for k, v in attrs.items())}];"
 
 
-def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, compact: bool):
+def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, depth: int):
     """The node statements, those a layer's call made inside its cluster (labelled with the
-    layer's path and class), clusters inside the calls they ran in, at most
-    MAX_CLUSTER_DEPTH deep. A big (compact) graph keeps only the outermost calls' clusters:
-    a model's layers are folded into it."""
+    layer's path and class), clusters inside the calls they ran in, at most `depth` deep
+    (to_dot: MAX_CLUSTER_DEPTH; a big, compact graph keeps only the outermost calls'
+    clusters: a model's layers are folded into it)."""
     calls = {c.id: c for c in model.modules}
-    depth = 1 if compact else MAX_CLUSTER_DEPTH
 
     def shown(call: str | None) -> str | None:
         """The cluster a node of `call` is drawn in: the call, or the ancestor it folds into."""
@@ -304,7 +353,7 @@ def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, c
         while call in calls and len(chain) <= len(calls):
             chain.append(call)
             call = calls[call].parent
-        return chain[-min(len(chain), depth)] if chain else None
+        return chain[-min(len(chain), depth)] if chain and depth > 0 else None
 
     inside: dict[str | None, list[str]] = {}
     for node in model.nodes:
@@ -334,11 +383,32 @@ def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, c
     return emit(None, "  ")
 
 
+CUT_TEXT = (
+    "dashed arrow: not in autograd's graph (no gradient flows along it): a detach() or "
+    "no_grad result from what it was made of, or an input that does not require grad"
+)
+EDGE_TOOLTIP = {
+    "detached": "detach(): a new tensor sharing the values, cut out of the graph",
+    "no_grad": "made under torch.no_grad(): autograd recorded nothing",
+}
+
+
+def _cut_attrs(e, th: Theme) -> str:
+    """A cut or input edge: dashed, labelled, no gradient flows along it."""
+    label = e.label or "input (no grad)"
+    tip = EDGE_TOOLTIP.get(e.label or "", "an input that does not require grad")
+    return (
+        f"style=dashed arrowhead=empty fontname=Helvetica fontsize=9 "
+        f"fontcolor={_q(th.font)} label={_q(label)} tooltip={_q(tip)} class={_q(e.kind)}"
+    )
+
+
 def _legend(th: Theme, theme: str) -> list[str]:
     style = '"filled,rounded"' if theme != "print" else "rounded"
+    size = THEME_FONT.get(theme, 10) - 1
     lines = [
         "  subgraph cluster_legend {",
-        f'    label="legend" fontsize=10 color={_q(th.border)} style=dashed;',
+        f'    label="legend" fontsize={size + 1} color={_q(th.border)} style=dashed;',
     ]
     for role in ("leaf", "intermediate", "output", "untracked", "function"):
         extra = " penwidth=2" if theme == "print" and role in ("leaf", "output") else ""
@@ -349,7 +419,7 @@ def _legend(th: Theme, theme: str) -> list[str]:
         else:
             extra += f" style={style}"
         lines.append(
-            f"    {_q('legend_' + role)} [label={_q(ROLE_TEXT[role])} shape=box fontsize=9 fillcolor={_q(_fill(th, role))}{extra}];"
+            f"    {_q('legend_' + role)} [label={_q(ROLE_TEXT[role])} shape=box fontsize={size} fillcolor={_q(_fill(th, role))}{extra}];"
         )
     roles = " ".join(
         _q("legend_" + r) for r in ("leaf", "intermediate", "output", "untracked", "function")
@@ -449,7 +519,8 @@ CLI_LIMITS = RenderLimits(
     max_side=16000,
     max_output_bytes=512 * 1024 * 1024,
 )
-# `--no-limits`: Graphviz's own limits only (PNG sides still stop at cairo's 32767).
+# `--no-limits`: Graphviz's own limits only (PNG sides still stop at cairo's 32767), and
+# no rlimits on the dot process.
 NO_LIMITS = RenderLimits(
     memory_bytes=None,
     cpu_seconds=None,
@@ -642,7 +713,11 @@ def _run_dot(
             capture_output=True,
             timeout=limits.wall_seconds,
             check=False,
-            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds),
+            # without rlimits to set, no preexec_fn: Python can then start dot with vfork,
+            # not fork, which costs a big process (torch loaded) about 100 ms a drawing
+            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds)
+            if limits.memory_bytes is not None or limits.cpu_seconds is not None
+            else None,
         )
     except subprocess.TimeoutExpired:
         return (

@@ -7,6 +7,8 @@ import math
 
 import torch
 
+from gradviz.graph.model import MAX_STORED_ELEMENTS
+
 
 def _fmt_number(v) -> str:
     if isinstance(v, bool):
@@ -32,9 +34,6 @@ def format_values(value, max_items: int = 6) -> str:
     return "[" + ", ".join(shown) + "]"
 
 
-MAX_STORED_ELEMENTS = 4096
-
-
 def list_cells(shape) -> int:
     """Python lists tolist() would build: a tensor with no values can still need billions."""
     total, prod = 0, 1
@@ -46,9 +45,14 @@ def list_cells(shape) -> int:
     return total
 
 
+def is_fake(t: torch.Tensor) -> bool:
+    """A FakeTensorMode tensor (simulated CUDA): it has a device and a shape, no numbers."""
+    return getattr(t, "fake_mode", None) is not None
+
+
 def storable(t: torch.Tensor) -> bool:
     """Whether tensor_values may send t's values as lists (small enough, not on meta)."""
-    if t.is_meta or t.numel() > MAX_STORED_ELEMENTS:
+    if t.is_meta or is_fake(t) or t.numel() > MAX_STORED_ELEMENTS:
         return False
     return t.dim() < 2 or list_cells(t.shape) <= MAX_STORED_ELEMENTS
 
@@ -58,12 +62,26 @@ def stored_count(t: torch.Tensor | None) -> int:
     return t.numel() if t is not None and storable(t) else 0
 
 
+def tensor_stats(t: torch.Tensor | None) -> dict[str, float] | None:
+    """min, max, mean and (2-)norm of a tensor's values, as plain floats: every tensor gets
+    them, however many values it has (None: no values: on meta, a simulated device's fake
+    tensor, empty, or complex)."""
+    if t is None or t.device.type == "meta" or is_fake(t) or t.numel() == 0 or t.is_complex():
+        return None
+    data = t.detach()
+    data = data.double() if data.dtype == torch.float64 else data.float()
+    figures = torch.stack([data.min(), data.max(), data.mean(), data.norm()]).cpu().tolist()
+    return dict(zip(("min", "max", "mean", "norm"), figures, strict=True))
+
+
 def tensor_values(
     t: torch.Tensor, keep: bool = True
 ) -> tuple[list | float | int | bool | None, str]:
     """(value as plain data when small and `keep`, preview text) for a tensor on any device."""
     if t.device.type == "meta":
         return None, "(no data: meta)"
+    if is_fake(t):
+        return None, "(no data: simulated device)"
     data = t.detach()
     if data.dtype in (torch.bfloat16, torch.float16):
         data = data.float()

@@ -18,7 +18,7 @@ import operator
 
 import torch
 
-from gradviz.program import tables
+from gradviz.program import cifar_sample, tables
 from gradviz.program.budget import Budget
 from gradviz.program.containers import Containers
 from gradviz.program.errors import runtime_error
@@ -67,6 +67,7 @@ NAMES = [
     "pow",
     "iter",
     "next",
+    "gradviz_cifar10_sample",
 ]
 # The built-ins a program could always call: they keep the rules they had (numbers,
 # tensors, lists and tuples; no keywords) and cannot be reassigned.
@@ -238,6 +239,9 @@ class Builtins:
 
     def _next(self, node, iterator, default=_NO_DEFAULT):
         return self.iteration.advance(iterator, node, None if default is _NO_DEFAULT else [default])
+
+    def _gradviz_cifar10_sample(self, node, n=4):
+        return cifar_sample.for_program(self.state, self.library, node, n)
 
     def _min(self, node, *args, key=None, default=_NO_DEFAULT):
         return self._extreme(node, "min", args, key, default, operator.lt)

@@ -8,7 +8,9 @@ plain `nn.Module()` made here (no code of the program's inside it) into which gr
 registers the layers the program sets on `self` (`self.fc1 = nn.Linear(...)`), so
 `.parameters()`, `.named_parameters()`, `.to(device)`, optimizers, `zero_grad`,
 `state_dict` and `train()/eval()` are PyTorch's own on real registered parameters, and
-the graph names them by path (`net.fc1.weight`). Other values set on `self` (tensors,
+the graph names them by path (`net.fc1.weight`); an `nn.Parameter` set on `self`
+(`self.w = nn.Parameter(torch.randn(3))`) is registered the same way (`net.w`). Other
+values set on `self` (tensors,
 numbers, lists) are kept beside it, as PyTorch keeps plain attributes.
 
 Calling the instance runs its `forward` through the interpreter (never through
@@ -91,13 +93,25 @@ class UserModule(LayerRef):
             )
         if name == "training":
             return self.module.training
-        known = [*self.attrs, *dict(self.module.named_children()), *self.cls.methods]
+        parameter = self.own_parameters().get(name)
+        if parameter is not None:  # self.w = nn.Parameter(...): registered, read back
+            return self.layers.overrides.get(id(parameter), parameter)
+        known = [
+            *self.attrs,
+            *dict(self.module.named_children()),
+            *self.own_parameters(),
+            *self.cls.methods,
+        ]
         raise self.state.error(
             "name",
             f"'{self.cls.name}' object has no attribute '{name}'",
             node,
             did_you_mean(name, known + list(nntables.MODULE_METHODS)),
         )
+
+    def own_parameters(self) -> dict:
+        """The parameters the program set on this module itself (nn.Parameter)."""
+        return dict(self.module.named_parameters(recurse=False))
 
     def method(self, name: str, args: tuple, kwargs: dict, node):
         if name in self.cls.methods:
@@ -223,6 +237,16 @@ class Classes:
         if isinstance(value, LayerRef):
             self.set_layer(made, name, value, node)
             return
+        if isinstance(value, nn.Parameter):
+            self.set_parameter(made, name, value, node)
+            return
+        if name in made.own_parameters() and value is not None:
+            raise state.error(
+                "type",
+                f"cannot assign '{type_name(value)}' as parameter '{name}' "
+                "(torch.nn.Parameter or None expected)",
+                node,
+            )
         if made.child(name) is not None:
             raise state.error(
                 "type",
@@ -231,6 +255,24 @@ class Classes:
                 node,
             )
         made.attrs[name] = held(state, value, node, "a module's attribute")
+
+    def set_parameter(self, made: UserModule, name: str, value, node) -> None:
+        """self.w = nn.Parameter(...): registered as PyTorch registers it, so .parameters(),
+        optimizers and .to(device) see it and the graph names it by path (net.w)."""
+        if not made.ready:
+            raise self.state.error(
+                "type",
+                "AttributeError: cannot assign parameters before Module.__init__() call",
+                node,
+                "Call `super().__init__()` first in `__init__`.",
+            )
+        if made.child(name) is not None:
+            raise self.state.error(
+                "type", f"attribute '{name}' already holds a layer; pick another name", node
+            )
+        made.attrs.pop(name, None)
+        made.module.register_parameter(name, value)
+        self.layers.check_model(made.cls.name, made.module, node)
 
     def set_layer(self, made: UserModule, name: str, value: LayerRef, node) -> None:
         state = self.state

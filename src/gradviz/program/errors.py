@@ -41,13 +41,31 @@ def runtime_error(
     """The error a program sees for `exc`, raised by the operation `label` at `node`."""
     message = runtime_message(exc)
     explanation = explain_error(message)
-    err = state.error("runtime", message, node, explanation.plain if explanation else None)
+    hint = explanation.plain if explanation else None
+    culprits = []
+    if explanation is not None and explanation.key == "inplace_saved":
+        culprits = state.inplace.culprits(message)
+        hint = inplace_hint(culprits, hint)
+    err = state.error("runtime", message, node, hint)
     details = explanation.as_details() if explanation else ErrorDetails()
     details = replace(details, exception=type(exc).__name__, operation=label)
+    if culprits:
+        details = replace(details, also=tuple((e.line, e.col or 1) for e in culprits if e.line))
     err.details = details
     named = operand_names(state, node, operands) if operands else {}
     source = devices.message_source(state.simulated, rule_by_gradviz)
     return with_devices(err, named, source)
+
+
+def inplace_hint(culprits: list, hint: str | None) -> str | None:
+    """The explanation, with the in-place change(s) that bumped the saved tensor's version
+    (program.inplace's culprits) named by line and column: PyTorch points only at backward()."""
+    if not culprits:
+        return hint
+    places = "; ".join(
+        f"line {e.line}, column {e.col}: `{e.text.replace(chr(96), chr(39))}`" for e in culprits
+    )
+    return f"{hint} The in-place change backward() tripped over: {places}."
 
 
 def with_devices(err: ProgramError, named: dict[str, str], source: str) -> ProgramError:

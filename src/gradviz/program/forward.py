@@ -23,6 +23,7 @@ from torch.func import functional_call
 from torch.utils._pytree import tree_flatten
 
 from gradviz.graph.model import ModuleCall
+from gradviz.graph.record import claim_nodes
 from gradviz.program.budget import Metered
 from gradviz.program.state import RunState
 
@@ -110,30 +111,14 @@ class LayerCalls:
 
 
 def name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> None:
-    """Give `call` the autograd nodes it made: those between its output and its inputs not
-    given to an inner call already, and the AccumulateGrad nodes of its own parameters."""
-    stop = {id(t.grad_fn) for t in tensors_of(inputs) if t.grad_fn is not None}
-    own: set[int] | None = None  # id() of the layer's parameters, when a leaf is reached
-    named = state.fn_modules
-    stack = [t.grad_fn for t in tensors_of(output)]
-    seen: set[int] = set()
-    while stack:
-        fn = stack.pop()
-        if fn is None:
-            continue
-        key = id(fn)
-        if key in seen or key in stop:
-            continue
-        seen.add(key)
-        if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
-            if own is None:
-                own = {id(p) for p in sub.parameters()}
-            if id(fn.variable) in own and key not in named:
-                named[key] = (fn, call)
-            continue
-        if key not in named:
-            named[key] = (fn, call)
-        stack.extend(n for n, _ in fn.next_functions)
+    """Give `call` the autograd nodes it made (gradviz.graph.record.claim_nodes)."""
+    claim_nodes(
+        state.fn_modules,
+        call,
+        tensors_of(inputs),
+        tensors_of(output),
+        lambda: {id(p) for p in sub.parameters()},
+    )
 
 
 def tensors_of(value) -> list[torch.Tensor]:

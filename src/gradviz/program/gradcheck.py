@@ -138,7 +138,12 @@ def check_gradients(
 ) -> GradCheckResult:
     """Compare `shown` ({leaf name: gradient}) with float64 finite differences for `target`."""
     options = options or RunOptions()
-    options = RunOptions(seed=options.seed, limits=options.limits, classic=False)
+    options = RunOptions(
+        seed=options.seed,
+        limits=options.limits,
+        classic=False,
+        simulate_cuda=options.simulate_cuda,  # the devices the run that showed them had
+    )
     try:
         interp, leaves = _leaves(source, options)
     except ProgramError as exc:

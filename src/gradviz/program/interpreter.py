@@ -66,6 +66,7 @@ from gradviz.program.placement import Placement
 from gradviz.program.quotas import Quotas
 from gradviz.program.reports import RunStats, RunWarning
 from gradviz.program.results import RunOptions, Trace
+from gradviz.program.sources import read_tensors
 from gradviz.program.state import RunState
 from gradviz.program.values import (
     NAMESPACES,
@@ -155,6 +156,7 @@ class Interpreter:
             bool(state.simulated),
             state.module_calls,
             state.fn_modules,
+            state.inplace.snapshots,
         )
 
     # -- statements
@@ -329,16 +331,19 @@ class Interpreter:
         op = op_name(stmt.value) if isinstance(stmt, ast.Assign) else ""
         shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign) else stmt
         shown = stmt.iter if isinstance(stmt, ast.For) else shown
+        no_grad = state.no_grad_depth > 0
+        cut = not value.requires_grad and (no_grad or op in ("detach", "detach_"))
         state.add_binding(
             Binding(
                 name,
                 value,
                 stmt.lineno,
                 state.segment(shown),
-                state.no_grad_depth > 0,
+                no_grad,
                 op,
                 op in tables.CONSTRUCTORS or op in ("Constant", "List"),
                 tuple(state.loops),
+                read_tensors(state, shown, value, cut),
             )
         )
         return value
@@ -462,6 +467,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         error = _guarded(lambda: requested_backward(interp, options), interp)
     interp.library.watch.finish()
     record = interp.record()
+    calls = interp.state.calls.finish(interp.placement.fn_devices)
     graph = build_graph(record)
     state, budget, placement = interp.state, interp.budget, interp.placement
     trace = Trace(
@@ -476,6 +482,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         moves=placement.moves,
         device_notes=placement.device_notes,
         updates=state.updates,
+        calls=calls,
         memory=devices.memory_summary(),
         stats=RunStats(
             seconds=time.perf_counter() - started,

@@ -61,6 +61,8 @@ class Limits:
     max_string_length: int = 100_000  # characters in one string a program makes
     max_total_string_chars: int = 50_000_000  # characters of all strings made in all
     max_seconds: float = 15.0  # wall time of the run (the worker's own limit is 20 s)
+    # backward calls a result keeps one by one (the first and the last ones; program.calls)
+    backward_calls_kept: int = 6
 
 
 DEFAULT_LIMITS = Limits()
@@ -83,6 +85,7 @@ PUBLIC_PROGRAM_LIMITS = Limits(
     max_string_length=10_000,
     max_total_string_chars=10_000_000,
     max_seconds=10.0,
+    backward_calls_kept=4,
 )
 
 

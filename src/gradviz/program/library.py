@@ -28,6 +28,7 @@ from gradviz.program.values import (
     ENABLE_GRAD,
     MANUAL_SEED,
     NO_GRAD,
+    PARAMETER,
     ProgramObject,
     checked,
     tensors_in,
@@ -52,6 +53,10 @@ class Library:
         self.state.node = node
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
+        inplace = self.state.inplace
+        token = None
+        if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
+            token = inplace.before(args[0], self.state.bound_now(args[0]))
         try:
             with around() if around is not None else contextlib.nullcontext():
                 result = real_fn(*args, **kwargs)
@@ -63,6 +68,8 @@ class Library:
             ) from None
         except Exception as exc:
             raise runtime_error(self.state, exc, node, label, tensors_in(args, kwargs)) from None
+        if token is not None:
+            inplace.after(token, self.state.where(node))
         self.placement.after_call(result, args, kwargs, fake_out)
         self.budget.after_call(result, args, node, check)
         return checked(self.state, result, node, label)
@@ -83,6 +90,8 @@ class Library:
             return None
         if member is DEVICE:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
+        if member is PARAMETER:
+            return self.parameter(args, kwargs, node)
         if self.state.shadow is not None and label in (
             "torch.cuda.is_available",
             "torch.cuda.device_count",
@@ -96,6 +105,35 @@ class Library:
         if member.random:
             kwargs = {**kwargs, "generator": self.state.generator}
         return self.call(label, member.target, args, kwargs, node, member.check)
+
+    def parameter(self, args, kwargs, node) -> torch.Tensor:
+        """nn.Parameter(data, requires_grad=True): a leaf that a class registers as its
+        parameter when set on `self` (gradviz.program.classes)."""
+        state = self.state
+        if len(args) > 2 or set(kwargs) - {"data", "requires_grad"} or (args and "data" in kwargs):
+            raise state.error("type", "nn.Parameter takes a tensor and requires_grad=", node)
+        data = args[0] if args else kwargs.get("data")
+        requires_grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+        if not isinstance(data, torch.Tensor):
+            raise state.error(
+                "type",
+                f"nn.Parameter wraps a tensor, not {type_name(data)}",
+                node,
+                "Make the tensor first, e.g. nn.Parameter(torch.randn(3)).",
+            )
+        if not isinstance(requires_grad, bool):
+            raise state.error("type", "nn.Parameter's requires_grad must be True or False", node)
+        if requires_grad and not (data.is_floating_point() or data.is_complex()):
+            raise state.error(
+                "type",
+                "Only Tensors of floating point and complex dtype can require gradients: "
+                f"this nn.Parameter's tensor is {str(data.dtype).replace('torch.', '')}",
+                node,
+                "Make it a float tensor (torch.randn, or .float()), or pass requires_grad=False.",
+            )
+        return self.call(
+            "nn.Parameter", torch.nn.Parameter, (data, requires_grad), {}, node, "bounded"
+        )
 
     def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
         check = tables.TENSOR_METHODS.get(name)
@@ -165,4 +203,5 @@ class Library:
             )
         self.watch.done(record)
         self.state.backward.append(record)
+        self.state.calls.backward(tensor, record)
         return None

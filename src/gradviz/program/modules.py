@@ -439,6 +439,7 @@ class Move:
         module, shadow = self.ref.module, self.state.shadow
         if shadow is None:
             module.to(device=where, dtype=dtype)
+            self.move_overrides(where)
             return
         places = {id(t): self.state.device_of(t) for t in module.parameters()}
         places.update({id(t): self.state.device_of(t) for t in module.buffers()})
@@ -449,3 +450,22 @@ class Move:
             shadow.place(t, target)
             if t.grad is not None:
                 shadow.place(t.grad, target)
+        self.move_overrides(where)
+
+    def move_overrides(self, where: torch.device | None) -> None:
+        """A gradient check's float64 stand-ins for the layer's parameters go where the
+        parameters went (they stay float64): a differentiable copy, so the check's gradient
+        still reaches the stand-in itself."""
+        overrides, shadow = self.ref.layers.overrides, self.state.shadow
+        if where is None or not overrides:
+            return
+        for t in (*self.ref.module.parameters(), *self.ref.module.buffers()):
+            stand_in = overrides.get(id(t))
+            if stand_in is None:
+                continue
+            if shadow is None:
+                overrides[id(t)] = stand_in.to(device=t.device)
+            else:
+                moved = stand_in.view_as(stand_in)
+                shadow.place(moved, where)
+                overrides[id(t)] = moved

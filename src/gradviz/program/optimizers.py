@@ -134,12 +134,15 @@ class OptimizerRef(ProgramObject):
         room = MAX_UPDATES - len(state.updates)
         watched = params[: max(0, room)]
         before = [tensor_values(p, keep=False)[1] for p in watched]
+        summaries = state.calls.before_step(params)
         try:
             self.optimizer.step()
         except Exception as exc:
             raise runtime_error(state, exc, node, "step()") from None
         owner = state.segment(getattr(getattr(node, "func", None), "value", node), 30)
         line = getattr(node, "lineno", 0)
+        label = f"{owner} ({type(self.optimizer).__name__})"
+        state.calls.after_step(params, summaries, label, line)
         for i, p in enumerate(watched):
             state.updates.append(
                 ParameterUpdate(

@@ -134,7 +134,10 @@ PRESETS: list[Preset] = [
         "The PyTorch tutorial's Net: class Net(nn.Module)",
         "The CIFAR-10 tutorial's convolutional network, as written: the program's own class, "
         "its layers registered by name (net.fc1.weight), its forward one cluster on the graph "
-        "holding each layer's call. Forward and backward on a batch of 4 random images.",
+        "holding each layer's call. Forward and backward on a real CIFAR-10 batch of 4: "
+        "gradviz_cifar10_sample(4) gives 4 real CIFAR-10 test images (cat, ship, ship, "
+        "plane) shipped with gradviz, normalised as the tutorial's transform does, standing "
+        "in for its torchvision loader (a program cannot read files).",
         "import torch.nn as nn\n"
         "torch.manual_seed(0)\n"
         "class Net(nn.Module):\n"
@@ -157,8 +160,10 @@ PRESETS: list[Preset] = [
         "        return x\n"
         "\n"
         "net = Net()\n"
-        "images = torch.randn(4, 3, 32, 32)\n"
-        "labels = torch.tensor([3, 8, 8, 0])\n"
+        "# the tutorial's CIFAR10 loader reads files: a built-in sample of real images stands in\n"
+        "images, labels = gradviz_cifar10_sample(4)\n"
+        "classes = ('plane', 'car', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship', 'truck')\n"
+        "print(' '.join(f'{classes[labels[j]]:5s}' for j in range(4)))\n"
         "temperature = torch.tensor(1.0, requires_grad=True)\n"
         "outputs = net(images)\n"
         "loss = F.cross_entropy(outputs / temperature, labels)\n",

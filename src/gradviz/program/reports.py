@@ -40,6 +40,9 @@ class ErrorDetails:
     fix: str | None = None  # gradviz's own Markdown, never a visitor's text
     device: DeviceErrorDetails | None = None
     worker: str | None = None  # the signal that killed the worker running the program
+    # other places the error comes from, (line, column): the in-place change backward
+    # tripped over (gradviz.program.inplace)
+    also: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict:
         """The `details` object of the command line's JSON: the parts this error has, with

@@ -21,6 +21,7 @@ from gradviz.graph.model import (
     TensorInfo,
     ValueBudget,
 )
+from gradviz.program.calls import BackwardCalls
 from gradviz.program.language import DEFAULT_LIMITS, Limits
 from gradviz.program.reports import DeviceMove, ParameterUpdate, RunError, RunStats, RunWarning
 
@@ -43,11 +44,22 @@ class Trace:
     # what cap_result left out of this result, in words ("2,500 tensors: ...")
     summary: list[str] = field(default_factory=list)
     updates: list[ParameterUpdate] = field(default_factory=list)  # what optimizer steps changed
+    # each backward call on its own (the first and the last few), for the call picker
+    calls: BackwardCalls = field(default_factory=BackwardCalls)
 
     def tensor(self, name: str) -> TensorInfo | None:
         """The latest tensor bound to `name`."""
         found = [t for t in self.tensors if t.name == name]
         return found[-1] if found else None
+
+    def at_call(self, number: int | None) -> Trace:
+        """This result as backward call `number` (1-based; None: the last) shows it: that
+        call's graph, tensors and walk-through. Itself when it kept no such call, or when
+        the program ran backward once (its graph is the whole run's)."""
+        call = self.calls.call(number)
+        if call is None or (self.calls.count < 2 and number is None):
+            return self
+        return replace(self, graph=call.graph, tensors=call.graph.tensors, backward=[call.record])
 
     def to_json(self) -> dict:
         """The CLI's JSON: tensors, error and backward, as documented in the README."""
@@ -142,6 +154,12 @@ def cap_result(trace: Trace) -> Trace:
             node.saved = []
         for record in trace.backward:
             record.steps = []
+        for call in trace.calls.kept:
+            call.record.steps = []
+            for t in call.graph.tensors:
+                t.value = t.grad = None
+            for node in call.graph.nodes:
+                node.saved = []
         trace.classic_dot = None
         trace.summary.append(
             f"the result was {size / 1e6:.1f} MB, over the {MAX_RESULT_BYTES / 1e6:.0f} MB a "

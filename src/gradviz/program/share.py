@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import zlib
 from dataclasses import dataclass, field
 
@@ -18,7 +19,12 @@ from gradviz.program.language import DEFAULT_LIMITS
 MAX_PARAM_CHARS = 16_000
 VIEWS = ("values", "classic")
 RANKDIRS = ("TB", "LR")
-THEMES = ("light", "dark", "print")
+THEMES = ("auto", "light", "dark", "print", "lecture")  # auto: the graph follows the page's theme
+ALL_LEAVES = "*"  # `move=*`: every leaf tensor is moved
+MAX_MOVES = 64
+MAX_STEP = 100_000
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
+_DEVICE = re.compile(r"(cpu|mps|cuda(:[0-9]{1,2})?)")
 
 
 @dataclass
@@ -26,11 +32,14 @@ class ShareState:
     program: str | None = None
     view: str = "values"
     rankdir: str = "TB"
-    theme: str = "light"
+    theme: str = "auto"
     backward: str | None = None
     ones: bool = False
     saved: bool = False
     retain: bool = False
+    moves: tuple[str, ...] = ()  # leaf tensors made on move_to, or (ALL_LEAVES,)
+    move_to: str | None = None
+    step: int = 0  # the backward walk-through's step (0: none highlighted)
     problems: list[str] = field(default_factory=list)
 
 
@@ -74,13 +83,18 @@ def to_params(state: ShareState) -> dict[str, str]:
         params["view"] = state.view
     if state.rankdir != "TB":
         params["dir"] = state.rankdir
-    if state.theme != "light":
+    if state.theme != "auto":
         params["theme"] = state.theme
     if state.backward:
         params["backward"] = state.backward
     for key in ("ones", "saved", "retain"):
         if getattr(state, key):
             params[key] = "1"
+    if state.moves and state.move_to:
+        params["move"] = ",".join(state.moves)
+        params["to"] = state.move_to
+    if state.step:
+        params["step"] = str(state.step)
     return params
 
 
@@ -105,7 +119,7 @@ def from_params(params) -> ShareState:
             problems.append(f"Could not open the shared program: {exc}.")
     state.view = _choice(params, "view", VIEWS, "values", problems)
     state.rankdir = _choice(params, "dir", RANKDIRS, "TB", problems)
-    state.theme = _choice(params, "theme", THEMES, "light", problems)
+    state.theme = _choice(params, "theme", THEMES, "auto", problems)
     backward = params.get("backward")
     if backward is not None:
         if backward.isidentifier() and len(backward) <= 64:
@@ -114,4 +128,27 @@ def from_params(params) -> ShareState:
             problems.append("`backward` must be a tensor name; ignoring it")
     for key in ("ones", "saved", "retain"):
         setattr(state, key, params.get(key) == "1")
+    _moves(params, state)
+    step = params.get("step")
+    if step is not None:
+        if step.isascii() and step.isdigit() and len(step) <= 6 and int(step) <= MAX_STEP:
+            state.step = int(step)
+        else:
+            problems.append("`step` must be a whole number; showing the graph before backward")
     return state
+
+
+def _moves(params, state: ShareState) -> None:
+    """`move` (leaf names, comma-separated, or *) and `to` (a device), both or neither."""
+    move, to = params.get("move"), params.get("to")
+    if move is None:
+        return
+    if to is None or not _DEVICE.fullmatch(to):
+        state.problems.append("`to` must be a device such as cpu or cuda:0; moving nothing")
+        return
+    names = tuple(move.split(","))
+    named = len(names) <= MAX_MOVES and all(len(n) <= 64 and _NAME.fullmatch(n) for n in names)
+    if move == ALL_LEAVES or named:
+        state.moves, state.move_to = names, to
+    else:
+        state.problems.append("`move` must list tensor names separated by commas; moving nothing")

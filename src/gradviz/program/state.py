@@ -22,6 +22,8 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
+from gradviz.program.callwatch import CallWatch
+from gradviz.program.inplace import InplaceLog
 from gradviz.program.language import ProgramError, char_col, source_segment
 from gradviz.program.reports import ParameterUpdate, RunWarning
 from gradviz.program.results import RunOptions
@@ -76,6 +78,7 @@ class RunState:
         self.fn_modules: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, call)
         self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
+        self.inplace = InplaceLog()  # in-place changes, and values from before them
         self.generator = torch.Generator().manual_seed(options.seed)
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
@@ -90,6 +93,7 @@ class RunState:
         simulate = options.simulate_cuda
         self.simulated = devices.simulation_needed() if simulate is None else bool(simulate)
         self.shadow = devices.FakeShadow() if self.simulated else None
+        self.calls = CallWatch(self)  # each backward call and optimizer step, for the picker
 
     # -- where the run is, for error messages
 
@@ -98,6 +102,12 @@ class RunState:
         line = getattr(node, "lineno", None)
         col = char_col(self.lines, line, getattr(node, "col_offset", None))
         return ProgramError(kind, message, line, col, hint)
+
+    def where(self, node: ast.AST) -> tuple[int | None, int | None, str]:
+        """(line, column, source text) of a node, as errors name them."""
+        line = getattr(node, "lineno", None)
+        col = char_col(self.lines, line, getattr(node, "col_offset", None))
+        return line, col, self.segment(node)
 
     def segment(self, node: ast.AST, max_len: int = 60) -> str:
         return source_segment(self.lines, node, max_len)
@@ -124,6 +134,11 @@ class RunState:
             if b.tensor is tensor:
                 return b.name
         return None
+
+    def bound_now(self, tensor: torch.Tensor) -> bool:
+        """Whether a name was bound to `tensor` as it is now (at its current version)."""
+        version = tensor._version
+        return any(b.tensor is tensor and b.version == version for b in reversed(self.bindings))
 
     def device_of(self, t: torch.Tensor) -> str:
         """Where a tensor lives: its real device, or the simulated one PyTorch's rules gave it."""

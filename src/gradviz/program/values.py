@@ -91,6 +91,7 @@ NO_GRAD = Marker("no_grad")
 ENABLE_GRAD = Marker("enable_grad")
 MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
+PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.library
 
 
 class ProgramObject:
@@ -146,7 +147,9 @@ class ProgramObject:
 
 def _namespaces() -> dict[str, Namespace]:
     functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
-    nn = Namespace("torch.nn", {"functional": functional, **nntables.LAYERS})
+    nn = Namespace(
+        "torch.nn", {"functional": functional, "Parameter": PARAMETER, **nntables.LAYERS}
+    )
     schedulers = Namespace("torch.optim.lr_scheduler", dict(nntables.SCHEDULERS))
     optim = Namespace("torch.optim", {**nntables.OPTIMIZERS, "lr_scheduler": schedulers})
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", dict(nntables.DATA))})

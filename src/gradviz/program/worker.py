@@ -72,7 +72,8 @@ def check_job(source, target, shown, options, ones):
 # lazily (the FLOP counter's machinery looks for a temporary directory), and a worker
 # cannot write files. What this warms up is then shared by every worker. (The size check
 # of torch.arange runs PyTorch's Python reference, whose first call imports torch._dynamo:
-# about a second that the first visitor would otherwise wait for.)
+# about a second that the first visitor would otherwise wait for. The CIFAR-10 sample is
+# read here too, once, so workers share it and never open the file.)
 WARMUP = """x = torch.rand(2, 3, requires_grad=True, dtype=torch.float32)
 r = torch.arange(1, 4, dtype=torch.float32)
 w = torch.randn(3, 3)
@@ -90,6 +91,7 @@ loss = nn.MSELoss()(net(x), torch.zeros(2, 2))
 loss.backward()
 opt.step()
 data = torch.utils.data.TensorDataset(x, r[:2])
+images, labels = gradviz_cifar10_sample(4)
 """
 run_program(WARMUP, RunOptions())
 

@@ -456,13 +456,18 @@ def job_limits(jobs: Iterable[TimingJob], seconds: float | None = None):
     )
 
 
-def calibration_job(workload: str, device: str = "cpu", dtype: str = "float32") -> TimingJob:
+def calibration_job(
+    workload: str, device: str = "cpu", dtype: str = "float32", size: int | None = None
+) -> TimingJob:
     """A quick job (well under a second on a small CPU) whose rate predicts bigger sizes.
 
-    Big enough that tensors leave the allocator's cache (page faults count, as in the lesson),
-    small enough to run on a public host (check_public_cap).
+    At `size` itself when that is no bigger than the largest quick size (a rate measured at
+    another size can be far off: caches, page faults); otherwise at the largest quick size:
+    big enough that tensors leave the allocator's cache (page faults count, as in the
+    lesson), small enough to run on a public host (check_public_cap).
     """
-    size = 2_000_000 if workload == "elementwise" else 512
+    largest = 2_000_000 if workload == "elementwise" else 512
+    size = largest if size is None else max(1, min(size, largest))
     return TimingJob(workload, size, device, dtype, 2 if workload == "elementwise" else 1)
 
 

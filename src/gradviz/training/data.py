@@ -138,3 +138,11 @@ def load_dataset(spec: str, cache_dir: str | Path | None = None, progress=None) 
     if spec.strip().lower() in {"cifar10", "cifar-10"}:
         return load_cifar10(cache_dir, download=True, progress=progress)
     return load_image_folder(spec)
+
+
+def load_source(source: dict) -> Dataset:
+    """{"kind": "folder" | "cifar", "path": ...}: read the data in a worker or a training rank
+    (CIFAR-10 from its cache folder, never downloading)."""
+    if source["kind"] == "folder":
+        return load_image_folder(Path(source["path"]))
+    return load_cifar10(source["path"], download=False)

@@ -99,6 +99,7 @@ class TrainingSummary:
     grid_png: bytes
     weights: bytes  # the state_dict, torch.save'd
     history: tuple[Progress, ...] = field(default=())  # every reading but start
+    placement: tuple[str, ...] = field(default=())  # with several processes: rank -> device
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,15 @@ WeightsEvaluation. No Streamlit here.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Generator
-from dataclasses import fields
-from pathlib import Path
+from dataclasses import fields, replace
 
 import torch
 
 from gradviz.training.checkpoint import load_weights, save_state_dict
-from gradviz.training.data import Dataset, load_cifar10, load_image_folder
+from gradviz.training.data import Dataset, load_source
+from gradviz.training.distributed import RunSpec, Trained, launch
 from gradviz.training.events import (
     PLAIN_CLASSES,
     DataRead,
@@ -36,6 +37,7 @@ from gradviz.training.settings import (
     check_batch_size,
 )
 from gradviz.training.sources import display_classes
+from gradviz.util.hosting import public_mode
 
 GRID_IMAGES = 24
 PLAIN_TYPES = (str, bytes, int, float, bool, type(None))
@@ -64,13 +66,6 @@ def plain(value, where: str = "the result"):
             "convert it (float(), int(), .tolist(), PNG bytes) before it leaves the worker."
         )
     return value
-
-
-def load_data(source: dict) -> Dataset:
-    """{"kind": "folder" | "cifar", "path": ...}: read the data in the worker."""
-    if source["kind"] == "folder":
-        return load_image_folder(Path(source["path"]))
-    return load_cifar10(source["path"], download=False)
 
 
 def summarize(result, data: Dataset) -> TrainingSummary:
@@ -111,9 +106,16 @@ def train_job(
 ) -> Generator[TrainingEvent, None, TrainingSummary]:
     """Read the data, train (stopping cleanly on request), evaluate: events, then the results."""
     check_batch_size(settings["batch_size"])
-    data = load_data(source)
+    data = load_source(source)
     yield DataRead(data.describe())
-    resolve_device(settings["device_choice"])  # DeviceError before any work
+    device = resolve_device(settings["device_choice"])  # DeviceError before any work
+    if int(settings.get("nproc") or 1) > 1:
+        trained = yield from _in_processes(source, settings, should_stop)
+        final = trained.result(len(data.classes))
+        final.model.to(device)
+        yield Evaluating()
+        summary = replace(summarize(final, data), placement=trained.placement)
+        return plain(summary, "the training result")
     final = None
     for ev in train(
         data,
@@ -138,11 +140,41 @@ def train_job(
     return plain(summarize(final, data), "the training result")
 
 
+def _in_processes(
+    source: dict, settings: dict, should_stop
+) -> Generator[TrainingEvent, None, Trained]:
+    """Train in settings["nproc"] processes (DistributedDataParallel, gradviz.training.distributed):
+    rank 0's Started and Progress events, then its Trained result. A job worker is a daemonic
+    process, which multiprocessing forbids to start others; its ranks end with it all the same
+    (each watches its parent, and the launcher ends them when it stops)."""
+    if public_mode():
+        raise ValueError(
+            "Training in several processes is for a host of your own, not a public one."
+        )
+    if settings["batch_size"] % int(settings["nproc"]):
+        raise ValueError(
+            f"Batch size {settings['batch_size']} does not split evenly over "
+            f"{settings['nproc']} processes; choose a multiple of {settings['nproc']}."
+        )
+    multiprocessing.current_process().daemon = False
+    spec = RunSpec(
+        source=source,
+        preset=settings["preset"],
+        device=settings["device_choice"],
+        epochs=settings["epochs"],
+        batch_size=settings["batch_size"],
+        lr=settings["lr"],
+        time_limit=settings["time_limit"] or None,
+        eval_each_epoch=True,
+    )
+    return (yield from launch(spec, int(settings["nproc"]), should_stop))
+
+
 def evaluate_weights_job(
     source: dict, blob: bytes, *, should_stop
 ) -> Generator[DataRead, None, WeightsEvaluation]:
     """Load uploaded weights (weights_only) and evaluate them on the data's test split."""
-    data = load_data(source)
+    data = load_source(source)
     yield DataRead(data.describe())
     arch, model = load_weights(blob, num_classes=len(data.classes))
     classes = display_classes(data.classes)

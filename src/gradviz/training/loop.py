@@ -397,6 +397,7 @@ class Trainer:
         self.prec = (
             opts.precision if opts.precision is not None else plan_precision(p, self.dev.type)
         )
+        self.ranks = 1  # processes training together; each counts its images times this
         self.model = self._build_model()
         self.optimizer = make_optimizer(self.model, p)
         self.n = len(data.train)
@@ -454,7 +455,7 @@ class Trainer:
             loss_sum, correct, nb = self.steps.step(batch)
             self.meter.add(loss_sum, correct, nb)
             self.step += 1
-            self.seen += nb
+            self.seen += nb * self.ranks
             # The last step of an epoch reports in the epoch event that follows at once.
             due = time.perf_counter() - self.last_emit >= self.opts.progress_every_s
             if due and epoch_step < self.steps_per_epoch:
@@ -467,16 +468,28 @@ class Trainer:
             return self.reading("epoch", epoch)
         t_eval = time.perf_counter()
         accuracy = evaluate(
-            self.model, self.data.test, self.arch, self.dev, channels_last=self.prec.channels_last
+            self.network(),
+            self.data.test,
+            self.arch,
+            self.dev,
+            channels_last=self.prec.channels_last,
         ).accuracy
         self.model.train()
         self.t0 += time.perf_counter() - t_eval
         return self.reading("epoch", epoch, test_accuracy=accuracy)
 
+    def network(self) -> nn.Module:
+        """The network itself (a subclass may train it through a wrapper such as DDP)."""
+        return self.model
+
     # -- stopping and the learning rate
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
+
+    def clock(self) -> float:
+        """The training time the learning rate follows (processes training together agree on one)."""
+        return self.elapsed()
 
     def stop_reason(self) -> str | None:
         if self.opts.should_stop is not None and self.opts.should_stop():
@@ -491,7 +504,7 @@ class Trainer:
             return
         progress = self.step / self.steps_total
         if self.opts.time_limit:
-            progress = max(progress, self.elapsed() / self.opts.time_limit)
+            progress = max(progress, self.clock() / self.opts.time_limit)
         for group in self.optimizer.param_groups:
             group["lr"] = self.p.lr * lr_factor(progress)
 
@@ -530,7 +543,7 @@ class Trainer:
 
     def result(self, seconds: float, rate: float) -> TrainResult:
         return TrainResult(
-            model=self.model,
+            model=self.network(),
             arch=self.arch,
             preset=self.p.name,
             device=device_name(self.dev),

@@ -199,3 +199,49 @@ def evaluate_limits(threads: int) -> JobLimits:
 
     memory = training_memory()
     return JobLimits(seconds=EVALUATE_SECONDS, memory_bytes=memory_for_job(memory), threads=threads)
+
+
+# ----------------------------------------------------------------- several processes (DDP)
+
+DDP_MIN_CPUS = 4  # a CPU (gloo) run splits the cores: below 2 threads per rank it only loses
+
+
+def ddp_backend(device_type: str) -> str:
+    """torch.distributed's backend for a device: NCCL between GPUs, gloo on the CPU."""
+    return "nccl" if device_type == "cuda" else "gloo"
+
+
+def rank_placement(
+    nproc: int, device_type: str, gpu_names: tuple[str, ...] = (), per_machine: int = 0
+) -> list[str]:
+    """Where each rank of a DistributedDataParallel run trains, one line per rank: rank r on its
+    machine's GPU r % per_machine (NCCL), or every rank on the CPU sharing its cores (gloo).
+    per_machine: ranks on each machine (0: all on this one); with several machines each line
+    names the machine."""
+    backend = ddp_backend(device_type)
+    per = per_machine if 0 < per_machine < nproc else nproc
+    lines = []
+    for rank in range(nproc):
+        local = rank % per
+        if device_type == "cuda":
+            name = f" ({gpu_names[local]})" if local < len(gpu_names) else ""
+            where = f"cuda:{local}{name}"
+        else:
+            where = "cpu"
+        if per < nproc:
+            where = f"machine {rank // per} {where}"
+        role = ", writes results and weights" if rank == 0 else ""
+        lines.append(f"rank {rank} -> {where}, {backend}{role}")
+    return lines
+
+
+def ddp_cpu_reason(cpus: int, nproc: int = 2) -> str | None:
+    """Why a CPU (gloo) run of nproc processes makes no sense on a host with `cpus` cores, or
+    None when it may: each rank needs at least two threads of its own (DDP_MIN_CPUS for two)."""
+    need = max(DDP_MIN_CPUS, 2 * nproc)
+    if cpus >= need:
+        return None
+    return (
+        f"this host has {cpus} CPU core{'s' if cpus != 1 else ''}; {nproc} CPU processes would "
+        f"share them and add gradient exchanges on top (it pays from about {need} cores)"
+    )

@@ -21,10 +21,17 @@ from gradviz.graph.rules import rule_for
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
-from gradviz.program.share import ShareState, from_params, to_params
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import device_panel
-from gradviz.ui.common import show_unexpected, table
+from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, tensors
+from gradviz.ui.autograd_state import (
+    THEME_LABELS,
+    graph_theme,
+    init_state,
+    load_preset,
+    share_params,
+    update_share_link,
+)
+from gradviz.ui.common import KEEP, show_unexpected, table
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
@@ -34,6 +41,8 @@ from gradviz.workers.process import Busy
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 GRAPH_ALT = "autograd graph"
+# The drawing fits the window's height less the title and the tabs above it.
+GRAPH_STYLE = "display:block;max-width:100%;max-height:max(24rem, calc(100vh - 21rem))"
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 MIME = {
     "svg": "image/svg+xml",
@@ -119,44 +128,12 @@ def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
     return data
 
 
-def _init_state() -> None:
-    """First visit: the share link's state if there is one, else the lesson."""
-    if "program" in st.session_state:
-        return
-    shared = from_params(st.query_params.to_dict())
-    st.session_state.share_problems = shared.problems
-    st.session_state.program = shared.program if shared.program is not None else PRESETS[0].source
-    st.session_state.submitted = st.session_state.program
-    st.session_state.preset = PRESETS[0].key if shared.program is None else None
-    st.session_state.view = shared.view
-    st.session_state.rankdir = shared.rankdir
-    st.session_state.theme = shared.theme
-    st.session_state.saved = shared.saved
-    st.session_state.retain = shared.retain
-    st.session_state.ones = shared.ones
-    st.session_state.backward_target = (
-        shared.backward if shared.program is not None else PRESETS[0].backward
-    )
-    st.session_state.step = 0
-
-
-def _load_preset() -> None:
-    key = st.session_state.get("preset")
-    if key in PRESETS_BY_KEY:
-        preset = PRESETS_BY_KEY[key]
-        st.session_state.program = preset.source
-        st.session_state.submitted = preset.source
-        st.session_state.backward_target = preset.backward
-        st.session_state.ones = False
-        st.session_state.step = 0
-
-
 def _submit() -> None:
     preset = PRESETS_BY_KEY.get(st.session_state.get("preset"))
     if preset is not None and st.session_state.program != preset.source:
         st.session_state.preset = None  # the editor no longer holds the preset
     if st.session_state.program != st.session_state.submitted:
-        st.session_state.backward_target = None
+        st.session_state.backward_target = None  # the new program opens on its forward graph
         st.session_state.step = 0
     st.session_state.submitted = st.session_state.program
 
@@ -172,6 +149,11 @@ def _show_error(err: RunError, source: str) -> None:
     if err.line and 1 <= err.line <= len(lines):
         caret = " " * max((err.col or 1) - 1, 0) + "^"
         st.code(f"{err.line:>3} | {lines[err.line - 1]}\n    | {caret}", language=None)
+    for line, col in err.details.also:  # e.g. the in-place change backward tripped over
+        if 1 <= line <= len(lines):
+            st.caption(f"and line {line}, column {col}:")
+            caret = " " * max(col - 1, 0) + "^"
+            st.code(f"{line:>3} | {lines[line - 1]}\n    | {caret}", language=None)
     if err.hint:
         # Hints are gradviz's own (a device rule, "did you mean `name`?" among identifiers),
         # Markdown meant as written; the message, which quotes PyTorch and strings, is escaped.
@@ -184,7 +166,7 @@ def _show_error(err: RunError, source: str) -> None:
 
 
 def page() -> None:
-    _init_state()
+    init_state()
     st.title("Autograd playground")
     st.caption(
         "Type a PyTorch program in a safe subset of Python (functions, loops, `nn.Module` "
@@ -194,46 +176,29 @@ def page() -> None:
     for problem in st.session_state.get("share_problems", []):
         st.warning(message(problem))
 
-    editor, options = st.columns([3, 2])
-    with editor:
-        st.selectbox(
-            "Preset",
-            [p.key for p in PRESETS],
-            format_func=lambda k: PRESETS_BY_KEY[k].title,
-            key="preset",
-            index=None,
-            placeholder="Pick a preset…",
-            on_change=_load_preset,
-        )
-        if st.session_state.get("preset") in PRESETS_BY_KEY:
-            st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
-        with st.form("editor", border=False):
-            st.text_area("Program", key="program", height=220)
-            st.form_submit_button(
-                "Run program", type="primary", on_click=_submit, icon=":material/play_arrow:"
-            )
-    with options:
-        st.radio(
-            "View", list(VIEW_LABELS), format_func=VIEW_LABELS.get, key="view", horizontal=True
-        )
-        st.radio(
-            "Direction",
-            list(RANKDIR_LABELS),
-            format_func=RANKDIR_LABELS.get,
-            key="rankdir",
-            horizontal=True,
-        )
-        st.radio("Theme", ["light", "dark", "print"], key="theme", horizontal=True)
-        st.checkbox(
-            "Show saved tensors",
-            key="saved",
-            help="What each backward function saved in the forward pass.",
-        )
-        st.checkbox("Keep intermediate gradients (retain_grad)", key="retain")
+    # Editor and controls on the left, the graph on the right: the first graph is in view
+    # without scrolling, next to the program that made it.
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
+        _editor()
+        source = st.session_state.submitted
+        trace = _run(source)
+        if trace is not None:
+            _backward_controls(trace)
+            _messages(trace, source)
+            device_panel.controls(trace)
+        _options()
+    if trace is None:
+        return
+    with right:
+        _graph_and_tabs(backward_calls.pick(trace), source, trace)  # a loop's calls: one at a time
+    update_share_link(source)
 
-    source = st.session_state.submitted
+
+def _run(source: str) -> Trace | None:
+    """The program's result, or None with a plain message (never a traceback)."""
     try:
-        trace = run_cached(
+        return run_cached(
             source,
             st.session_state.backward_target,
             st.session_state.ones,
@@ -243,11 +208,13 @@ def page() -> None:
         )
     except Busy as exc:  # the visitor's turn did not come: a plain message, input kept
         st.warning(f"Not run yet: {exc}.", icon=":material/hourglass_top:")
-        return
     except Exception as exc:  # never a traceback on the page
         show_unexpected(exc, "running the program")
-        return
-    device_panel.controls(trace)
+    return None
+
+
+def _messages(trace: Trace, source: str) -> None:
+    """What the run said: moves, the error, PyTorch's warnings, summaries, printed lines."""
     device_panel.moves(trace)
     if trace.error:
         _show_error(trace.error, source)
@@ -258,9 +225,62 @@ def page() -> None:
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
 
-    _backward_controls(trace)
-    _graph_and_tabs(trace, source)
-    _update_share_link(source)
+
+def _editor() -> None:
+    """The preset picker and the program's text, run on the form's button."""
+    st.selectbox(
+        "Preset",
+        [p.key for p in PRESETS],
+        format_func=lambda k: PRESETS_BY_KEY[k].title,
+        key="preset",
+        index=None,
+        placeholder="Pick a preset…",
+        on_change=load_preset,
+        persist_state=KEEP,
+    )
+    if st.session_state.get("preset") in PRESETS_BY_KEY:
+        st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
+    with st.form("editor", border=False):
+        st.text_area("Program", key="program", height=220, persist_state=KEEP)
+        st.form_submit_button(
+            "Run program", type="primary", on_click=_submit, icon=":material/play_arrow:"
+        )
+
+
+def _options() -> None:
+    """How the graph is drawn, and what the run keeps."""
+    st.radio(
+        "View",
+        list(VIEW_LABELS),
+        format_func=VIEW_LABELS.get,
+        key="view",
+        horizontal=True,
+        persist_state=KEEP,
+    )
+    st.radio(
+        "Direction",
+        list(RANKDIR_LABELS),
+        format_func=RANKDIR_LABELS.get,
+        key="rankdir",
+        horizontal=True,
+        persist_state=KEEP,
+    )
+    st.radio(
+        "Theme",
+        list(THEME_LABELS),
+        format_func=THEME_LABELS.get,
+        key="theme",
+        horizontal=True,
+        persist_state=KEEP,
+        help="The drawing's colours; *follow page* draws dark on a dark page.",
+    )
+    st.checkbox(
+        "Show saved tensors",
+        key="saved",
+        help="What each backward function saved in the forward pass.",
+        persist_state=KEEP,
+    )
+    st.checkbox("Keep intermediate gradients (retain_grad)", key="retain", persist_state=KEEP)
 
 
 def _backward_controls(trace: Trace) -> None:
@@ -286,30 +306,52 @@ def _backward_controls(trace: Trace) -> None:
     if not candidates:
         return
     names = list(dict.fromkeys(reversed(candidates)))
-    col1, col2, col3 = st.columns([2, 2, 3])
-    with col1:
-        current = st.session_state.backward_target
-        target = st.selectbox(
-            "Output to run backward on",
-            names,
-            index=names.index(current) if current in names else 0,
-        )
+    state = st.session_state
+    preferred = state.backward_target or state.get("backward_choice")
+    # The program stopped (an error) before it made the chosen output: keep the choice.
+    kept = trace.error is not None and preferred is not None and preferred not in names
+    if kept:
+        names = [preferred, *names]
+    # Stacked, not in columns: the page's left column is narrow, and labels stay whole.
+    target = st.selectbox(
+        "Output to run backward on",
+        names,
+        index=names.index(preferred) if preferred in names else _first_scalar(trace, names),
+    )
+    if trace.error is None:
+        state.backward_choice = target
     info = trace.tensor(target)
-    with col2:
-        st.write("")
-        if st.button("Run backward", icon=":material/undo:", type="primary"):
-            st.session_state.backward_target = target
-            st.session_state.step = 0
-            st.rerun()
-    with col3:
-        if info is not None and info.shape and max(1, _numel(info.shape)) > 1:
-            st.caption(
-                f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
-                "created only for scalar outputs*. backward() needs to know how to weigh each "
-                "element; a ones-like gradient weighs them equally (the same as "
-                f"`{target}.sum().backward()`)."
-            )
-            st.checkbox(f"Use torch.ones_like({target}) as the gradient", key="ones")
+    if st.button(
+        "Run backward",
+        icon=":material/undo:",
+        type="primary",
+        disabled=info is None,
+        help=f"The program stopped before it made `{target}`." if info is None else None,
+    ):
+        state.backward_target = target
+        state.step = 0
+        st.rerun()
+    # After an error, only the output backward ran on is explained (its error may be why).
+    explain = trace.error is None or target == state.backward_target
+    if explain and info is not None and info.shape and max(1, _numel(info.shape)) > 1:
+        st.caption(
+            f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
+            "created only for scalar outputs*. backward() needs to know how to weigh each "
+            "element; a ones-like gradient weighs them equally (the same as "
+            f"`{target}.sum().backward()`)."
+        )
+        st.checkbox(
+            f"Use torch.ones_like({target}) as the gradient", key="ones", persist_state=KEEP
+        )
+
+
+def _first_scalar(trace: Trace, names: list[str]) -> int:
+    """Where the selector starts without a choice: the last scalar made, else the last tensor."""
+    for i, name in enumerate(names):
+        info = trace.tensor(name)
+        if info is not None and _numel(info.shape or []) == 1:
+            return i
+    return 0
 
 
 def _numel(shape: list[int]) -> int:
@@ -319,7 +361,9 @@ def _numel(shape: list[int]) -> int:
     return n
 
 
-def _graph_and_tabs(trace: Trace, source: str) -> None:
+def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
+    """The tabs for `trace` (one backward call's view of `whole`, or `whole` itself); the
+    gradient check compares the whole run's gradients (after its last call)."""
     record = trace.backward[-1] if trace.backward else None
     tabs = st.tabs(
         ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
@@ -327,7 +371,7 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[2]:
         highlight, done = _walk_through(record)
     view = st.session_state.view
-    style = (view, st.session_state.rankdir, st.session_state.theme, st.session_state.saved)
+    style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
     dot = draw(trace, *style, False, highlight, done)
@@ -335,11 +379,14 @@ def _graph_and_tabs(trace: Trace, source: str) -> None:
     with tabs[0]:
         _graph_tab(trace, source, dot, highlight)
     with tabs[1]:
-        _tensors_tab(trace)
+        tensors.tensors_tab(trace)
     with tabs[3]:
-        _gradient_check(trace, source, record)
+        _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     with tabs[4]:
         _export(export_dot)
+        graph_viewer.download(
+            trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
+        )
     with tabs[5]:
         _share_tab(source)
 
@@ -358,7 +405,12 @@ def _walk_through(record) -> tuple[str | None, frozenset]:
     if st.session_state.get("step", 0) > len(steps):
         st.session_state.step = 0
     k = st.slider(
-        "Step", 0, len(steps), key="step", help="0 shows the graph before backward starts"
+        "Step",
+        0,
+        len(steps),
+        key="step",
+        help="0 shows the graph before backward starts",
+        persist_state=KEEP,
     )
     if k:
         step = steps[k - 1]
@@ -399,53 +451,23 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
             st.session_state.draw_big = source
             st.rerun()
     else:
-        show_graph(dot)
+        graph_viewer.toggle()
+        view, theme = st.session_state.view, graph_theme()
+        if graph_viewer.wanted() and graph_viewer.show(
+            trace, dot, view, theme, lambda d: cached_bytes(d, "svg", 1.0)
+        ):
+            with st.expander("Plain picture (if the viewer does not load)"):
+                show_graph(dot)
+        else:
+            show_graph(dot)
         if st.session_state.view == "values":
-            _role_legend(st.session_state.theme)
+            _role_legend(graph_theme())
+        graph_notes.notes(trace)
         device_panel.legend(trace)
         if highlight:
             st.caption(
                 f"Highlighted: step {st.session_state.step} of the backward walk-through (red); grey borders: steps already run."
             )
-
-
-def _tensors_tab(trace: Trace) -> None:
-    if not trace.tensors:
-        st.info("The program has not named any tensor yet.")
-        return
-    table(
-        [
-            {
-                "name": t.label,
-                "line": t.line,
-                "shape": str(tuple(t.shape)),
-                "dtype": t.dtype,
-                "device": t.device,
-                "requires_grad": t.requires_grad,
-                "is_leaf": t.is_leaf,
-                "grad_fn": t.grad_fn or "",
-                "value": t.preview,
-                "grad": t.grad_preview or "",
-                "note": t.note or "",
-            }
-            for t in trace.tensors
-        ]
-    )
-    if trace.updates:
-        st.markdown("**Optimizer steps**: each parameter before and after `step()`")
-        table(
-            [
-                {
-                    "line": u.line,
-                    "optimizer": u.optimizer,
-                    "parameter": u.name,
-                    "before": u.before,
-                    "after": u.after,
-                }
-                for u in trace.updates
-            ]
-        )
-    device_panel.memory(trace)
 
 
 def _share_tab(source: str) -> None:
@@ -456,7 +478,10 @@ def _share_tab(source: str) -> None:
     if url:
         from urllib.parse import urlencode
 
-        st.code(url.split("?")[0] + "?" + urlencode(_share_params(source)), language=None)
+        st.code(url.split("?")[0] + "?" + urlencode(share_params(source)), language=None)
+        st.markdown("The same graph opened in quiz mode (gradients hidden until answered):")
+        quiz = {**share_params(source), **graph_viewer.QUIZ_PARAMS}
+        st.code(url.split("?")[0] + "?" + urlencode(quiz), language=None)
 
 
 # Beyond this many nodes the browser is not asked to lay a graph out unless the visitor
@@ -484,13 +509,16 @@ def show_graph(dot: str) -> None:
                     f"Lay out all {nodes:,} nodes in this browser (it can take minutes, "
                     "and the tab does not answer meanwhile)",
                     key="browser_layout",
+                    persist_state=KEEP,
                 ):
                     return
         else:
             data = base64.b64encode(svg).decode("ascii")
+            # Scaled to fit the window (no scroll box of its own): the whole graph, output
+            # included, is in view under the page's title.
             st.markdown(
-                f'<div style="overflow:auto;max-height:85vh"><img alt="{GRAPH_ALT}" '
-                f'style="max-width:100%" src="data:image/svg+xml;base64,{data}"></div>',
+                f'<img alt="{GRAPH_ALT}" style="{GRAPH_STYLE}" '
+                f'src="data:image/svg+xml;base64,{data}">',
                 unsafe_allow_html=True,
             )
             return
@@ -543,9 +571,20 @@ def _export(dot: str | None) -> None:
         st.info("Nothing to export in this view.")
         return
     c1, c2 = st.columns(2)
-    fmt = c1.radio("Format", ["svg", "png", "pdf", "dot"], horizontal=True, key="export_fmt")
+    fmt = c1.radio(
+        "Format",
+        ["svg", "png", "pdf", "dot"],
+        horizontal=True,
+        key="export_fmt",
+        persist_state=KEEP,
+    )
     scale = c2.select_slider(
-        "PNG scale", [1.0, 2.0, 3.0, 4.0], value=2.0, key="export_scale", disabled=fmt != "png"
+        "PNG scale",
+        [1.0, 2.0, 3.0, 4.0],
+        value=2.0,
+        key="export_scale",
+        disabled=fmt != "png",
+        persist_state=KEEP,
     )
     if fmt != "dot" and not dot_available():
         st.warning(
@@ -570,23 +609,3 @@ def _export(dot: str | None) -> None:
     st.caption(
         "The same drawing from the command line: `python -m gradviz render PROGRAM.py -o graph.svg`."
     )
-
-
-def _share_params(source: str) -> dict[str, str]:
-    state = ShareState(
-        program=source,
-        view=st.session_state.view,
-        rankdir=st.session_state.rankdir,
-        theme=st.session_state.theme,
-        backward=st.session_state.backward_target,
-        ones=st.session_state.ones,
-        saved=st.session_state.saved,
-        retain=st.session_state.retain,
-    )
-    return to_params(state)
-
-
-def _update_share_link(source: str) -> None:
-    params = _share_params(source)
-    if st.query_params.to_dict() != params:
-        st.query_params.from_dict(params)

@@ -7,27 +7,56 @@ import html
 import platform
 
 import streamlit as st
+from streamlit.runtime import Runtime, exists
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from gradviz import __version__
 from gradviz.services import host
 from gradviz.util import mdtable
 from gradviz.util.mdtext import escape
+from gradviz.util.version import VERSION
+
+# persist_state of a page's keyed widgets: their values survive a visit to another page
+# (by default Streamlit forgets a widget's value once a run does not draw it).
+KEEP = "session"
+
+
+# Streamlit folds the sidebar by itself only below 768 px; between that and this width an
+# open sidebar squeezes the page (buttons read "Run back…"), so it starts folded there too,
+# once per browser tab: a visitor who opens it again keeps it open.
+NARROW_PX = 1100
+FOLD_WHEN_NARROW = (
+    """<script>(() => {
+  const key = "gradviz-sidebar-folded";
+  if (window.innerWidth > NARROW_PX || sessionStorage.getItem(key)) return;
+  let tries = 0;
+  const fold = () => {
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && bar.dataset.collapsed === "true") { sessionStorage.setItem(key, "1"); return; }
+    if (bar && button) { button.click(); sessionStorage.setItem(key, "1"); return; }
+    if (++tries < 100) setTimeout(fold, 100);
+  };
+  fold();
+})();</script>"""
+).replace("NARROW_PX", str(NARROW_PX))
 
 
 def sidebar() -> None:
     """Shared sidebar: versions and what the host can do (asked of a worker once: the server
-    itself never imports torch)."""
+    itself never imports torch); folded at first on a narrow window."""
     python = platform.python_version()
     with st.sidebar:
+        # gradviz's own constant script, no visitor text in it
+        st.html(FOLD_WHEN_NARROW, unsafe_allow_javascript=True)
         try:
             facts = host.facts()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed
-            st.caption(f"gradviz {__version__} · torch {host.torch_version()} · Python {python}")
+            st.caption(f"gradviz {VERSION} · torch {host.torch_version()} · Python {python}")
             st.warning(f"Could not ask a worker process what this host offers: {escape(exc)}")
             return
         cuda = "available" if facts.cuda_available else "not available"
         st.caption(
-            f"gradviz {__version__} · torch {facts.torch_version} · Python {python} · CUDA {cuda}"
+            f"gradviz {VERSION} · torch {facts.torch_version} · Python {python} · CUDA {cuda}"
         )
         device_status(list(facts.devices))
 
@@ -81,3 +110,11 @@ def png(data: bytes, alt: str) -> None:
         f'src="data:image/png;base64,{encoded}">',
         unsafe_allow_html=True,
     )
+
+
+def tab_open() -> bool:
+    """Whether this session's browser tab is still connected (True outside a Streamlit server)."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not exists():
+        return True
+    return Runtime.instance().is_active_session(ctx.session_id)

@@ -10,13 +10,12 @@ import streamlit as st
 from gradviz.devices import info as device_info
 from gradviz.graph.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
 from gradviz.program.reports import DeviceErrorDetails
+from gradviz.program.share import ALL_LEAVES
 from gradviz.services import host
-from gradviz.ui.common import table
+from gradviz.ui.common import KEEP, table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import escape, message
 from gradviz.workers import jobs
-
-ALL = "*"
 
 
 def overrides() -> tuple[tuple[str, str], ...]:
@@ -25,7 +24,7 @@ def overrides() -> tuple[tuple[str, str], ...]:
     if not target:
         return ()
     if st.session_state.get("move_all"):
-        return ((ALL, target),)
+        return ((ALL_LEAVES, target),)
     return tuple((name, target) for name in sorted(st.session_state.get("move_leaves") or []))
 
 
@@ -42,24 +41,26 @@ def controls(trace) -> None:
     chosen = [n for n in st.session_state.get("move_leaves") or [] if n in leaves]
     if chosen != (st.session_state.get("move_leaves") or []):
         st.session_state.move_leaves = chosen
-    if "move_to" not in st.session_state:
+    if st.session_state.get("move_to") not in choices:  # first visit, or a link's device
         st.session_state.move_to = "cuda:0" if "cuda:0" in choices else choices[0]
     with st.expander("Devices: move leaf tensors and rerun", expanded=bool(overrides())):
-        c1, c2, c3 = st.columns([3, 2, 1])
-        c1.multiselect(
+        st.multiselect(
             "Leaf tensors to move",
             leaves,
             key="move_leaves",
+            persist_state=KEEP,
             disabled=bool(st.session_state.get("move_all")),
             help="The program's text is not changed: these leaves are made on the chosen device.",
         )
+        c2, c3 = st.columns([3, 2], vertical_alignment="bottom")
         c2.selectbox(
             "to device",
             choices,
             key="move_to",
+            persist_state=KEEP,
             format_func=lambda d: device_info.device_label(d, simulated),
         )
-        c3.checkbox("all leaves", key="move_all")
+        c3.checkbox("all leaves", key="move_all", persist_state=KEEP)
         if simulated:
             st.caption(
                 "This host has no CUDA GPU: cuda:0 and cuda:1 are **simulated**. Values are "

@@ -14,7 +14,7 @@ from gradviz.program.results import RunOptions, Trace
 from gradviz.services import host
 from gradviz.services import programs as sandbox
 from gradviz.services.jobs import run_now
-from gradviz.ui import device_panel
+from gradviz.ui import device_panel, training_ddp
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import escape, message
@@ -32,10 +32,10 @@ def lesson_trace(source: str) -> Trace:
     return sandbox.run_isolated(source, RunOptions(classic=False))
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def _measure(device: str) -> list[transfer_reference.Measurement]:
     """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
-    sharing the Speed page's slot, so they do not slow each other down)."""
+    sharing the Speed page's slot, so they do not slow each other down). Not cached: every
+    click measures again, and the page keeps the latest numbers in session state."""
     limits = JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
     return run_now(
         "transfer",
@@ -85,6 +85,7 @@ def page() -> None:
     _host(facts)
     _lessons(simulated)
     _placement()
+    training_ddp.placement_section(facts)
     _memory()
     _costs(simulated)
 
@@ -211,6 +212,7 @@ def _rows(measurements) -> list[dict]:
     for m in measurements:
         m = m if isinstance(m, dict) else m.__dict__ | {"gb_per_s": m.gb_per_s}
         seconds = m["seconds"]
+        spread = m.get("spread")
         out.append(
             {
                 "what": m["what"],
@@ -218,11 +220,21 @@ def _rows(measurements) -> list[dict]:
                 "median": "—"
                 if seconds is None or math.isnan(seconds)
                 else f"{seconds * 1e6:,.1f} µs",
+                "spread (IQR)": "" if spread is None else f"{spread * 1e6:,.1f} µs",
                 "GB/s": "" if not m.get("gb_per_s") else f"{m['gb_per_s']:.2f}",
                 "note": m.get("note", ""),
             }
         )
     return out
+
+
+MEASURED_KEY = "devices_measured"  # {"device", "rows", "count"}: the latest measurement
+CPU_DIFFERS = (
+    "Where a CPU behaves unlike a GPU: a CPU has no queue of launched work, so `.item()`, "
+    "`print`, `.numpy()` and `.cpu()` wait for nothing and those rows differ only by their own "
+    "small step and noise; and a small add costs a call into PyTorch rather than a kernel "
+    "launch, so many small adds lose to one large one here too, by less than on a GPU."
+)
 
 
 def _costs(simulated: bool) -> None:
@@ -234,15 +246,27 @@ def _costs(simulated: bool) -> None:
         "operation against many small ones. Measured live on this machine: warm-up first, then "
         "the median; CUDA events and synchronize on a GPU, perf_counter on the CPU."
     )
-    if st.button(f"Measure on {device}", icon=":material/speed:", key="measure"):
-        st.session_state.measured = device
-    if st.session_state.get("measured") == device:
+    kept = st.session_state.get(MEASURED_KEY)
+    if kept and kept["device"] != device:
+        kept = None
+    label = f"Measure again on {device}" if kept else f"Measure on {device}"
+    if st.button(label, icon=":material/speed:", key="measure"):
         with st.spinner("Measuring in a worker process…"):
             try:
-                table(_rows(_measure(device)))
+                kept = {"device": device, "rows": _rows(_measure(device)), "count": 0}
+                kept["count"] = st.session_state.get(MEASURED_KEY, {}).get("count", 0) + 1
+                st.session_state[MEASURED_KEY] = kept
             except (JobFailed, RuntimeError) as exc:  # RuntimeError: worker_process.Busy too
-                st.session_state.pop("measured", None)
                 st.error(f"Could not measure now: {escape(exc)}")
+    if kept:
+        st.caption(
+            f"Measurement {kept['count']} of this session: the median of several repeats after "
+            "a warm-up, each into outputs made beforehand (no allocation is timed); the spread "
+            "is their interquartile range. Measure again to see how much they move."
+        )
+        table(kept["rows"])
+        if device == "cpu":
+            st.caption(f"{CPU_DIFFERS} The CPU rows are {transfer_reference.CPU_THREADS_NOTE}.")
     try:
         reference = load_reference(
             transfer_reference.REFERENCE_PATH, transfer_reference.REFERENCE_FORMAT

@@ -20,14 +20,12 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import streamlit as st
-from streamlit.runtime import Runtime, exists
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
 from gradviz.services.jobs import end, follow, run_now, start_in_line
-from gradviz.speed import gpus, timing
+from gradviz.speed import gpus, timing, trust
 from gradviz.ui import charts, speed_estimate
-from gradviz.ui.common import show_unexpected, table
+from gradviz.ui.common import show_unexpected, tab_open, table
 from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
@@ -40,6 +38,8 @@ COMPARE_KEY = "speed_compare"
 JOB_KEY = "speed_job"  # the worker job of this session still running, if any
 LONG_RUN_S = 60.0  # warn before a comparison estimated to take longer than this
 QUEUE_S = 30.0  # how long a run waits for another visitor's timing to finish
+CALIBRATION_TTL_S = 120.0  # a quick run older than this is measured again
+SWEEP_RERUN_KEY = "speed_sweep_rerun_requested"
 POLL_S = 0.5  # while a timing runs, the page checks its tab and the Stop button this often
 
 INTRO = """
@@ -84,13 +84,14 @@ def _free_memory(device: str) -> int | None:
     )
 
 
-@st.cache_data(show_spinner=False)
-def _calibration(workload: str, device: str, dtype: str) -> dict:
-    """A quick measurement in a worker to estimate bigger runs (cached per workload/device/dtype).
+@st.cache_data(show_spinner=False, ttl=CALIBRATION_TTL_S, max_entries=64)
+def _calibration(workload: str, device: str, dtype: str, size: int) -> dict:
+    """A quick measurement in a worker at `size` (or the largest quick size below it) to
+    estimate the run; measured again after CALIBRATION_TTL_S, as the host's load changes.
 
     Skipped (not cached) while another timing holds the server's slot.
     """
-    job = timing.calibration_job(workload, device, dtype)
+    job = timing.calibration_job(workload, device, dtype, size)
     point = run_now(
         "speed_point",
         (job, 3),
@@ -129,14 +130,6 @@ def _stop_running_job() -> None:
                 KEEPERS[running["state"]](state, event)
 
 
-def _tab_open() -> bool:
-    """Whether this session's browser tab is still connected (True outside a Streamlit server)."""
-    ctx = get_script_run_ctx()
-    if ctx is None or not exists():
-        return True
-    return Runtime.instance().is_active_session(ctx.session_id)
-
-
 def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, label: str) -> None:
     """Start a timing job in a worker, draw its progress, keep its results in session state.
 
@@ -159,7 +152,7 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
     bar = st.progress(0.0, text=label)
     shown = (0.0, label)
     try:
-        for new in follow(job, running["seen"], POLL_S, _tab_open):
+        for new in follow(job, running["seen"], POLL_S, tab_open):
             for event in new:
                 running["seen"] += 1
                 if isinstance(event, timing.Progress):
@@ -300,36 +293,16 @@ def _comparison_section(
     for problem in problems:
         st.warning(message(problem))
     cpu_job = runs[0]
-    calls = 1 + 1 + repeats
-    cal = None
-    try:
-        cal = timing.Point(**_calibration(workload.key, "cpu", dtype))
-        per_call = timing.estimate_seconds(cpu_job, cal)
-        st.caption(
-            f"Estimated on this CPU: about {fmt_seconds(per_call)} per call, {calls} calls "
-            f"(naive, warm-up, {repeats} timed) ≈ {fmt_seconds(per_call * calls)} in all, from a "
-            f"quick run at {cal.job.describe()}."
-        )
-        if per_call * calls > LONG_RUN_S:
-            st.warning(
-                f"This takes about {fmt_seconds(per_call * calls)} on this CPU. It shows progress "
-                f"and Stop ends it within a few seconds (each call about {fmt_seconds(per_call)})."
-            )
-        if per_call * calls > timing.job_seconds():
-            st.warning(
-                f"That is over the {fmt_seconds(timing.job_seconds())} one timing may run on this "
-                "server; it would be stopped at the limit. Choose a smaller size or fewer repeats."
-            )
-    except (Busy, JobFailed) as exc:
-        st.caption(f"No estimate now: {escape(exc)}.")
-    except Exception as exc:  # an estimate is a nicety; never block the page on it
-        st.caption(f"No estimate: {type(exc).__name__}: {escape(exc)}")
-
+    cal, expected, over = _estimate(workload, dtype, cpu_job, 1 + 1 + repeats)
+    if over:
+        problems.append(over)
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Time it both ways", type="primary", disabled=bool(problems))
     stop_col.button("Stop", key="speed_cmp_stop", help="Stops the timing within a few seconds.")
     if run:
-        st.session_state[COMPARE_KEY] = _new_run_state(total=len(runs), results=[])
+        st.session_state[COMPARE_KEY] = _new_run_state(
+            total=len(runs), results=[], expected=expected
+        )
         state = st.session_state[COMPARE_KEY]
         try:
             label = ", ".join(j.describe() for j in runs)
@@ -342,6 +315,59 @@ def _comparison_section(
             show_unexpected(exc, "timing the workload")
     _show_comparison(st.session_state.get(COMPARE_KEY), reference)
     return cpu_job, cal
+
+
+def _estimate(
+    workload: timing.Workload, dtype: str, cpu_job: timing.TimingJob, calls: int
+) -> tuple[timing.Point | None, trust.EstimateRange | None, str | None]:
+    """Show the estimate of a run on this CPU, as a range from a quick run; return the quick
+    run, the range, and why the run may not start (its estimate, even at the low end, is
+    over the limit one timing may run), if so."""
+    try:
+        cal = timing.Point(**_calibration(workload.key, "cpu", dtype, cpu_job.size))
+        r = trust.estimate_range(cpu_job, cal)
+    except (Busy, JobFailed) as exc:
+        st.caption(f"No estimate now: {escape(exc)}.")
+        return None, None, None
+    except Exception as exc:  # an estimate is a nicety; never block the page on it
+        st.caption(f"No estimate: {type(exc).__name__}: {escape(exc)}")
+        return None, None, None
+    basis = (
+        "measured at this size"
+        if r.extrapolated <= 1
+        else f"scaled up {r.extrapolated:,.0f}x by the work, so it may be off several times"
+    )
+    st.caption(
+        f"Estimated on this CPU: about {fmt_seconds(r.likely_s)} per call (likely between "
+        f"{fmt_seconds(r.low_s)} and {fmt_seconds(r.high_s)}), {calls} calls (naive, warm-up, "
+        f"{calls - 2} timed) ≈ {fmt_seconds(r.likely_s * calls)} in all, from a quick run of "
+        f"{cal.job.describe()}, {basis}."
+    )
+    if r.noisy:
+        st.warning(
+            f"The quick run's repeats varied by {r.spread:.0%} of their median: this host is "
+            "busy now, so timings taken now vary too; compare repeats, or run again later."
+        )
+    limit = timing.job_seconds()
+    if r.low_s * calls > limit:
+        over = (
+            f"Even at the low end of the estimate this takes {fmt_seconds(r.low_s * calls)} on "
+            f"this CPU, over the {fmt_seconds(limit)} one timing may run on this server, so "
+            "*Time it both ways* is off. Choose a smaller size, fewer iterations or repeats."
+        )
+        st.warning(over)
+        return cal, r, over
+    if r.likely_s * calls > LONG_RUN_S:
+        st.warning(
+            f"This takes about {fmt_seconds(r.likely_s * calls)} on this CPU. It shows progress "
+            f"and Stop ends it within a few seconds (each call about {fmt_seconds(r.likely_s)})."
+        )
+    if r.high_s * calls > limit:
+        st.warning(
+            f"That may be over the {fmt_seconds(limit)} one timing may run on this server; it "
+            "would be stopped at the limit. Choose a smaller size or fewer repeats to be sure."
+        )
+    return cal, r, None
 
 
 def _comparison_rows(comparisons, source: str) -> list[dict]:
@@ -365,10 +391,34 @@ def _comparison_rows(comparisons, source: str) -> list[dict]:
     return rows
 
 
+def _flag_off_estimate(state: dict) -> None:
+    """Flag a measured median whose repeats spread too much, and one on this CPU outside the
+    estimate made before the run (the host's load changed between the two)."""
+    expected = state.get("expected")
+    for c in state["results"]:
+        median = c.timing.median_s
+        if spread := trust.spread_problem(median, c.timing.iqr_s):
+            st.warning(
+                f"{c.job.describe()}: {spread}. Press *Time it both ways* again, or raise the "
+                "repeats, to see how much it moves."
+            )
+        if expected is None or c.job.device != "cpu":
+            continue
+        if expected.low_s <= median <= expected.high_s:
+            continue
+        st.warning(
+            f"The CPU's measured median, {fmt_seconds(median)} per call, is outside the estimate "
+            f"made just before it ({fmt_seconds(expected.low_s)} to "
+            f"{fmt_seconds(expected.high_s)}; {median / expected.likely_s:,.2g}x its likely "
+            "value): this host's load changed between the two, so neither is a steady figure."
+        )
+
+
 def _show_comparison(state: dict | None, reference: timing.Reference | None = None) -> None:
     rows = []
     if state:
         rows += _comparison_rows(state["results"], "live")
+        _flag_off_estimate(state)
         _report_unfinished(
             state,
             f"Stopped: {len(state['results'])} of {state['total']} devices finished. "
@@ -418,6 +468,7 @@ def _sweep_section(
         st.caption(f"Each call runs the lesson's loop with {its} iterations.")
     run_col, stop_col = st.columns([1, 1])
     run = run_col.button("Run sweep", type="primary", disabled=not sizes)
+    run = bool(sizes) and (run or st.session_state.pop(SWEEP_RERUN_KEY, False))
     stop_col.button("Stop", key="speed_sweep_stop", help="Stops the sweep within a few seconds.")
     config = {"workload": workload.key, "dtype": dtype}
     if run:
@@ -497,6 +548,7 @@ def _show_sweep(
             }
         )
     _draw_charts(rows, workload, peak, dtype)
+    _flag_untrusted(live, workload)
     # Crossover: this host's CPU against the GPU shown (live, or the reference's).
     cpu = [p for p in live if p.device == "cpu"]
     gpu = [p for p in live if p.device.startswith("cuda")] or [
@@ -526,6 +578,31 @@ def _show_sweep(
             "CPU peaks are not known to this page."
         )
     table(rows)
+
+
+def _request_rerun() -> None:
+    st.session_state[SWEEP_RERUN_KEY] = True
+
+
+def _flag_untrusted(live: list[timing.Point], workload: timing.Workload) -> None:
+    """Warn about measured points whose spread or jump makes them untrustworthy; offer a re-run."""
+    problems = trust.untrusted(live)
+    if not problems:
+        return
+    lines = [
+        f"- {device}, size {size:,} ({workload.describe_size(size)}): {why}."
+        for (device, size), why in sorted(problems.items())
+    ]
+    st.warning(
+        "These points look implausible, so the chart is not to be trusted there (a busy "
+        "host, most often; timings on a shared host vary):\n" + "\n".join(lines)
+    )
+    st.button(
+        "Re-run the sweep",
+        key="speed_sweep_rerun",
+        on_click=_request_rerun,
+        help="Measure the sizes chosen above again; more repeats show a busy host as spread.",
+    )
 
 
 def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) -> None:

@@ -20,13 +20,16 @@ gradviz.training.events (numbers, text, PNG bytes), read here by field.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from gradviz.services import host
-from gradviz.services.jobs import start_in_line
+from gradviz.services.jobs import end, follow, start_in_line
 from gradviz.training.events import (
     DataRead,
     Evaluating,
@@ -60,11 +63,12 @@ from gradviz.training.sources import (
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.ui import charts
-from gradviz.ui.common import png, show_unexpected, table
+from gradviz.ui import charts, training_ddp, training_runs
+from gradviz.ui.common import png, show_unexpected, tab_open
+from gradviz.ui.training_runs import X_SEEN
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape, message
-from gradviz.workers.jobs import Job
+from gradviz.workers.jobs import STOP_GRACE_S, Job
 from gradviz.workers.process import Busy
 from gradviz.workers.resources import available_cpus
 
@@ -72,7 +76,6 @@ FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
 RUN_KEY = "training_run"  # the job in progress: {"job", "settings"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
-COMPARE_KEY = "training_by_device"  # (preset, device type) -> numbers, for the CPU-vs-GPU table
 UPLOAD_KEY = "training_upload_result"  # (file id, data) -> evaluation, so reruns do not redo it
 NO_PUBLIC_FOLDER = (
     "This public server offers no image folder (its operator lists them in "
@@ -80,6 +83,9 @@ NO_PUBLIC_FOLDER = (
 )
 QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
 ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
+ADOPT_S = 3.0  # a run no script run follows this long after the script stopped is stopped
+POLL_S = 0.5  # while a run streams, the page redraws (where Streamlit can stop it) this often
+PAGE_STOPPED = "the page was stopped (Streamlit's Stop, top right), so the run was stopped"
 
 
 class Source:
@@ -160,9 +166,6 @@ def _status_text(ev: Progress) -> str:
     return " · ".join(parts)
 
 
-X_SEEN = "images seen"
-
-
 def curve_rows(history: list[Progress]) -> tuple[list[dict], list[dict]]:
     """Loss, and accuracy (train; test once per epoch), against images seen, as chart rows.
 
@@ -198,15 +201,7 @@ def _draw_curves(history: list[Progress], loss_box, acc_box) -> None:
 
 def _keep_result(result: TrainingSummary) -> None:
     st.session_state[RESULT_KEY] = result
-    compare = st.session_state.setdefault(COMPARE_KEY, {})
-    compare[(result.preset, result.device_type)] = {
-        "preset": result.preset,
-        "device": result.device,
-        "seconds": round(result.seconds, 2),
-        "images/s": round(result.images_per_s),
-        "test accuracy": round(result.accuracy, 4),
-        "epochs": round(result.epochs_done, 2),
-    }
+    training_runs.keep(result, *curve_rows(result.history))
 
 
 def _start_training(source: Source, settings: dict) -> None:
@@ -235,7 +230,14 @@ def _start_training(source: Source, settings: dict) -> None:
 
 
 def _follow(run: dict) -> None:
-    """Draw the job's progress live until it ends, then keep its results (or say why not)."""
+    """Draw the job's progress live until it ends, then keep its results (or say why not).
+
+    A click on any widget (the page's Stop too) or Streamlit's own Stop (top right), or the
+    end of the session, stops the script at its next element (StopException); a click starts
+    the next script run at once, which follows the run again (adopts it). When none does
+    (Streamlit's Stop, a session gone), the run is asked to stop (_stop_unless_adopted; it
+    still sends what it learned) and the page's next run shows that result and why it ended.
+    A closed tab ends it (follow's `connected`)."""
     job = run["job"]
     live = st.empty()
     with live.container():
@@ -252,41 +254,73 @@ def _follow(run: dict) -> None:
             loss_box = st.empty()
         with right:
             acc_box = st.empty()
-    if job.stop_requested:
+    if run.get("page_stopped"):
+        status.info(f"{PAGE_STOPPED[:1].upper()}{PAGE_STOPPED[1:]}; evaluating what it learned...")
+    elif job.stop_requested:
         status.info("Stopping after this step, then evaluating what was learned...")
     else:
         status.info("Starting the training worker and reading the images...")
     history: list[Progress] = []
-    for ev in job.stream():
-        if isinstance(ev, DataRead):
-            status.info(f"Read {ev.describe}. Building the network...")
-        elif isinstance(ev, Started):
-            status.info(f"Training {ev.arch} on {ev.device}...")
-        elif isinstance(ev, Evaluating):
-            status.info("Evaluating on the test images...")
-        elif isinstance(ev, Progress):
-            history.append(ev)
-            bar.progress(
-                ev.fraction, text=f"{100 * ev.fraction:.0f}% of {ev.images_total:,} images"
-            )
-            if not job.stop_requested:
-                status.info(_status_text(ev))
-            if (
-                len(job.events) - len(history) < 8 or ev.kind != "progress"
-            ):  # skip redraws in a backlog
-                _draw_curves(history, loss_box, acc_box)
+    shown = (0.0, "")
+    try:
+        for new in follow(job, 0, POLL_S, tab_open):
+            for ev in new:
+                shown = _draw_event(ev, job, history, status, (loss_box, acc_box)) or shown
+            bar.progress(*shown)  # on every poll: where Streamlit can stop the script
+    except StopException:
+        _stop_unless_adopted(run)
+        raise
     live.empty()
+    if not job.finished:  # the tab closed: follow() ended the run, nobody sees it
+        return
     st.session_state.pop(RUN_KEY, None)
     if job.status == "done":
-        _keep_result(_explain_stop(job.result, job.abandoned))
+        _keep_result(_explain_stop(job.result, job.abandoned, run.get("page_stopped", False)))
     elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
         st.error(message(job.message))
     else:
         st.error(message(job.describe_failure("training")) + " Nothing else was affected.")
 
 
-def _explain_stop(result: TrainingSummary, abandoned: bool) -> TrainingSummary:
+def _stop_unless_adopted(run: dict) -> None:
+    """The script stopped while following `run`: unless a next script run reads the job's
+    events within ADOPT_S (a widget click), the page was stopped; stop the run too."""
+    job, left = run["job"], time.monotonic()
+
+    def check() -> None:
+        if job.last_read <= left and not job.finished:
+            run["page_stopped"] = True
+            job.stop()
+
+    timer = threading.Timer(ADOPT_S, check)
+    timer.daemon = True
+    timer.start()
+
+
+def _draw_event(ev, job: Job, history: list[Progress], status, boxes) -> tuple | None:
+    """Show one event of the run; for a reading, the progress bar's (fraction, text)."""
+    if isinstance(ev, DataRead):
+        status.info(f"Read {ev.describe}. Building the network...")
+    elif isinstance(ev, Started):
+        status.info(f"Training {ev.arch} on {ev.device}...")
+    elif isinstance(ev, Evaluating):
+        status.info("Evaluating on the test images...")
+    elif isinstance(ev, Progress):
+        history.append(ev)
+        if not job.stop_requested:
+            status.info(_status_text(ev))
+        if len(job.events) - len(history) < 8 or ev.kind != "progress":  # skip in a backlog
+            _draw_curves(history, *boxes)
+        return ev.fraction, f"{100 * ev.fraction:.0f}% of {ev.images_total:,} images"
+    return None
+
+
+def _explain_stop(
+    result: TrainingSummary, abandoned: bool, page_stopped: bool = False
+) -> TrainingSummary:
     """The result with its stop reason in the page's words."""
+    if page_stopped and result.stopped == "stop requested":
+        return replace(result, stopped=PAGE_STOPPED)
     if abandoned and result.stopped == "stop requested":
         return replace(result, stopped="the page was left, so the run was stopped")
     return replace(result, stopped=STOP_REASONS.get(result.stopped, result.stopped))
@@ -373,6 +407,7 @@ def _settings_form() -> dict:
                 st.caption("Not on this host: " + "; ".join(off) + ".")
         preset = st.selectbox("Preset", list(PRESETS), key="training_preset")
         st.caption(PRESETS[preset].description)
+        nproc = training_ddp.processes_field(device_choice)
     c3, c4, c5, c6 = st.columns(4)
     epochs = c3.number_input("Epochs", 1, 200, key=f"training_epochs_{preset}")
     max_batch = max_batch_size()
@@ -400,6 +435,7 @@ def _settings_form() -> dict:
         "batch_size": int(batch_size),
         "lr": float(lr),
         "time_limit": float(time_limit),
+        "nproc": nproc,
     }
 
 
@@ -431,7 +467,7 @@ def _show_result(result: TrainingSummary) -> None:
     left, right = st.columns([2, 3])
     with left:
         st.markdown("**Per-class accuracy** (as the tutorial prints it)")
-        st.code("\n".join(result.report), language=None)
+        st.code("\n".join(result.report), language=None, wrap_lines=True)
     with right:
         st.markdown("**Confusion matrix**")
         png(result.confusion_png, "confusion matrix of the test images")
@@ -444,25 +480,6 @@ def _show_result(result: TrainingSummary) -> None:
         mime="application/octet-stream",
         key="training_download",
     )
-
-
-def _show_comparison() -> None:
-    compare = st.session_state.get(COMPARE_KEY, {})
-    by_preset: dict[str, list[dict]] = {}
-    for (preset, _device), row in compare.items():
-        by_preset.setdefault(preset, []).append(row)
-    shown = False
-    for preset, rows in by_preset.items():
-        if len(rows) > 1:
-            st.markdown(f"**CPU vs GPU, {preset} preset** (last run on each device)")
-            table(rows)
-            shown = True
-    if not shown and compare:
-        why = _devices()[0].unavailable_reason("cuda")
-        st.caption(
-            "Run the same preset on another device to compare seconds, images/s and accuracy."
-            + (f" CUDA is off here: {why}." if why else "")
-        )
 
 
 def _evaluate_upload(source: Source | None) -> None:
@@ -519,7 +536,7 @@ def _show_evaluation(value: WeightsEvaluation) -> None:
         f"test images ({escape(value.data)})."
     )
     left, right = st.columns([2, 3])
-    left.code("\n".join(value.report), language=None)
+    left.code("\n".join(value.report), language=None, wrap_lines=True)
     with right:
         png(value.confusion_png, "confusion matrix of the uploaded weights")
 
@@ -566,6 +583,19 @@ def _current_run() -> dict | None:
     return run
 
 
+def _retire(run: dict) -> None:
+    """A Train click while this session still keeps an earlier run (running on unseen after
+    Streamlit's Stop, or finished since): that run ends here and is never shown as the new
+    one; a result it finished with goes to the table of this session's runs only."""
+    st.session_state.pop(RUN_KEY, None)
+    job = run["job"]
+    end(job)
+    job.wait(STOP_GRACE_S + 5.0)  # its CPU free before the new run's images/s are measured
+    if job.status == "done":
+        _keep_result(_explain_stop(job.result, job.abandoned, run.get("page_stopped", False)))
+        st.session_state.pop(RESULT_KEY, None)
+
+
 def _run_area(run: dict | None, start: bool, source: Source | None, settings: dict) -> list:
     """Follow the running job, or start one on a Train click; what went wrong, as callables
     that draw it (drawn again with the results)."""
@@ -607,6 +637,9 @@ def page() -> None:
     # One slot for the live run and for the results: when a run starts, the previous run's
     # results (which Streamlit would otherwise leave on screen, faded, until the script run
     # ends, with a download button still offering the old weights) are replaced at once.
+    if start and run and source is not None:
+        _retire(run)
+        run = None
     area = st.empty()
     messages: list = []  # drawn again with the results, which replace what the slot held
     if run or (start and source is not None):
@@ -621,7 +654,7 @@ def page() -> None:
                 show()
             if result:
                 _show_result(result)
-    _show_comparison()
+    training_runs.section(_devices()[0].unavailable_reason("cuda"))
     try:
         _evaluate_upload(source)
     except Busy as exc:

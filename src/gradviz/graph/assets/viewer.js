@@ -1,0 +1,382 @@
+/* gradviz's graph viewer: pan and zoom (svg-pan-zoom), hover summaries, a click inspector with
+   the path to the output, search, collapsible layer clusters, colour by role, device or
+   gradient, and a quiz mode. Reads its data from the JSON island #gv-data; no network. */
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("gv-data").textContent);
+  var svg = document.querySelector("#gv-graph svg");
+  var $ = function (id) { return document.getElementById(id); };
+  var params = new URLSearchParams(window.location.search);
+  var quiz = { on: !!data.quiz || params.get("quiz") === "1" || /quiz/.test(window.location.hash),
+               values: params.get("quiz_values") === "1" || !!data.quiz_values, answered: {} };
+
+  // ------------------------------------------------------------------ pan and zoom
+  svg.removeAttribute("width");
+  svg.removeAttribute("height");
+  svg.style.width = "100%";
+  svg.style.height = "100%";
+  var pz = svgPanZoom(svg, {
+    zoomEnabled: true, panEnabled: true, controlIconsEnabled: false, fit: true, center: true,
+    minZoom: 0.02, maxZoom: 80, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
+    preventMouseEventsDefault: true,
+    onZoom: function () { detail(); saveView(); },
+    onPan: function () { saveView(); }
+  });
+  // On the page the view (zoom, pan, colour by) outlives a rerun: kept in this tab's storage.
+  var store = null;
+  if (data.remember) {
+    try { store = window.sessionStorage; store.getItem("gradviz-view"); } catch (e) { store = null; }
+  }
+  function saveView() {
+    if (!store || !pz || !document.body.dataset.gvReady) { return; }
+    try {
+      store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), pan: pz.getPan(), colour: $("gv-colour").value }));
+    } catch (e) { store = null; }
+  }
+  function restoreView() {
+    var kept = null;
+    try { kept = store && JSON.parse(store.getItem("gradviz-view") || "null"); } catch (e) { kept = null; }
+    if (!kept || !(kept.zoom > 0) || !kept.pan) { return; }
+    pz.zoom(kept.zoom);
+    pz.pan(kept.pan);
+    if (kept.colour && kept.colour !== "role") { $("gv-colour").value = kept.colour; recolour(kept.colour); }
+  }
+  // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
+  // and painting thousands of glyphs is most of a big graph's frame time).
+  function detail() {
+    var zoom = pz ? pz.getSizes().realZoom : 1;
+    document.body.classList.toggle("gv-lod", zoom < data.lod_zoom);
+  }
+  window.gvPanZoom = pz;
+  $("gv-zoom-in").onclick = function () { pz.zoomIn(); };
+  $("gv-zoom-out").onclick = function () { pz.zoomOut(); };
+  $("gv-fit").onclick = function () { pz.resize(); pz.fit(); pz.center(); detail(); };
+  $("gv-reset").onclick = function () { pz.resize(); pz.reset(); detail(); };
+  window.addEventListener("resize", function () { pz.resize(); });
+
+  // Two-finger pinch on a touch screen zooms about the fingers' midpoint (a trackpad's pinch
+  // arrives as a wheel event, which svg-pan-zoom already zooms with).
+  var pinch = null;
+  function spread(ts) { return Math.hypot(ts[0].clientX - ts[1].clientX, ts[0].clientY - ts[1].clientY); }
+  function middle(ts) {
+    var box = svg.getBoundingClientRect();
+    return { x: (ts[0].clientX + ts[1].clientX) / 2 - box.left, y: (ts[0].clientY + ts[1].clientY) / 2 - box.top };
+  }
+  svg.addEventListener("touchstart", function (ev) {
+    if (ev.touches.length === 2) { pinch = spread(ev.touches); pz.disablePan(); ev.preventDefault(); }
+  }, { passive: false });
+  svg.addEventListener("touchmove", function (ev) {
+    if (pinch && ev.touches.length === 2) {
+      var d = spread(ev.touches);
+      if (pinch > 0 && d > 0) { pz.zoomAtPoint(pz.getZoom() * d / pinch, middle(ev.touches)); }
+      pinch = d;
+      ev.preventDefault();
+    }
+  }, { passive: false });
+  svg.addEventListener("touchend", function (ev) {
+    if (pinch && ev.touches.length < 2) { pinch = null; pz.enablePan(); }
+  });
+
+  // ------------------------------------------------------------------ the drawing's parts
+  var nodes = data.nodes, nodeEls = {}, edgeEls = [], clusterEls = {}, out = {};
+  svg.querySelectorAll("g.node").forEach(function (g) {
+    var id = g.querySelector("title").textContent;
+    nodeEls[id] = g;
+    g.querySelectorAll("a").forEach(function (a) { a.removeAttribute("xlink:title"); a.removeAttribute("title"); });
+  });
+  svg.querySelectorAll("g.edge").forEach(function (g) {
+    var ends = g.querySelector("title").textContent.split("->");
+    edgeEls.push({ g: g, s: ends[0], d: ends[1] });
+  });
+  svg.querySelectorAll("g.cluster").forEach(function (g) {
+    var t = g.querySelector("title").textContent;
+    if (t.indexOf("cluster_") === 0 && data.modules[t.slice(8)]) { clusterEls[t.slice(8)] = g; }
+  });
+  data.edges.forEach(function (e) { (out[e[0]] = out[e[0]] || []).push(e[1]); });
+
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+  function num(x) {
+    if (typeof x !== "number") { return String(x); }
+    if (x === 0) { return "0"; }
+    var a = Math.abs(x);
+    return (a >= 1e4 || a < 1e-3) ? x.toExponential(3) : x.toFixed(4).replace(/0+$/, "").replace(/\.$/, "");
+  }
+  function stats(s) {
+    if (!s) { return "—"; }
+    return "min " + num(s.min) + " · max " + num(s.max) + " · mean " + num(s.mean) + " · norm " + num(s.norm);
+  }
+  function showGrad(t) { return !(quiz.on && !quiz.answered[t.id]); }
+  function showValue(t) { return !(quiz.on && quiz.values && !quiz.answered[t.id]); }
+
+  // ------------------------------------------------------------------ hover
+  var tip = $("gv-tip");
+  function tipHtml(n) {
+    var h = "<b>" + esc(n.title) + "</b>", t = n.t;
+    if (t) {
+      h += "<div>line " + esc(t.line) + ": <code>" + esc(t.expr || t.name) + "</code></div>";
+      h += "<div>shape (" + esc(t.shape.join(", ")) + ") · " + esc(t.dtype) + " · " + esc(t.device) + "</div>";
+      h += "<div>value: " + (showValue(t) ? esc(stats(t.vstats) === "—" ? t.preview : stats(t.vstats)) : "hidden (quiz)") + "</div>";
+      var g = t.gstats ? stats(t.gstats) : (t.grad_preview || "none");
+      h += "<div class='gv-grad'>grad: " + (showGrad(t) ? esc(g) : "hidden (quiz)") + "</div>";
+      if (t.grad_fn) { h += "<div>grad_fn: " + esc(t.grad_fn) + "</div>"; }
+      if (t.note) { h += "<div>" + esc(t.note) + "</div>"; }
+    } else if (n.kind === "function") {
+      h += "<div>backward function</div>";
+    }
+    if (n.rule) { h += "<div class='gv-rule'>" + esc(n.rule) + "</div>"; }
+    if (n.device) { h += "<div>device: " + esc(n.device) + "</div>"; }
+    return h;
+  }
+  Object.keys(nodeEls).forEach(function (id) {
+    var g = nodeEls[id], n = nodes[id];
+    if (!n) { return; }
+    g.addEventListener("mouseenter", function () { tip.innerHTML = tipHtml(n); tip.style.display = "block"; });
+    g.addEventListener("mousemove", function (ev) {
+      tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 4) + "px";
+      tip.style.top = Math.min(ev.clientY + 14, window.innerHeight - tip.offsetHeight - 4) + "px";
+    });
+    g.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+    g.addEventListener("click", function (ev) { ev.stopPropagation(); select(id); });
+  });
+
+  // ------------------------------------------------------------------ click: path + inspector
+  function pathFrom(id) {
+    var seen = {}, stack = [id];
+    seen[id] = true;
+    while (stack.length) {
+      var k = stack.pop();
+      (out[k] || []).forEach(function (d) { if (!seen[d]) { seen[d] = true; stack.push(d); } });
+    }
+    return seen;
+  }
+  function clearPath() {
+    svg.querySelectorAll(".gv-on-path,.gv-selected,.gv-dim").forEach(function (g) {
+      g.classList.remove("gv-on-path", "gv-selected", "gv-dim");
+    });
+  }
+  function select(id) {
+    clearPath();
+    var on = pathFrom(id);
+    Object.keys(nodeEls).forEach(function (k) {
+      if (!nodes[k]) { return; }
+      nodeEls[k].classList.add(on[k] ? "gv-on-path" : "gv-dim");
+    });
+    edgeEls.forEach(function (e) { e.g.classList.add(on[e.s] && on[e.d] ? "gv-on-path" : "gv-dim"); });
+    nodeEls[id].classList.add("gv-selected");
+    inspect(id);
+  }
+  function flat(v, acc) {
+    if (Array.isArray(v)) { v.forEach(function (x) { flat(x, acc); }); } else if (typeof v === "number") { acc.push(v); }
+    return acc;
+  }
+  function colour(x, m) { // diverging blue (negative) - white - orange (positive), Okabe-Ito ends
+    var f = m > 0 ? Math.max(-1, Math.min(1, x / m)) : 0, a = Math.abs(f);
+    var end = f < 0 ? [0, 114, 178] : [230, 159, 0];
+    return "rgb(" + end.map(function (c) { return Math.round(255 + (c - 255) * a); }).join(",") + ")";
+  }
+  function tensorView(v, label) {
+    if (v === null || v === undefined) { return "<div>" + esc(label) + ": not kept (too many values)</div>"; }
+    if (typeof v === "number") { return "<div>" + esc(label) + ": <b>" + esc(num(v)) + "</b></div>"; }
+    var rows = Array.isArray(v[0]) ? v : [v], cols = rows[0] ? rows[0].length : 0;
+    var all = flat(v, []), m = Math.max.apply(null, all.map(Math.abs).concat([0]));
+    if (!Array.isArray(rows[0][0]) && rows.length <= 64 && cols <= 64) {
+      var small = rows.length * cols <= 144, h = "<div>" + esc(label) + "</div><table class='gv-heat'>";
+      rows.forEach(function (r) {
+        h += "<tr>" + r.map(function (x) {
+          return "<td title='" + esc(num(x)) + "' style='background:" + colour(x, m) + "'>" + (small ? esc(num(x)) : "") + "</td>";
+        }).join("") + "</tr>";
+      });
+      return h + "</table>";
+    }
+    return "<div>" + esc(label) + " (" + all.length + " numbers)</div>" + histogram(all);
+  }
+  function histogram(all) {
+    var lo = Math.min.apply(null, all), hi = Math.max.apply(null, all), bins = new Array(24).fill(0);
+    all.forEach(function (x) { bins[hi > lo ? Math.min(23, Math.floor((x - lo) / (hi - lo) * 24)) : 0] += 1; });
+    var top = Math.max.apply(null, bins), h = "<svg class='gv-hist' viewBox='0 0 240 80'>";
+    bins.forEach(function (b, i) {
+      var y = 70 * b / top;
+      h += "<rect x='" + i * 10 + "' y='" + (70 - y) + "' width='9' height='" + y + "'><title>" + b + "</title></rect>";
+    });
+    return h + "<text x='0' y='79'>" + esc(num(lo)) + "</text><text x='240' y='79' text-anchor='end'>" + esc(num(hi)) + "</text></svg>";
+  }
+  function codeView(line) {
+    var lines = data.source ? data.source.split("\n") : [];
+    if (!lines.length) { return ""; }
+    return "<pre class='gv-code'>" + lines.map(function (l, i) {
+      return "<span class='" + (i + 1 === line ? "gv-line gv-line-hl" : "gv-line") + "'>" + esc(String(i + 1).padStart(3) + "  " + l) + "</span>";
+    }).join("\n") + "</pre>";
+  }
+  function inspect(id) {
+    var n = nodes[id], t = n.t, box = $("gv-inspector"), h = "<h3>" + esc(n.title) + "</h3>";
+    if (box.style.display !== "block") {  // the drawing's frame narrows: keep its middle in the middle
+      var wide = svg.getBoundingClientRect().width;
+      box.style.display = "block";
+      pz.resize();
+      pz.panBy({ x: (svg.getBoundingClientRect().width - wide) / 2, y: 0 });
+    }
+    if (!t) {
+      h += "<div>" + esc(n.kind === "function" ? "backward function" : n.role) + "</div>";
+      if (n.rule) { h += "<div class='gv-rule'>" + esc(n.rule) + "</div>"; }
+      (n.saved || []).forEach(function (s) { h += "<div>saved " + esc(s[0]) + ": " + esc(s[1]) + "</div>"; });
+      box.innerHTML = h;
+      return;
+    }
+    h += "<div>shape (" + esc(t.shape.join(", ")) + ") · " + esc(t.dtype) + " · " + esc(t.device) + "</div>";
+    h += showValue(t) ? "<div>value: " + esc(stats(t.vstats)) + "</div>" + tensorView(t.value, "value") : "<div>value hidden (quiz)</div>";
+    if (quiz.on && !quiz.answered[t.id] && t.grad !== null && t.grad !== undefined) {
+      h += "<div class='gv-quiz'><label>Your gradient for " + esc(t.label) + ".grad: <input id='gv-answer' placeholder='e.g. 2, 2.67, 3.33'></label>" +
+        " <button id='gv-check'>Check</button> <span id='gv-verdict'></span></div>";
+    } else if (t.grad !== null && t.grad !== undefined) {
+      h += "<div class='gv-grad'>grad: " + esc(stats(t.gstats)) + "</div>" + tensorView(t.grad, "grad");
+    } else {
+      h += "<div class='gv-grad'>grad: " + esc(t.grad_preview || "none yet") + "</div>";
+    }
+    h += codeView(t.line);
+    box.innerHTML = h;
+    var hl = box.querySelector(".gv-line-hl");
+    if (hl) { hl.scrollIntoView({ block: "nearest" }); }
+    if ($("gv-check")) {
+      $("gv-check").onclick = function () { check(t, id); };
+      $("gv-answer").onkeydown = function (ev) { if (ev.key === "Enter") { check(t, id); } };
+    }
+  }
+
+  // ------------------------------------------------------------------ quiz
+  function check(t, id) {
+    var want = flat(t.grad, []), got = ($("gv-answer").value.match(/[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?/gi) || []).map(Number);
+    var right = got.length === want.length && want.every(function (w, i) {
+      return Math.abs(got[i] - w) <= data.quiz_atol + data.quiz_rtol * Math.abs(w);
+    });
+    var verdict = $("gv-verdict");
+    verdict.className = right ? "gv-right" : "gv-wrong";
+    verdict.textContent = right ? "Right!" : (got.length !== want.length
+      ? "Not quite: " + t.label + ".grad has " + want.length + " number" + (want.length === 1 ? "" : "s") + ", you gave " + got.length + "."
+      : "Not quite: look at the rule of each backward function on the path from " + t.label + " to the output.");
+    var reveal = document.createElement("button");
+    reveal.textContent = "Reveal";
+    reveal.id = "gv-reveal";
+    reveal.onclick = function () { quiz.answered[t.id] = true; applyQuiz(); inspect(id); };
+    if (!$("gv-reveal")) { verdict.parentNode.appendChild(reveal); }
+    if (right) { quiz.answered[t.id] = true; applyQuiz(); }
+  }
+  function applyQuiz() {
+    Object.keys(nodeEls).forEach(function (id) {
+      var n = nodes[id];
+      if (!n || !n.t) { return; }
+      nodeEls[id].querySelectorAll("text").forEach(function (tx) {
+        if (tx.dataset.gvText === undefined) { tx.dataset.gvText = tx.textContent; }
+        var orig = tx.dataset.gvText, hide = (orig.indexOf("grad ") === 0 && !showGrad(n.t)) ||
+          (orig.indexOf("data ") === 0 && !showValue(n.t));
+        tx.textContent = hide ? orig.slice(0, 5) + "?" : orig;
+      });
+    });
+    $("gv-quiz-toggle").checked = quiz.on;
+    document.body.classList.toggle("gv-quiz-on", quiz.on);
+  }
+  $("gv-quiz-toggle").onchange = function (ev) { quiz.on = ev.target.checked; quiz.answered = {}; applyQuiz(); $("gv-inspector").style.display = "none"; pz.resize(); };
+  applyQuiz();
+
+  // ------------------------------------------------------------------ search
+  $("gv-search").addEventListener("input", function (ev) {
+    var q = ev.target.value.trim().toLowerCase(), first = null, count = 0;
+    Object.keys(nodeEls).forEach(function (id) {
+      var n = nodes[id], hit = q && n && (n.title.toLowerCase().indexOf(q) >= 0 || (n.t && n.t.name.toLowerCase() === q));
+      nodeEls[id].classList.toggle("gv-match", !!hit);
+      if (hit) { count += 1; first = first || (n.t && n.t.name.toLowerCase() === q ? id : null) || id; }
+    });
+    $("gv-search-count").textContent = q ? count + " found" : "";
+    if (first && nodeEls[first].style.display !== "none") {
+      var r = nodeEls[first].getBoundingClientRect(), s = svg.getBoundingClientRect();
+      pz.panBy({ x: s.left + s.width / 2 - (r.left + r.width / 2), y: s.top + s.height / 2 - (r.top + r.height / 2) });
+    }
+  });
+
+  // ------------------------------------------------------------------ collapse layer clusters
+  var collapsed = {};
+  function chain(m) { var c = []; while (m && data.modules[m] && c.length < 64) { c.push(m); m = data.modules[m].parent; } return c; }
+  function hiddenBy(m) { return chain(m).some(function (c) { return collapsed[c]; }); }
+  function applyCollapse() {
+    var hidden = {};
+    Object.keys(nodeEls).forEach(function (id) {
+      var n = nodes[id], hide = !!(n && n.module && hiddenBy(n.module));
+      hidden[id] = hide;
+      nodeEls[id].style.display = hide ? "none" : "";
+    });
+    edgeEls.forEach(function (e) { e.g.style.display = hidden[e.s] || hidden[e.d] ? "none" : ""; });
+    Object.keys(clusterEls).forEach(function (m) {
+      var g = clusterEls[m], mod = data.modules[m], label = g.querySelector("text");
+      g.style.display = hiddenBy(mod.parent) ? "none" : "";
+      g.classList.toggle("gv-collapsed", !!collapsed[m]);
+      if (label) {
+        var count = Object.keys(nodeEls).filter(function (id) { return nodes[id] && nodes[id].module && chain(nodes[id].module).indexOf(m) >= 0; }).length;
+        label.textContent = (collapsed[m] ? "▸ " : "▾ ") + mod.label + (collapsed[m] ? " (" + count + " nodes hidden: click to open)" : "");
+      }
+    });
+    var total = Object.keys(nodes).length;
+    $("gv-shown").textContent = total ? Object.keys(nodeEls).filter(function (id) { return nodes[id] && !hidden[id]; }).length + " of " + total + " nodes drawn" : "";
+  }
+  Object.keys(clusterEls).forEach(function (m) {
+    clusterEls[m].addEventListener("click", function (ev) { ev.stopPropagation(); collapsed[m] = !collapsed[m]; applyCollapse(); });
+  });
+  function setDepth(d) {
+    collapsed = {};
+    if (d !== "all") {
+      Object.keys(clusterEls).forEach(function (m) { if (chain(m).length === Number(d) + 1) { collapsed[m] = true; } });
+    }
+    applyCollapse();
+  }
+  var depth = $("gv-depth"), maxDepth = 0;
+  Object.keys(clusterEls).forEach(function (m) { maxDepth = Math.max(maxDepth, chain(m).length); });
+  for (var d = 0; d < maxDepth; d++) {
+    var o = document.createElement("option");
+    o.value = String(d);
+    o.textContent = d === 0 ? "layers closed" : d + " level" + (d > 1 ? "s" : "") + " open";
+    depth.appendChild(o);
+  }
+  depth.disabled = maxDepth === 0;
+  depth.onchange = function () { setDepth(depth.value); };
+  if (maxDepth > 0 && Object.keys(nodes).length > data.collapse_over) { depth.value = "0"; setDepth("0"); } else { applyCollapse(); }
+
+  // ------------------------------------------------------------------ colour by
+  var OKABE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"];
+  function shapeOf(g) { return g.querySelector("path, polygon, ellipse"); }
+  Object.keys(nodeEls).forEach(function (id) { var s = shapeOf(nodeEls[id]); if (s) { s.dataset.gvFill = s.getAttribute("fill"); } });
+  function recolour(by) {
+    var legend = "", devices = [], m = 0;
+    Object.keys(nodes).forEach(function (id) {
+      var n = nodes[id];
+      if (n.device && devices.indexOf(n.device) < 0) { devices.push(n.device); }
+      if (n.t && n.t.gstats) { m = Math.max(m, Math.abs(n.t.gstats.mean)); }
+    });
+    Object.keys(nodeEls).forEach(function (id) {
+      var s = shapeOf(nodeEls[id]), n = nodes[id];
+      if (!s || !n) { return; }
+      var fill = s.dataset.gvFill;
+      if (by === "device") { fill = n.device ? OKABE[devices.indexOf(n.device) % 8] : "#ffffff"; }
+      if (by === "gradient") { fill = n.t && n.t.gstats && showGrad(n.t) ? colour(n.t.gstats.mean, m) : "#eeeeee"; }
+      s.setAttribute("fill", fill);
+    });
+    if (by === "device") {
+      legend = devices.map(function (d, i) { return "<span class='gv-key' style='background:" + OKABE[i % 8] + "'></span>" + esc(d); }).join(" ");
+    } else if (by === "gradient" && !(m > 0)) {
+      legend = "no gradients to colour by: run backward first" + (quiz.on ? " (or they are hidden in the quiz)" : "");
+    } else if (by === "gradient") {
+      legend = "mean gradient: <span class='gv-key' style='background:" + colour(-m, m) + "'></span>" + esc(num(-m)) +
+        " <span class='gv-key' style='background:#fff'></span>0 <span class='gv-key' style='background:" + colour(m, m) + "'></span>" + esc(num(m)) +
+        " <span class='gv-key' style='background:#eee'></span>no gradient" + (quiz.on ? " (hidden in the quiz)" : "");
+    } else {
+      legend = data.roles.map(function (r) { return "<span class='gv-key' style='background:" + r[1] + "'></span>" + esc(r[0]); }).join(" ");
+    }
+    $("gv-legend").innerHTML = legend;
+  }
+  $("gv-colour").onchange = function (ev) { recolour(ev.target.value); saveView(); };
+  recolour("role");
+  pz.resize(); pz.fit(); pz.center(); restoreView(); detail();  // the toolbar and legend are filled in: fit the frame left
+  document.body.dataset.gvReady = "1";
+  saveView();
+})();

@@ -1,0 +1,206 @@
+"""The interactive graph viewer: one self-contained HTML document (no network, no external
+script) holding the SVG Graphviz drew, svg-pan-zoom (vendored in graph/assets, BSD-2-Clause,
+see its LICENSE there) and gradviz's own viewer script, with every node's summary as a JSON
+island: pan and zoom, hover a node for its value and gradient, click it for the full tensor
+and the path to the output, search by name, collapse layer clusters, colour by role, device
+or gradient, and a quiz mode that hides the gradients until the student answers.
+
+No torch and no Streamlit: the page shows it in a frame, the CLI writes it to a file.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from importlib import resources
+
+from gradviz.graph.model import GraphModel, GraphNode, TensorInfo
+from gradviz.graph.render import ROLE_TEXT, THEMES
+
+# Above this many nodes the viewer opens with the layer clusters closed.
+COLLAPSE_OVER = 300
+# The quiz accepts an answer within QUIZ_ATOL + QUIZ_RTOL * |gradient| of each number.
+QUIZ_ATOL = 0.01
+QUIZ_RTOL = 0.01
+# Below this zoom (Graphviz's 11 pt text drawn under about 3.5 px) a graph of more than
+# COLLAPSE_OVER nodes is drawn without node text, record separators and arrowheads: painting
+# them is most of a big graph's frame time (docs/BENCHMARKS.md). Small graphs keep them.
+LOD_ZOOM = 0.32
+ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css")
+
+
+def asset(name: str) -> str:
+    """One of the viewer's vendored or own files, as text (they ship in the wheel)."""
+    if name not in ASSETS:
+        raise ValueError(f"unknown viewer asset {name!r}")
+    return resources.files("gradviz.graph").joinpath("assets", name).read_text("utf-8")
+
+
+def _flat(value, out: list[float]) -> list[float]:
+    if isinstance(value, list):
+        for v in value:
+            _flat(v, out)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        out.append(float(value))
+    return out
+
+
+def summary(value) -> dict | None:
+    """min, max, mean and L2 norm of a value or gradient (nested lists), finite numbers only;
+    None when there are none."""
+    numbers = [x for x in _flat(value, []) if math.isfinite(x)]
+    if not numbers:
+        return None
+    return {
+        "min": min(numbers),
+        "max": max(numbers),
+        "mean": math.fsum(numbers) / len(numbers),
+        "norm": math.sqrt(math.fsum(x * x for x in numbers)),
+        "count": len(numbers),
+    }
+
+
+def _finite(value):
+    """JSON has no NaN or infinities: those become strings (the viewer skips them)."""
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def _tensor(info: TensorInfo) -> dict:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "label": info.label,
+        "line": info.line,
+        "expr": info.expr,
+        "shape": info.shape,
+        "dtype": info.dtype,
+        "device": info.device,
+        "grad_fn": info.grad_fn,
+        "note": info.note,
+        "preview": info.preview,
+        "grad_preview": info.grad_preview,
+        "value": _finite(info.value),
+        "grad": _finite(info.grad),
+        "vstats": summary(info.value),
+        "gstats": summary(info.grad),
+    }
+
+
+def _node(node: GraphNode, model: GraphModel) -> dict:
+    info = model.tensor_info(node.tensor)
+    return {
+        "id": node.id,
+        "kind": node.kind,
+        "role": node.role,
+        "title": node.title.split("::")[-1],
+        "rule": node.rule,
+        "device": node.device,
+        "module": node.module,
+        "saved": [list(s) for s in node.saved],
+        "t": _tensor(info) if info is not None else None,
+    }
+
+
+def viewer_data(
+    model: GraphModel,
+    source: str = "",
+    theme: str = "light",
+    quiz: bool = False,
+    remember: bool = False,
+) -> dict:
+    """What the viewer script reads: nodes (with their tensors' values, gradients and
+    summaries), edges, layer calls, the program's text, the colours of the roles; `remember`
+    keeps the view (zoom, pan, colour by) in the tab's session storage across reruns."""
+    th = THEMES.get(theme, THEMES["light"])
+    return {
+        "nodes": {n.id: _node(n, model) for n in model.nodes},
+        "edges": [[e.src, e.dst] for e in model.edges],
+        "modules": {
+            m.id: {"label": f"{m.path}: {m.kind}", "parent": m.parent, "line": m.line}
+            for m in model.modules
+        },
+        "source": source,
+        # the classic view (torchviz's nodes) has no roles of gradviz's to explain
+        "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT] if model.nodes else [],
+        "collapse_over": COLLAPSE_OVER,
+        "lod_zoom": LOD_ZOOM if len(model.nodes) > COLLAPSE_OVER else 0,
+        "quiz": quiz,
+        "remember": remember,
+        "quiz_atol": QUIZ_ATOL,
+        "quiz_rtol": QUIZ_RTOL,
+    }
+
+
+_SVG_START = re.compile(r"<svg\b", re.I)
+
+
+def inline_svg(svg: str | bytes) -> str:
+    """Graphviz's SVG without its XML prolog and DOCTYPE, to sit inside an HTML page."""
+    text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
+    m = _SVG_START.search(text)
+    if m is None:
+        raise ValueError("not an SVG document")
+    return text[m.start() :]
+
+
+def _json_island(data: dict) -> str:
+    """JSON that cannot end its <script> element early (`<` is written \\u003c)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _script(name: str) -> str:
+    return "<script>" + asset(name).replace("</script", "<\\/script") + "</script>"
+
+
+def viewer_html(
+    model: GraphModel,
+    svg: str | bytes,
+    source: str = "",
+    title: str = "gradviz graph",
+    theme: str = "light",
+    quiz: bool = False,
+    height: str = "100vh",
+    remember: bool = False,
+) -> str:
+    """The whole viewer as one HTML document. `svg` is the drawing of `model` by
+    render.to_dot + render.render_bytes(..., "svg")."""
+    th = THEMES.get(theme, THEMES["light"])
+    data = viewer_data(model, source, theme, quiz, remember)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<style>{asset("viewer.css")}
+#gv-graph {{ background: {th.bg}; }}
+body {{ height: {html.escape(height)}; }}</style>
+</head><body>
+<div id="gv-bar" role="toolbar" aria-label="graph controls">
+<button id="gv-zoom-in" title="zoom in (or the mouse wheel)">+</button>
+<button id="gv-zoom-out" title="zoom out">−</button>
+<button id="gv-fit" title="fit the graph to the frame">Fit</button>
+<button id="gv-reset" title="back to the first view">Reset</button>
+<input id="gv-search" type="search" placeholder="Search a tensor" aria-label="search a tensor by name">
+<span id="gv-search-count"></span>
+<label>Colour by <select id="gv-colour" aria-label="colour by">
+<option value="role">role</option><option value="device">device</option>
+<option value="gradient">gradient</option></select></label>
+<label>Layers <select id="gv-depth" aria-label="layers open"><option value="all">all open</option></select></label>
+<label title="hide the gradients; click a tensor and type the gradient you expect"><input id="gv-quiz-toggle" type="checkbox"> Quiz</label>
+<span id="gv-shown"></span>
+</div>
+<div id="gv-legend"></div>
+<div id="gv-main"><div id="gv-graph">{inline_svg(svg)}</div>
+<aside id="gv-inspector" aria-live="polite"></aside></div>
+<div id="gv-tip" role="tooltip"></div>
+<script type="application/json" id="gv-data">{_json_island(data)}</script>
+{_script("svg-pan-zoom.min.js")}
+{_script("viewer.js")}
+</body></html>
+"""

@@ -1,0 +1,128 @@
+"""The backward walk-through as frames for slides: one drawing per backward step (the running
+function highlighted, those already run greyed, only the gradients that have arrived so far
+shown) plus the final graph, as a multi-page PDF (Graphviz's vector pages merged by pypdf) or
+an animated GIF (Graphviz's PNGs, by Pillow)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+from PIL import Image
+from pypdf import PdfWriter
+
+from gradviz.graph.model import BackwardRecord, GraphModel
+from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes, to_dot
+from gradviz.graph.rules import rule_for
+
+GIF_MS = 1500  # how long each frame of the GIF stays (the last one twice as long)
+
+
+def arrived(model: GraphModel, record: BackwardRecord, ran: int) -> set[str]:
+    """The tensor nodes whose gradient has arrived once the first `ran` steps have run: the
+    output backward started from, a leaf whose AccumulateGrad ran, and a tensor every one of
+    whose backward functions (in this backward) has run."""
+    done = {s.node for s in record.steps[:ran]}
+    in_backward = {s.node for s in record.steps}
+    consumers: dict[str, set[str]] = {}
+    for e in model.edges:
+        if e.dst in in_backward:
+            consumers.setdefault(e.src, set()).add(e.dst)
+    out = set()
+    for node in model.nodes:
+        if node.kind != "tensor":
+            continue
+        info = model.tensor_info(node.tensor)
+        started = info is not None and info.label == record.target
+        all_ran = bool(consumers.get(node.id)) and consumers[node.id] <= done
+        if node.id in done or started or all_ran:
+            out.add(node.id)
+    return out
+
+
+def _so_far(model: GraphModel, record: BackwardRecord, shown: set[str]) -> GraphModel:
+    """The model showing only the gradients that have arrived (the others read grad —); an
+    intermediate tensor, whose .grad PyTorch does not keep, shows the gradient its producing
+    function received (that step's upstream)."""
+    step_of = {s.node: s for s in record.steps}
+    producer = {e.dst: e.src for e in model.edges if e.src in step_of}
+    upstream = {}
+    for node in model.nodes:
+        if node.id in shown and node.tensor and producer.get(node.id) in step_of:
+            upstream[node.tensor] = ", ".join(step_of[producer[node.id]].upstream)
+    keep = {n.tensor for n in model.nodes if n.id in shown}
+    tensors = []
+    for t in model.tensors:
+        if t.id not in keep:
+            t = replace(t, grad=None, grad_preview=None)
+        elif t.grad_preview is None and upstream.get(t.id):
+            t = replace(t, grad_preview=upstream[t.id])
+        tensors.append(t)
+    return replace(model, tensors=tensors, _index={})
+
+
+def _titled(dot: str, title: str) -> str:
+    """DOT with a caption at the top of the drawing."""
+    head, sep, _ = dot.rstrip().rpartition("}")
+    text = title.replace("\\", "\\\\").replace('"', '\\"')
+    return head + f'  graph [label="{text}" labelloc=t labeljust=l];\n}}\n' if sep else dot
+
+
+def frames(
+    model: GraphModel, record: BackwardRecord, rankdir: str = "TB", theme: str = "light"
+) -> list[str]:
+    """One DOT per backward step, then the final graph (all steps run, every gradient)."""
+    steps = record.steps
+    out = []
+    for k, step in enumerate(steps, start=1):
+        name = step.fn.split("::")[-1]
+        dot = to_dot(
+            _so_far(model, record, arrived(model, record, k - 1)),
+            rankdir,
+            theme,
+            legend=False,
+            highlight=step.node,
+            done=frozenset(s.node for s in steps[: k - 1]),
+        )
+        out.append(_titled(dot, f"Backward from {record.target}, step {k} of {len(steps)}: "
+                                f"{name}: {rule_for(step.fn)}"))  # fmt: skip
+    every = _so_far(model, record, arrived(model, record, len(steps)))
+    final = to_dot(every, rankdir, theme, legend=False, done=frozenset(s.node for s in steps))
+    out.append(_titled(final, f"After backward from {record.target}: every gradient"))
+    return out
+
+
+def pdf_bytes(dots: list[str], limits: RenderLimits = CLI_LIMITS) -> bytes:
+    """The frames as one PDF, a page each."""
+    writer = PdfWriter()
+    for dot in dots:
+        writer.append(io.BytesIO(render_bytes(dot, "pdf", limits=limits)))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def gif_bytes(dots: list[str], scale: float = 1.0, limits: RenderLimits = CLI_LIMITS) -> bytes:
+    """The frames as an animated GIF, each frame on a canvas the size of the largest."""
+    images = [
+        Image.open(io.BytesIO(render_bytes(d, "png", scale=scale, limits=limits))).convert("RGB")
+        for d in dots
+    ]
+    width = max(im.width for im in images)
+    height = max(im.height for im in images)
+    canvases = []
+    for im in images:
+        canvas = Image.new("RGB", (width, height), "white")
+        canvas.paste(im, (0, 0))
+        canvases.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE))
+    buffer = io.BytesIO()
+    canvases[0].save(
+        buffer,
+        "GIF",
+        save_all=True,
+        append_images=canvases[1:],
+        duration=[GIF_MS] * (len(canvases) - 1) + [2 * GIF_MS],
+        loop=0,
+        disposal=1,
+    )
+    return buffer.getvalue()

@@ -1,0 +1,305 @@
+"""`gradviz.draw(loss)`: the graph of any PyTorch code as a Figure, drawn by the app's own
+graph model and renderer (gradviz.graph.build, .collapse, .render).
+
+`draw_tensor` checks what it is given, names the graph's tensors (gradviz.library.naming:
+the caller's variables, parameters; or what a `gradviz.record()` block recorded), builds the
+GraphModel, folds a big graph by module (gradviz.graph.collapse), and writes the DOT. A
+`Figure` turns it into SVG, PNG or PDF with Graphviz under the command line's limits, and
+shows itself in Jupyter, VS Code and Colab notebooks as SVG.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+
+import torch
+from torch import nn
+
+from gradviz.graph import render
+from gradviz.graph.build import build_graph
+from gradviz.graph.collapse import auto_depth, collapse
+from gradviz.graph.model import GraphModel, ModuleCall, ValueBudget
+from gradviz.graph.record import Binding, NodeRegistry, RunRecord
+from gradviz.graph.values import is_fake
+from gradviz.library.naming import (
+    GraphMembers,
+    binding,
+    frame_modules,
+    frame_tensors,
+    parameter_bindings,
+    user_frames,
+)
+
+VIEWS = ("values", "classic")
+COLORS = ("role", "grad")  # fill tensors by their role (the legend's), or by gradient size
+GRAD_RAMP = ("#fff5f0", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c")  # small -> large
+SAVE_FORMATS = render.FORMATS  # svg, png, pdf, dot
+BEFORE_BACKWARD = "before backward(): no gradients yet (call backward(), then draw again)"
+AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
+# The user's own code on their own machine: the command line's ceilings on size and time,
+# without rlimits on the dot process (setting them means forking this process, torch and
+# all, which costs about 100 ms a drawing; gradviz.graph.render._run_dot).
+LIBRARY_LIMITS = replace(render.CLI_LIMITS, memory_bytes=None, cpu_seconds=None)
+# Numbers a figure's GraphModel keeps in full (TensorInfo.value and .grad), in all: the
+# drawing shows previews only, and turning every small parameter of a resnet into lists
+# was a fifth of draw()'s time.
+LIBRARY_VALUES = 2_000
+# A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
+# leaves at most this many (resnet50: its 16 blocks, each one node).
+AUTO_FOLD_NODES = 150
+
+
+@dataclass
+class Figure:
+    """A drawn autograd graph: `dot` (text), `svg()`, `save(path)`, inline in notebooks."""
+
+    dot: str
+    graph: GraphModel
+    caption: str
+    view: str = "values"
+    _svg: str | None = field(default=None, repr=False)
+
+    def render(self, fmt: str, scale: float = 1.0) -> bytes:
+        """svg, png, pdf or dot bytes (Graphviz's `dot` for all but dot)."""
+        if fmt not in SAVE_FORMATS:
+            raise ValueError(_format_message(fmt))
+        return render.render_bytes(self.dot, fmt, scale=scale, limits=LIBRARY_LIMITS)
+
+    def svg(self) -> str:
+        if self._svg is None:
+            self._svg = self.render("svg").decode("utf-8")
+        return self._svg
+
+    def save(self, path: str | Path, scale: float = 1.0) -> Path:
+        """Write the drawing; the format comes from the suffix (.svg .png .pdf .dot)."""
+        path = Path(path)
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in SAVE_FORMATS:
+            raise ValueError(_format_message(fmt or path.name))
+        path.write_bytes(self.render(fmt, scale))
+        return path
+
+    def _repr_svg_(self) -> str | None:
+        """Jupyter's inline picture (None without Graphviz: the text repr says why)."""
+        try:
+            return self.svg()
+        except render.RenderUnavailable:
+            return None
+
+    def __repr__(self) -> str:
+        tensors = sum(1 for n in self.graph.nodes if n.kind == "tensor")
+        text = (
+            f"<gradviz Figure ({self.view}): {len(self.graph.nodes)} nodes, {tensors} tensors; "
+            f"{self.caption}>"
+        )
+        if not render.dot_available():
+            text += " (Graphviz's `dot` is not installed: fig.dot has the DOT text)"
+        return text
+
+
+def _format_message(fmt: str) -> str:
+    if fmt == "html":
+        return (
+            "gradviz cannot save HTML: the figure saves as .svg, .png, .pdf or .dot "
+            "(an SVG opens in any browser)"
+        )
+    return f"cannot save as {fmt!r}: choose .svg, .png, .pdf or .dot"
+
+
+def check_tensor(tensor) -> None:
+    """Raise TypeError/ValueError, saying what to pass, unless `tensor` ends a graph."""
+    if isinstance(tensor, nn.Module):
+        raise TypeError(
+            "gradviz.draw needs the tensor a model computed, not the model: "
+            "draw(model(x)) or draw(loss), with model=model for its layers"
+        )
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(
+            f"gradviz.draw needs a torch.Tensor (the output whose graph to draw, such as "
+            f"the loss); got {type(tensor).__name__}"
+        )
+    if tensor.grad_fn is None and not tensor.requires_grad:
+        raise ValueError(
+            "this tensor has no autograd graph: nothing that made it requires grad. Create "
+            "the inputs or parameters with requires_grad=True, outside torch.no_grad() and "
+            "without .detach(), then draw the result"
+        )
+
+
+def _bindings(tensor, frames, recorder, params, model, members) -> list[Binding]:
+    """Parameters first, then the block's or the caller's variables, then the tensor drawn."""
+    if recorder is not None:
+        modules, variables = recorder.modules_at_exit, recorder.names_at_exit
+    else:
+        modules = [vm for frame in frames for vm in frame_modules(frame)]
+        variables = [nt for frame in frames for nt in frame_tensors(frame)]
+    found = parameter_bindings(params, model, modules, members)
+    if recorder is not None:  # the block's tensors in this graph, and its untracked ones
+        found += [
+            b for b in recorder.bindings if members.holds(b.tensor) or not b.tensor.requires_grad
+        ]
+    named = {id(b.tensor) for b in found}
+    for name, t in variables:
+        if members.holds(t) and id(t) not in named:
+            named.add(id(t))
+            found.append(binding(name, t))
+    if not any(b.tensor is tensor for b in found):
+        found.append(binding("output", tensor))
+    return found
+
+
+def parameter_clusters(model: nn.Module, fns: list) -> tuple[list[ModuleCall], dict]:
+    """Clusters without a recording: each layer that owns parameters, holding its parameters
+    and the autograd nodes that read them (nested as the layers are: layer1 > layer1.0)."""
+    owner = {}
+    for path, sub in model.named_modules():
+        for p in sub.parameters(recurse=False):
+            owner.setdefault(id(p), path)
+    kinds = {path: type(sub).__name__ for path, sub in model.named_modules()}
+    calls: dict[str, ModuleCall] = {}
+
+    def call_for(path: str) -> ModuleCall:
+        if path not in calls:
+            parent = call_for(path.rpartition(".")[0]).id if "." in path else None
+            calls[path] = ModuleCall(f"m{len(calls)}", path or "model", kinds[path], None, parent)
+        return calls[path]
+
+    fn_modules: dict[int, tuple[object, str]] = {}
+    for fn in fns:
+        if hasattr(fn, "variable"):
+            continue
+        for u, _ in fn.next_functions:
+            if u is not None and hasattr(u, "variable") and id(u.variable) in owner:
+                call = call_for(owner[id(u.variable)]).id
+                fn_modules.setdefault(id(u), (u, call))
+                fn_modules.setdefault(id(fn), (fn, call))
+    return list(calls.values()), fn_modules
+
+
+def function_devices(fns: list) -> dict[int, tuple[object, str]]:
+    """Where each autograd node's output lives, as autograd itself recorded it (the
+    metadata of the gradient it receives), for the graph's device colours."""
+    out = {}
+    for fn in fns:
+        try:
+            out[id(fn)] = (fn, str(fn._input_metadata[0].device))
+        except (AttributeError, IndexError, RuntimeError):
+            continue  # an older torch, or a node without inputs: drawn without a device
+    return out
+
+
+def _record(fns: list, bindings, recorder, model) -> RunRecord:
+    calls, fn_modules = [], {}
+    if recorder is not None:
+        calls, fn_modules = recorder.module_calls, recorder.fn_modules
+    elif model is not None:
+        calls, fn_modules = parameter_clusters(model, fns)
+    simulated = any(is_fake(b.tensor) and b.tensor.device.type == "cuda" for b in bindings)
+    return RunRecord(
+        bindings=bindings,
+        registry=NodeRegistry(),
+        device_of=lambda t: str(t.device),
+        fn_devices=function_devices(fns),
+        simulated=simulated,
+        module_calls=calls,
+        fn_modules=fn_modules,
+    )
+
+
+def _has_gradients(model: GraphModel) -> bool:
+    return any(t.grad_preview is not None for t in model.tensors)
+
+
+def grad_fills(graph: GraphModel, bindings: list[Binding]) -> tuple[dict[str, str], str]:
+    """Each tensor node with a gradient filled by the mean |grad| (log scale, over this
+    graph's range), and the caption's note. graph.tensors holds one TensorInfo per distinct
+    tensor of `bindings`, in their order (gradviz.graph.build)."""
+    distinct = list({id(b.tensor): b.tensor for b in bindings}.values())
+    sizes: dict[str, float] = {}
+    for info, t in zip(graph.tensors, distinct, strict=False):
+        grad = t.grad if (t.is_leaf or t.retains_grad) else None
+        if grad is not None and not is_fake(grad) and grad.numel():
+            sizes[info.id] = float(grad.detach().abs().mean().cpu())
+    positive = [math.log10(v) for v in sizes.values() if v > 0]
+    if not positive:
+        return {}, "fill: mean |grad| (no gradients yet)"
+    low, high = min(positive), max(positive)
+    fills = {}
+    for node_id, v in sizes.items():
+        share = 0.0 if v <= 0 or high == low else (math.log10(v) - low) / (high - low)
+        fills[node_id] = GRAD_RAMP[min(int(share * len(GRAD_RAMP)), len(GRAD_RAMP) - 1)]
+    note = f"fill: mean |grad|, light {10**low:.1e} to red {10**high:.1e} (log scale)"
+    return fills, note
+
+
+def _check_options(view: str, direction: str, theme: str, color: str) -> None:
+    for what, value, choices in (
+        ("view", view, VIEWS),
+        ("color", color, COLORS),
+        ("direction", direction, render.RANKDIRS),
+        ("theme", theme, tuple(render.THEMES)),
+    ):
+        if value not in choices:
+            raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(choices)}")
+
+
+def draw_tensor(
+    tensor: torch.Tensor,
+    frame: FrameType | None,
+    *,
+    recorder=None,
+    params: dict[str, torch.Tensor] | None = None,
+    model: nn.Module | None = None,
+    view: str = "values",
+    direction: str = "TB",
+    theme: str = "light",
+    saved: bool = False,
+    legend: bool = True,
+    module_depth: int | None = None,
+    collapse_depth: int | bool | None = None,
+    color: str = "role",
+) -> Figure:
+    """The Figure of the graph that ends at `tensor`, its tensors named from `frame`'s
+    variables (or `recorder`'s block), `params` and `model`'s parameters.
+
+    view: "values" (gradviz's drawing) or "classic" (torchviz's make_dot); direction: TB or
+    LR; theme: light, dark or print; saved: show what backward functions saved;
+    module_depth: how deep layers' clusters are drawn; collapse_depth: fold every layer call
+    at that depth into one node (None or True: automatically, when the graph has over
+    render.COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: "role"
+    (the legend's fills) or "grad" (tensors filled by their gradient's mean size)."""
+    check_tensor(tensor)
+    _check_options(view, direction, theme, color)
+    frames = user_frames(frame, frame) if recorder is None else []
+    members = GraphMembers.of(tensor)
+    bindings = _bindings(tensor, frames, recorder, params, model, members)
+    record = _record(members.nodes, bindings, recorder, model)
+    graph = build_graph(record, ValueBudget(numbers=LIBRARY_VALUES), saved=saved)
+    caption = AFTER_BACKWARD if _has_gradients(graph) else BEFORE_BACKWARD
+    fills, note = grad_fills(graph, bindings) if color == "grad" else ({}, "")
+    if view == "classic":
+        from gradviz.graph.classic import classic_dot  # torchviz only when asked for
+
+        source = classic_dot(record)
+        if source is None:
+            raise ValueError("torchviz's make_dot could not draw this graph; use view='values'")
+        return Figure(render.restyle_classic(source, direction, theme), graph, caption, view)
+    if collapse_depth is None or collapse_depth is True:
+        collapse_depth = auto_depth(graph, render.COMPACT_NODES, AUTO_FOLD_NODES)
+    if collapse_depth:
+        graph = collapse(graph, int(collapse_depth))
+    dot = render.to_dot(
+        graph,
+        direction,
+        theme,
+        True,
+        saved,
+        legend,
+        module_depth=module_depth,
+        caption=f"{caption}; {note}" if note else caption,
+        fills=fills,
+    )
+    return Figure(dot, graph, caption, view)

@@ -1,0 +1,67 @@
+"""The named tensors a statement read, for the graph's cut and input edges (runs in
+workers: torch).
+
+Autograd's own graph leaves out what does not require grad: a detach() or torch.no_grad()
+result hangs loose, and so does an input such as `x` in `F.linear(x, W, b)`. When a tensor
+is bound to a name, `read_tensors` looks up the names its expression read, in the scope it
+ran in, and keeps the tensors gradviz.graph.cuts can draw: those that require grad for a
+result that does not (where the graph was cut), those that do not for a result that does
+(its inputs without grad)."""
+
+from __future__ import annotations
+
+import ast
+
+import torch
+
+from gradviz.graph.cuts import user_of
+from gradviz.program.state import RunState
+
+MAX_SOURCES = 8  # tensors kept per binding
+
+_NAMES: dict[int, tuple[ast.AST, tuple[str, ...]]] = {}  # id(expression) -> its names
+
+
+def _names(node: ast.AST) -> tuple[str, ...]:
+    cached = _NAMES.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    names = tuple(
+        dict.fromkeys(
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        )
+    )
+    if len(_NAMES) > 4096:
+        _NAMES.clear()
+    _NAMES[id(node)] = (node, names)
+    return names
+
+
+def _value(state: RunState, name: str):
+    scope = state.scope
+    while scope is not None:
+        if name in scope.names:
+            return scope.names[name]
+        scope = scope.parent
+    return None
+
+
+def read_tensors(state: RunState, node: ast.AST, result: torch.Tensor, cut: bool) -> tuple:
+    """The tensors the expression `node` read that the graph should link to `result`, as
+    (tensor, function) pairs: if `cut` (a detach or no_grad result), those requiring grad,
+    with None; else, when `result` has a grad_fn, those that do not require grad, with the
+    function of its graph that used each (found now: backward frees what they saved)."""
+    if not cut and result.grad_fn is None:
+        return ()
+    found: dict[int, tuple] = {}
+    for name in _names(node):
+        value = _value(state, name)
+        if (
+            isinstance(value, torch.Tensor)
+            and value is not result
+            and value.requires_grad == cut
+            and id(value) not in found
+            and len(found) < MAX_SOURCES
+        ):
+            found[id(value)] = (value, None if cut else user_of(value, result))
+    return tuple(found.values())

@@ -1,0 +1,36 @@
+"""AppTest of the Devices page's cost table: measured again on request, with its spread, and
+saying where a CPU behaves unlike a GPU instead of showing a contradiction."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from gradviz.devices.transfer_reference import Measurement
+from gradviz.util import mdtable
+
+PAGE = "from gradviz.ui import devices\ndevices.page()\n"
+
+
+def test_measure_again_measures_again(monkeypatch):
+    from gradviz.ui import devices
+
+    calls = []
+
+    def run_now(kind, args, *rest, **kw):
+        calls.append((kind, args))
+        n = len(calls)
+        return [
+            Measurement("one_large", "one add", "cpu", 1e-5 * n, 1024, "", 1e-6),
+            Measurement("many_small", "256 adds", "cpu", 6e-4 * n, 1024, "", 5e-5),
+        ]
+
+    monkeypatch.setattr(devices, "run_now", run_now)
+    at = AppTest.from_string(PAGE, default_timeout=120).run()
+    at.button(key="measure").click().run()
+    first = mdtable.find((m.value for m in at.markdown), "GB/s")
+    at.button(key="measure").click().run()
+    assert not at.exception
+    second = mdtable.find((m.value for m in at.markdown), "GB/s")
+    assert [kind for kind, _ in calls] == ["transfer", "transfer"]  # not a cached answer
+    assert first[0]["median"] == "10.0 µs" and second[0]["median"] == "20.0 µs"
+    assert second[0]["spread (IQR)"] == "1.0 µs"

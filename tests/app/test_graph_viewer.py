@@ -1,0 +1,68 @@
+"""AppTest: the autograd page shows the interactive viewer (gradviz.ui.graph_viewer) with the
+plain picture as its fallback, a toggle for the picture alone, and quiz links."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gradviz.graph.render import dot_available
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+pytestmark = pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed")
+
+
+def _viewer_data(at: AppTest) -> dict | None:
+    frames = at.get("iframe")
+    if not frames:
+        return None
+    page = frames[0].proto.srcdoc
+    m = re.search(r'<script type="application/json" id="gv-data">(.*?)</script>', page, re.S)
+    return json.loads(m.group(1))
+
+
+def _picture_shown(at: AppTest) -> bool:
+    return any('alt="autograd graph"' in m.value for m in at.markdown)
+
+
+def test_the_lesson_opens_in_the_viewer_with_its_gradients_and_the_picture_below():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    data = _viewer_data(at)
+    assert data is not None and data["quiz"] is False
+    x = next(n["t"] for n in data["nodes"].values() if n["t"] and n["t"]["name"] == "x")
+    assert x["grad"] is None  # the forward graph first
+    next(b for b in at.button if b.label == "Run backward").click().run()
+    data = _viewer_data(at)
+    x = next(n["t"] for n in data["nodes"].values() if n["t"] and n["t"]["name"] == "x")
+    assert x["grad"] == pytest.approx([2.0, 2.6667, 3.3333], abs=1e-4)
+    assert "x = torch.arange" in data["source"]
+    assert _picture_shown(at)  # the fallback, in its expander
+
+
+def test_the_toggle_leaves_only_the_plain_picture():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.toggle(key="interactive").set_value(False).run()
+    assert not at.exception, at.exception
+    assert _viewer_data(at) is None
+    assert _picture_shown(at)
+
+
+def test_a_quiz_link_opens_the_viewer_in_quiz_mode_and_keeps_it():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["quiz"] = "1"
+    at.run()
+    assert not at.exception, at.exception
+    assert _viewer_data(at)["quiz"] is True
+    at.run()  # the page rewrites its address on each run: the quiz flag stays in it
+    assert _viewer_data(at)["quiz"] is True
+    assert at.query_params.get("quiz") in ("1", ["1"])
+
+
+def test_the_export_tab_offers_the_viewer_as_one_html_file():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download interactive HTML" in labels

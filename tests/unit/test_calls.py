@@ -1,0 +1,163 @@
+"""gradviz.program.calls and .callwatch: each backward call of a run on its own (its graph, its
+gradients, the optimizer steps after it), the first and last few kept, and Trace.at_call."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from gradviz.graph.render import draw
+from gradviz.program.interpreter import run_program
+from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
+from gradviz.program.presets import PRESETS_BY_KEY
+from gradviz.program.results import RunOptions, cap_result
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run(source: str, **options):
+    trace = run_program(source, RunOptions(classic=False, **options))
+    assert trace.error is None, trace.error
+    return trace
+
+
+def example(name: str):
+    return run((EXAMPLES / f"{name}.py").read_text())
+
+
+def grad_of(call, name: str) -> list:
+    return next(t.grad for t in call.graph.tensors if t.name == name)
+
+
+def value_of(call, name: str) -> list:
+    return next(t.value for t in call.graph.tensors if t.name == name)
+
+
+def test_each_call_of_the_sgd_loop_has_its_own_graph_values_and_step():
+    trace = example("sgd_loop")
+    calls = trace.calls
+    assert calls.count == 3 and calls.steps == 3
+    assert [c.number for c in calls.kept] == [1, 2, 3]
+    assert [c.passes for c in calls.kept] == [(0,), (1,), (2,)]
+    assert calls.kept[1].title(3) == "backward call 2 of 3 (line 11, iteration 1)"
+    for c in calls.kept:
+        # the call's graph: w, b, its own loss and the five functions between them
+        assert sorted(n.title for n in c.graph.nodes if n.kind == "tensor") == ["b", "loss", "w"]
+        assert len([n for n in c.graph.nodes if n.kind == "function"]) == 5
+        assert {s.node for s in c.record.steps} <= {n.id for n in c.graph.nodes}
+        assert [s.number for s in c.steps] == [c.number]
+    # the values as they were at each call: w starts at 0, then moves by each step
+    first, second = calls.kept[0], calls.kept[1]
+    assert value_of(first, "w") == [0.0]
+    assert value_of(second, "w") == pytest.approx([first.steps[0].after[0].norm], abs=1e-6)
+    step = first.steps[0]
+    assert [s.name for s in step.before] == ["w", "b"]
+    assert step.before[0].preview == "[0.0000]" and step.after[0].preview == "[0.4783]"
+    # with zero_grad(): each call's gradient is its own, printed by the program too
+    printed = [line.split("tensor(")[1] for line in trace.stdout]
+    assert [f"[{grad_of(c, 'w')[0]:.4f}])" for c in calls.kept] == printed
+    assert [g.name for g in first.grads] == ["w", "b"]
+
+
+def test_without_zero_grad_each_call_adds_to_the_gradients_before_it():
+    fresh = example("sgd_loop").calls.kept
+    summed = example("sgd_no_zero_grad").calls.kept
+    # call 1 is the same; the parameters at call 2 are the same in both programs (one step
+    # from the same gradient), so without zero_grad() call 2's w.grad is call 1's plus its own
+    assert grad_of(summed[0], "w") == grad_of(fresh[0], "w")
+    assert value_of(summed[1], "w") == value_of(fresh[1], "w")
+    want = grad_of(fresh[0], "w")[0] + grad_of(fresh[1], "w")[0]
+    assert grad_of(summed[1], "w")[0] == pytest.approx(want, rel=1e-6)
+    norms = [c.grads[0].norm for c in summed]
+    assert norms[0] < norms[1] < norms[2]  # the gradients grow call after call
+    assert summed[1].record.accumulated == ["b", "w"]
+
+
+def test_identical_batches_without_zero_grad_double_and_triple_the_gradient():
+    trace = run(
+        "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+        "for i in range(3):\n"
+        "    y = (x ** 2).sum()\n"
+        "    y.backward()\n"
+    )
+    grads = [grad_of(c, "x") for c in trace.calls.kept]
+    assert grads == [[2.0, 4.0, 6.0], [4.0, 8.0, 12.0], [6.0, 12.0, 18.0]]
+    assert [c.grads[0].norm for c in trace.calls.kept] == pytest.approx(
+        [56**0.5, 2 * 56**0.5, 3 * 56**0.5]
+    )
+    # the run's own (whole) graph shows the gradient as it is at the end
+    assert trace.tensor("x").grad == [6.0, 12.0, 18.0]
+
+
+def test_a_long_loop_keeps_the_first_and_last_calls_fewer_in_public_limits():
+    source = (
+        "w = torch.zeros(2, requires_grad=True)\n"
+        "opt = torch.optim.SGD([w], lr=0.1)\n"
+        "for i in range(40):\n"
+        "    opt.zero_grad()\n"
+        "    loss = ((w - torch.tensor([1.0, 2.0])) ** 2).sum()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+    )
+    assert DEFAULT_LIMITS.backward_calls_kept == 6
+    assert PUBLIC_PROGRAM_LIMITS.backward_calls_kept == 4
+    calls = run(source).calls
+    assert calls.count == 40 and calls.steps == 40
+    assert [c.number for c in calls.kept] == [1, 2, 3, 38, 39, 40]
+    assert calls.left_out() == (
+        "34 of the 40 backward calls are not kept (4 to 37): a result keeps the first and "
+        "the last ones"
+    )
+    assert [c.steps[0].after_call for c in calls.kept] == [1, 2, 3, 38, 39, 40]
+    public = run(source, limits=PUBLIC_PROGRAM_LIMITS).calls
+    assert [c.number for c in public.kept] == [1, 2, 39, 40]
+    one = run(source, limits=Limits(backward_calls_kept=1)).calls
+    assert [c.number for c in one.kept] == [1]
+
+
+def test_at_call_shows_that_calls_graph_and_the_last_by_default():
+    trace = example("sgd_no_zero_grad")
+    whole = {n.title for n in trace.graph.nodes}
+    assert {"loss[0]", "loss[1]", "loss[2]"} <= whole
+    last = trace.at_call(None)
+    assert last.graph is trace.calls.kept[-1].graph
+    assert last.backward == [trace.calls.kept[-1].record]
+    first = trace.at_call(1)
+    assert first.tensor("w").grad == grad_of(trace.calls.kept[0], "w")
+    assert first.tensor("w").grad != last.tensor("w").grad
+    assert draw(first) != draw(last)
+    assert "-4.7832" in draw(first) and "-11.3949" in draw(last)
+    assert trace.at_call(99) is trace  # not kept: the whole run
+    single = run("x = torch.ones(2, requires_grad=True)\ny = (x * 3).sum()\ny.backward()\n")
+    assert single.calls.count == 1
+    assert single.at_call(None) is single  # one call: its graph is the whole run's
+
+
+def test_a_requested_backward_is_a_call_too_and_calls_survive_pickling_and_caps():
+    preset = PRESETS_BY_KEY["tutorial_net"]
+    trace = cap_result(run(preset.source, backward=preset.backward))
+    assert trace.calls.count == 1
+    call = pickle.loads(pickle.dumps(trace)).calls.kept[0]
+    assert call.record.origin == "request"
+    names = {t.name for t in call.graph.tensors}
+    assert {"net.fc1.weight", "net.conv1.weight", "temperature", "loss"} <= names
+    assert "images" not in names  # no gradient reaches it: not in the graph backward walked
+    assert {g.name for g in call.grads} >= {"net.fc1.weight", "temperature"}
+
+
+def test_big_leaves_are_described_at_the_call_not_copied():
+    """A call copies at most CALL_VALUES of its leaves' numbers; the rest keep a preview
+    taken at the call, so an accumulating .grad still shows call by call."""
+    from gradviz.program import callwatch
+
+    leaves = "".join(f"{n} = torch.ones(4000, requires_grad=True)\n" for n in "abcd")
+    trace = run(leaves + "for i in range(2):\n    y = (a + b + c + d).sum()\n    y.backward()\n")
+    assert callwatch.CALL_VALUES < 4 * 2 * 4000
+    first, second = trace.calls.kept
+    for call, g in ((first, "1.0000"), (second, "2.0000")):
+        info = {t.name: t for t in call.graph.tensors}
+        assert info["a"].grad == [float(g)] * 4000  # copied: carried in full
+        assert info["d"].grad is None  # over the copy budget: described then
+        assert info["d"].grad_preview.startswith(f"[{g}, {g}")

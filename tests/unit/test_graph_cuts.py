@@ -1,0 +1,126 @@
+"""Where a program cut the graph (detach(), torch.no_grad()) and the inputs that do not
+require grad: edges of kind "cut" and "input", drawn dashed and labelled."""
+
+from __future__ import annotations
+
+from gradviz.graph import render
+from gradviz.graph.model import GraphModel
+from gradviz.program.interpreter import run_program
+
+CUTS = """\
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = torch.exp(x)
+z = y.detach()
+with torch.no_grad():
+    w = y * 2
+W = torch.ones(3, 2, requires_grad=True)
+b = torch.zeros(3, requires_grad=True)
+inp = torch.tensor([0.5, -1.0])
+q = F.linear(inp, W, b)
+"""
+
+
+def _edge(model: GraphModel, src: str, dst_title: str | None = None):
+    s = model.by_title(src)
+    assert s is not None, src
+    found = [e for e in model.edges if e.src == s.id]
+    if dst_title is not None:
+        found = [e for e in found if model.node(e.dst).title == dst_title]
+    assert found, f"no edge out of {src}"
+    return found[0]
+
+
+def test_detach_and_no_grad_results_hang_off_their_source_by_a_cut_edge():
+    trace = run_program(CUTS)
+    assert trace.error is None, trace.error
+    model = trace.graph
+    detached = _edge(model, "y", "z")
+    assert (detached.kind, detached.label) == ("cut", "detached")
+    no_grad = _edge(model, "y", "w")
+    assert (no_grad.kind, no_grad.label) == ("cut", "no_grad")
+
+
+def test_an_input_that_does_not_require_grad_feeds_the_function_that_used_it():
+    model = run_program(CUTS).graph
+    e = _edge(model, "inp")
+    assert e.kind == "input"
+    assert model.node(e.dst).kind == "function"
+    assert model.node(e.dst).title in ("AddmmBackward0", "MmBackward0", "SqueezeBackward4")
+
+
+def test_cut_and_input_edges_are_drawn_dashed_with_labels_and_explained():
+    model = run_program(CUTS).graph
+    dot = render.to_dot(model)
+    z = model.by_title("z").id
+    y = model.by_title("y").id
+    line = next(ln for ln in dot.splitlines() if f'"{y}" -> "{z}"' in ln)
+    assert "style=dashed" in line and 'label="detached"' in line
+    inp = model.by_title("inp").id
+    line = next(ln for ln in dot.splitlines() if ln.strip().startswith(f'"{inp}" ->'))
+    assert "style=dashed" in line
+    assert "dashed arrow" in dot  # the legend says what a dashed arrow is
+
+
+def test_ordinary_edges_stay_solid_data_edges():
+    model = run_program("x = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n").graph
+    assert {e.kind for e in model.edges} == {"data"}
+    assert "style=dashed" not in render.to_dot(model, legend=False)
+
+
+def test_the_classic_view_is_torchviz_own_without_cut_edges():
+    trace = run_program(CUTS)
+    assert trace.classic_dot is not None
+    assert "detached" not in trace.classic_dot and "dashed" not in trace.classic_dot
+    classic = render.restyle_classic(trace.classic_dot)
+    assert "AddmmBackward0" in classic or "MmBackward0" in classic
+
+
+def test_a_cut_inside_a_function_reads_the_functions_own_names():
+    trace = run_program(
+        "def frozen(t):\n"
+        "    f = t.detach()\n"
+        "    return f\n"
+        "a = torch.ones(2, requires_grad=True)\n"
+        "b = a * 3\n"
+        "c = frozen(b)\n"
+    )
+    assert trace.error is None, trace.error
+    model = trace.graph
+    cuts = [e for e in model.edges if e.kind == "cut"]
+    assert len(cuts) == 1 and cuts[0].label == "detached"
+    assert model.node(cuts[0].src).title in ("b = t", "t = b", "b")
+
+
+def test_read_tensors_keeps_what_the_graph_leaves_out():
+    import ast
+
+    import torch
+
+    from gradviz.program.results import RunOptions
+    from gradviz.program.sources import read_tensors
+    from gradviz.program.state import RunState
+
+    state = RunState("", RunOptions())
+    w = torch.ones(2, requires_grad=True)
+    x = torch.ones(2)
+    state.scope.names.update(w=w, x=x, n=3)
+    node = ast.parse("w * x + n", mode="eval").body
+    result = w * x
+    ((tensor, fn),) = read_tensors(state, node, result, cut=False)
+    assert tensor is x and fn is result.grad_fn  # MulBackward0 saved x
+    assert read_tensors(state, node, result.detach(), cut=True) == ((w, None),)
+    assert read_tensors(state, node, x * 2, cut=False) == ()  # no grad_fn: nothing to feed
+
+
+def test_an_input_finds_its_function_even_after_backward_freed_what_it_saved():
+    trace = run_program(
+        "W = torch.ones(3, 2, requires_grad=True)\n"
+        "x = torch.ones(2)\n"
+        "loss = (F.linear(x, W) ** 2).mean()\n"
+        "loss.backward()\n"
+    )
+    model = trace.graph
+    (e,) = [e for e in model.edges if e.kind == "input"]
+    assert model.node(e.src).title == "x"
+    assert model.node(e.dst).title in ("MmBackward0", "SqueezeBackward4", "MvBackward0")
+    assert model.node(e.dst).title != "MeanBackward0"
