@@ -327,6 +327,24 @@ def test_color_by_gradient_fills_tensors_by_their_gradients_size():
         rec.draw(y, color="blue")
 
 
+def test_draw_leaves_out_the_stats_the_page_computes_over_every_value(monkeypatch):
+    """min/max/mean/norm pass over every value (resnet18: 11 million parameters, most of
+    draw's time); the drawing shows previews, so the library does not compute them."""
+    from gradviz.graph import build
+
+    def refuse(t):
+        raise AssertionError("tensor_stats called")
+
+    net = Net()
+    loss = net(torch.randn(1, 3, 32, 32)).sum()
+    loss.backward()
+    monkeypatch.setattr(build, "tensor_stats", refuse)
+    fig = gradviz.draw(loss, model=net)
+    assert all(t.stats is None for t in fig.graph.tensors)
+    assert info(fig, "fc1.weight").preview.startswith("[")  # the previews stay
+    assert info(fig, "fc1.weight").grad_preview.startswith("[")
+
+
 def test_module_depth_and_collapse_depth():
     net = Net()
     inputs = torch.randn(1, 3, 32, 32)

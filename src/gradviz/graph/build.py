@@ -82,7 +82,9 @@ def _labels(record: RunRecord) -> dict[int, str]:
     return labels
 
 
-def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget) -> TensorInfo:
+def _tensor_info(
+    b, tid: str, label: str, record: RunRecord, budget: ValueBudget, stats: bool = True
+) -> TensorInfo:
     """One named tensor as plain data; its values only while `budget` lasts. A tensor changed
     in place after it was bound shows the values it had then (program.inplace's copy)."""
     t = b.tensor
@@ -118,11 +120,13 @@ def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget
         grad=grad_value,
         grad_preview=grad_preview,
         note=note,
-        stats=tensor_stats(shown),
+        stats=tensor_stats(shown) if stats else None,
     )
 
 
-def _add_tensors(record: RunRecord, model: GraphModel, budget: ValueBudget) -> dict[str, Binding]:
+def _add_tensors(
+    record: RunRecord, model: GraphModel, budget: ValueBudget, stats: bool = True
+) -> dict[str, Binding]:
     """1. One TensorInfo per distinct tensor a program named, in model.tensors: aliases
     (`x = h`) share a node, labelled with both names; a tensor changed in place by autograd
     (`y += 1`: a new grad_fn) gets a node per state. Returns each info's first binding.
@@ -137,7 +141,7 @@ def _add_tensors(record: RunRecord, model: GraphModel, budget: ValueBudget) -> d
             if b.name != info.name and b.name not in info.label.split(" = "):
                 info.label = f"{info.label} = {b.name}"
             continue
-        info = _tensor_info(b, f"t{len(model.tensors)}", labels[i], record, budget)
+        info = _tensor_info(b, f"t{len(model.tensors)}", labels[i], record, budget, stats)
         seen[key] = info
         bound[info.id] = b
         model.tensors.append(info)
@@ -312,14 +316,17 @@ def _module_calls(record: RunRecord, model: GraphModel) -> list:
 
 
 def build_graph(
-    record: RunRecord, budget: ValueBudget | None = None, saved: bool = True
+    record: RunRecord, budget: ValueBudget | None = None, saved: bool = True, stats: bool = True
 ) -> GraphModel:
     """The GraphModel of a run; `budget` bounds the values it carries (default: a result's,
     ValueBudget(); values are left out as they are built, not after); `saved`: read what
     each backward function saved (a fifth of the time on a resnet; the library skips it
-    unless asked to show it)."""
+    unless asked to show it); `stats`: each tensor's min, max, mean and norm over all its
+    values (the Tensors tab's; four passes over every value: on resnet18's 11 million
+    parameters three quarters of the library's drawing time, which does not show them)."""
     model = GraphModel(simulated=record.simulated)
-    bound = _add_tensors(record, model, ValueBudget() if budget is None else budget)
+    budget = ValueBudget() if budget is None else budget
+    bound = _add_tensors(record, model, budget, stats)
     places = _places(record, model, bound)
     node_of_fn = _add_functions(record, model, places, saved)
     model.nodes = _tensor_nodes(record, model, bound, places) + model.nodes
