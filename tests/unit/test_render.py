@@ -225,3 +225,13 @@ def test_big_graphs_are_drawn_compact():
     assert "data [" in dot and "grad [" in dot  # values stay
     small = render.draw(run_program("x = torch.ones(2, requires_grad=True)\ny = x.sum()\n"))
     assert "splines=line" not in small and "float32 · cpu" in small
+
+
+def test_a_long_value_preview_is_cut_after_a_whole_value_keeping_its_count():
+    trace = run_program(
+        "w = torch.full((512, 1000), -0.0203, requires_grad=True)\ny = (w * 2).sum()\n",
+        RunOptions(backward="y"),
+    )
+    line = node_line(render.to_dot(trace.graph), trace.graph.tensors[0].id)
+    assert "data [-0.0203, -0.0203, -0.0203, -0.0203, … (512,000 values)]" in line
+    assert "grad [2.0000, 2.0000, 2.0000, 2.0000, 2.0000, … (512,000 values)]" in line

@@ -194,9 +194,21 @@ def _tensor_label(
         fields = [_r(head), _r(f"{shape} {info.dtype} · {device}")]
     if show_values:
         grad = info.grad_preview if info.grad_preview is not None else "—"
-        fields.append("{" + _r(f"data {info.preview[:60]}") + "|" + _r(f"grad {grad[:60]}") + "}")
+        fields.append("{" + _r(f"data {_fit(info.preview)}") + "|" + _r(f"grad {_fit(grad)}") + "}")
     body = "|".join(fields)
     return '"' + ("{" + body + "}" if rankdir == "TB" else body) + '"'
+
+
+def _fit(preview: str, limit: int = 60) -> str:
+    """A value preview in at most about `limit` characters, cut after a whole value and
+    keeping its `… (512,000 values)]` (a cut in the middle made it `… (512,00`)."""
+    if len(preview) <= limit:
+        return preview
+    head, mark, count = preview.partition("… (")
+    tail = "… (" + count if mark else "…"
+    room = max(limit - len(tail), 8)
+    cut = head[:room].rfind(", ")
+    return (head[:cut] if cut > 0 else head[:room]) + ", " + tail
 
 
 def _function_label(node: GraphNode, show_saved: bool) -> str:
