@@ -136,6 +136,43 @@ def test_model_gives_clusters_of_the_layers_that_own_parameters():
     assert 'label="fc1: Linear"' in fig.dot
 
 
+def test_model_clusters_go_two_levels_deep_unless_asked_for_more():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class Deep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stage = nn.Sequential(Block(), Block())
+            self.head = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.head(self.stage(x))
+
+    deep = Deep()
+    loss = deep(torch.randn(2, 4)).sum()
+
+    def clusters(fig):
+        return sorted(re.findall(r'label="([^"]+)" fontsize=10 style="rounded', fig.dot))
+
+    assert clusters(gradviz.draw(loss, model=deep)) == [
+        "head: Linear",
+        "stage.0: Block",
+        "stage.1: Block",
+        "stage: Sequential",
+    ]  # stage.0.fc's weight and AddmmBackward0 sit in stage.0's cluster
+    assert "stage.0.fc: Linear" in clusters(gradviz.draw(loss, model=deep, module_depth=3))
+    assert clusters(gradviz.draw(loss, model=deep, module_depth=1)) == [
+        "head: Linear",
+        "stage: Sequential",
+    ]
+
+
 def test_record_gives_each_layer_call_its_cluster_inside_its_parent():
     net = Net()
     inputs = torch.randn(2, 3, 32, 32)

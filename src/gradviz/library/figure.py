@@ -49,6 +49,12 @@ LIBRARY_LIMITS = replace(render.CLI_LIMITS, memory_bytes=None, cpu_seconds=None)
 # app's Tensors tab): four passes over resnet18's 11 million parameters, 14 of draw()'s
 # 18 ms of CPU.
 LIBRARY_VALUES = 2_000
+# With model=, the clusters are the layers that own parameters, in their parents: by default
+# two levels (resnet's layer1 > layer1.0). A third level would give each conv and norm a
+# cluster around its weight and the node reading it, which the weight's name
+# (layer1.0.conv1.weight) already says; on resnet18 those 40 clusters cost `dot` about 2 ms
+# of its 29 ms. module_depth=3 (or more) draws them.
+MODEL_CLUSTER_DEPTH = 2
 # A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
 # leaves at most this many (resnet50: its 16 blocks, each one node).
 AUTO_FOLD_NODES = 150
@@ -269,7 +275,8 @@ def draw_tensor(
 
     view: "values" (gradviz's drawing) or "classic" (torchviz's make_dot); direction: TB or
     LR; theme: light, dark or print; saved: show what backward functions saved;
-    module_depth: how deep layers' clusters are drawn; collapse_depth: fold every layer call
+    module_depth: how deep layers' clusters are drawn (default: render.to_dot's; with
+    `model=` and no recording, MODEL_CLUSTER_DEPTH); collapse_depth: fold every layer call
     at that depth into one node (None or True: automatically, when the graph has over
     render.COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: "role"
     (the legend's fills) or "grad" (tensors filled by their gradient's mean size)."""
@@ -293,6 +300,8 @@ def draw_tensor(
         collapse_depth = auto_depth(graph, render.COMPACT_NODES, AUTO_FOLD_NODES)
     if collapse_depth:
         graph = collapse(graph, int(collapse_depth))
+    if module_depth is None and recorder is None and model is not None:
+        module_depth = MODEL_CLUSTER_DEPTH if len(graph.nodes) <= render.COMPACT_NODES else 1
     dot = render.to_dot(
         graph,
         direction,
