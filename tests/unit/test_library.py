@@ -341,6 +341,8 @@ def test_options_reach_the_renderer():
     assert 'bgcolor="#1e1e1e"' in gradviz.draw(y, theme="dark").dot
     assert "saved other" in gradviz.draw((x * x).sum(), saved=True).dot
     assert "cluster_legend" not in gradviz.draw(y, legend=False).dot
+    assert "cluster_devices" not in gradviz.draw(y).dot  # all on the CPU: by role
+    assert '"legend_device_cpu"' in gradviz.draw(y, color="device").dot.split("cluster_devices")[1]
     classic = gradviz.draw(y, view="classic")
     assert classic.view == "classic" and "darkolivegreen1" in classic.dot  # torchviz's colours
 
@@ -360,7 +362,7 @@ def test_color_by_gradient_fills_tensors_by_their_gradients_size():
     assert fill["small"] == "#fff5f0" and fill["big"] == "#ef3b2c"
     assert "fill: mean |grad|, light 1.0e-03 to red 1.0e+03 (log scale)" in fig.dot
     assert 'fillcolor="#cfe6ff"' not in fig.dot.split("cluster_legend")[0]  # no role fill left
-    with pytest.raises(ValueError, match="unknown color 'blue'; choose one of role, grad"):
+    with pytest.raises(ValueError, match="unknown color 'blue'; choose one of role, device, grad"):
         rec.draw(y, color="blue")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 import re
 import resource
 import shutil
@@ -130,6 +131,40 @@ OTHER_DEVICE_COLOR = "#1f77b4"
 COPY_COLOR = "#d62728"
 
 
+# What tensors are coloured by (the library's color=, the command line's --color): "role"
+# (the legend's fills; borders by device only when some node is off the CPU), "device"
+# (borders by device and the device legend always), "grad" (each tensor with a gradient
+# filled by its mean |grad|, on a log scale over the graph's range).
+COLORS = ("role", "device", "grad")
+GRAD_RAMP = ("#fff5f0", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c")  # small -> large
+
+
+def grad_fills(model: GraphModel) -> tuple[dict[str, str], str]:
+    """Each tensor node with a gradient filled by its mean |grad| (TensorInfo.grad_size; log
+    scale, over this graph's range), and the caption's note."""
+    sizes = {t.id: t.grad_size for t in model.tensors if t.grad_size is not None}
+    positive = [math.log10(v) for v in sizes.values() if v > 0]
+    if not positive:
+        return {}, "fill: mean |grad| (no gradients yet)"
+    low, high = min(positive), max(positive)
+    fills = {}
+    for node_id, v in sizes.items():
+        share = 0.0 if v <= 0 or high == low else (math.log10(v) - low) / (high - low)
+        fills[node_id] = GRAD_RAMP[min(int(share * len(GRAD_RAMP)), len(GRAD_RAMP) - 1)]
+    note = f"fill: mean |grad|, light {10**low:.1e} to red {10**high:.1e} (log scale)"
+    return fills, note
+
+
+def coloring(model: GraphModel, color: str) -> tuple[dict[str, str], bool | None, str]:
+    """to_dot's `fills` and `by_device` for a COLORS choice, and the note for the caption."""
+    if color not in COLORS:
+        raise ValueError(f"unknown color {color!r}; choose one of {', '.join(COLORS)}")
+    if color == "grad":
+        fills, note = grad_fills(model)
+        return fills, None, note
+    return {}, (True if color == "device" else None), ""
+
+
 def device_color(device: str | None, theme: str = "light") -> str:
     if theme == "print":
         return "black"
@@ -235,12 +270,14 @@ def to_dot(
     module_depth: int | None = None,
     caption: str | None = None,
     fills: Mapping[str, str] | None = None,
+    by_device: bool | None = None,
 ) -> str:
     """The enriched drawing. `highlight` marks the backward step being shown,
     `done` the nodes whose backward already ran; layers' calls are clusters down to
     `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
     above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
-    in place of their role's: the library's colour by gradient)."""
+    in place of their role's: colour by gradient); `by_device`: borders by device and the
+    device legend (None: when some node is off the CPU)."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
@@ -254,7 +291,7 @@ def to_dot(
         f"  node [fontname=Helvetica fontsize={font} fontcolor={_q(th.font)} color={_q(th.border)} style=filled{pen}];",
         f"  edge [color={_q(th.edge)} arrowsize={0.7 if not pen else 1.0}{pen}];",
     ]
-    by_device = uses_devices(model)
+    by_device = uses_devices(model) if by_device is None else by_device
     look = _Look(
         th,
         theme,
@@ -775,8 +812,11 @@ def draw(
     legend: bool = True,
     highlight: str | None = None,
     done=frozenset(),
+    module_depth: int | None = None,
+    color: str = "role",
 ) -> str | None:
-    """The DOT of either view for a Trace (None when the classic view has nothing to draw)."""
+    """The DOT of either view for a Trace (None when the classic view has nothing to draw);
+    `module_depth` and `color` (COLORS) as in to_dot and coloring."""
     if view == "classic":
         return (
             None
@@ -785,4 +825,18 @@ def draw(
         )
     # A program refused before it ran (syntax, forbidden, limit) has no graph: draw an empty one.
     model = trace.graph if trace.graph is not None else GraphModel()
-    return to_dot(model, rankdir, theme, True, show_saved, legend, highlight, done)
+    fills, by_device, note = coloring(model, color)
+    return to_dot(
+        model,
+        rankdir,
+        theme,
+        True,
+        show_saved,
+        legend,
+        highlight,
+        done,
+        module_depth=module_depth,
+        caption=note or None,
+        fills=fills,
+        by_device=by_device,
+    )
