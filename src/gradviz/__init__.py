@@ -27,7 +27,7 @@ def draw(tensor, **options):
     model (an nn.Module: its parameters' names and its layers as clusters), view ("values"
     or "classic", torchviz's drawing), direction ("TB" or "LR"), theme ("light", "dark",
     "print"), saved (show what backward functions saved), legend, module_depth (how deep
-    layers' clusters go), collapse_depth (fold each layer call at that depth into one
+    layers' clusters go; with model=, 2 unless given), collapse_depth (fold each layer call at that depth into one
     node; automatic for big graphs; False: never)."""
     from gradviz.library.figure import draw_tensor
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -384,3 +385,78 @@ def test_render_call_of_a_program_with_one_backward(lesson_file, tmp_path, capsy
     whole = tmp_path / "whole.dot"
     assert main(["render", str(lesson_file), "-o", str(whole), "--backward", "y"]) == 0
     assert out.read_text(encoding="utf-8") == whole.read_text(encoding="utf-8")
+
+
+NESTED = """class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Deep(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x)
+
+torch.manual_seed(0)
+deep = Deep()
+small = torch.ones(2, 4, requires_grad=True)
+big = torch.ones(2, 4, requires_grad=True)
+loss = (deep(small * 0.001 + big * 1000)).sum()
+"""
+
+
+def cluster_labels(dot: str) -> list[str]:
+    return sorted(
+        line.split('label="')[1].split('"')[0]
+        for line in dot.splitlines()
+        if 'style="rounded,dashed"' in line
+    )
+
+
+def test_render_module_depth(tmp_path, capsys):
+    prog = write(tmp_path, "import torch.nn as nn\n" + NESTED)
+    out = tmp_path / "g.dot"
+    assert main(["render", str(prog), "-o", str(out), "--backward", "loss"]) == 0
+    deep = cluster_labels(out.read_text(encoding="utf-8"))
+    assert [label.split(" (")[0] for label in deep] == [
+        "deep.block.fc: Linear",
+        "deep.block: Block",
+        "deep: Deep",
+    ]
+    assert main(["render", str(prog), "-o", str(out), "--module-depth", "1"]) == 0
+    assert [label.split(" (")[0] for label in cluster_labels(out.read_text())] == ["deep: Deep"]
+    assert main(["render", str(prog), "-o", str(out), "--module-depth", "0"]) == 0
+    assert cluster_labels(out.read_text()) == []
+    with pytest.raises(SystemExit) as usage:
+        main(["render", str(prog), "-o", str(out), "--module-depth", "-1"])
+    assert usage.value.code == 2 and "0 or more, not '-1'" in capsys.readouterr().err
+
+
+def test_render_color_by_gradient_and_by_device(tmp_path, capsys):
+    prog = write(tmp_path, "import torch.nn as nn\n" + NESTED)
+    out = tmp_path / "g.dot"
+    args = ["render", str(prog), "-o", str(out), "--backward", "loss"]
+    assert main([*args, "--color", "grad"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert re.search(r"fill: mean \|grad\|, light \S+ to red \S+ \(log scale\)", text)
+    shade = {
+        name: render.GRAD_RAMP.index(
+            re.search(rf"label=\"\{{{name} =[^\n]*fillcolor=\"([^\"]+)\"", text).group(1)
+        )
+        for name in ("small", "big")
+    }
+    assert shade["small"] < shade["big"]  # its gradient is a million times smaller
+    assert main(args) == 0
+    role = out.read_text(encoding="utf-8")
+    assert "mean |grad|" not in role and "cluster_devices" not in role
+    assert main([*args, "--color", "device"]) == 0
+    assert '"legend_device_cpu"' in out.read_text(encoding="utf-8").split("cluster_devices")[1]
+    with pytest.raises(SystemExit):
+        main([*args, "--color", "blue"])
+    assert "invalid choice: 'blue'" in capsys.readouterr().err

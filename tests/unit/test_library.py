@@ -136,6 +136,43 @@ def test_model_gives_clusters_of_the_layers_that_own_parameters():
     assert 'label="fc1: Linear"' in fig.dot
 
 
+def test_model_clusters_go_two_levels_deep_unless_asked_for_more():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class Deep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stage = nn.Sequential(Block(), Block())
+            self.head = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.head(self.stage(x))
+
+    deep = Deep()
+    loss = deep(torch.randn(2, 4)).sum()
+
+    def clusters(fig):
+        return sorted(re.findall(r'label="([^"]+)" fontsize=10 style="rounded', fig.dot))
+
+    assert clusters(gradviz.draw(loss, model=deep)) == [
+        "head: Linear",
+        "stage.0: Block",
+        "stage.1: Block",
+        "stage: Sequential",
+    ]  # stage.0.fc's weight and AddmmBackward0 sit in stage.0's cluster
+    assert "stage.0.fc: Linear" in clusters(gradviz.draw(loss, model=deep, module_depth=3))
+    assert clusters(gradviz.draw(loss, model=deep, module_depth=1)) == [
+        "head: Linear",
+        "stage: Sequential",
+    ]
+
+
 def test_record_gives_each_layer_call_its_cluster_inside_its_parent():
     net = Net()
     inputs = torch.randn(2, 3, 32, 32)
@@ -304,6 +341,8 @@ def test_options_reach_the_renderer():
     assert 'bgcolor="#1e1e1e"' in gradviz.draw(y, theme="dark").dot
     assert "saved other" in gradviz.draw((x * x).sum(), saved=True).dot
     assert "cluster_legend" not in gradviz.draw(y, legend=False).dot
+    assert "cluster_devices" not in gradviz.draw(y).dot  # all on the CPU: by role
+    assert '"legend_device_cpu"' in gradviz.draw(y, color="device").dot.split("cluster_devices")[1]
     classic = gradviz.draw(y, view="classic")
     assert classic.view == "classic" and "darkolivegreen1" in classic.dot  # torchviz's colours
 
@@ -323,8 +362,26 @@ def test_color_by_gradient_fills_tensors_by_their_gradients_size():
     assert fill["small"] == "#fff5f0" and fill["big"] == "#ef3b2c"
     assert "fill: mean |grad|, light 1.0e-03 to red 1.0e+03 (log scale)" in fig.dot
     assert 'fillcolor="#cfe6ff"' not in fig.dot.split("cluster_legend")[0]  # no role fill left
-    with pytest.raises(ValueError, match="unknown color 'blue'; choose one of role, grad"):
+    with pytest.raises(ValueError, match="unknown color 'blue'; choose one of role, device, grad"):
         rec.draw(y, color="blue")
+
+
+def test_draw_leaves_out_the_stats_the_page_computes_over_every_value(monkeypatch):
+    """min/max/mean/norm pass over every value (resnet18: 11 million parameters, most of
+    draw's time); the drawing shows previews, so the library does not compute them."""
+    from gradviz.graph import build
+
+    def refuse(t):
+        raise AssertionError("tensor_stats called")
+
+    net = Net()
+    loss = net(torch.randn(1, 3, 32, 32)).sum()
+    loss.backward()
+    monkeypatch.setattr(build, "tensor_stats", refuse)
+    fig = gradviz.draw(loss, model=net)
+    assert all(t.stats is None for t in fig.graph.tensors)
+    assert info(fig, "fc1.weight").preview.startswith("[")  # the previews stay
+    assert info(fig, "fc1.weight").grad_preview.startswith("[")
 
 
 def test_module_depth_and_collapse_depth():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -225,3 +226,31 @@ def test_big_graphs_are_drawn_compact():
     assert "data [" in dot and "grad [" in dot  # values stay
     small = render.draw(run_program("x = torch.ones(2, requires_grad=True)\ny = x.sum()\n"))
     assert "splines=line" not in small and "float32 · cpu" in small
+
+
+def test_a_long_value_preview_is_cut_after_a_whole_value_keeping_its_count():
+    trace = run_program(
+        "w = torch.full((512, 1000), -0.0203, requires_grad=True)\ny = (w * 2).sum()\n",
+        RunOptions(backward="y"),
+    )
+    line = node_line(render.to_dot(trace.graph), trace.graph.tensors[0].id)
+    assert "data [-0.0203, -0.0203, -0.0203, -0.0203, … (512,000 values)]" in line
+    assert "grad [2.0000, 2.0000, 2.0000, 2.0000, 2.0000, … (512,000 values)]" in line
+
+
+@needs_dot
+def test_dot_too_short_to_pass_the_ceilings_is_not_counted(monkeypatch):
+    render.forget_failures()
+    dot = 'digraph { a [label="x"]; b [label="y"]; c [label="z"]; a -> b; b -> c; }'
+    tiny = render.RenderLimits(max_nodes={"svg": 2}, max_edges={"svg": 100})
+    with pytest.raises(render.RenderUnavailable, match="3 nodes and 2 edges; the limit is 2"):
+        render.render_bytes(dot, "svg", limits=tiny)  # counted, and refused
+
+    def counted(source):
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(render, "graph_size", counted)
+    roomy = render.RenderLimits(max_nodes={"svg": len(dot) // 2}, max_edges={"svg": len(dot)})
+    assert b"<svg" in render.render_bytes(dot, "svg", limits=roomy)
+    with pytest.raises(AssertionError, match="counted"):  # one node fewer: it must count
+        render.render_bytes(dot, "svg", limits=replace(roomy, max_nodes={"svg": len(dot) // 2 - 1}))

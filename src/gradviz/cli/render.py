@@ -48,6 +48,22 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--no-legend", action="store_true", help="leave out the legend")
     parser.add_argument(
+        "--color",
+        choices=render.COLORS,
+        default="role",
+        help="role: fills as in the legend (borders by device when some tensor is off the "
+        "CPU); device: borders by device and the device legend always; grad: each tensor "
+        "with a gradient filled by its mean |grad|, light to red on a log scale",
+    )
+    parser.add_argument(
+        "--module-depth",
+        type=_depth,
+        default=None,
+        metavar="N",
+        help="draw layers' calls as clusters N deep (0: none; default 6, 1 for a graph over "
+        "300 nodes)",
+    )
+    parser.add_argument(
         "--call",
         metavar="K",
         help="a program that ran backward several times (a training loop): draw backward "
@@ -68,6 +84,16 @@ def register(subparsers) -> None:
         "than the app's: 50,000 nodes, 4 GB, 10 minutes)",
     )
     parser.set_defaults(func=main)
+
+
+def _depth(text: str) -> int:
+    try:
+        depth = int(text)
+    except ValueError:
+        depth = -1
+    if depth < 0:
+        raise argparse.ArgumentTypeError(f"a whole number, 0 or more, not {text!r}")
+    return depth
 
 
 def output_format(path: str, walk: bool = False) -> str:
@@ -133,6 +159,8 @@ def main(args: argparse.Namespace) -> int:
         theme=args.theme,
         show_saved=args.saved,
         legend=not args.no_legend and fmt != HTML,  # the viewer draws its own legend
+        module_depth=args.module_depth,
+        color=args.color,
     )
     if dot is None:
         print(

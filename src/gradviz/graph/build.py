@@ -16,7 +16,7 @@ from gradviz.graph.cuts import cut_edges
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, TensorInfo, ValueBudget
 from gradviz.graph.record import Binding, RunRecord, walk_graph
 from gradviz.graph.rules import rule_for
-from gradviz.graph.values import stored_count, tensor_stats, tensor_values
+from gradviz.graph.values import grad_size, stored_count, tensor_stats, tensor_values
 
 
 def _note(binding, tensor: torch.Tensor) -> str | None:
@@ -82,7 +82,9 @@ def _labels(record: RunRecord) -> dict[int, str]:
     return labels
 
 
-def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget) -> TensorInfo:
+def _tensor_info(
+    b, tid: str, label: str, record: RunRecord, budget: ValueBudget, stats: tuple[bool, bool]
+) -> TensorInfo:
     """One named tensor as plain data; its values only while `budget` lasts. A tensor changed
     in place after it was bound shows the values it had then (program.inplace's copy)."""
     t = b.tensor
@@ -118,11 +120,14 @@ def _tensor_info(b, tid: str, label: str, record: RunRecord, budget: ValueBudget
         grad=grad_value,
         grad_preview=grad_preview,
         note=note,
-        stats=tensor_stats(shown),
+        stats=tensor_stats(shown) if stats[0] else None,
+        grad_size=grad_size(grad) if stats[1] else None,
     )
 
 
-def _add_tensors(record: RunRecord, model: GraphModel, budget: ValueBudget) -> dict[str, Binding]:
+def _add_tensors(
+    record: RunRecord, model: GraphModel, budget: ValueBudget, stats: tuple[bool, bool]
+) -> dict[str, Binding]:
     """1. One TensorInfo per distinct tensor a program named, in model.tensors: aliases
     (`x = h`) share a node, labelled with both names; a tensor changed in place by autograd
     (`y += 1`: a new grad_fn) gets a node per state. Returns each info's first binding.
@@ -137,7 +142,7 @@ def _add_tensors(record: RunRecord, model: GraphModel, budget: ValueBudget) -> d
             if b.name != info.name and b.name not in info.label.split(" = "):
                 info.label = f"{info.label} = {b.name}"
             continue
-        info = _tensor_info(b, f"t{len(model.tensors)}", labels[i], record, budget)
+        info = _tensor_info(b, f"t{len(model.tensors)}", labels[i], record, budget, stats)
         seen[key] = info
         bound[info.id] = b
         model.tensors.append(info)
@@ -312,14 +317,24 @@ def _module_calls(record: RunRecord, model: GraphModel) -> list:
 
 
 def build_graph(
-    record: RunRecord, budget: ValueBudget | None = None, saved: bool = True
+    record: RunRecord,
+    budget: ValueBudget | None = None,
+    saved: bool = True,
+    stats: bool = True,
+    grad_sizes: bool | None = None,
 ) -> GraphModel:
     """The GraphModel of a run; `budget` bounds the values it carries (default: a result's,
     ValueBudget(); values are left out as they are built, not after); `saved`: read what
     each backward function saved (a fifth of the time on a resnet; the library skips it
-    unless asked to show it)."""
+    unless asked to show it); `stats`: each tensor's min, max, mean and norm over all its
+    values (the Tensors tab's; four passes over every value: on resnet18's 11 million
+    parameters three quarters of the library's drawing time, which does not show them);
+    `grad_sizes`: each gradient's mean |grad|, for colouring by gradient (default: as
+    `stats`)."""
     model = GraphModel(simulated=record.simulated)
-    bound = _add_tensors(record, model, ValueBudget() if budget is None else budget)
+    budget = ValueBudget() if budget is None else budget
+    sizes = stats if grad_sizes is None else grad_sizes
+    bound = _add_tensors(record, model, budget, (stats, sizes))
     places = _places(record, model, bound)
     node_of_fn = _add_functions(record, model, places, saved)
     model.nodes = _tensor_nodes(record, model, bound, places) + model.nodes

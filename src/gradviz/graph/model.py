@@ -37,6 +37,7 @@ class TensorInfo:
     grad_preview: str | None = None
     note: str | None = None  # why autograd does not track it, when it does not
     stats: dict[str, float] | None = None  # min, max, mean, norm of every value
+    grad_size: float | None = None  # mean |grad| over every value (colour by gradient)
 
 
 @dataclass

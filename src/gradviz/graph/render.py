@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 import re
 import resource
 import shutil
@@ -130,6 +131,40 @@ OTHER_DEVICE_COLOR = "#1f77b4"
 COPY_COLOR = "#d62728"
 
 
+# What tensors are coloured by (the library's color=, the command line's --color): "role"
+# (the legend's fills; borders by device only when some node is off the CPU), "device"
+# (borders by device and the device legend always), "grad" (each tensor with a gradient
+# filled by its mean |grad|, on a log scale over the graph's range).
+COLORS = ("role", "device", "grad")
+GRAD_RAMP = ("#fff5f0", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c")  # small -> large
+
+
+def grad_fills(model: GraphModel) -> tuple[dict[str, str], str]:
+    """Each tensor node with a gradient filled by its mean |grad| (TensorInfo.grad_size; log
+    scale, over this graph's range), and the caption's note."""
+    sizes = {t.id: t.grad_size for t in model.tensors if t.grad_size is not None}
+    positive = [math.log10(v) for v in sizes.values() if v > 0]
+    if not positive:
+        return {}, "fill: mean |grad| (no gradients yet)"
+    low, high = min(positive), max(positive)
+    fills = {}
+    for node_id, v in sizes.items():
+        share = 0.0 if v <= 0 or high == low else (math.log10(v) - low) / (high - low)
+        fills[node_id] = GRAD_RAMP[min(int(share * len(GRAD_RAMP)), len(GRAD_RAMP) - 1)]
+    note = f"fill: mean |grad|, light {10**low:.1e} to red {10**high:.1e} (log scale)"
+    return fills, note
+
+
+def coloring(model: GraphModel, color: str) -> tuple[dict[str, str], bool | None, str]:
+    """to_dot's `fills` and `by_device` for a COLORS choice, and the note for the caption."""
+    if color not in COLORS:
+        raise ValueError(f"unknown color {color!r}; choose one of {', '.join(COLORS)}")
+    if color == "grad":
+        fills, note = grad_fills(model)
+        return fills, None, note
+    return {}, (True if color == "device" else None), ""
+
+
 def device_color(device: str | None, theme: str = "light") -> str:
     if theme == "print":
         return "black"
@@ -194,9 +229,21 @@ def _tensor_label(
         fields = [_r(head), _r(f"{shape} {info.dtype} · {device}")]
     if show_values:
         grad = info.grad_preview if info.grad_preview is not None else "—"
-        fields.append("{" + _r(f"data {info.preview[:60]}") + "|" + _r(f"grad {grad[:60]}") + "}")
+        fields.append("{" + _r(f"data {_fit(info.preview)}") + "|" + _r(f"grad {_fit(grad)}") + "}")
     body = "|".join(fields)
     return '"' + ("{" + body + "}" if rankdir == "TB" else body) + '"'
+
+
+def _fit(preview: str, limit: int = 60) -> str:
+    """A value preview in at most about `limit` characters, cut after a whole value and
+    keeping its `… (512,000 values)]` (a cut in the middle made it `… (512,00`)."""
+    if len(preview) <= limit:
+        return preview
+    head, mark, count = preview.partition("… (")
+    tail = "… (" + count if mark else "…"
+    room = max(limit - len(tail), 8)
+    cut = head[:room].rfind(", ")
+    return (head[:cut] if cut > 0 else head[:room]) + ", " + tail
 
 
 def _function_label(node: GraphNode, show_saved: bool) -> str:
@@ -223,12 +270,14 @@ def to_dot(
     module_depth: int | None = None,
     caption: str | None = None,
     fills: Mapping[str, str] | None = None,
+    by_device: bool | None = None,
 ) -> str:
     """The enriched drawing. `highlight` marks the backward step being shown,
     `done` the nodes whose backward already ran; layers' calls are clusters down to
     `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
     above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
-    in place of their role's: the library's colour by gradient)."""
+    in place of their role's: colour by gradient); `by_device`: borders by device and the
+    device legend (None: when some node is off the CPU)."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
@@ -242,7 +291,7 @@ def to_dot(
         f"  node [fontname=Helvetica fontsize={font} fontcolor={_q(th.font)} color={_q(th.border)} style=filled{pen}];",
         f"  edge [color={_q(th.edge)} arrowsize={0.7 if not pen else 1.0}{pen}];",
     ]
-    by_device = uses_devices(model)
+    by_device = uses_devices(model) if by_device is None else by_device
     look = _Look(
         th,
         theme,
@@ -598,9 +647,15 @@ def _mb(n: int) -> str:
 
 
 def _too_big(dot_source: str, fmt: str, limits: RenderLimits) -> str | None:
-    nodes, edges = graph_size(dot_source)
     max_nodes = limits.max_nodes.get(fmt)
     max_edges = limits.max_edges.get(fmt)
+    # Every node statement graph_size counts takes at least 2 characters (`a[`), every edge
+    # 2 (`->`): DOT that short is under the ceilings uncounted (counting 44 kB of DOT takes
+    # 1.5 ms, half of what the library's svg() spends in Python besides dot).
+    ceilings = [n for n in (max_nodes, max_edges) if n is not None]
+    if not ceilings or len(dot_source) // 2 <= min(ceilings):
+        return None
+    nodes, edges = graph_size(dot_source)
     if (max_nodes is None or nodes <= max_nodes) and (max_edges is None or edges <= max_edges):
         return None
     ceiling = " and ".join(
@@ -757,8 +812,11 @@ def draw(
     legend: bool = True,
     highlight: str | None = None,
     done=frozenset(),
+    module_depth: int | None = None,
+    color: str = "role",
 ) -> str | None:
-    """The DOT of either view for a Trace (None when the classic view has nothing to draw)."""
+    """The DOT of either view for a Trace (None when the classic view has nothing to draw);
+    `module_depth` and `color` (COLORS) as in to_dot and coloring."""
     if view == "classic":
         return (
             None
@@ -767,4 +825,18 @@ def draw(
         )
     # A program refused before it ran (syntax, forbidden, limit) has no graph: draw an empty one.
     model = trace.graph if trace.graph is not None else GraphModel()
-    return to_dot(model, rankdir, theme, True, show_saved, legend, highlight, done)
+    fills, by_device, note = coloring(model, color)
+    return to_dot(
+        model,
+        rankdir,
+        theme,
+        True,
+        show_saved,
+        legend,
+        highlight,
+        done,
+        module_depth=module_depth,
+        caption=note or None,
+        fills=fills,
+        by_device=by_device,
+    )

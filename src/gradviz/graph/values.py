@@ -74,6 +74,16 @@ def tensor_stats(t: torch.Tensor | None) -> dict[str, float] | None:
     return dict(zip(("min", "max", "mean", "norm"), figures, strict=True))
 
 
+def grad_size(grad: torch.Tensor | None) -> float | None:
+    """The mean |grad| of a gradient (None: none, no values, complex): what colouring by
+    gradient fills a tensor by."""
+    if grad is None or grad.device.type == "meta" or is_fake(grad) or not grad.numel():
+        return None
+    if grad.is_complex():
+        return None
+    return float(grad.detach().abs().float().mean().cpu())
+
+
 def tensor_values(
     t: torch.Tensor, keep: bool = True
 ) -> tuple[list | float | int | bool | None, str]:

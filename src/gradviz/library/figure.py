@@ -10,7 +10,6 @@ shows itself in Jupyter, VS Code and Colab notebooks as SVG.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -34,8 +33,6 @@ from gradviz.library.naming import (
 )
 
 VIEWS = ("values", "classic")
-COLORS = ("role", "grad")  # fill tensors by their role (the legend's), or by gradient size
-GRAD_RAMP = ("#fff5f0", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c")  # small -> large
 SAVE_FORMATS = render.FORMATS  # svg, png, pdf, dot
 BEFORE_BACKWARD = "before backward(): no gradients yet (call backward(), then draw again)"
 AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
@@ -45,8 +42,16 @@ AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
 LIBRARY_LIMITS = replace(render.CLI_LIMITS, memory_bytes=None, cpu_seconds=None)
 # Numbers a figure's GraphModel keeps in full (TensorInfo.value and .grad), in all: the
 # drawing shows previews only, and turning every small parameter of a resnet into lists
-# was a fifth of draw()'s time.
+# was a fifth of draw()'s time. Nor does it compute each tensor's min/max/mean/norm (the
+# app's Tensors tab): four passes over resnet18's 11 million parameters, 14 of draw()'s
+# 18 ms of CPU.
 LIBRARY_VALUES = 2_000
+# With model=, the clusters are the layers that own parameters, in their parents: by default
+# two levels (resnet's layer1 > layer1.0). Deeper levels give each conv and norm a cluster
+# around its weight and the node reading it, which the weight's name (layer1.0.conv1.weight)
+# already says; on resnet18 those 41 clusters cost `dot` about 2.4 of its 29 ms of CPU.
+# module_depth=6 draws every level.
+MODEL_CLUSTER_DEPTH = 2
 # A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
 # leaves at most this many (resnet50: its 16 blocks, each one node).
 AUTO_FOLD_NODES = 150
@@ -213,32 +218,10 @@ def _has_gradients(model: GraphModel) -> bool:
     return any(t.grad_preview is not None for t in model.tensors)
 
 
-def grad_fills(graph: GraphModel, bindings: list[Binding]) -> tuple[dict[str, str], str]:
-    """Each tensor node with a gradient filled by the mean |grad| (log scale, over this
-    graph's range), and the caption's note. graph.tensors holds one TensorInfo per distinct
-    tensor of `bindings`, in their order (gradviz.graph.build)."""
-    distinct = list({id(b.tensor): b.tensor for b in bindings}.values())
-    sizes: dict[str, float] = {}
-    for info, t in zip(graph.tensors, distinct, strict=False):
-        grad = t.grad if (t.is_leaf or t.retains_grad) else None
-        if grad is not None and not is_fake(grad) and grad.numel():
-            sizes[info.id] = float(grad.detach().abs().mean().cpu())
-    positive = [math.log10(v) for v in sizes.values() if v > 0]
-    if not positive:
-        return {}, "fill: mean |grad| (no gradients yet)"
-    low, high = min(positive), max(positive)
-    fills = {}
-    for node_id, v in sizes.items():
-        share = 0.0 if v <= 0 or high == low else (math.log10(v) - low) / (high - low)
-        fills[node_id] = GRAD_RAMP[min(int(share * len(GRAD_RAMP)), len(GRAD_RAMP) - 1)]
-    note = f"fill: mean |grad|, light {10**low:.1e} to red {10**high:.1e} (log scale)"
-    return fills, note
-
-
 def _check_options(view: str, direction: str, theme: str, color: str) -> None:
     for what, value, choices in (
         ("view", view, VIEWS),
-        ("color", color, COLORS),
+        ("color", color, render.COLORS),
         ("direction", direction, render.RANKDIRS),
         ("theme", theme, tuple(render.THEMES)),
     ):
@@ -267,19 +250,26 @@ def draw_tensor(
 
     view: "values" (gradviz's drawing) or "classic" (torchviz's make_dot); direction: TB or
     LR; theme: light, dark or print; saved: show what backward functions saved;
-    module_depth: how deep layers' clusters are drawn; collapse_depth: fold every layer call
+    module_depth: how deep layers' clusters are drawn (default: render.to_dot's; with
+    `model=` and no recording, MODEL_CLUSTER_DEPTH); collapse_depth: fold every layer call
     at that depth into one node (None or True: automatically, when the graph has over
-    render.COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: "role"
-    (the legend's fills) or "grad" (tensors filled by their gradient's mean size)."""
+    render.COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: one of
+    render.COLORS (render.coloring: role, device or grad)."""
     check_tensor(tensor)
     _check_options(view, direction, theme, color)
     frames = user_frames(frame, frame) if recorder is None else []
     members = GraphMembers.of(tensor)
     bindings = _bindings(tensor, frames, recorder, params, model, members)
     record = _record(members.nodes, bindings, recorder, model)
-    graph = build_graph(record, ValueBudget(numbers=LIBRARY_VALUES), saved=saved)
+    graph = build_graph(
+        record,
+        ValueBudget(numbers=LIBRARY_VALUES),
+        saved=saved,
+        stats=False,
+        grad_sizes=color == "grad",
+    )
     caption = AFTER_BACKWARD if _has_gradients(graph) else BEFORE_BACKWARD
-    fills, note = grad_fills(graph, bindings) if color == "grad" else ({}, "")
+    fills, by_device, note = render.coloring(graph, color)
     if view == "classic":
         from gradviz.graph.classic import classic_dot  # torchviz only when asked for
 
@@ -291,6 +281,8 @@ def draw_tensor(
         collapse_depth = auto_depth(graph, render.COMPACT_NODES, AUTO_FOLD_NODES)
     if collapse_depth:
         graph = collapse(graph, int(collapse_depth))
+    if module_depth is None and recorder is None and model is not None:
+        module_depth = MODEL_CLUSTER_DEPTH if len(graph.nodes) <= render.COMPACT_NODES else 1
     dot = render.to_dot(
         graph,
         direction,
@@ -301,5 +293,6 @@ def draw_tensor(
         module_depth=module_depth,
         caption=f"{caption}; {note}" if note else caption,
         fills=fills,
+        by_device=by_device,
     )
     return Figure(dot, graph, caption, view)
