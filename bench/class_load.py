@@ -249,18 +249,24 @@ async def drive(url: str, sessions: int, rounds: int, same: bool) -> dict:
     return out
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU of these processes and their reaped children, from /proc."""
+def cpu_seconds(pids: list[int]) -> dict[str, float]:
+    """User + system CPU seconds of a server's processes, from /proc: the server's own
+    ("server"), its reaped children ("graphviz": the `dot` layouts), and the rest ("workers":
+    the forkserver, the program workers and their reaped children)."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
+    out = {"server": 0.0, "graphviz": 0.0, "workers": 0.0}
+    for i, pid in enumerate(pids):
         try:
             with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+                fields = [int(v) for v in f.read().rsplit(")", 1)[1].split()[11:15]]
         except (OSError, IndexError, ValueError):
-            pass
-    return total / tick
+            continue
+        if i == 0:  # descendants() lists the server first
+            out["server"] += (fields[0] + fields[1]) / tick
+            out["graphviz"] += (fields[2] + fields[3]) / tick
+        else:
+            out["workers"] += sum(fields) / tick
+    return out
 
 
 class Watch:
@@ -314,7 +320,8 @@ def run(
         with Watch(proc.pid) if proc else Watch(os.getpid()) as watch:
             out = asyncio.run(drive(url, sessions, rounds, same))
             tree = descendants(proc.pid) if proc else []
-            out["server_cpu"] = cpu_seconds(tree) - server0 if proc else None
+            server1 = cpu_seconds(tree)
+            out["server_cpu"] = {k: server1[k] - server0[k] for k in server1} if proc else None
         out["client_cpu"] = client_cpu() - client0
         out["peak_pss"] = watch.peak if proc else None
         out["processes"] = len(tree)
@@ -347,11 +354,14 @@ def report(out: dict, args) -> None:
                 f"p95={percentile(values, 0.95):.2f} max={max(values):.2f} (n={len(values)})"
             )
     if out.get("server_cpu") is not None:
-        total = out["server_cpu"] + out["client_cpu"]
-        share = out["client_cpu"] / total if total else 0.0
+        cpu = out["server_cpu"]
+        server = sum(cpu.values())
+        share = out["client_cpu"] / (server + out["client_cpu"]) if server else 0.0
         print(
-            f"cpu s: server tree {out['server_cpu']:.1f} ({out['processes']} processes), "
-            f"client {out['client_cpu']:.1f}: client share {share:.1%}"
+            f"cpu s: server tree {server:.1f} (server {cpu['server']:.1f}, graphviz "
+            f"{cpu['graphviz']:.1f}, forkserver+workers {cpu['workers']:.1f}; "
+            f"{out['processes']} processes), client {out['client_cpu']:.1f}: "
+            f"client share {share:.1%}"
         )
         print(f"peak PSS of the server's processes: {out['peak_pss'] / 1e6:.0f} MB")
     else:
