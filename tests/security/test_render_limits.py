@@ -197,3 +197,11 @@ def test_cli_limits_are_looser_than_the_servers():
     assert cli.max_nodes["svg"] > server.max_nodes["svg"]
     assert cli.memory_bytes > server.memory_bytes and cli.concurrent == 0
     assert render.PUBLIC_LIMITS.memory_bytes < server.memory_bytes
+
+
+def test_public_requests_wait_out_one_whole_layout_before_giving_up():
+    """One dot at a time on a public host: a layout holding the slot for its whole wall time
+    must not fail everyone queued behind it (a class of 30 submitting at once)."""
+    public = render.PUBLIC_LIMITS
+    assert public.concurrent == 1
+    assert public.wait_seconds > public.wall_seconds
