@@ -44,7 +44,7 @@ sys.path[:0] = [
     str(Path(__file__).resolve().parents[1] / "src"),
 ]
 
-from _app import descendants, free_port, machine, pss, start, stop  # noqa: E402
+from _app import ROOT, descendants, free_port, machine, pss, start_streamlit, stop  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ClientState_pb2 import ClientState  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
@@ -221,7 +221,9 @@ async def student(url: str, k: int, rounds: int, same: bool, out: dict, go: list
         s.close()
 
 
-async def drive(url: str, sessions: int, rounds: int, same: bool) -> dict:
+async def drive(url: str, sessions: int, rounds: int, same: bool, mark=None) -> dict:
+    """The class's sessions, after one visit that starts the server's workers; `mark()` is
+    called between the two (where CPU counting starts)."""
     out: dict = {
         "latency": [],
         "finished": [],
@@ -239,6 +241,8 @@ async def drive(url: str, sessions: int, rounds: int, same: bool) -> dict:
         await warm.open()
     finally:
         warm.close()
+    if mark is not None:
+        mark()
     tasks = [asyncio.create_task(student(url, k, rounds, same, out, go)) for k in range(sessions)]
     while len(out["open"]) + sum(e[1] == -1 or e[1] is None for e in out["errors"]) < sessions:
         await asyncio.sleep(0.05)  # every tab open before the class presses Run
@@ -304,25 +308,31 @@ def run(
     same: bool = False,
     url: str | None = None,
     env: dict | None = None,
+    app: Path = ROOT,
 ) -> dict:
-    """Start a public-mode server (unless `url`), drive the class, and stop the server."""
+    """Start a public-mode server of `app`'s app.py and src/ (unless `url`), drive the
+    class, and stop the server."""
     proc = None
     if url is None:
-        extra = {"GRADVIZ_PUBLIC": "1", **(env or {})}
+        extra = {"GRADVIZ_PUBLIC": "1", "PYTHONPATH": str(app / "src"), **(env or {})}
         if workers is not None:
             extra["GRADVIZ_WORKERS"] = str(workers)
         port = free_port()
-        proc = start(python, port, extra)
+        proc = start_streamlit(app / "app.py", port, 180.0, extra, python)
         url = f"http://127.0.0.1:{port}"
     try:
-        tree = descendants(proc.pid) if proc else []
-        server0, client0 = cpu_seconds(tree), client_cpu()
-        with Watch(proc.pid) if proc else Watch(os.getpid()) as watch:
-            out = asyncio.run(drive(url, sessions, rounds, same))
+        start_cpu: dict = {}
+
+        def mark() -> None:  # after the first visit: the forkserver's torch import is done
             tree = descendants(proc.pid) if proc else []
-            server1 = cpu_seconds(tree)
+            start_cpu.update(server=cpu_seconds(tree), client=client_cpu())
+
+        with Watch(proc.pid) if proc else Watch(os.getpid()) as watch:
+            out = asyncio.run(drive(url, sessions, rounds, same, mark))
+            tree = descendants(proc.pid) if proc else []
+            server1, server0 = cpu_seconds(tree), start_cpu["server"]
             out["server_cpu"] = {k: server1[k] - server0[k] for k in server1} if proc else None
-        out["client_cpu"] = client_cpu() - client0
+        out["client_cpu"] = client_cpu() - start_cpu["client"]
         out["peak_pss"] = watch.peak if proc else None
         out["processes"] = len(tree)
         out["alive"] = proc is None or proc.poll() is None
@@ -340,6 +350,7 @@ def report(out: dict, args) -> None:
         f"sessions={args.sessions} rounds={args.rounds} workers={args.workers or 'default'} "
         f"programs={'one for all' if args.same else 'one per session and round'} public=on"
     )
+    print(f"app: {args.app}")
     if out["open"]:
         print(f"page open s: p50={statistics.median(out['open']):.2f} max={max(out['open']):.2f}")
     if lat:
@@ -381,9 +392,18 @@ def main() -> None:
     ap.add_argument("--same", action="store_true", help="one program for the whole class")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--url", default=None, help="a running server instead of starting one")
+    ap.add_argument(
+        "--app",
+        type=Path,
+        default=ROOT,
+        help="a tree with app.py and src/ to serve (another version: "
+        "git archive REV app.py src | tar -x -C DIR), default this checkout",
+    )
     args = ap.parse_args()
     args.load_before = os.getloadavg()
-    out = run(args.python, args.sessions, args.rounds, args.workers, args.same, args.url)
+    out = run(
+        args.python, args.sessions, args.rounds, args.workers, args.same, args.url, app=args.app
+    )
     report(out, args)
     ok = not out["errors"] and not out["leaks"] and out["alive"]
     sys.exit(0 if ok else 1)
