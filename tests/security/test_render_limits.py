@@ -212,7 +212,7 @@ def test_dot_gets_its_limits_from_ulimit_not_a_forking_preexec_fn(monkeypatch):
     """The limits hold in the started process, and Python is not made to fork() the whole
     server for them (a preexec_fn rules out vfork: ~100 ms a drawing, bench/class_load.py)."""
     show = ["/bin/sh", "-c", 'echo "$(ulimit -Sv) $(ulimit -St) $(ulimit -Ht) $(ulimit -c)"']
-    out = subprocess.run(render._limited(show, 384 * 1024 * 1024, 10), capture_output=True)
+    out = subprocess.run(render.limited_command(show, 384 * 1024 * 1024, 10), capture_output=True)
     assert out.stdout.split() == [b"393216", b"10", b"11", b"0"], out
 
     seen = []

@@ -572,13 +572,13 @@ def graph_size(dot_source: str) -> tuple[int, int]:
     return nodes, bare.count("->") + bare.count("--")
 
 
-def _limited(cmd: list[str], memory_bytes: int | None, cpu_seconds: int | None) -> list[str]:
+def limited_command(cmd: list[str], memory_bytes: int | None, cpu_seconds: int | None) -> list[str]:
     """`cmd` started by /bin/sh after `ulimit` sets dot's rlimits (no core file, address
     space, CPU seconds: SIGXCPU at the limit, SIGKILL a second later), then exec'd in its place.
 
-    Not a preexec_fn: with one, Python must fork() the whole server to start dot (about
-    100 ms a drawing here, while the public host's one layout slot is held), without it
-    Python uses vfork (bench/class_load.py; docs/BENCHMARKS.md). A `ulimit` that fails
+    Not a preexec_fn: with one, Python must fork() the whole server to start dot (50 to 125
+    ms a drawing here, while the public host's one layout slot is held), without it Python
+    uses vfork (bench/dot_spawn.py, bench/class_load.py; docs/BENCHMARKS.md). A `ulimit` that fails
     stops the chain: dot never runs without its limits."""
     steps = ["ulimit -c 0"]
     for which, soft, flag in (
@@ -718,7 +718,7 @@ def _run_dot(
     advice = " Export DOT instead and render it on your own computer, or draw a smaller program."
     try:
         if limits.memory_bytes is not None or limits.cpu_seconds is not None:
-            cmd = _limited(cmd, limits.memory_bytes, limits.cpu_seconds)
+            cmd = limited_command(cmd, limits.memory_bytes, limits.cpu_seconds)
         proc = subprocess.run(
             cmd,
             input=source.encode("utf-8"),
