@@ -52,7 +52,7 @@ class Launches:
         self.fake = fake
 
     def __call__(self, cmd, *args, **kwargs):
-        if not str(cmd[0]).endswith("dot"):
+        if not any(str(part).endswith("dot") for part in cmd):
             return REAL_RUN(cmd, *args, **kwargs)
         self.count += 1
         if self.fake is not None:
@@ -197,3 +197,31 @@ def test_cli_limits_are_looser_than_the_servers():
     assert cli.max_nodes["svg"] > server.max_nodes["svg"]
     assert cli.memory_bytes > server.memory_bytes and cli.concurrent == 0
     assert render.PUBLIC_LIMITS.memory_bytes < server.memory_bytes
+
+
+def test_public_requests_wait_out_one_whole_layout_before_giving_up():
+    """One dot at a time on a public host: a layout holding the slot for its whole wall time
+    must not fail everyone queued behind it (a class of 30 submitting at once)."""
+    public = render.PUBLIC_LIMITS
+    assert public.concurrent == 1
+    assert public.wait_seconds > public.wall_seconds
+
+
+@needs_dot
+def test_dot_gets_its_limits_from_ulimit_not_a_forking_preexec_fn(monkeypatch):
+    """The limits hold in the started process, and Python is not made to fork() the whole
+    server for them (a preexec_fn rules out vfork: ~100 ms a drawing, bench/class_load.py)."""
+    show = ["/bin/sh", "-c", 'echo "$(ulimit -Sv) $(ulimit -St) $(ulimit -Ht) $(ulimit -c)"']
+    out = subprocess.run(render.limited_command(show, 384 * 1024 * 1024, 10), capture_output=True)
+    assert out.stdout.split() == [b"393216", b"10", b"11", b"0"], out
+
+    seen = []
+
+    def spy(cmd, *args, **kwargs):
+        seen.append(kwargs)
+        return REAL_RUN(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(render.subprocess, "run", spy)
+    svg = render.render_bytes(synthetic(5, 6, "v"), "svg", limits=render.PUBLIC_LIMITS)
+    assert b"<svg" in svg
+    assert seen and all(kw.get("preexec_fn") is None for kw in seen)

@@ -3,6 +3,9 @@ worker was killed: a fresh session opening the same link must run it again."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from gradviz.program.reports import RunError, RunStats
@@ -74,3 +77,83 @@ def test_each_session_gets_its_own_copy(fake_runs):
     first = autograd.run_cached("a = 1", None, False, False)
     first.stdout.append("changed by one session")
     assert autograd.run_cached("a = 1", None, False, False).stdout == ["one"]
+
+
+def _at_once(n, call):
+    """n threads calling call() at the same moment; their results once all are done."""
+    results = [None] * n
+    threads = [
+        threading.Thread(target=lambda i=i: results.__setitem__(i, call())) for i in range(n)
+    ]
+    for t in threads:
+        t.start()
+    return threads, results
+
+
+def test_sessions_submitting_one_program_together_share_one_run(fake_runs, monkeypatch):
+    """A class pressing Run on the same program at once: one worker run, a copy each."""
+    script, calls = fake_runs
+    release = threading.Event()
+
+    def slow(source, options=None, pool=None, raise_busy=False, visitor=""):
+        calls.append(source)
+        release.wait(10)
+        return Trace(source=source, stats=RunStats(seconds=0.1), stdout=["one"])
+
+    monkeypatch.setattr(autograd, "run_isolated", slow)
+    threads, results = _at_once(6, lambda: autograd.run_cached("a = 1", None, False, False))
+    while not calls:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert calls == ["a = 1"]
+    assert all(r.stdout == ["one"] for r in results)
+    assert len({id(r) for r in results}) == 6  # no two sessions hold the same object
+
+
+def test_sessions_waiting_on_a_killed_run_run_it_themselves(fake_runs, monkeypatch):
+    script, calls = fake_runs
+    release = threading.Event()
+
+    def first_dies(source, options=None, pool=None, raise_busy=False, visitor=""):
+        calls.append(source)
+        if len(calls) == 1:
+            release.wait(10)
+            died = Trace(source=source, error=RunError("runtime", "killed"))
+            died.stats = RunStats(seconds=1.0, worker="died")
+            return died
+        return Trace(source=source, stats=RunStats(seconds=0.1))
+
+    monkeypatch.setattr(autograd, "run_isolated", first_dies)
+    threads, results = _at_once(3, lambda: autograd.run_cached("a = 1", None, False, False))
+    while not calls:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert sorted(r.stats.worker or "ok" for r in results) == ["died", "ok", "ok"]
+    assert len(calls) == 3
+
+
+def test_one_graph_asked_by_many_sessions_at_once_is_laid_out_once(monkeypatch):
+    release, layouts = threading.Event(), []
+
+    def slow(dot, fmt, scale):
+        layouts.append(dot)
+        release.wait(10)
+        return b"<svg/>"
+
+    monkeypatch.setattr(autograd, "render_bytes", slow)
+    autograd.drawings().clear()
+    threads, results = _at_once(5, lambda: autograd.cached_bytes("digraph{a}", "svg", 1.0))
+    while not layouts:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    release.set()
+    for t in threads:
+        t.join(10)
+    autograd.drawings().clear()
+    assert layouts == ["digraph{a}"] and results == [b"<svg/>"] * 5

@@ -1,10 +1,13 @@
-"""gradviz.util.memo.ByteLRU: bounded by bytes, entries and age; thread-safe."""
+"""gradviz.util.memo: ByteLRU (bounded by bytes, entries and age) and SingleFlight; thread-safe."""
 
 from __future__ import annotations
 
 import threading
+import time
 
-from gradviz.util.memo import ByteLRU
+import pytest
+
+from gradviz.util.memo import ByteLRU, SingleFlight
 
 
 def test_bytes_bound_drops_least_recently_used():
@@ -59,3 +62,80 @@ def test_threads_keep_the_bound():
         t.join()
     assert cache.total_bytes <= 1000
     assert cache.total_bytes == 37 * len(cache)
+
+
+def _together(n, target):
+    """Start n threads on target(i): the threads, and the list their results fill in."""
+    results = [None] * n
+    threads = [
+        threading.Thread(target=lambda i=i: results.__setitem__(i, target(i))) for i in range(n)
+    ]
+    for t in threads:
+        t.start()
+    return threads, results
+
+
+def test_single_flight_runs_equal_keys_once_and_shares_the_value():
+    flights = SingleFlight()
+    release, calls = threading.Event(), []
+
+    def work():
+        calls.append(1)
+        release.wait(10)
+        return "drawn"
+
+    threads, results = _together(8, lambda i: flights.run("k", work))
+    while not calls:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the others are waiting on the first call now
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert len(calls) == 1
+    assert sorted(results) == [("drawn", False)] * 7 + [("drawn", True)]
+    assert flights.running() == 0
+
+
+def test_single_flight_waiters_run_themselves_when_the_value_is_not_shareable_or_raised():
+    flights = SingleFlight()
+    release, calls = threading.Event(), []
+
+    def unfinished():
+        calls.append(1)
+        if len(calls) == 1:
+            release.wait(10)
+            return None  # e.g. a run its worker did not finish: not for others
+        return "own"
+
+    threads, results = _together(3, lambda i: flights.run("k", unfinished, lambda v: v))
+    while not calls:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert len(calls) == 3 and sorted(map(str, results)) == sorted(
+        map(str, [(None, True), ("own", True), ("own", True)])
+    )
+
+    def boom():
+        raise RuntimeError("busy")
+
+    with pytest.raises(RuntimeError):
+        flights.run("k", boom)
+    assert flights.run("k", lambda: 5) == (5, True)  # nothing left behind by the failure
+    assert flights.running() == 0
+
+
+def test_single_flight_different_keys_do_not_wait_for_each_other():
+    flights = SingleFlight()
+    release = threading.Event()
+    first = threading.Thread(target=lambda: flights.run("a", lambda: release.wait(10)))
+    first.start()
+    while not flights.running():
+        time.sleep(0.01)
+    start = time.monotonic()
+    assert flights.run("b", lambda: "b") == ("b", True)
+    assert time.monotonic() - start < 1
+    release.set()
+    first.join(10)

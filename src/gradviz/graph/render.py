@@ -552,6 +552,11 @@ PUBLIC_LIMITS = RenderLimits(
     cpu_seconds=10,
     wall_seconds=15.0,
     concurrent=1,
+    # Longer than one layout may hold the slot (wall_seconds): a class pressing Run together
+    # queues 30 small layouts (about 40 ms of CPU each, seconds on a busy host), and one
+    # visitor's largest layout must not turn everyone queued behind it into "try again"
+    # (bench/class_load.py; docs/BENCHMARKS.md). Only one dot runs at a time all the same.
+    wait_seconds=20.0,
     max_nodes=MappingProxyType({"svg": 1500, "pdf": 1500, "png": 1000}),
     max_edges=MappingProxyType({"svg": 3000, "pdf": 3000, "png": 2000}),
     max_side=5000,
@@ -616,25 +621,30 @@ def graph_size(dot_source: str) -> tuple[int, int]:
     return nodes, bare.count("->") + bare.count("--")
 
 
-def _limit_child(memory_bytes: int | None, cpu_seconds: int | None):
-    """A preexec_fn setting dot's rlimits (no imports, no allocation worth naming)."""
+def limited_command(cmd: list[str], memory_bytes: int | None, cpu_seconds: int | None) -> list[str]:
+    """`cmd` started by /bin/sh after `ulimit` sets dot's rlimits (no core file, address
+    space, CPU seconds: SIGXCPU at the limit, SIGKILL a second later), then exec'd in its place.
 
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        for which, soft in (
-            (resource.RLIMIT_AS, memory_bytes),
-            (resource.RLIMIT_CPU, cpu_seconds),
-        ):
-            if soft is None:
-                continue
-            _, hard = resource.getrlimit(which)
-            if hard != resource.RLIM_INFINITY:
-                soft = min(soft, hard)
-            if which == resource.RLIMIT_CPU:  # SIGXCPU at soft, SIGKILL a second later
-                hard = soft + 1 if hard == resource.RLIM_INFINITY else min(soft + 1, hard)
-            resource.setrlimit(which, (soft, hard))
-
-    return apply
+    Not a preexec_fn: with one, Python must fork() the whole server to start dot (50 to 125
+    ms a drawing here, while the public host's one layout slot is held), without it Python
+    uses vfork (bench/dot_spawn.py, bench/class_load.py; docs/BENCHMARKS.md). A `ulimit` that fails
+    stops the chain: dot never runs without its limits."""
+    steps = ["ulimit -c 0"]
+    for which, soft, flag in (
+        (resource.RLIMIT_AS, memory_bytes, "v"),
+        (resource.RLIMIT_CPU, cpu_seconds, "t"),
+    ):
+        if soft is None:
+            continue
+        _, hard = resource.getrlimit(which)  # the child inherits this process's hard limit
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        value = max(1, soft // 1024) if flag == "v" else soft  # ulimit -v counts KiB
+        steps.append(f"ulimit -S -{flag} {int(value)}")  # soft first: it may not pass hard
+        if which == resource.RLIMIT_CPU:
+            top = soft + 1 if hard == resource.RLIM_INFINITY else min(soft + 1, hard)
+            steps.append(f"ulimit -H -t {int(top)}")
+    return ["/bin/sh", "-c", " && ".join(steps) + ' && exec "$0" "$@"', *cmd]
 
 
 def _failure_key(dot_source: str, fmt: str, scale: float, limits: RenderLimits) -> str:
@@ -762,17 +772,14 @@ def _run_dot(
     """(None, output) or (the message saying why not, b"")."""
     advice = " Export DOT instead and render it on your own computer, or draw a smaller program."
     try:
+        if limits.memory_bytes is not None or limits.cpu_seconds is not None:
+            cmd = limited_command(cmd, limits.memory_bytes, limits.cpu_seconds)
         proc = subprocess.run(
             cmd,
             input=source.encode("utf-8"),
             capture_output=True,
             timeout=limits.wall_seconds,
             check=False,
-            # without rlimits to set, no preexec_fn: Python can then start dot with vfork,
-            # not fork, which costs a big process (torch loaded) about 100 ms a drawing
-            preexec_fn=_limit_child(limits.memory_bytes, limits.cpu_seconds)
-            if limits.memory_bytes is not None or limits.cpu_seconds is not None
-            else None,
         )
     except subprocess.TimeoutExpired:
         return (

@@ -35,7 +35,7 @@ from gradviz.ui.common import KEEP, show_unexpected, table
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
-from gradviz.util.memo import ByteLRU
+from gradviz.util.memo import ByteLRU, SingleFlight
 from gradviz.workers.process import Busy
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
@@ -67,6 +67,13 @@ def results() -> ByteLRU[bytes]:
     return ByteLRU(max_bytes=limit, ttl=RESULTS_SECONDS, max_entries=256)
 
 
+@st.cache_resource(show_spinner=False)
+def runs_in_flight() -> SingleFlight[tuple[Trace, bytes | None]]:
+    """Programs being run now: sessions that submit the same program at the same moment (a
+    class running the exercise as given) wait for one run instead of queueing thirty."""
+    return SingleFlight()
+
+
 def run_cached(
     source: str,
     backward: str | None,
@@ -75,31 +82,39 @@ def run_cached(
     moves: tuple = (),
     visitor: str = "",
 ) -> Trace:
-    """The program's result, run at most once per program and options while it is cached.
+    """The program's result, run at most once per program and options while it is cached
+    or being run.
 
-    Only successes and the program's own errors are kept: a run whose worker was killed
-    (time, memory, a crash) or never started is shown to this session and run again by the
-    next. Busy (the visitor's turn did not come) is raised, never cached."""
+    Only successes and the program's own errors are kept and shared: a run whose worker was
+    killed (time, memory, a crash) or never started is shown to this session and run again by
+    the next. Busy (the visitor's turn did not come) is raised, never cached."""
     key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), backward, ones)
     key += (retain, moves)
     cache = results()
     kept = cache.get(key)
     if kept is not None:
         return pickle.loads(kept)  # bytes this server pickled itself, never a visitor's
-    trace = run_isolated(
-        source,
-        RunOptions(
-            backward=backward,
-            backward_ones=ones,
-            retain_intermediate=retain,
-            device_overrides=dict(moves) or None,
-        ),
-        raise_busy=True,
-        visitor=visitor,
-    )
-    if trace.stats.worker is None:  # run_isolated sets it when the worker did not finish
-        cache.put(key, pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
-    return trace
+
+    def run() -> tuple[Trace, bytes | None]:
+        trace = run_isolated(
+            source,
+            RunOptions(
+                backward=backward,
+                backward_ones=ones,
+                retain_intermediate=retain,
+                device_overrides=dict(moves) or None,
+            ),
+            raise_busy=True,
+            visitor=visitor,
+        )
+        if trace.stats.worker is not None:  # run_isolated sets it when the worker did not finish
+            return trace, None
+        data = pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL)
+        cache.put(key, data)
+        return trace, data
+
+    (trace, data), own = runs_in_flight().run(key, run, lambda result: result[1] is not None)
+    return trace if own else pickle.loads(data)  # every session gets its own copy
 
 
 # Drawings kept for every session: bounded in bytes, so big PNGs cannot fill the host.
@@ -115,6 +130,13 @@ def drawings() -> ByteLRU[bytes]:
     return ByteLRU(max_bytes=limit, ttl=DRAWINGS_SECONDS, max_entries=256)
 
 
+@st.cache_resource(show_spinner=False)
+def drawings_in_flight() -> SingleFlight[bytes]:
+    """Drawings being laid out now: equal graphs asked at the same moment are laid out once
+    (the public host lays out one graph at a time)."""
+    return SingleFlight()
+
+
 def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
     """The drawing's bytes, laid out at most once per graph, theme and format.
 
@@ -123,8 +145,13 @@ def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
     cache = drawings()
     data = cache.get(key)
     if data is None:
-        data = render_bytes(dot, fmt, scale)
-        cache.put(key, data)
+
+        def draw_once() -> bytes:
+            drawn = render_bytes(dot, fmt, scale)
+            cache.put(key, drawn)
+            return drawn
+
+        data, _ = drawings_in_flight().run(key, draw_once)
     return data
 
 

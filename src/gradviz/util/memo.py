@@ -114,3 +114,52 @@ class ByteLRU(Generic[V]):
             or (self.max_entries is not None and len(self._items) > self.max_entries)
         ):
             self._drop(next(iter(self._items)))
+
+
+class _Flight:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: object = None
+        self.ok = False
+
+
+class SingleFlight(Generic[V]):
+    """Equal keys asked at the same time run once: while one call for a key runs, the others
+    for that key wait for it and get its value, instead of doing the same work again (thirty
+    sessions submitting the exercise's program at the same moment, before it is cached).
+
+    A waiter gets the first call's value only when `shareable(value)` says so; when the first
+    call raised or its value is not shareable (a run a worker did not finish), each waiter
+    runs the work itself, as if alone."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flights: dict[Hashable, _Flight] = {}
+
+    def run(
+        self, key: Hashable, work: Callable[[], V], shareable: Callable[[V], bool] = lambda v: True
+    ) -> tuple[V, bool]:
+        """(value, whether this call ran `work` itself)."""
+        with self._lock:
+            flight = self._flights.get(key)
+            first = flight is None
+            if first:
+                flight = self._flights[key] = _Flight()
+        if not first:
+            flight.done.wait()
+            if flight.ok and shareable(flight.value):  # type: ignore[arg-type]
+                return flight.value, False  # type: ignore[return-value]
+            return work(), True
+        try:
+            flight.value = work()
+            flight.ok = True
+            return flight.value, True  # type: ignore[return-value]
+        finally:
+            with self._lock:
+                del self._flights[key]
+            flight.done.set()
+
+    def running(self) -> int:
+        """How many keys are being worked on now (tests)."""
+        with self._lock:
+            return len(self._flights)
