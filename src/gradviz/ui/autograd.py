@@ -22,7 +22,7 @@ from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, tensors
+from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, slides, tensors
 from gradviz.ui.autograd_state import (
     THEME_LABELS,
     graph_theme,
@@ -387,6 +387,7 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
         graph_viewer.download(
             trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
         )
+        slides.downloads(trace, st.session_state.rankdir, graph_theme())
     with tabs[5]:
         _share_tab(source)
 
