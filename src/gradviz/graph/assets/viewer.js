@@ -27,18 +27,63 @@
   if (data.remember) {
     try { store = window.sessionStorage; store.getItem("gradviz-view"); } catch (e) { store = null; }
   }
+  // A rerun lays the graph out again (a line added moves the drawing in its frame), so the
+  // view also keeps an anchor: the tensor nearest the frame's centre and where it was on the
+  // screen. Restored, the same tensor (same id and label, else the same label) is put back on
+  // that spot at the same real zoom; the nodes around it move only as far as the new layout
+  // moved them relative to it.
+  var saving = null;
   function saveView() {
     if (!store || !pz || !document.body.dataset.gvReady) { return; }
+    if (saving) { clearTimeout(saving); }
+    saving = setTimeout(writeView, 120);
+  }
+  window.addEventListener("pagehide", function () { if (saving) { clearTimeout(saving); writeView(); } });
+  function writeView() {
+    saving = null;
     try {
-      store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), pan: pz.getPan(), colour: $("gv-colour").value }));
+      store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), real: pz.getSizes().realZoom,
+        pan: pz.getPan(), colour: $("gv-colour").value, anchor: anchorNow() }));
     } catch (e) { store = null; }
+  }
+  // Where a node's centre is drawn in the frame, from svg-pan-zoom's own zoom and pan (the
+  // transform it writes to the page lags a frame behind, so the DOM's boxes are not read).
+  function screenAt(g) {
+    var vp = svg.querySelector(".svg-pan-zoom_viewport"), b = g.getBBox();
+    var m = vp.getCTM().inverse().multiply(g.getCTM()), p = svg.createSVGPoint();
+    p.x = b.x + b.width / 2; p.y = b.y + b.height / 2;
+    p = p.matrixTransform(m);
+    var z = pz.getSizes().realZoom, pan = pz.getPan();
+    return { x: pan.x + z * p.x, y: pan.y + z * p.y };
+  }
+  function anchorNow() {
+    var box = pz.getSizes(), best = null, bestD = Infinity;
+    Object.keys(nodeEls).forEach(function (id) {
+      var n = nodes[id], g = nodeEls[id];
+      if (!n || n.kind !== "tensor" || g.style.display === "none") { return; }
+      var p = screenAt(g), d = Math.hypot(p.x - box.width / 2, p.y - box.height / 2);
+      if (d < bestD) { bestD = d; best = { id: id, title: n.title, x: p.x, y: p.y }; }
+    });
+    return best;
+  }
+  function anchorEl(a) {
+    if (nodes[a.id] && nodes[a.id].title === a.title && nodeEls[a.id]) { return nodeEls[a.id]; }
+    var same = Object.keys(nodeEls).filter(function (id) { return nodes[id] && nodes[id].kind === "tensor" && nodes[id].title === a.title; });
+    return same.length === 1 ? nodeEls[same[0]] : null;
   }
   function restoreView() {
     var kept = null;
     try { kept = store && JSON.parse(store.getItem("gradviz-view") || "null"); } catch (e) { kept = null; }
     if (!kept || !(kept.zoom > 0) || !kept.pan) { return; }
-    pz.zoom(kept.zoom);
-    pz.pan(kept.pan);
+    var g = kept.anchor && kept.real > 0 ? anchorEl(kept.anchor) : null;
+    if (g) {
+      pz.zoom(kept.real / (pz.getSizes().realZoom / pz.getZoom()));
+      var p = screenAt(g);
+      pz.panBy({ x: kept.anchor.x - p.x, y: kept.anchor.y - p.y });
+    } else {
+      pz.zoom(kept.zoom);
+      pz.pan(kept.pan);
+    }
     if (kept.colour && kept.colour !== "role") { $("gv-colour").value = kept.colour; recolour(kept.colour); }
   }
   // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
@@ -378,5 +423,5 @@
   recolour("role");
   pz.resize(); pz.fit(); pz.center(); restoreView(); detail();  // the toolbar and legend are filled in: fit the frame left
   document.body.dataset.gvReady = "1";
-  saveView();
+  writeView();
 })();
