@@ -39,7 +39,9 @@ CENTRES_JS = """() => {
 }"""
 
 # What the viewer did before it kept an anchor: the kept relative zoom and pan, as they were.
-OLD_RESTORE_JS = """(kept) => { window.gvPanZoom.zoom(kept.zoom); window.gvPanZoom.pan(kept.pan); }"""
+OLD_RESTORE_JS = (
+    """(kept) => { window.gvPanZoom.zoom(kept.zoom); window.gvPanZoom.pan(kept.pan); }"""
+)
 KEPT_JS = "() => JSON.parse(sessionStorage.getItem('gradviz-view'))"
 
 
@@ -81,7 +83,7 @@ def test_a_line_added_at_the_end_leaves_the_view_on_the_same_tensor(browser, app
         page.get_by_role("button", name="Run program").click()
         page.wait_for_function(
             "() => [...document.querySelectorAll('iframe')].some(f => f.srcdoc"
-            " && f.srcdoc.includes('\"name\":\"w\"'))",
+            ' && f.srcdoc.includes(\'"name":"w"\'))',
             timeout=90_000,
         )
         inner = _frame(page)
