@@ -28,7 +28,7 @@ QUIZ_RTOL = 0.01
 # COLLAPSE_OVER nodes is drawn without node text, record separators and arrowheads: painting
 # them is most of a big graph's frame time (docs/BENCHMARKS.md). Small graphs keep them.
 LOD_ZOOM = 0.32
-ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css")
+ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css", "bridge.js")
 
 
 def asset(name: str) -> str:

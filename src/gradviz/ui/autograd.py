@@ -186,6 +186,7 @@ def page() -> None:
         if trace is not None:
             _backward_controls(trace)
             _messages(trace, source)
+            graph_viewer.marked_program(source)
             device_panel.controls(trace)
         _options()
     if trace is None:

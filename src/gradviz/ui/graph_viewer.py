@@ -1,13 +1,20 @@
 """The autograd page's interactive graph: gradviz.graph.interactive's viewer in a frame (pan,
 zoom, hover, click to inspect a tensor beside the graph, search, collapse layers, colour by,
 quiz), laid out once by the server's Graphviz. The plain picture stays below as the fallback
-for a browser where the viewer's frame cannot run."""
+for a browser where the viewer's frame cannot run.
+
+The frame is drawn by a small Streamlit component (st.components.v2, graph/assets/bridge.js)
+that passes a click on a node back to the page: `marked_program` then shows the program with
+that node's line marked, beside the graph. Where the component cannot be made, the frame is a
+plain st.iframe (the click is then shown only in the viewer's own inspector)."""
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
-from gradviz.graph.interactive import viewer_html
+from gradviz.graph.interactive import asset, viewer_html
 from gradviz.graph.model import GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results import Trace
@@ -16,6 +23,48 @@ from gradviz.util.mdtext import message
 VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
+FRAME_KEY = "viewer_frame"  # the component's key: its state holds the node clicked last
+SELECTED = "viewer_selected"  # {id, title, line, text} of the node clicked last
+
+
+def _component():
+    """The viewer's component (st.components.v2), or None where this Streamlit has none."""
+    v2 = getattr(st.components, "v2", None)
+    if v2 is None:
+        return None
+    try:
+        return v2.component("gradviz_viewer", js=asset("bridge.js"), isolate_styles=False)
+    except Exception:  # noqa: BLE001 - the plain frame still works
+        return None
+
+
+_MOUNT = _component()
+
+
+def _picked() -> None:
+    """The component's callback: keep the clicked node for this run's program view."""
+    state = st.session_state.get(FRAME_KEY) or {}
+    chosen = state.get("selected") if hasattr(state, "get") else None
+    if isinstance(chosen, dict):
+        st.session_state[SELECTED] = chosen
+
+
+def marked_program(source: str) -> None:
+    """The program with the line of the node clicked in the viewer marked (▶), when that
+    line is still the program's (a node clicked before an edit is forgotten)."""
+    chosen = st.session_state.get(SELECTED)
+    if not chosen or not isinstance(chosen.get("line"), int):
+        return
+    lines = source.splitlines()
+    n = chosen["line"]
+    if not 1 <= n <= len(lines) or lines[n - 1] != chosen.get("text"):
+        return
+    width = len(str(len(lines)))
+    text = "\n".join(
+        f"{'▶' if k == n else ' '} {k:>{width}}  {line}" for k, line in enumerate(lines, 1)
+    )
+    st.caption(f"Clicked in the graph: `{chosen.get('title', '')}`, made on line {n}:")
+    st.code(text, language=None)
 
 
 def wanted() -> bool:
@@ -77,7 +126,16 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).
-    st.iframe(page, height=VIEWER_HEIGHT)
+    if _MOUNT is None:
+        st.iframe(page, height=VIEWER_HEIGHT)
+        return True
+    digest = hashlib.sha256(page.encode("utf-8", "surrogatepass")).hexdigest()
+    _MOUNT(
+        key=FRAME_KEY,
+        data={"page": page, "height": VIEWER_HEIGHT, "digest": digest},
+        height=VIEWER_HEIGHT,
+        on_selected_change=_picked,
+    )
     return True
 
 

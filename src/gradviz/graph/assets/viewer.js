@@ -213,6 +213,23 @@
     edgeEls.forEach(function (e) { e.g.classList.add(on[e.s] && on[e.d] ? "gv-on-path" : "gv-dim"); });
     nodeEls[id].classList.add("gv-selected");
     inspect(id);
+    tellPage(id);
+  }
+  // On the page the viewer sits in a frame: the clicked node's program line goes to the page,
+  // which marks it in the program beside the graph (gradviz.ui.graph_viewer). A function's
+  // line is that of the tensor it made.
+  function lineOf(id) {
+    var n = nodes[id];
+    if (n && n.t && n.t.line) { return n.t; }
+    var made = (out[id] || []).map(function (d) { return nodes[d]; }).filter(function (m) { return m && m.t && m.t.line; });
+    return made.length ? made[0].t : null;
+  }
+  function tellPage(id) {
+    if (!data.remember || window.parent === window) { return; }
+    var t = lineOf(id), lines = String(data.source || "").split("\n");
+    var msg = { type: "gradviz-select", id: id, title: nodes[id] ? nodes[id].title : id,
+      line: t ? t.line : null, text: t && t.line <= lines.length ? lines[t.line - 1] : null };
+    try { window.parent.postMessage(msg, "*"); } catch (e) { /* no page to tell */ }
   }
   function flat(v, acc) {
     if (Array.isArray(v)) { v.forEach(function (x) { flat(x, acc); }); } else if (typeof v === "number") { acc.push(v); }
