@@ -96,3 +96,37 @@ def test_the_node_clicked_in_the_viewer_marks_its_line_in_the_program():
     at.session_state["viewer_selected"] = {"id": "t2", "title": "b", "line": 4, "text": "b = a"}
     at.run()
     assert not [c.value for c in at.code if "▶" in c.value]
+
+
+MLP = (
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
+    "x = torch.randn(5, 4, requires_grad=True)\n"
+    "loss = net(x).pow(2).mean()\n"
+)
+
+
+def test_layers_closed_in_the_viewer_are_drawn_by_the_server_as_one_node_each():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_area(key="program").set_value(MLP)
+    next(b for b in at.button if b.label == "Run program").click().run()
+    assert not at.exception, at.exception
+    data = _viewer_data(at)
+    assert data["folds"] == [] and data["max_depth"] == 2
+    outer = next(m for m, v in data["modules"].items() if v["parent"] is None)
+    shown = at.session_state["viewer_source"]
+    # what the component hands back when the visitor closes the outer layer
+    at.session_state["viewer_folds"] = {"source": shown, "calls": [outer], "depth": None}
+    at.run()
+    folded = _viewer_data(at)
+    assert folded["folds"] == [outer] and f"fold_{outer}" in folded["nodes"]
+    assert len(folded["nodes"]) < len(data["nodes"]) and outer not in folded["modules"]
+    # the Layers choice "layers closed" folds every outermost call; "all" opens them
+    at.session_state["viewer_folds"] = {"source": shown, "calls": [], "depth": "all"}
+    at.run()
+    assert _viewer_data(at)["folds"] == [] and len(_viewer_data(at)["nodes"]) == len(data["nodes"])
+    # another program's graph starts with every layer open
+    at.session_state["viewer_folds"] = {"source": "another", "calls": [outer], "depth": None}
+    at.run()
+    assert _viewer_data(at)["folds"] == []

@@ -375,10 +375,11 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
-    dot = draw(trace, *style, False, highlight, done)
+    shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
+    dot = draw(shown, *style, False, highlight, done)
     export_dot = draw(trace, *style, True)
     with tabs[0]:
-        _graph_tab(trace, source, dot, highlight)
+        _graph_tab(shown, source, dot, highlight)
     with tabs[1]:
         tensors.tensors_tab(trace)
     with tabs[3]:

@@ -1,8 +1,9 @@
 /* gradviz's viewer on the Streamlit page (st.components.v2): draws the viewer document in a
    frame, as st.iframe would, and passes a click on a node back to Python (the state value
    "selected": node id, title, program line and that line's text), so the page can mark the
-   line in the program. The viewer posts the click to its parent; only messages from this
-   component's own frame are taken. */
+   line in the program; and a layer closed or opened (the state value "folds"), so the server
+   draws the graph again with those layers as single nodes. The viewer posts both to its
+   parent; only messages from this component's own frame are taken. */
 export default function (component) {
   const { data, setStateValue, parentElement } = component;
   let frame = parentElement.querySelector("iframe.gv-frame");
@@ -22,7 +23,14 @@ export default function (component) {
   }
   const onMessage = (ev) => {
     const m = ev.data;
-    if (ev.source !== frame.contentWindow || !m || m.type !== "gradviz-select") { return; }
+    if (ev.source !== frame.contentWindow || !m) { return; }
+    if (m.type === "gradviz-fold") {  // close or open layers: the server draws them again
+      const calls = Array.isArray(m.calls) ? m.calls.slice(0, 5000).map((c) => String(c).slice(0, 100)) : null;
+      const depth = typeof m.depth === "string" ? m.depth.slice(0, 8) : null;
+      setStateValue("folds", { calls: calls, depth: depth, at: Date.now() });
+      return;
+    }
+    if (m.type !== "gradviz-select") { return; }
     const line = Number.isInteger(m.line) ? m.line : null;
     setStateValue("selected", {
       id: String(m.id).slice(0, 200),

@@ -185,7 +185,7 @@
       tip.style.top = Math.min(ev.clientY + 14, window.innerHeight - tip.offsetHeight - 4) + "px";
     });
     g.addEventListener("mouseleave", function () { tip.style.display = "none"; });
-    g.addEventListener("click", function (ev) { ev.stopPropagation(); select(id); });
+    g.addEventListener("click", function (ev) { ev.stopPropagation(); if (!unfold(id)) { select(id); } });
   });
 
   // ------------------------------------------------------------------ click: path + inspector
@@ -383,8 +383,27 @@
     $("gv-shown").textContent = total ? Object.keys(nodeEls).filter(function (id) { return nodes[id] && !hidden[id]; }).length + " of " + total + " nodes drawn" : "";
   }
   Object.keys(clusterEls).forEach(function (m) {
-    clusterEls[m].addEventListener("click", function (ev) { ev.stopPropagation(); collapsed[m] = !collapsed[m]; applyCollapse(); });
+    clusterEls[m].addEventListener("click", function (ev) {
+      ev.stopPropagation();
+      if (onPage) { askFold(data.folds.concat([m]), null); return; }
+      collapsed[m] = !collapsed[m]; applyCollapse();
+    });
   });
+  // On the page (data.folds: the layer calls the server folded), a closed layer is drawn again
+  // by the server as one small node in a new layout; here only the request is sent.
+  var onPage = Array.isArray(data.folds) && !!data.remember && window.parent !== window;
+  function askFold(calls, depthValue) {
+    document.body.classList.add("gv-waiting");
+    try { window.parent.postMessage({ type: "gradviz-fold", calls: calls, depth: depthValue }, "*"); } catch (e) { /* no page */ }
+  }
+  function unfold(id) {
+    var call = id.indexOf("fold_") === 0 ? id.slice(5) : null;
+    if (onPage && call && data.folds.indexOf(call) >= 0) {
+      askFold(data.folds.filter(function (c) { return c !== call; }), null);
+      return true;
+    }
+    return false;
+  }
   function setDepth(d) {
     collapsed = {};
     if (d !== "all") {
@@ -394,6 +413,7 @@
   }
   var depth = $("gv-depth"), maxDepth = 0;
   Object.keys(clusterEls).forEach(function (m) { maxDepth = Math.max(maxDepth, chain(m).length); });
+  if (onPage) { maxDepth = Math.max(maxDepth, data.max_depth || 0); }  // folded layers are no clusters
   for (var d = 0; d < maxDepth; d++) {
     var o = document.createElement("option");
     o.value = String(d);
@@ -401,8 +421,10 @@
     depth.appendChild(o);
   }
   depth.disabled = maxDepth === 0;
-  depth.onchange = function () { setDepth(depth.value); };
-  if (maxDepth > 0 && Object.keys(nodes).length > data.collapse_over) { depth.value = "0"; setDepth("0"); } else { applyCollapse(); }
+  depth.onchange = function () { if (onPage) { askFold(null, depth.value); } else { setDepth(depth.value); } };
+  if (onPage && data.fold_depth) { depth.value = data.fold_depth; }
+  var folding = onPage && (data.folds.length > 0 || !!data.fold_depth);
+  if (!folding && maxDepth > 0 && Object.keys(nodes).length > data.collapse_over) { depth.value = "0"; setDepth("0"); } else { applyCollapse(); }
 
   // ------------------------------------------------------------------ colour by
   var OKABE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"];
