@@ -9,6 +9,8 @@ needs Pillow, which the server never imports, so a job worker composes Graphviz'
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from gradviz.graph import walkthrough
@@ -17,6 +19,7 @@ from gradviz.program.results import Trace
 from gradviz.services import slides
 from gradviz.util.hosting import public_mode
 
+GIF_MAX_SIDE = 1600  # pixels a side of a GIF frame: a slide's width; bigger drawings shrink
 MAX_STEPS = 60  # backward steps the page makes frames for (each is one Graphviz layout)
 PUBLIC_MAX_STEPS = 25
 
@@ -38,7 +41,7 @@ def pdf(dots: list[str]) -> bytes:
 
 
 def gif(dots: list[str]) -> bytes:
-    limits = server_limits()
+    limits = replace(server_limits(), max_side=GIF_MAX_SIDE)
     return slides.gif([render_bytes(d, "png", scale=1.0, limits=limits) for d in dots])
 
 
