@@ -385,7 +385,8 @@
   Object.keys(clusterEls).forEach(function (m) {
     clusterEls[m].addEventListener("click", function (ev) {
       ev.stopPropagation();
-      if (onPage) { askFold(data.folds.concat([m]), null); return; }
+      // (a big graph opens with its layers hidden here; those open here too)
+      if (onPage && !collapsed[m]) { askFold(data.folds.concat([m]), null); return; }
       collapsed[m] = !collapsed[m]; applyCollapse();
     });
   });
