@@ -29,6 +29,7 @@ FRAME_KEY = "viewer_frame"  # the component's key: its state holds the node clic
 SELECTED = "viewer_selected"  # {id, title, line, text} of the node clicked last
 FOLDS = "viewer_folds"  # {source, calls, depth}: the layers the visitor closed in the viewer
 SHOWN = "viewer_source"  # the digest of the program whose graph the viewer shows
+FOLD_VIEW = "viewer_fold_view"  # this run's folds as the viewer is told them
 
 
 def _component():
@@ -95,7 +96,7 @@ def folded(trace: Trace, view: str) -> Trace:
     else:
         calls = [c for c in asked.get("calls", []) if c in depths]
     st.session_state[FOLDS] = {**asked, "calls": calls}
-    st.session_state["viewer_fold_view"] = {
+    st.session_state[FOLD_VIEW] = {
         "calls": calls,
         "depth": depth,
         "max_depth": max(depths.values(), default=0),
@@ -143,7 +144,7 @@ def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> st
     model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
     folds = None
     if remember and _MOUNT is not None and view == "values" and model.nodes:
-        folds = st.session_state.get("viewer_fold_view") or {"calls": [], "max_depth": 0}
+        folds = st.session_state.get(FOLD_VIEW) or {"calls": [], "max_depth": 0}
         if folds.get("source") != _digest(trace.source):
             depths = call_depths(model)
             folds = {"calls": [], "depth": None, "max_depth": max(depths.values(), default=0)}
