@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
-from gradviz.graph import interactive, render, walkthrough
+from gradviz.graph import interactive, render, walkthrough, walkthrough_gif
 from gradviz.program.results import Trace
 
 HTML = "html"
@@ -204,7 +204,7 @@ def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
     limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
     try:
         if fmt == GIF:
-            data = walkthrough.gif_bytes(dots, scale=args.scale, limits=limits)
+            data = walkthrough_gif.gif_bytes(dots, scale=args.scale, limits=limits)
         else:
             data = walkthrough.pdf_bytes(dots, limits=limits)
     except render.RenderUnavailable as exc:

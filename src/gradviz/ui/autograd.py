@@ -22,7 +22,7 @@ from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, tensors
+from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, slides, tensors
 from gradviz.ui.autograd_state import (
     THEME_LABELS,
     graph_theme,
@@ -213,6 +213,7 @@ def page() -> None:
         if trace is not None:
             _backward_controls(trace)
             _messages(trace, source)
+            graph_viewer.marked_program(source)
             device_panel.controls(trace)
         _options()
     if trace is None:
@@ -401,10 +402,11 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
-    dot = draw(trace, *style, False, highlight, done)
+    shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
+    dot = draw(shown, *style, False, highlight, done)
     export_dot = draw(trace, *style, True)
     with tabs[0]:
-        _graph_tab(trace, source, dot, highlight)
+        _graph_tab(shown, source, dot, highlight)
     with tabs[1]:
         tensors.tensors_tab(trace)
     with tabs[3]:
@@ -414,6 +416,7 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
         graph_viewer.download(
             trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
         )
+        slides.downloads(trace, st.session_state.rankdir, graph_theme())
     with tabs[5]:
         _share_tab(source)
 
