@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
-from gradviz.graph import interactive, render, walkthrough
+from gradviz.graph import interactive, render
 from gradviz.program.results import Trace
 
 HTML = "html"
 GIF = "gif"
-WALKTHROUGH_FORMATS = ("pdf", GIF)
+WALKTHROUGH_FORMATS = ("pdf", GIF)  # gradviz.graph.walkthrough's
 
 
 def register(subparsers) -> None:
@@ -164,6 +164,8 @@ def _write(path: str, data: bytes) -> int:
 
 def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
     """The walk-through's frames as a PDF or GIF; 0 written, 1 nothing to walk, 2 unwritable."""
+    from gradviz.graph import walkthrough  # PIL and pypdf: only for the walk-through
+
     record = trace.backward[-1] if trace.backward else None
     if record is None or not record.steps or trace.graph is None:
         print(

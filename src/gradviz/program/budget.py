@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.flop_counter import FlopCounterMode
 
 from gradviz.graph.values import list_cells
-from gradviz.program import tables
+from gradviz.program import factory_sizes, tables
 from gradviz.program.state import RunState
 from gradviz.util.format import fmt_bytes
 
@@ -113,6 +113,11 @@ class Budget:
 
         if fn is F.one_hot:
             args, kwargs = _one_hot_classes(args, kwargs)
+        known = factory_sizes.output(fn, args, kwargs)
+        if known is not None:  # a factory with plain numbers: no meta call (its imports)
+            shape, dtype = known
+            self.account(label, [(shape, math.prod(shape), dtype.itemsize, dtype)], 0.0, node)
+            return
         meta_args = tree_map(to_meta, args)
         meta_kwargs = {
             k: to_meta(v) for k, v in kwargs.items() if k not in ("generator", "pin_memory")
@@ -173,9 +178,8 @@ class Budget:
         tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
         if not tensors:
             return
-        try:
-            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
-        except RuntimeError:
+        shape = factory_sizes.broadcast_shape(*(t.shape for t in tensors))
+        if shape is None:
             return  # shapes do not broadcast: the real call raises torch's own message
         numel = math.prod(shape)
         size = max(max(t.element_size() for t in tensors), 4)
