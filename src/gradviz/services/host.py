@@ -16,6 +16,7 @@ No Streamlit and no torch here: the facts are gathered by gradviz.devices.facts 
 from __future__ import annotations
 
 import threading
+import time
 from importlib.metadata import PackageNotFoundError, version
 
 from gradviz.devices.info import HostFacts
@@ -34,7 +35,8 @@ _facts: HostFacts | None = None
 _facts_lock = threading.Lock()
 _asking: threading.Thread | None = None  # facts_now's background ask
 _ask_lock = threading.Lock()
-_failed: Exception | None = None
+_failed: tuple[Exception, float] | None = None  # and when (time.monotonic)
+FACTS_RETRY_S = 10.0
 
 
 def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = FACTS_MEMORY):
@@ -56,7 +58,7 @@ def facts() -> HostFacts:
 def facts_now() -> HostFacts | None:
     """The facts if known; else None, and a worker is asked for them in the background (so
     a first page view draws without waiting for a worker's torch import). A failed ask is
-    raised here once (jobs.JobFailed), and the next call asks again. With
+    raised here (jobs.JobFailed) for FACTS_RETRY_S, then the next call asks again. With
     GRADVIZ_SANDBOX=off (no workers: torch in this process), as facts()."""
     global _asking, _failed
     if not enabled():
@@ -64,9 +66,11 @@ def facts_now() -> HostFacts | None:
     with _ask_lock:  # not _facts_lock: facts() holds that while it asks
         if _facts is not None:
             return _facts
-        failed, _failed = _failed, None
-        if failed is not None:
-            raise failed
+        if _failed is not None:
+            failed, when = _failed
+            if time.monotonic() - when < FACTS_RETRY_S:
+                raise failed
+            _failed = None
         if _asking is None or not _asking.is_alive():
             _asking = threading.Thread(target=_ask_facts, name="gradviz-host-facts", daemon=True)
             _asking.start()
@@ -84,7 +88,7 @@ def _ask_facts() -> None:
         facts()
     except Exception as exc:  # said on the page by the next facts_now()
         with _ask_lock:
-            _failed = exc
+            _failed = (exc, time.monotonic())
 
 
 def torch_version() -> str:
