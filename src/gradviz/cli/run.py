@@ -124,7 +124,9 @@ def add_program_options(parser: argparse.ArgumentParser) -> None:
 def run_from_args(args: argparse.Namespace) -> Trace:
     """Read and run the program the arguments name. Raises UsageError."""
     source = read_program(args.program)
-    options = RunOptions(backward=args.backward, backward_ones=args.ones)
+    # torchviz's classic DOT only when it is drawn (`render --view classic`)
+    classic = getattr(args, "view", None) == "classic"
+    options = RunOptions(backward=args.backward, backward_ones=args.ones, classic=classic)
     if args.no_sandbox or not enabled():
         # Imported here: the sandboxed path never imports torch in this process (the
         # worker does), which keeps `render` and `run` near a plain torch script's cost.

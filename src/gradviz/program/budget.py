@@ -27,7 +27,6 @@ import math
 import torch
 import torch.nn.functional as F
 from torch.utils._pytree import tree_flatten, tree_map
-from torch.utils.flop_counter import FlopCounterMode
 
 from gradviz.graph.values import list_cells
 from gradviz.program import factory_sizes, tables
@@ -163,6 +162,9 @@ class Budget:
             meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
             meta_kwargs = {k: v for k, v in meta_kwargs.items() if k != "device"}
         counter = None
+        if fn in tables.MATRIX_WORK or isinstance(fn, Metered):
+            # imported on first use: programs without matrix work never load it
+            from torch.utils.flop_counter import FlopCounterMode
         if fn in tables.MATRIX_WORK:
             counter = FlopCounterMode(display=False)
         elif isinstance(fn, Metered):
