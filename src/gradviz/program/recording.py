@@ -23,7 +23,7 @@ import torch
 
 from gradviz.graph.model import BackwardRecord, BackwardStep
 from gradviz.graph.record import walk_graph
-from gradviz.graph.values import part_preview, preview_part
+from gradviz.graph.values import part_preview, preview_part, storable
 from gradviz.program.state import RunState
 
 # Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
@@ -39,6 +39,7 @@ class BackwardWatch:
         # the latest finished pass: its record and, per step, its gradients' first values
         self.latest: tuple[BackwardRecord, list] | None = None
         self.parts: list = []  # the pass running now: (step, upstream parts, produced parts)
+        self.fns: list = []  # the autograd nodes of the pass running now, or that just ran
 
     def begin(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
@@ -75,9 +76,10 @@ class BackwardWatch:
         """While open, each node of `tensor`'s graph adds a step to `record` as it runs."""
         handles = []
         parts = self.parts = []
-        copies = PassCopies()
-        if tensor.grad_fn is not None:
-            for fn in walk_graph(tensor.grad_fn):
+        copies = PassCopies(hold=record.gradient != "given")
+        self.fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
+        if self.fns:
+            for fn in self.fns:
                 key = self.state.registry.key(fn)
                 leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
                 if leaf is not None and leaf.grad is not None:
@@ -116,9 +118,16 @@ class BackwardWatch:
 class PassCopies:
     """One pass's copies of its gradients for their previews: each gradient copied once (a
     node's upstream is most often the very tensor the node before it produced), small ones
-    whole while the pass has room (WHOLE_COPIES), the rest by their first values."""
+    whole while the pass has room (WHOLE_COPIES), the rest by their first values.
 
-    def __init__(self):
+    `hold`: small ones are held as they are instead of copied. Autograd hands a hook
+    gradients no program holds (a leaf's `.grad` and a retained `.grad` are copies of them;
+    it adds into a gradient in place only when no one else holds it, and the hooks hold
+    each), so nothing changes them after the pass; but a `gradient=` a program gave (and
+    the views of it that flow on) is the program's own tensor, so that pass copies."""
+
+    def __init__(self, hold: bool = False):
+        self.hold = hold
         self.room = WHOLE_COPIES
         # id(gradient) -> (gradient, its part): held until the pass ends, so autograd
         # neither adds into it in place (it does only to a tensor no one else holds) nor
@@ -139,11 +148,21 @@ class PassCopies:
             whole = n <= self.room
             if whole:
                 self.room -= n
-            part = preview_part(g, whole)
+            part = _held(g) if whole and self.hold else preview_part(g, whole)
             if not isinstance(part, str):  # a big gradient is not held
                 self.seen[id(g)] = (g, part)
             out.append(part)
         return out
+
+
+def _held(g: torch.Tensor):
+    """preview_part(g, whole=True) without its copy: g itself, read when the run ends."""
+    if not storable(g):
+        return preview_part(g)
+    data = g.detach()
+    if data.dtype in (torch.bfloat16, torch.float16):
+        return data.float(), tuple(g.shape)  # a copy, as preview_part makes
+    return data, tuple(g.shape)
 
 
 def _preview(part) -> str:
