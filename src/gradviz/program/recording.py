@@ -3,15 +3,15 @@
 A program's `t.backward()` (and the backward a run is asked for, RunOptions.backward) runs
 through gradviz.program.library.Library.backward, which uses a `BackwardWatch`: `begin`
 checks the arguments and starts a `BackwardRecord`; while `hooks` is open, a hook on every
-node of the tensor's graph appends a `BackwardStep` (the node, the gradients it received
-and the ones it passed on, as short previews) in the order autograd ran them, and the leaves
-whose `.grad` already held a gradient (this pass adds to it) are named in the record. The records
-are what the page's backward replay and gradviz.graph.build read.
+node of the tensor's graph notes the node and the gradients it received and the ones it passed
+on, in the order autograd ran them, and the leaves whose `.grad` already held a gradient (this
+pass adds to it) are named in the record. Its `BackwardStep`s (those gradients as short
+previews) are what the page's backward replay and gradviz.graph.build read.
 
 The page walks through the last backward only (a training loop runs a thousand), so only the
-last record keeps its steps: while a pass runs, each step keeps the first values of its
-gradients (gradviz.graph.values.preview_part); when a later pass has run, the earlier record's
-steps are dropped, and `finish` writes the previews of the last one when the run ends.
+last record gets steps: while a pass runs, each node's notes keep its gradients (small ones as
+they are, others by their first values: PassCopies); when a later pass has run, the earlier
+pass's notes are dropped, and `finish` makes the last one's steps when the run ends.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ class BackwardWatch:
         self.state = state
         # the latest finished pass: its record and, per step, its gradients' first values
         self.latest: tuple[BackwardRecord, list] | None = None
-        self.parts: list = []  # the pass running now: (step, upstream parts, produced parts)
+        # the pass running now, per node in the order autograd ran them: (its key, the node,
+        # upstream parts, produced parts)
+        self.parts: list = []
         self.fns: list = []  # the autograd nodes of the pass running now, or that just ran
 
     def begin(
@@ -86,9 +88,7 @@ class BackwardWatch:
                     record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 
                 def hook(grad_inputs, grad_outputs, key=key, fn=fn):
-                    step = BackwardStep(len(record.steps), key, fn.name(), [], [])
-                    record.steps.append(step)
-                    parts.append((step, copies.parts(grad_outputs), copies.parts(grad_inputs)))
+                    parts.append((key, fn, copies.parts(grad_outputs), copies.parts(grad_inputs)))
 
                 handles.append(fn.register_hook(hook))
         try:
@@ -99,19 +99,26 @@ class BackwardWatch:
                 h.remove()
 
     def done(self, record: BackwardRecord) -> None:
-        """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps."""
-        if self.latest is not None:
-            self.latest[0].steps = []
+        """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps
+        (none are made until the run ends: only the latest pass's are)."""
         self.latest = (record, self.parts)
         self.parts = []
 
     def finish(self) -> None:
-        """The run is over: the latest pass's steps get their gradients' previews."""
+        """The run is over: the latest pass gets its steps, with its gradients' previews."""
         if self.latest is None:
             return
-        for step, upstream, produced in self.latest[1]:
-            step.upstream = [_preview(p) for p in upstream]
-            step.produced = [_preview(p) for p in produced]
+        record, parts = self.latest
+        record.steps = [
+            BackwardStep(
+                i,
+                key,
+                fn.name(),
+                [_preview(p) for p in upstream],
+                [_preview(p) for p in produced],
+            )
+            for i, (key, fn, upstream, produced) in enumerate(parts)
+        ]
         self.latest = None
 
 
@@ -148,7 +155,7 @@ class PassCopies:
             whole = n <= self.room
             if whole:
                 self.room -= n
-            part = _held(g) if whole and self.hold else preview_part(g, whole)
+            part = g if whole and self.hold else preview_part(g, whole)  # g: _held at the end
             if not isinstance(part, str):  # a big gradient is not held
                 self.seen[id(g)] = (g, part)
             out.append(part)
@@ -166,4 +173,6 @@ def _held(g: torch.Tensor):
 
 
 def _preview(part) -> str:
-    return "None" if part is None else part_preview(part)
+    if part is None:
+        return "None"
+    return part_preview(_held(part) if isinstance(part, torch.Tensor) else part)
