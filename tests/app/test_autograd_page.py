@@ -207,6 +207,7 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
 
     page.results().clear()
     monkeypatch.setattr(page, "run_isolated", busy)
+    monkeypatch.setenv("GRADVIZ_LANDING", "off")  # the lesson's stored result needs no pool
     at = _app().run()
     page.results().clear()
     assert not at.exception, at.exception
@@ -284,3 +285,27 @@ def test_a_training_loop_picks_which_backward_call_to_show():
 
     at.selectbox(key="preset").select("sgd_loop").run()  # another program: its last call
     assert at.selectbox(key="backward_call").value == 3
+
+
+def test_the_first_view_draws_the_stored_lesson_without_a_worker(monkeypatch):
+    """gradviz.services.landing: the lesson as a first visit opens it is drawn from the
+    stored result (no worker run); any other program, or Run backward, runs in a worker."""
+    from gradviz.services import landing
+    from gradviz.ui import autograd as page
+
+    ran = []
+
+    def no_worker(source, options=None, pool=None, raise_busy=False, visitor=""):
+        ran.append(options.backward)
+        raise RuntimeError("no worker in this test")
+
+    page.results().clear()
+    monkeypatch.setattr(landing, "gpu_device_present", lambda: False)
+    monkeypatch.setattr(page, "run_isolated", no_worker)
+    at = _app().run()
+    assert not at.exception, at.exception
+    assert ran == [] and _graph_shown(at)
+    assert "MeanBackward0" in _graph_dot(at)
+    next(b for b in at.button if b.label == "Run backward").click().run()
+    page.results().clear()
+    assert ran == ["y"]  # backward is a real run, never the stored forward result

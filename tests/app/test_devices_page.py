@@ -1,6 +1,7 @@
 """AppTest: devices as a user meets them: move a leaf to (simulated) CUDA, see the device
 colours, see a mixing error explained; the Devices page."""
 
+import time
 from pathlib import Path
 
 import torch
@@ -21,6 +22,18 @@ def _app() -> AppTest:
     return AppTest.from_file(APP, default_timeout=120)
 
 
+def _opened() -> AppTest:
+    """The app's first view, then its rerun once a worker has said what the host offers
+    (in a browser the sidebar's 1 s fragment reruns it; AppTest runs no timed fragments)."""
+    from gradviz.services import host
+
+    at = _app().run()
+    deadline = time.time() + 180
+    while not host.facts_settled() and time.time() < deadline:
+        time.sleep(0.2)
+    return at.run()
+
+
 def _dot(at: AppTest) -> str:
     return at.session_state["shown_dot"]
 
@@ -31,7 +44,7 @@ def _program(at: AppTest, source: str) -> AppTest:
 
 
 def test_sidebar_lists_devices_with_simulated_cuda_labelled():
-    at = _app().run()
+    at = _opened()
     assert not at.exception
     text = "\n".join(m.value for m in at.sidebar.markdown)
     assert "**cpu**" in text
@@ -39,7 +52,7 @@ def test_sidebar_lists_devices_with_simulated_cuda_labelled():
 
 
 def test_toggle_a_leaf_to_cuda_colours_the_graph_by_device():
-    at = _app().run()
+    at = _opened()
     dot = _dot(at)
     assert DEVICE_COLORS["cuda:0"] not in dot  # the lesson runs on the CPU
     at.multiselect(key="move_leaves").select("x").run()
@@ -143,10 +156,12 @@ def test_no_worker_to_ask_is_a_plain_message(monkeypatch):
         raise jobs.JobFailed("The worker process ended unexpectedly.")
 
     monkeypatch.setattr(host, "facts", no_worker)
+    for name in ("_facts", "_failed", "_asking"):  # nothing asked yet in this server
+        monkeypatch.setattr(host, name, None)
     at = AppTest.from_string("from gradviz.ui import devices\ndevices.page()\n").run()
     assert not at.exception
     assert "Could not ask a worker process what this host has" in at.error[0].value
-    at = _app().run()  # the autograd page: the program and its graph, no device controls
+    at = _opened()  # the autograd page: the program and its graph, no device controls
     assert not at.exception
     assert at.session_state["shown_dot"]
     assert any("Moving tensors between devices is unavailable" in c.value for c in at.caption)

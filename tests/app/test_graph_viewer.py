@@ -14,11 +14,19 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 pytestmark = pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed")
 
 
-def _viewer_data(at: AppTest) -> dict | None:
+def _viewer_page(at: AppTest) -> str | None:
+    """The viewer document: in the page's component (its data), else in a plain st.iframe."""
+    for c in at.get("bidi_component"):
+        if c.proto.component_name == "gradviz_viewer":
+            return json.loads(c.proto.json)["page"]
     frames = at.get("iframe")
-    if not frames:
+    return frames[0].proto.srcdoc if frames else None
+
+
+def _viewer_data(at: AppTest) -> dict | None:
+    page = _viewer_page(at)
+    if page is None:
         return None
-    page = frames[0].proto.srcdoc
     m = re.search(r'<script type="application/json" id="gv-data">(.*?)</script>', page, re.S)
     return json.loads(m.group(1))
 
@@ -66,3 +74,59 @@ def test_the_export_tab_offers_the_viewer_as_one_html_file():
     assert not at.exception, at.exception
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download interactive HTML" in labels
+
+
+def test_the_node_clicked_in_the_viewer_marks_its_line_in_the_program():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert not any("Clicked in the graph" in c.value for c in at.caption)
+    # what the viewer's component hands back for a click on tensor b (line 4 of the lesson)
+    at.session_state["viewer_selected"] = {
+        "id": "t2",
+        "title": "b",
+        "line": 4,
+        "text": "b = a ** 2",
+    }
+    at.run()
+    assert any("Clicked in the graph: `b`, made on line 4" in c.value for c in at.caption)
+    marked = [c.value for c in at.code if "▶" in c.value]
+    assert len(marked) == 1
+    assert [ln for ln in marked[0].splitlines() if ln.startswith("▶")] == ["▶ 4  b = a ** 2"]
+    # a click from before an edit that changed that line is forgotten
+    at.session_state["viewer_selected"] = {"id": "t2", "title": "b", "line": 4, "text": "b = a"}
+    at.run()
+    assert not [c.value for c in at.code if "▶" in c.value]
+
+
+MLP = (
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
+    "x = torch.randn(5, 4, requires_grad=True)\n"
+    "loss = net(x).pow(2).mean()\n"
+)
+
+
+def test_layers_closed_in_the_viewer_are_drawn_by_the_server_as_one_node_each():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_area(key="program").set_value(MLP)
+    next(b for b in at.button if b.label == "Run program").click().run()
+    assert not at.exception, at.exception
+    data = _viewer_data(at)
+    assert data["folds"] == [] and data["max_depth"] == 2
+    outer = next(m for m, v in data["modules"].items() if v["parent"] is None)
+    shown = at.session_state["viewer_source"]
+    # what the component hands back when the visitor closes the outer layer
+    at.session_state["viewer_folds"] = {"source": shown, "calls": [outer], "depth": None}
+    at.run()
+    folded = _viewer_data(at)
+    assert folded["folds"] == [outer] and f"fold_{outer}" in folded["nodes"]
+    assert len(folded["nodes"]) < len(data["nodes"]) and outer not in folded["modules"]
+    # the Layers choice "layers closed" folds every outermost call; "all" opens them
+    at.session_state["viewer_folds"] = {"source": shown, "calls": [], "depth": "all"}
+    at.run()
+    assert _viewer_data(at)["folds"] == [] and len(_viewer_data(at)["nodes"]) == len(data["nodes"])
+    # another program's graph starts with every layer open
+    at.session_state["viewer_folds"] = {"source": "another", "calls": [outer], "depth": None}
+    at.run()
+    assert _viewer_data(at)["folds"] == []

@@ -1,5 +1,6 @@
 """`pip install .` installs the library without the app: the built wheel requires torch,
-torchviz and setuptools only; streamlit, graphviz (the Python package) and torchvision are
+torchviz, setuptools, and pypdf and Pillow (the command line's walk-through PDF and GIF)
+only; streamlit, graphviz (the Python package) and torchvision are
 the `app` extra. Community Cloud reads requirements.txt, which pins the app's set."""
 
 from __future__ import annotations
@@ -43,6 +44,6 @@ def test_the_wheel_needs_no_streamlit_and_the_app_extra_brings_it(tmp_path):
     ]
     plain = sorted(r.split(">=")[0] for r in requires if "extra ==" not in r)
     app = sorted(r.split(">=")[0] for r in requires if 'extra == "app"' in r)
-    assert plain == ["setuptools", "torch", "torchviz"]
+    assert plain == ["pillow", "pypdf", "setuptools", "torch", "torchviz"]
     assert app == ["graphviz", "streamlit", "torchvision"]
     assert "gradviz/library/figure.py" in names and "gradviz/graph/collapse.py" in names

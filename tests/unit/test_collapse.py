@@ -3,7 +3,7 @@ renderer's module_depth and caption."""
 
 from __future__ import annotations
 
-from gradviz.graph.collapse import auto_depth, call_depths, collapse
+from gradviz.graph.collapse import auto_depth, call_depths, collapse, fold_calls
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, ModuleCall
 from gradviz.graph.render import to_dot
 
@@ -50,6 +50,13 @@ def test_folding_the_outer_call_takes_everything_inside_it():
     assert folded.node("fold_m0").title == "net: Net\n(3 nodes)"
     assert folded.modules == []
     assert [(e.src, e.dst) for e in folded.edges] == [("x", "fold_m0"), ("fold_m0", "out")]
+
+
+def test_folding_named_calls_matches_folding_by_depth_and_outer_wins():
+    assert fold_calls(model(), ["m1"]) == collapse(model(), 2)
+    assert fold_calls(model(), ["m0", "m1"]) == collapse(model(), 1)
+    m = model()
+    assert fold_calls(m, ["m9"]) is m and fold_calls(m, []) is m
 
 
 def test_a_fold_deeper_than_any_call_changes_nothing():

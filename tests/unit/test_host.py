@@ -116,3 +116,39 @@ def test_cuda_memory_asked_of_a_worker():
 def test_a_failed_ask_is_a_plain_error():
     with pytest.raises(jobs.JobFailed, match="placement"):
         host.ask("placement", ("nonsense-device",))
+
+
+def test_facts_now_does_not_wait_for_the_worker(monkeypatch):
+    """A first page view draws at once: facts_now() answers None while a worker is asked in
+    the background, then the facts; a failure is said for a while, then it asks again."""
+    import threading
+
+    monkeypatch.setenv("GRADVIZ_SANDBOX", "on")
+    monkeypatch.setattr(host, "_facts", None)
+    monkeypatch.setattr(host, "_asking", None)
+    monkeypatch.setattr(host, "_failed", None)
+    release = threading.Event()
+    known = device_facts.gather()
+    calls = []
+
+    def slow_ask(kind, *args, **kwargs):
+        calls.append(kind)
+        release.wait(30)
+        if len(calls) == 1:
+            raise jobs.JobFailed("the worker did not start")
+        return known
+
+    monkeypatch.setattr(host, "ask", slow_ask)
+    assert host.facts_now() is None and not host.facts_settled()
+    assert host.facts_now() is None  # still asking: no second ask
+    release.set()
+    host._asking.join(10)
+    assert host.facts_settled()
+    with pytest.raises(jobs.JobFailed):
+        host.facts_now()
+    with pytest.raises(jobs.JobFailed):  # said on every page run for FACTS_RETRY_S
+        host.facts_now()
+    monkeypatch.setattr(host, "FACTS_RETRY_S", 0.0)
+    assert host.facts_now() is None  # then asked again
+    host._asking.join(10)
+    assert host.facts_now() is known and calls == ["host_facts", "host_facts"]

@@ -72,6 +72,16 @@ def test_viewer_data_carries_nodes_edges_modules_and_tensors():
     assert data["lod_zoom"] == 0  # a small graph always draws its text
 
 
+def test_only_the_page_s_viewer_asks_the_server_to_fold_layers():
+    assert "folds" not in interactive.viewer_data(small_model())  # a file hides in place
+    data = interactive.viewer_data(
+        small_model(), remember=True, folds={"calls": ["m0"], "depth": 0, "max_depth": 2}
+    )
+    assert (data["folds"], data["fold_depth"], data["max_depth"]) == (["m0"], "0", 2)
+    none = interactive.viewer_data(small_model(), folds={"calls": [], "max_depth": 1})
+    assert none["folds"] == [] and none["fold_depth"] == ""
+
+
 def test_a_big_graph_drops_its_text_when_zoomed_far_out():
     big = GraphModel(
         nodes=[GraphNode(f"f{i}", "function", "AddBackward0", "function") for i in range(301)]

@@ -18,19 +18,30 @@ COMMAND_MODULES = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules(argv: list[str]) -> list[str]:
+    """The modules to import: only the named command's when argv names one (so `render`
+    does not import what `train` and `speed` need: torch, numpy), else all (for help)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    named = [m for m in COMMAND_MODULES if m.rsplit(".", 1)[1] == first]
+    if named and argv[0] == first:
+        return named
+    return COMMAND_MODULES
+
+
+def build_parser(modules: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m gradviz",
         description="See what PyTorch's autograd and devices are doing.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules or COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_modules(argv) if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
-from gradviz.graph import interactive, render, walkthrough
+from gradviz.graph import interactive, render
 from gradviz.program.results import Trace
 
 HTML = "html"
 GIF = "gif"
-WALKTHROUGH_FORMATS = ("pdf", GIF)
+WALKTHROUGH_FORMATS = ("pdf", GIF)  # gradviz.graph.walkthrough's
 
 
 def register(subparsers) -> None:
@@ -192,6 +192,9 @@ def _write(path: str, data: bytes) -> int:
 
 def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
     """The walk-through's frames as a PDF or GIF; 0 written, 1 nothing to walk, 2 unwritable."""
+    # pypdf and PIL: only for the walk-through
+    from gradviz.graph import walkthrough, walkthrough_gif
+
     record = trace.backward[-1] if trace.backward else None
     if record is None or not record.steps or trace.graph is None:
         print(
@@ -204,7 +207,7 @@ def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
     limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
     try:
         if fmt == GIF:
-            data = walkthrough.gif_bytes(dots, scale=args.scale, limits=limits)
+            data = walkthrough_gif.gif_bytes(dots, scale=args.scale, limits=limits)
         else:
             data = walkthrough.pdf_bytes(dots, limits=limits)
     except render.RenderUnavailable as exc:

@@ -18,7 +18,6 @@ import math
 import os
 import sys
 
-from gradviz.program.interpreter import run_program
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import run_isolated
@@ -125,8 +124,14 @@ def add_program_options(parser: argparse.ArgumentParser) -> None:
 def run_from_args(args: argparse.Namespace) -> Trace:
     """Read and run the program the arguments name. Raises UsageError."""
     source = read_program(args.program)
-    options = RunOptions(backward=args.backward, backward_ones=args.ones)
+    # torchviz's classic DOT only when it is drawn (`render --view classic`)
+    classic = getattr(args, "view", None) == "classic"
+    options = RunOptions(backward=args.backward, backward_ones=args.ones, classic=classic)
     if args.no_sandbox or not enabled():
+        # Imported here: the sandboxed path never imports torch in this process (the
+        # worker does), which keeps `render` and `run` near a plain torch script's cost.
+        from gradviz.program.interpreter import run_program
+
         return run_program(source, options)
     seconds = float(os.environ.get("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds))
     with Pool(SandboxLimits(workers=1, run_seconds=seconds)) as pool:

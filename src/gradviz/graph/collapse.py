@@ -39,9 +39,34 @@ def _folded_into(model: GraphModel, depth: int) -> dict[str, str]:
     return out
 
 
+def _folded_into_calls(model: GraphModel, chosen: set[str]) -> dict[str, str]:
+    """call -> the outermost chosen call it is (or ran inside), for calls in or under one."""
+    calls = {c.id: c for c in model.modules}
+    out: dict[str, str] = {}
+    for c in model.modules:
+        top, at, seen = None, c, 0
+        while at is not None and seen <= len(calls):
+            if at.id in chosen:
+                top = at.id
+            at, seen = calls.get(at.parent or ""), seen + 1
+        if top is not None:
+            out[c.id] = top
+    return out
+
+
 def collapse(model: GraphModel, depth: int) -> GraphModel:
     """`model` with every layer call at `depth` (and all inside it) folded into one node."""
-    into = _folded_into(model, depth)
+    return _fold(model, _folded_into(model, depth))
+
+
+def fold_calls(model: GraphModel, calls) -> GraphModel:
+    """`model` with the named layer calls (ModuleCall ids; unknown ones are ignored) folded
+    into one node each, with everything they ran inside them: a call inside a folded one
+    goes into the outer fold."""
+    return _fold(model, _folded_into_calls(model, set(calls)))
+
+
+def _fold(model: GraphModel, into: dict[str, str]) -> GraphModel:
     if not into:
         return model
     calls: dict[str, ModuleCall] = {c.id: c for c in model.modules}

@@ -28,7 +28,7 @@ QUIZ_RTOL = 0.01
 # COLLAPSE_OVER nodes is drawn without node text, record separators and arrowheads: painting
 # them is most of a big graph's frame time (docs/BENCHMARKS.md). Small graphs keep them.
 LOD_ZOOM = 0.32
-ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css")
+ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css", "bridge.js")
 
 
 def asset(name: str) -> str:
@@ -113,12 +113,24 @@ def viewer_data(
     theme: str = "light",
     quiz: bool = False,
     remember: bool = False,
+    folds: dict | None = None,
 ) -> dict:
     """What the viewer script reads: nodes (with their tensors' values, gradients and
     summaries), edges, layer calls, the program's text, the colours of the roles; `remember`
-    keeps the view (zoom, pan, colour by) in the tab's session storage across reruns."""
+    keeps the view (zoom, pan, colour by) in the tab's session storage across reruns.
+
+    `folds` (the page only): the layer calls the server drew folded, {"calls": [ids],
+    "depth": the Layers choice or None, "max_depth": the deepest call}; with it, closing or
+    opening a layer asks the page to draw the graph again instead of hiding in place."""
     th = THEMES.get(theme, THEMES["light"])
-    return {
+    extra = {}
+    if folds is not None:
+        extra = {
+            "folds": [str(c) for c in folds.get("calls", [])],
+            "fold_depth": "" if folds.get("depth") is None else str(folds["depth"]),
+            "max_depth": int(folds.get("max_depth", 0)),
+        }
+    return extra | {
         "nodes": {n.id: _node(n, model) for n in model.nodes},
         "edges": [[e.src, e.dst] for e in model.edges],
         "modules": {
@@ -168,11 +180,12 @@ def viewer_html(
     quiz: bool = False,
     height: str = "100vh",
     remember: bool = False,
+    folds: dict | None = None,
 ) -> str:
     """The whole viewer as one HTML document. `svg` is the drawing of `model` by
     render.to_dot + render.render_bytes(..., "svg")."""
     th = THEMES.get(theme, THEMES["light"])
-    data = viewer_data(model, source, theme, quiz, remember)
+    data = viewer_data(model, source, theme, quiz, remember, folds)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -1,21 +1,17 @@
 """The backward walk-through as frames for slides: one drawing per backward step (the running
 function highlighted, those already run greyed, only the gradients that have arrived so far
-shown) plus the final graph, as a multi-page PDF (Graphviz's vector pages merged by pypdf) or
-an animated GIF (Graphviz's PNGs, by Pillow)."""
+shown) plus the final graph, as a multi-page PDF (Graphviz's vector pages merged by pypdf).
+The animated GIF is gradviz.graph.walkthrough_gif's (Pillow): this module stays free of PIL,
+so the page's server process can make the PDF itself."""
 
 from __future__ import annotations
 
 import io
 from dataclasses import replace
 
-from PIL import Image
-from pypdf import PdfWriter
-
 from gradviz.graph.model import BackwardRecord, GraphModel
 from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes, to_dot
 from gradviz.graph.rules import rule_for
-
-GIF_MS = 1500  # how long each frame of the GIF stays (the last one twice as long)
 
 
 def arrived(model: GraphModel, record: BackwardRecord, ran: int) -> set[str]:
@@ -94,35 +90,11 @@ def frames(
 
 def pdf_bytes(dots: list[str], limits: RenderLimits = CLI_LIMITS) -> bytes:
     """The frames as one PDF, a page each."""
+    from pypdf import PdfWriter  # about 0.1 s to import: only when a PDF is asked for
+
     writer = PdfWriter()
     for dot in dots:
         writer.append(io.BytesIO(render_bytes(dot, "pdf", limits=limits)))
     buffer = io.BytesIO()
     writer.write(buffer)
-    return buffer.getvalue()
-
-
-def gif_bytes(dots: list[str], scale: float = 1.0, limits: RenderLimits = CLI_LIMITS) -> bytes:
-    """The frames as an animated GIF, each frame on a canvas the size of the largest."""
-    images = [
-        Image.open(io.BytesIO(render_bytes(d, "png", scale=scale, limits=limits))).convert("RGB")
-        for d in dots
-    ]
-    width = max(im.width for im in images)
-    height = max(im.height for im in images)
-    canvases = []
-    for im in images:
-        canvas = Image.new("RGB", (width, height), "white")
-        canvas.paste(im, (0, 0))
-        canvases.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE))
-    buffer = io.BytesIO()
-    canvases[0].save(
-        buffer,
-        "GIF",
-        save_all=True,
-        append_images=canvases[1:],
-        duration=[GIF_MS] * (len(canvases) - 1) + [2 * GIF_MS],
-        loop=0,
-        disposal=1,
-    )
     return buffer.getvalue()

@@ -27,10 +27,9 @@ import math
 import torch
 import torch.nn.functional as F
 from torch.utils._pytree import tree_flatten, tree_map
-from torch.utils.flop_counter import FlopCounterMode
 
 from gradviz.graph.values import list_cells
-from gradviz.program import tables
+from gradviz.program import factory_sizes, tables
 from gradviz.program.state import RunState
 from gradviz.program.verdicts import Verdict, Verdicts, call_key
 from gradviz.util.format import fmt_bytes
@@ -140,6 +139,10 @@ class Budget:
                 return None
             return v
 
+        known = factory_sizes.output(fn, args, kwargs)
+        if known is not None:  # a factory with plain numbers: no meta call (its imports)
+            shape, dtype = known
+            return ([(shape, math.prod(shape), dtype.itemsize, dtype)], 0.0), True
         meta_args = tree_map(to_meta, args)
         meta_kwargs = {
             k: to_meta(v) for k, v in kwargs.items() if k not in ("generator", "pin_memory")
@@ -184,6 +187,9 @@ class Budget:
             meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
             meta_kwargs = {k: v for k, v in meta_kwargs.items() if k != "device"}
         counter = None
+        if fn in tables.MATRIX_WORK or isinstance(fn, Metered):
+            # imported on first use: programs without matrix work never load it
+            from torch.utils.flop_counter import FlopCounterMode
         if fn in tables.MATRIX_WORK:
             counter = FlopCounterMode(display=False)
         elif isinstance(fn, Metered):
@@ -199,9 +205,8 @@ class Budget:
         tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
         if not tensors:
             return
-        try:
-            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
-        except RuntimeError:
+        shape = factory_sizes.broadcast_shape(*(t.shape for t in tensors))
+        if shape is None:
             return  # shapes do not broadcast: the real call raises torch's own message
         numel = math.prod(shape)
         size = max(max(t.element_size() for t in tensors), 4)

@@ -43,7 +43,6 @@ import torch
 
 from gradviz.devices import simulated as devices
 from gradviz.graph.build import build_graph
-from gradviz.graph.classic import classic_dot
 from gradviz.graph.record import Binding, RunRecord
 from gradviz.program import tables
 from gradviz.program.budget import Budget
@@ -493,6 +492,8 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         ),
     )
     if options.classic:
+        from gradviz.graph.classic import classic_dot  # torchviz: only for the classic view
+
         trace.classic_dot = classic_dot(record)
     return trace
 

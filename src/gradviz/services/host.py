@@ -16,11 +16,13 @@ No Streamlit and no torch here: the facts are gathered by gradviz.devices.facts 
 from __future__ import annotations
 
 import threading
+import time
 from importlib.metadata import PackageNotFoundError, version
 
 from gradviz.devices.info import HostFacts
 from gradviz.services.jobs import run_now
 from gradviz.workers import jobs
+from gradviz.workers.process import enabled
 
 FACTS_SECONDS = 120.0  # first use may wait for the forkserver's torch import
 # Room for the worker's memory growth while it asks torch. On a CPU-only host these jobs grow
@@ -31,6 +33,10 @@ FACTS_MEMORY = 1024 * 1024 * 1024
 
 _facts: HostFacts | None = None
 _facts_lock = threading.Lock()
+_asking: threading.Thread | None = None  # facts_now's background ask
+_ask_lock = threading.Lock()
+_failed: tuple[Exception, float] | None = None  # and when (time.monotonic)
+FACTS_RETRY_S = 10.0
 
 
 def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = FACTS_MEMORY):
@@ -47,6 +53,42 @@ def facts() -> HostFacts:
         if _facts is None:
             _facts = ask("host_facts", (), seconds=FACTS_SECONDS)
         return _facts
+
+
+def facts_now() -> HostFacts | None:
+    """The facts if known; else None, and a worker is asked for them in the background (so
+    a first page view draws without waiting for a worker's torch import). A failed ask is
+    raised here (jobs.JobFailed) for FACTS_RETRY_S, then the next call asks again. With
+    GRADVIZ_SANDBOX=off (no workers: torch in this process), as facts()."""
+    global _asking, _failed
+    if not enabled():
+        return facts()
+    with _ask_lock:  # not _facts_lock: facts() holds that while it asks
+        if _facts is not None:
+            return _facts
+        if _failed is not None:
+            failed, when = _failed
+            if time.monotonic() - when < FACTS_RETRY_S:
+                raise failed
+            _failed = None
+        if _asking is None or not _asking.is_alive():
+            _asking = threading.Thread(target=_ask_facts, name="gradviz-host-facts", daemon=True)
+            _asking.start()
+    return None
+
+
+def facts_settled() -> bool:
+    """Whether facts_now() has an answer: the facts, or a failure to say."""
+    return _facts is not None or _failed is not None
+
+
+def _ask_facts() -> None:
+    global _failed
+    try:
+        facts()
+    except Exception as exc:  # said on the page by the next facts_now()
+        with _ask_lock:
+            _failed = (exc, time.monotonic())
 
 
 def torch_version() -> str:

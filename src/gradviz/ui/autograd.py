@@ -21,8 +21,9 @@ from gradviz.graph.rules import rule_for
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
 from gradviz.program.results import RunOptions, Trace
+from gradviz.services import landing
 from gradviz.services.programs import check_isolated, run_isolated
-from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, tensors
+from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, slides, tensors
 from gradviz.ui.autograd_state import (
     THEME_LABELS,
     graph_theme,
@@ -88,6 +89,15 @@ def run_cached(
     Only successes and the program's own errors are kept and shared: a run whose worker was
     killed (time, memory, a crash) or never started is shown to this session and run again by
     the next. Busy (the visitor's turn did not come) is raised, never cached."""
+    options = RunOptions(
+        backward=backward,
+        backward_ones=ones,
+        retain_intermediate=retain,
+        device_overrides=dict(moves) or None,
+    )
+    first = landing.stored(source, options)  # the lesson as a first visit opens it: stored
+    if first is not None:
+        return first
     key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), backward, ones)
     key += (retain, moves)
     cache = results()
@@ -96,17 +106,7 @@ def run_cached(
         return pickle.loads(kept)  # bytes this server pickled itself, never a visitor's
 
     def run() -> tuple[Trace, bytes | None]:
-        trace = run_isolated(
-            source,
-            RunOptions(
-                backward=backward,
-                backward_ones=ones,
-                retain_intermediate=retain,
-                device_overrides=dict(moves) or None,
-            ),
-            raise_busy=True,
-            visitor=visitor,
-        )
+        trace = run_isolated(source, options, raise_busy=True, visitor=visitor)
         if trace.stats.worker is not None:  # run_isolated sets it when the worker did not finish
             return trace, None
         data = pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL)
@@ -194,6 +194,7 @@ def _show_error(err: RunError, source: str) -> None:
 
 def page() -> None:
     init_state()
+    landing.warm_in_background()  # the first view's graph is stored; workers start meanwhile
     st.title("Autograd playground")
     st.caption(
         "Type a PyTorch program in a safe subset of Python (functions, loops, `nn.Module` "
@@ -213,6 +214,7 @@ def page() -> None:
         if trace is not None:
             _backward_controls(trace)
             _messages(trace, source)
+            graph_viewer.marked_program(source)
             device_panel.controls(trace)
         _options()
     if trace is None:
@@ -401,10 +403,11 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
-    dot = draw(trace, *style, False, highlight, done)
+    shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
+    dot = draw(shown, *style, False, highlight, done)
     export_dot = draw(trace, *style, True)
     with tabs[0]:
-        _graph_tab(trace, source, dot, highlight)
+        _graph_tab(shown, source, dot, highlight)
     with tabs[1]:
         tensors.tensors_tab(trace)
     with tabs[3]:
@@ -414,6 +417,7 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
         graph_viewer.download(
             trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
         )
+        slides.downloads(trace, st.session_state.rankdir, graph_theme())
     with tabs[5]:
         _share_tab(source)
 

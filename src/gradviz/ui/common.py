@@ -41,6 +41,14 @@ FOLD_WHEN_NARROW = (
 ).replace("NARROW_PX", str(NARROW_PX))
 
 
+@st.fragment(run_every=1.0)
+def _rerun_when_facts_known() -> None:
+    """Until the host's facts arrive (a worker's first start), look every second; then run
+    the page again, so what needs them (devices, the sidebar's status) appears by itself."""
+    if host.facts_settled():  # a failure is said by the page's next run
+        st.rerun()
+
+
 def sidebar() -> None:
     """Shared sidebar: versions and what the host can do (asked of a worker once: the server
     itself never imports torch); folded at first on a narrow window."""
@@ -49,10 +57,15 @@ def sidebar() -> None:
         # gradviz's own constant script, no visitor text in it
         st.html(FOLD_WHEN_NARROW, unsafe_allow_javascript=True)
         try:
-            facts = host.facts()
+            facts = host.facts_now()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed
             st.caption(f"gradviz {VERSION} · torch {host.torch_version()} · Python {python}")
             st.warning(f"Could not ask a worker process what this host offers: {escape(exc)}")
+            return
+        if facts is None:  # a worker is starting (torch's import): the page goes on meanwhile
+            st.caption(f"gradviz {VERSION} · torch {host.torch_version()} · Python {python}")
+            st.caption("Asking a worker process what this host offers…")
+            _rerun_when_facts_known()
             return
         cuda = "available" if facts.cuda_available else "not available"
         st.caption(

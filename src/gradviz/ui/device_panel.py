@@ -31,9 +31,12 @@ def overrides() -> tuple[tuple[str, str], ...]:
 def controls(trace) -> None:
     """Pick leaf tensors (or all) and a device; the page reruns the program with them moved."""
     try:
-        facts = host.facts()
+        facts = host.facts_now()
     except jobs.JobFailed as exc:  # the program still shows; moving leaves waits for a worker
         st.caption(f"Moving tensors between devices is unavailable right now: {escape(exc)}")
+        return
+    if facts is None:  # the first worker is starting; the sidebar reruns the page when known
+        st.caption("Moving tensors between devices: asking a worker what this host offers…")
         return
     simulated = facts.simulated
     choices = facts.device_choices()

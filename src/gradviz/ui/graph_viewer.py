@@ -1,13 +1,22 @@
 """The autograd page's interactive graph: gradviz.graph.interactive's viewer in a frame (pan,
 zoom, hover, click to inspect a tensor beside the graph, search, collapse layers, colour by,
 quiz), laid out once by the server's Graphviz. The plain picture stays below as the fallback
-for a browser where the viewer's frame cannot run."""
+for a browser where the viewer's frame cannot run.
+
+The frame is drawn by a small Streamlit component (st.components.v2, graph/assets/bridge.js)
+that passes a click on a node back to the page: `marked_program` then shows the program with
+that node's line marked, beside the graph. Where the component cannot be made, the frame is a
+plain st.iframe (the click is then shown only in the viewer's own inspector)."""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
+
 import streamlit as st
 
-from gradviz.graph.interactive import viewer_html
+from gradviz.graph.collapse import call_depths, fold_calls
+from gradviz.graph.interactive import asset, viewer_html
 from gradviz.graph.model import GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results import Trace
@@ -16,6 +25,102 @@ from gradviz.util.mdtext import message
 VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
+FRAME_KEY = "viewer_frame"  # the component's key: its state holds the node clicked last
+SELECTED = "viewer_selected"  # {id, title, line, text} of the node clicked last
+FOLDS = "viewer_folds"  # {source, calls, depth}: the layers the visitor closed in the viewer
+SHOWN = "viewer_source"  # the digest of the program whose graph the viewer shows
+FOLD_VIEW = "viewer_fold_view"  # this run's folds as the viewer is told them
+
+
+def _component():
+    """The viewer's component (st.components.v2), or None where this Streamlit has none."""
+    v2 = getattr(st.components, "v2", None)
+    if v2 is None:
+        return None
+    try:
+        return v2.component("gradviz_viewer", js=asset("bridge.js"), isolate_styles=False)
+    except Exception:  # noqa: BLE001 - the plain frame still works
+        return None
+
+
+_MOUNT = _component()
+
+
+def _picked() -> None:
+    """The component's callback: keep the clicked node for this run's program view."""
+    state = st.session_state.get(FRAME_KEY) or {}
+    chosen = state.get("selected") if hasattr(state, "get") else None
+    if isinstance(chosen, dict):
+        st.session_state[SELECTED] = chosen
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _folds_changed() -> None:
+    """The component's callback: the layers the visitor closed or opened, or a Layers choice,
+    for the program the viewer showed (another program's graph starts all open)."""
+    state = st.session_state.get(FRAME_KEY) or {}
+    asked = state.get("folds") if hasattr(state, "get") else None
+    if not isinstance(asked, dict):
+        return
+    calls = asked.get("calls")
+    depth = asked.get("depth")
+    st.session_state[FOLDS] = {
+        "source": st.session_state.get(SHOWN),
+        "calls": [str(c) for c in calls] if isinstance(calls, list) else [],
+        "depth": depth if isinstance(depth, str) and (depth == "all" or depth.isdigit()) else None,
+    }
+
+
+def folded(trace: Trace, view: str) -> Trace:
+    """`trace` with the layers closed in the viewer folded into one node each (the server
+    lays the smaller graph out again); `trace` itself when none are, or without the viewer."""
+    asked = st.session_state.get(FOLDS)
+    graph = trace.graph
+    if (
+        _MOUNT is None
+        or not wanted()
+        or view != "values"
+        or graph is None
+        or not graph.modules
+        or not asked
+        or asked.get("source") != _digest(trace.source)
+    ):
+        return trace
+    depths = call_depths(graph)
+    depth = asked.get("depth")
+    if depth is not None:
+        calls = [] if depth == "all" else [c for c, d in depths.items() if d == int(depth) + 1]
+    else:
+        calls = [c for c in asked.get("calls", []) if c in depths]
+    st.session_state[FOLDS] = {**asked, "calls": calls}
+    st.session_state[FOLD_VIEW] = {
+        "calls": calls,
+        "depth": depth,
+        "max_depth": max(depths.values(), default=0),
+        "source": _digest(trace.source),
+    }
+    return replace(trace, graph=fold_calls(graph, calls)) if calls else trace
+
+
+def marked_program(source: str) -> None:
+    """The program with the line of the node clicked in the viewer marked (▶), when that
+    line is still the program's (a node clicked before an edit is forgotten)."""
+    chosen = st.session_state.get(SELECTED)
+    if not chosen or not isinstance(chosen.get("line"), int):
+        return
+    lines = source.splitlines()
+    n = chosen["line"]
+    if not 1 <= n <= len(lines) or lines[n - 1] != chosen.get("text"):
+        return
+    width = len(str(len(lines)))
+    text = "\n".join(
+        f"{'▶' if k == n else ' '} {k:>{width}}  {line}" for k, line in enumerate(lines, 1)
+    )
+    st.caption(f"Clicked in the graph: `{chosen.get('title', '')}`, made on line {n}:")
+    st.code(text, language=None)
 
 
 def wanted() -> bool:
@@ -37,7 +142,15 @@ def toggle() -> None:
 def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> str:
     # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
     model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
-    return viewer_html(model, svg, trace.source, theme=theme, quiz=quiz_mode(), remember=remember)
+    folds = None
+    if remember and _MOUNT is not None and view == "values" and model.nodes:
+        folds = st.session_state.get(FOLD_VIEW) or {"calls": [], "max_depth": 0}
+        if folds.get("source") != _digest(trace.source):
+            depths = call_depths(model)
+            folds = {"calls": [], "depth": None, "max_depth": max(depths.values(), default=0)}
+    return viewer_html(
+        model, svg, trace.source, theme=theme, quiz=quiz_mode(), remember=remember, folds=folds
+    )
 
 
 def download(trace: Trace, dot: str | None, view: str, svg_of) -> None:
@@ -77,7 +190,18 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).
-    st.iframe(page, height=VIEWER_HEIGHT)
+    if _MOUNT is None:
+        st.iframe(page, height=VIEWER_HEIGHT)
+        return True
+    st.session_state[SHOWN] = _digest(trace.source)
+    digest = _digest(page)
+    _MOUNT(
+        key=FRAME_KEY,
+        data={"page": page, "height": VIEWER_HEIGHT, "digest": digest},
+        height=VIEWER_HEIGHT,
+        on_selected_change=_picked,
+        on_folds_change=_folds_changed,
+    )
     return True
 
 

@@ -45,6 +45,7 @@ JOBS = MappingProxyType(
         "host_facts": "gradviz.devices.facts:facts_job",
         "placement": "gradviz.devices.facts:placement_job",
         "cuda_memory": "gradviz.devices.facts:memory_job",
+        "walkthrough_gif": "gradviz.graph.walkthrough_gif:gif_job",
     }
 )
 TEST_JOBS = MappingProxyType(

@@ -27,18 +27,63 @@
   if (data.remember) {
     try { store = window.sessionStorage; store.getItem("gradviz-view"); } catch (e) { store = null; }
   }
+  // A rerun lays the graph out again (a line added moves the drawing in its frame), so the
+  // view also keeps an anchor: the tensor nearest the frame's centre and where it was on the
+  // screen. Restored, the same tensor (same id and label, else the same label) is put back on
+  // that spot at the same real zoom; the nodes around it move only as far as the new layout
+  // moved them relative to it.
+  var saving = null;
   function saveView() {
     if (!store || !pz || !document.body.dataset.gvReady) { return; }
+    if (saving) { clearTimeout(saving); }
+    saving = setTimeout(writeView, 120);
+  }
+  window.addEventListener("pagehide", function () { if (saving) { clearTimeout(saving); writeView(); } });
+  function writeView() {
+    saving = null;
     try {
-      store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), pan: pz.getPan(), colour: $("gv-colour").value }));
+      store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), real: pz.getSizes().realZoom,
+        pan: pz.getPan(), colour: $("gv-colour").value, anchor: anchorNow() }));
     } catch (e) { store = null; }
+  }
+  // Where a node's centre is drawn in the frame, from svg-pan-zoom's own zoom and pan (the
+  // transform it writes to the page lags a frame behind, so the DOM's boxes are not read).
+  function screenAt(g) {
+    var vp = svg.querySelector(".svg-pan-zoom_viewport"), b = g.getBBox();
+    var m = vp.getCTM().inverse().multiply(g.getCTM()), p = svg.createSVGPoint();
+    p.x = b.x + b.width / 2; p.y = b.y + b.height / 2;
+    p = p.matrixTransform(m);
+    var z = pz.getSizes().realZoom, pan = pz.getPan();
+    return { x: pan.x + z * p.x, y: pan.y + z * p.y };
+  }
+  function anchorNow() {
+    var box = pz.getSizes(), best = null, bestD = Infinity;
+    Object.keys(nodeEls).forEach(function (id) {
+      var n = nodes[id], g = nodeEls[id];
+      if (!n || n.kind !== "tensor" || g.style.display === "none") { return; }
+      var p = screenAt(g), d = Math.hypot(p.x - box.width / 2, p.y - box.height / 2);
+      if (d < bestD) { bestD = d; best = { id: id, title: n.title, x: p.x, y: p.y }; }
+    });
+    return best;
+  }
+  function anchorEl(a) {
+    if (nodes[a.id] && nodes[a.id].title === a.title && nodeEls[a.id]) { return nodeEls[a.id]; }
+    var same = Object.keys(nodeEls).filter(function (id) { return nodes[id] && nodes[id].kind === "tensor" && nodes[id].title === a.title; });
+    return same.length === 1 ? nodeEls[same[0]] : null;
   }
   function restoreView() {
     var kept = null;
     try { kept = store && JSON.parse(store.getItem("gradviz-view") || "null"); } catch (e) { kept = null; }
     if (!kept || !(kept.zoom > 0) || !kept.pan) { return; }
-    pz.zoom(kept.zoom);
-    pz.pan(kept.pan);
+    var g = kept.anchor && kept.real > 0 ? anchorEl(kept.anchor) : null;
+    if (g) {
+      pz.zoom(kept.real / (pz.getSizes().realZoom / pz.getZoom()));
+      var p = screenAt(g);
+      pz.panBy({ x: kept.anchor.x - p.x, y: kept.anchor.y - p.y });
+    } else {
+      pz.zoom(kept.zoom);
+      pz.pan(kept.pan);
+    }
     if (kept.colour && kept.colour !== "role") { $("gv-colour").value = kept.colour; recolour(kept.colour); }
   }
   // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
@@ -140,7 +185,7 @@
       tip.style.top = Math.min(ev.clientY + 14, window.innerHeight - tip.offsetHeight - 4) + "px";
     });
     g.addEventListener("mouseleave", function () { tip.style.display = "none"; });
-    g.addEventListener("click", function (ev) { ev.stopPropagation(); select(id); });
+    g.addEventListener("click", function (ev) { ev.stopPropagation(); if (!unfold(id)) { select(id); } });
   });
 
   // ------------------------------------------------------------------ click: path + inspector
@@ -168,6 +213,23 @@
     edgeEls.forEach(function (e) { e.g.classList.add(on[e.s] && on[e.d] ? "gv-on-path" : "gv-dim"); });
     nodeEls[id].classList.add("gv-selected");
     inspect(id);
+    tellPage(id);
+  }
+  // On the page the viewer sits in a frame: the clicked node's program line goes to the page,
+  // which marks it in the program beside the graph (gradviz.ui.graph_viewer). A function's
+  // line is that of the tensor it made.
+  function lineOf(id) {
+    var n = nodes[id];
+    if (n && n.t && n.t.line) { return n.t; }
+    var made = (out[id] || []).map(function (d) { return nodes[d]; }).filter(function (m) { return m && m.t && m.t.line; });
+    return made.length ? made[0].t : null;
+  }
+  function tellPage(id) {
+    if (!data.remember || window.parent === window) { return; }
+    var t = lineOf(id), lines = String(data.source || "").split("\n");
+    var msg = { type: "gradviz-select", id: id, title: nodes[id] ? nodes[id].title : id,
+      line: t ? t.line : null, text: t && t.line <= lines.length ? lines[t.line - 1] : null };
+    try { window.parent.postMessage(msg, "*"); } catch (e) { /* no page to tell */ }
   }
   function flat(v, acc) {
     if (Array.isArray(v)) { v.forEach(function (x) { flat(x, acc); }); } else if (typeof v === "number") { acc.push(v); }
@@ -321,8 +383,28 @@
     $("gv-shown").textContent = total ? Object.keys(nodeEls).filter(function (id) { return nodes[id] && !hidden[id]; }).length + " of " + total + " nodes drawn" : "";
   }
   Object.keys(clusterEls).forEach(function (m) {
-    clusterEls[m].addEventListener("click", function (ev) { ev.stopPropagation(); collapsed[m] = !collapsed[m]; applyCollapse(); });
+    clusterEls[m].addEventListener("click", function (ev) {
+      ev.stopPropagation();
+      // (a big graph opens with its layers hidden here; those open here too)
+      if (onPage && !collapsed[m]) { askFold(data.folds.concat([m]), null); return; }
+      collapsed[m] = !collapsed[m]; applyCollapse();
+    });
   });
+  // On the page (data.folds: the layer calls the server folded), a closed layer is drawn again
+  // by the server as one small node in a new layout; here only the request is sent.
+  var onPage = Array.isArray(data.folds) && !!data.remember && window.parent !== window;
+  function askFold(calls, depthValue) {
+    document.body.classList.add("gv-waiting");
+    try { window.parent.postMessage({ type: "gradviz-fold", calls: calls, depth: depthValue }, "*"); } catch (e) { /* no page */ }
+  }
+  function unfold(id) {
+    var call = id.indexOf("fold_") === 0 ? id.slice(5) : null;
+    if (onPage && call && data.folds.indexOf(call) >= 0) {
+      askFold(data.folds.filter(function (c) { return c !== call; }), null);
+      return true;
+    }
+    return false;
+  }
   function setDepth(d) {
     collapsed = {};
     if (d !== "all") {
@@ -332,6 +414,7 @@
   }
   var depth = $("gv-depth"), maxDepth = 0;
   Object.keys(clusterEls).forEach(function (m) { maxDepth = Math.max(maxDepth, chain(m).length); });
+  if (onPage) { maxDepth = Math.max(maxDepth, data.max_depth || 0); }  // folded layers are no clusters
   for (var d = 0; d < maxDepth; d++) {
     var o = document.createElement("option");
     o.value = String(d);
@@ -339,8 +422,10 @@
     depth.appendChild(o);
   }
   depth.disabled = maxDepth === 0;
-  depth.onchange = function () { setDepth(depth.value); };
-  if (maxDepth > 0 && Object.keys(nodes).length > data.collapse_over) { depth.value = "0"; setDepth("0"); } else { applyCollapse(); }
+  depth.onchange = function () { if (onPage) { askFold(null, depth.value); } else { setDepth(depth.value); } };
+  if (onPage && data.fold_depth) { depth.value = data.fold_depth; }
+  var folding = onPage && (data.folds.length > 0 || !!data.fold_depth);
+  if (!folding && maxDepth > 0 && Object.keys(nodes).length > data.collapse_over) { depth.value = "0"; setDepth("0"); } else { applyCollapse(); }
 
   // ------------------------------------------------------------------ colour by
   var OKABE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"];
@@ -378,5 +463,5 @@
   recolour("role");
   pz.resize(); pz.fit(); pz.center(); restoreView(); detail();  // the toolbar and legend are filled in: fit the frame left
   document.body.dataset.gvReady = "1";
-  saveView();
+  writeView();
 })();

@@ -1,0 +1,62 @@
+"""The CLI's two paths: by default a program runs in a sandboxed worker and the CLI's own
+process never imports torch (the worker does; that keeps `render` near a plain torch script's
+cost); `--no-sandbox` runs it in the CLI's process (trusted files only)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradviz.cli.main import COMMAND_MODULES, command_modules
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = ROOT / "examples" / "lesson.py"
+
+
+def test_only_the_named_commands_module_is_imported():
+    assert command_modules(["render", "x.py", "-o", "g.svg"]) == ["gradviz.cli.render"]
+    assert command_modules(["run", "x.py"]) == ["gradviz.cli.run"]
+    assert command_modules(["--help"]) == COMMAND_MODULES
+    assert command_modules(["nonsense"]) == COMMAND_MODULES
+
+
+CHECK = """
+import sys
+from gradviz.cli.main import main
+status = main(sys.argv[1:])
+print("torch imported:", "torch" in sys.modules, "status:", status)
+"""
+
+
+def cli(args: list[str]) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "GRADVIZ_SANDBOX"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("command", ["render", "run"])
+def test_the_default_path_runs_the_program_in_a_worker(command, tmp_path):
+    out = tmp_path / "g.svg"
+    extra = ["-o", str(out)] if command == "render" else []
+    line = cli([command, str(LESSON), "--backward", "y", *extra])
+    assert line == "torch imported: False status: 0"
+    if command == "render":
+        assert b"PowBackward0" in out.read_bytes()
+
+
+def test_no_sandbox_runs_it_in_this_process(tmp_path):
+    out = tmp_path / "g.svg"
+    line = cli(["render", str(LESSON), "-o", str(out), "--backward", "y", "--no-sandbox"])
+    assert line == "torch imported: True status: 0"
+    assert b"PowBackward0" in out.read_bytes()
