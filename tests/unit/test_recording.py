@@ -127,3 +127,38 @@ def test_a_pass_past_its_room_copies_first_values_only(monkeypatch):
     trace = run(LOOP)
     assert trace.error is None, trace.error
     assert trace.backward[-1].steps[2].upstream == ["[3.0000, 3.0000]"]
+
+
+def test_a_given_gradient_changed_later_is_previewed_as_it_flowed():
+    """backward(g) hands autograd the program's own tensor (and views of it flow on): a
+    later in-place change of g must not reach the previews."""
+    source = HEADER + (
+        "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "g = torch.tensor([1.0, 1.0])\n"
+        "y = w * 3\n"
+        "y.backward(g)\n"
+        "g.mul_(100)\n"
+    )
+    trace = run(source)
+    assert trace.error is None, trace.error
+    steps = trace.backward[-1].steps
+    assert steps[0].upstream == ["[1.0000, 1.0000]"]
+    assert steps[1].upstream == ["[3.0000, 3.0000]"]
+
+
+def test_a_retained_grad_changed_later_leaves_the_previews_as_they_ran():
+    source = HEADER + (
+        "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "y = w * 3\n"
+        "y.retain_grad()\n"
+        "loss = y.sum()\n"
+        "loss.backward()\n"
+        "with torch.no_grad():\n"
+        "    y.grad.mul_(100)\n"
+        "    w.grad.mul_(100)\n"
+    )
+    trace = run(source)
+    assert trace.error is None, trace.error
+    steps = trace.backward[-1].steps
+    assert [s.upstream for s in steps] == [["1.0000"], ["[1.0000, 1.0000]"], ["[3.0000, 3.0000]"]]
+    assert steps[0].produced == ["[1.0000, 1.0000]"]

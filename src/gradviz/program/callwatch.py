@@ -110,11 +110,13 @@ class CallWatch:
 
     # -- while the run goes on
 
-    def backward(self, tensor: torch.Tensor, record: BackwardRecord) -> None:
-        """Notes for the call that just ran from `tensor`."""
+    def backward(self, tensor: torch.Tensor, record: BackwardRecord, fns=None) -> None:
+        """Notes for the call that just ran from `tensor` (`fns`: its graph's autograd nodes,
+        walk_graph's, when the caller has them)."""
         self.count += 1
         state = self.state
-        fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
+        if fns is None:
+            fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
         made = {id(fn) for fn in fns}
         leaves = {id(fn.variable) for fn in fns if hasattr(fn, "variable")}
         if tensor.grad_fn is None and tensor.requires_grad:

@@ -117,8 +117,16 @@ def name_nodes(state: RunState, call: str, inputs, output, sub: nn.Module) -> No
         call,
         tensors_of(inputs),
         tensors_of(output),
-        lambda: {id(p) for p in sub.parameters()},
+        lambda: _parameter_ids(sub),
     )
+
+
+def _parameter_ids(sub: nn.Module) -> set[int]:
+    """{id(p) for p in sub.parameters()}; a layer with no layers inside has only its own
+    (read directly: the generator behind parameters() costs more than the set)."""
+    if sub._modules:
+        return {id(p) for p in sub.parameters()}
+    return {id(p) for p in sub._parameters.values() if p is not None}
 
 
 def tensors_of(value) -> list[torch.Tensor]:

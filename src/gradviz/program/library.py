@@ -203,5 +203,5 @@ class Library:
             )
         self.watch.done(record)
         self.state.backward.append(record)
-        self.state.calls.backward(tensor, record)
+        self.state.calls.backward(tensor, record, self.watch.fns)
         return None

@@ -3,15 +3,15 @@
 A program's `t.backward()` (and the backward a run is asked for, RunOptions.backward) runs
 through gradviz.program.library.Library.backward, which uses a `BackwardWatch`: `begin`
 checks the arguments and starts a `BackwardRecord`; while `hooks` is open, a hook on every
-node of the tensor's graph appends a `BackwardStep` (the node, the gradients it received
-and the ones it passed on, as short previews) in the order autograd ran them, and the leaves
-whose `.grad` already held a gradient (this pass adds to it) are named in the record. The records
-are what the page's backward replay and gradviz.graph.build read.
+node of the tensor's graph notes the node and the gradients it received and the ones it passed
+on, in the order autograd ran them, and the leaves whose `.grad` already held a gradient (this
+pass adds to it) are named in the record. Its `BackwardStep`s (those gradients as short
+previews) are what the page's backward replay and gradviz.graph.build read.
 
 The page walks through the last backward only (a training loop runs a thousand), so only the
-last record keeps its steps: while a pass runs, each step keeps the first values of its
-gradients (gradviz.graph.values.preview_part); when a later pass has run, the earlier record's
-steps are dropped, and `finish` writes the previews of the last one when the run ends.
+last record gets steps: while a pass runs, each node's notes keep its gradients (small ones as
+they are, others by their first values: PassCopies); when a later pass has run, the earlier
+pass's notes are dropped, and `finish` makes the last one's steps when the run ends.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import torch
 
 from gradviz.graph.model import BackwardRecord, BackwardStep
 from gradviz.graph.record import walk_graph
-from gradviz.graph.values import part_preview, preview_part
+from gradviz.graph.values import part_preview, preview_part, storable
 from gradviz.program.state import RunState
 
 # Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
@@ -38,7 +38,10 @@ class BackwardWatch:
         self.state = state
         # the latest finished pass: its record and, per step, its gradients' first values
         self.latest: tuple[BackwardRecord, list] | None = None
-        self.parts: list = []  # the pass running now: (step, upstream parts, produced parts)
+        # the pass running now, per node in the order autograd ran them: (its key, the node,
+        # upstream parts, produced parts)
+        self.parts: list = []
+        self.fns: list = []  # the autograd nodes of the pass running now, or that just ran
 
     def begin(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
@@ -75,18 +78,17 @@ class BackwardWatch:
         """While open, each node of `tensor`'s graph adds a step to `record` as it runs."""
         handles = []
         parts = self.parts = []
-        copies = PassCopies()
-        if tensor.grad_fn is not None:
-            for fn in walk_graph(tensor.grad_fn):
+        copies = PassCopies(hold=record.gradient != "given")
+        self.fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
+        if self.fns:
+            for fn in self.fns:
                 key = self.state.registry.key(fn)
                 leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
                 if leaf is not None and leaf.grad is not None:
                     record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 
                 def hook(grad_inputs, grad_outputs, key=key, fn=fn):
-                    step = BackwardStep(len(record.steps), key, fn.name(), [], [])
-                    record.steps.append(step)
-                    parts.append((step, copies.parts(grad_outputs), copies.parts(grad_inputs)))
+                    parts.append((key, fn, copies.parts(grad_outputs), copies.parts(grad_inputs)))
 
                 handles.append(fn.register_hook(hook))
         try:
@@ -97,28 +99,42 @@ class BackwardWatch:
                 h.remove()
 
     def done(self, record: BackwardRecord) -> None:
-        """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps."""
-        if self.latest is not None:
-            self.latest[0].steps = []
+        """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps
+        (none are made until the run ends: only the latest pass's are)."""
         self.latest = (record, self.parts)
         self.parts = []
 
     def finish(self) -> None:
-        """The run is over: the latest pass's steps get their gradients' previews."""
+        """The run is over: the latest pass gets its steps, with its gradients' previews."""
         if self.latest is None:
             return
-        for step, upstream, produced in self.latest[1]:
-            step.upstream = [_preview(p) for p in upstream]
-            step.produced = [_preview(p) for p in produced]
+        record, parts = self.latest
+        record.steps = [
+            BackwardStep(
+                i,
+                key,
+                fn.name(),
+                [_preview(p) for p in upstream],
+                [_preview(p) for p in produced],
+            )
+            for i, (key, fn, upstream, produced) in enumerate(parts)
+        ]
         self.latest = None
 
 
 class PassCopies:
     """One pass's copies of its gradients for their previews: each gradient copied once (a
     node's upstream is most often the very tensor the node before it produced), small ones
-    whole while the pass has room (WHOLE_COPIES), the rest by their first values."""
+    whole while the pass has room (WHOLE_COPIES), the rest by their first values.
 
-    def __init__(self):
+    `hold`: small ones are held as they are instead of copied. Autograd hands a hook
+    gradients no program holds (a leaf's `.grad` and a retained `.grad` are copies of them;
+    it adds into a gradient in place only when no one else holds it, and the hooks hold
+    each), so nothing changes them after the pass; but a `gradient=` a program gave (and
+    the views of it that flow on) is the program's own tensor, so that pass copies."""
+
+    def __init__(self, hold: bool = False):
+        self.hold = hold
         self.room = WHOLE_COPIES
         # id(gradient) -> (gradient, its part): held until the pass ends, so autograd
         # neither adds into it in place (it does only to a tensor no one else holds) nor
@@ -139,12 +155,24 @@ class PassCopies:
             whole = n <= self.room
             if whole:
                 self.room -= n
-            part = preview_part(g, whole)
+            part = g if whole and self.hold else preview_part(g, whole)  # g: _held at the end
             if not isinstance(part, str):  # a big gradient is not held
                 self.seen[id(g)] = (g, part)
             out.append(part)
         return out
 
 
+def _held(g: torch.Tensor):
+    """preview_part(g, whole=True) without its copy: g itself, read when the run ends."""
+    if not storable(g):
+        return preview_part(g)
+    data = g.detach()
+    if data.dtype in (torch.bfloat16, torch.float16):
+        return data.float(), tuple(g.shape)  # a copy, as preview_part makes
+    return data, tuple(g.shape)
+
+
 def _preview(part) -> str:
-    return "None" if part is None else part_preview(part)
+    if part is None:
+        return "None"
+    return part_preview(_held(part) if isinstance(part, torch.Tensor) else part)

@@ -31,6 +31,8 @@ from gradviz.program.results import RunOptions
 # A loop's tensors are named on the graph for its first passes, then only its latest one
 # (loss[0] ... loss[9], loss[999]): a long loop does not bury the graph in names.
 NAMED_LOOP_PASSES = 10
+# segment texts a run keeps (one per node and length asked; a program has a few thousand nodes)
+MAX_SEGMENTS = 20_000
 
 
 class Scope:
@@ -66,6 +68,7 @@ class RunState:
         skip_backward: bool = False,
     ):
         self.lines = source.splitlines()
+        self._segments: dict[tuple[ast.AST, int], str] = {}  # segment's, by (node, max_len)
         self.options = options
         self.limits = options.limits
         self.env: dict[str, object] = {}
@@ -110,7 +113,15 @@ class RunState:
         return line, col, self.segment(node)
 
     def segment(self, node: ast.AST, max_len: int = 60) -> str:
-        return source_segment(self.lines, node, max_len)
+        """source_segment, once per node and length: a loop asks for the same ones each pass
+        (the node itself is the key, held, so no other node can take its id)."""
+        key = (node, max_len)
+        text = self._segments.get(key)
+        if text is None:
+            text = source_segment(self.lines, node, max_len)
+            if len(self._segments) < MAX_SEGMENTS:
+                self._segments[key] = text
+        return text
 
     # -- what the run holds
 
