@@ -494,6 +494,17 @@ def test_a_run_over_the_time_limit_cannot_be_started(no_reference, monkeypatch):
     """'Use the lesson's full size' on a host with the memory for it: the estimate is over
     the limit one timing may run, so the page says so and the button is off."""
     monkeypatch.setattr(speed, "_free_memory", lambda device: 10**12)
+
+    def slow_host(workload, device, dtype, size):
+        # The quick run as a slow host measures it (its real value depends on this host's
+        # speed and load: on a quiet 2-core host the low end fell just under the limit).
+        job = timing.calibration_job(workload, device, dtype, size)
+        point = timing.Point(
+            job.workload, job.device, job.dtype, job.size, job.iterations, 10.0, 0.1, 3
+        )
+        return asdict(point)
+
+    monkeypatch.setattr(speed, "_calibration", slow_host)
     at = _app()
     at.button(key="speed_lesson_size").click().run()
     assert not at.exception
