@@ -111,6 +111,9 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
         return real(ev)
 
     monkeypatch.setattr(training, "_status_text", stop_pressed)
+    # A short wait for the next script run: on a quiet host the tiny run ends within the page's
+    # 3 s, and a finished run has nothing left to stop.
+    monkeypatch.setattr(training, "ADOPT_S", 0.3)
     at = _app(tiny_folder, epochs=200, time_limit=100.0)
     at.button(key="training_start").click()
     at.run()
@@ -120,7 +123,7 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
     deadline = time.monotonic() + training.ADOPT_S + 10
     while not job.stop_requested and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert job.stop_requested  # not left running unseen
+    assert job.stop_requested, (job.status, job.message)  # not left running unseen
     assert job.wait(60) and job.status == "done"
     at.run()  # the next interaction adopts the run and shows how it ended
     assert not at.exception, at.exception
