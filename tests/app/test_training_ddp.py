@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from gradviz.devices.info import DeviceInfo, HostFacts
 from gradviz.services import host
-from gradviz.training import CLASSES
 from gradviz.ui import training_ddp
 from gradviz.ui.training_ddp import ONE, PLACEMENT_KEY, process_options
 
@@ -27,19 +24,6 @@ def _facts(gpus: int) -> HostFacts:
         for i in range(gpus)
     )
     return HostFacts("2.14.1", gpus > 0, gpus, False, devices, "13.0" if gpus else None)
-
-
-@pytest.fixture
-def tiny_folder(tmp_path) -> Path:
-    rng = np.random.default_rng(0)
-    for split, n in (("train", 4), ("test", 2)):
-        for k, c in enumerate(CLASSES):
-            d = tmp_path / split / c
-            d.mkdir(parents=True)
-            for i in range(n):
-                arr = rng.integers(0, 30, (32, 32, 3), dtype=np.uint8) + np.uint8(k * 20)
-                Image.fromarray(arr).save(d / f"{i}.png")
-    return tmp_path
 
 
 def _page(folder: Path, monkeypatch, gpus: int, cpus: int) -> AppTest:

@@ -6,28 +6,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
-from gradviz.training import CLASSES
-
 SCRIPT = str(Path(__file__).resolve().parent / "training_page_script.py")
-
-
-@pytest.fixture
-def tiny_folder(tmp_path) -> Path:
-    rng = np.random.default_rng(0)
-    for split, n in (("train", 4), ("test", 2)):
-        for k, c in enumerate(CLASSES):
-            d = tmp_path / split / c
-            d.mkdir(parents=True)
-            for i in range(n):
-                arr = rng.integers(0, 30, (32, 32, 3), dtype=np.uint8) + np.uint8(k * 20)
-                Image.fromarray(arr).save(d / f"{i}.png")
-    return tmp_path
 
 
 def _app(folder: Path, epochs: int = 1, time_limit: float = 0.0) -> AppTest:
