@@ -16,6 +16,7 @@ from torch import nn
 import gradviz
 from gradviz.graph.render import dot_available
 from gradviz.library.figure import AFTER_BACKWARD, BEFORE_BACKWARD
+from gradviz.training.models import TutorialNet
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_dot = pytest.mark.skipif(not dot_available(), reason="Graphviz's dot is not installed")
@@ -29,25 +30,9 @@ def info(fig, label: str):
     return next(t for t in fig.graph.tensors if t.label == label)
 
 
-class Net(nn.Module):
-    """The PyTorch tutorial's CIFAR-10 network."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 6, 5)
-        self.pool = nn.MaxPool2d(2, 2)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 5 * 5, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = self.pool(F.relu(self.conv1(x)))
-        x = self.pool(F.relu(self.conv2(x)))
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
+class Net(TutorialNet):
+    """The PyTorch tutorial's CIFAR-10 network (gradviz.training.models' copy of it), under
+    the tutorial's own class name."""
 
 
 # ---------------------------------------------------------------- names
