@@ -8,7 +8,7 @@ CIFAR-10 subset: two per class, the first four cat, ship, ship, plane as in the 
 first test batch) as `(images, labels)`: images float32 of shape (n, 3, 32, 32) already
 transformed as the tutorial's `transforms.Compose([ToTensor(), Normalize((0.5, 0.5, 0.5),
 (0.5, 0.5, 0.5))])` does (values in [-1, 1]), labels int64 class indices in torchvision's
-order (CLASSES).
+order (gradviz.training.CLASSES).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import torch
 
 SAMPLE = Path(__file__).resolve().parent / "samples" / "cifar10_sample.bin"
 COUNT = 20
-CLASSES = ("plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
 @cache
