@@ -130,3 +130,24 @@ def test_layers_closed_in_the_viewer_are_drawn_by_the_server_as_one_node_each():
     at.session_state["viewer_folds"] = {"source": "another", "calls": [outer], "depth": None}
     at.run()
     assert _viewer_data(at)["folds"] == []
+
+
+def test_the_exported_viewer_is_drawn_in_the_theme_of_its_graph(monkeypatch):
+    """On a dark page (theme 'follow page') the Export tab's HTML viewer gets the dark theme
+    its drawing was made in, not the unresolved 'auto' (which the viewer reads as light)."""
+    from gradviz.ui import graph_viewer
+
+    themes = []
+    real = graph_viewer._page
+
+    def page(trace, svg, view, theme, remember):
+        if not remember:  # the exported file, not the page's own viewer
+            themes.append(theme)
+        return real(trace, svg, view, theme, remember)
+
+    monkeypatch.setattr(graph_viewer, "_page", page)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.context = {"theme": "dark"}
+    at.run()
+    assert not at.exception, at.exception
+    assert themes and set(themes) == {"dark"}, themes

@@ -415,7 +415,7 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     with tabs[4]:
         _export(export_dot)
         graph_viewer.download(
-            trace, draw(trace, *style, False), view, lambda d: cached_bytes(d, "svg", 1.0)
+            trace, draw(trace, *style, False), view, style[2], lambda d: cached_bytes(d, "svg", 1.0)
         )
         slides.downloads(trace, st.session_state.rankdir, graph_theme())
     with tabs[5]:

@@ -153,12 +153,13 @@ def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> st
     )
 
 
-def download(trace: Trace, dot: str | None, view: str, svg_of) -> None:
-    """The Export tab's interactive HTML: the viewer as one file that needs no network."""
+def download(trace: Trace, dot: str | None, view: str, theme: str, svg_of) -> None:
+    """The Export tab's interactive HTML: the viewer as one file that needs no network,
+    in `theme` (the one `dot` was drawn in)."""
     if dot is None or not dot_available():
         return
     try:
-        page = _page(trace, svg_of(dot), view, st.session_state.theme, remember=False)
+        page = _page(trace, svg_of(dot), view, theme, remember=False)
     except RenderUnavailable:
         return  # the Export tab above already says why nothing can be drawn
     st.download_button(
