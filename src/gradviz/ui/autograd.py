@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import pickle
 
 import streamlit as st
@@ -362,7 +363,7 @@ def _backward_controls(trace: Trace) -> None:
         st.rerun()
     # After an error, only the output backward ran on is explained (its error may be why).
     explain = trace.error is None or target == state.backward_target
-    if explain and info is not None and info.shape and max(1, _numel(info.shape)) > 1:
+    if explain and info is not None and info.shape and max(1, math.prod(info.shape)) > 1:
         st.caption(
             f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
             "created only for scalar outputs*. backward() needs to know how to weigh each "
@@ -378,16 +379,9 @@ def _first_scalar(trace: Trace, names: list[str]) -> int:
     """Where the selector starts without a choice: the last scalar made, else the last tensor."""
     for i, name in enumerate(names):
         info = trace.tensor(name)
-        if info is not None and _numel(info.shape or []) == 1:
+        if info is not None and math.prod(info.shape or []) == 1:
             return i
     return 0
-
-
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:

@@ -4,6 +4,8 @@ as a grid, saying so when the result carries only its first values."""
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from gradviz.graph.model import (
@@ -19,13 +21,6 @@ from gradviz.util import mdtable
 from gradviz.util.grid import grids
 
 GRID_STYLE = "white-space:nowrap;overflow-x:auto;max-width:100%"
-
-
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _row(t: TensorInfo) -> dict:
@@ -92,7 +87,7 @@ def _one_tensor(trace: Trace) -> None:
 
 
 def _values(title: str, value, shape: list[int], preview: str) -> None:
-    numel = _numel(shape)
+    numel = math.prod(shape)
     if value is None and numel <= MAX_STORED_ELEMENTS:
         st.info(
             f"**{title}**: left out of this result, which carries the values of at most "
