@@ -105,3 +105,13 @@ def graph_svg(page, needle: str | None = None, timeout: float = 60_000) -> str:
             "DECODE", DECODE_JS
         )
     )
+
+
+# A small layered program: two Linear layers in a Sequential (clusters to fold and draw).
+MLP = (
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
+    "x = torch.randn(5, 4, requires_grad=True)\n"
+    "loss = net(x).pow(2).mean()\n"
+)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from e2e_support import MLP
 
 from gradviz.cli.main import main
 from gradviz.graph.render import dot_available
@@ -17,13 +18,6 @@ pytestmark = [
     pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed"),
 ]
 
-MLP = (
-    "import torch.nn as nn\n"
-    "torch.manual_seed(0)\n"
-    "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
-    "x = torch.randn(5, 4, requires_grad=True)\n"
-    "loss = net(x).pow(2).mean()\n"
-)
 HOSTILE = (
     "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
     'y = (x * len("<img src=q onerror=document.title=1></script><b id=pwn>")).sum()\n'

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from e2e_support import MLP
 
 from gradviz.graph.render import dot_available
 
@@ -15,13 +16,6 @@ pytestmark = [
     pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed"),
 ]
 
-MLP = (
-    "import torch.nn as nn\n"
-    "torch.manual_seed(0)\n"
-    "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
-    "x = torch.randn(5, 4, requires_grad=True)\n"
-    "loss = net(x).pow(2).mean()\n"
-)
 
 # The viewer document in the page's frame: Graphviz's drawing size (points) and node count.
 SIZE_JS = """(want) => {
