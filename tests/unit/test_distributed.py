@@ -14,10 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from gradviz.training.checkpoint import load_weights
 from gradviz.training.data import Split, load_image_folder
@@ -30,27 +28,15 @@ from gradviz.training.distributed import (
 )
 from gradviz.training.loop import Options, evaluate, run_to_end, settle_preset, train
 from gradviz.training.settings import ddp_backend, ddp_cpu_reason, rank_placement
+from tests.unit.image_folders import colour_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSET = ROOT / ".." / "shared" / "data" / "cifar10-subset"
 
 
-def _folder(root: Path, per_class: int = 16) -> Path:
-    rng = np.random.default_rng(0)
-    for split in ("train", "test"):
-        for k, c in enumerate(("red", "green", "blue")):
-            d = root / split / c
-            d.mkdir(parents=True)
-            for i in range(per_class):
-                arr = rng.integers(0, 40, (32, 32, 3), dtype=np.uint8)
-                arr[..., k] += 200
-                Image.fromarray(arr).save(d / f"{i}.png")
-    return root
-
-
 @pytest.fixture
 def tiny(tmp_path) -> Path:
-    return _folder(tmp_path / "d")
+    return colour_folder(tmp_path / "d", per_class=16)
 
 
 def _spec(folder: Path, **kw) -> RunSpec:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from gradviz.cli import train as train_cmd
 from gradviz.training.checkpoint import load_weights
+from tests.unit.image_folders import colour_folder
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,20 +24,8 @@ def _run(argv: list[str]) -> int:
     return args.func(args)
 
 
-def _folder(root, per_class=8):
-    rng = np.random.default_rng(0)
-    for split in ("train", "test"):
-        for k, c in enumerate(("red", "green", "blue")):
-            d = root / split / c
-            d.mkdir(parents=True)
-            for i in range(per_class):
-                arr = rng.integers(0, 40, (32, 32, 3), dtype=np.uint8)
-                arr[..., k] += 200
-                Image.fromarray(arr).save(d / f"{i}.png")
-
-
 def test_json_metrics_on_stdout_progress_on_stderr(tmp_path, capsys):
-    _folder(tmp_path / "d")
+    colour_folder(tmp_path / "d", per_class=8)
     out_file = tmp_path / "w.pt"
     code = _run(
         [
@@ -76,7 +63,7 @@ def test_json_metrics_on_stdout_progress_on_stderr(tmp_path, capsys):
 
 
 def test_human_report_like_the_tutorial(tmp_path, capsys):
-    _folder(tmp_path / "d", per_class=4)
+    colour_folder(tmp_path / "d", per_class=4)
     assert (
         _run(
             [
@@ -107,7 +94,7 @@ def test_missing_data_is_a_run_error(tmp_path, capsys):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU message")
 def test_cuda_absent_is_a_run_error(tmp_path, capsys):
-    _folder(tmp_path / "d", per_class=1)
+    colour_folder(tmp_path / "d", per_class=1)
     assert _run(["train", "--data", str(tmp_path / "d"), "--device", "cuda"]) == 1
     assert "Cannot train on cuda" in capsys.readouterr().err
 
@@ -152,7 +139,7 @@ def test_json_keys_are_the_documented_ones_and_ctrl_c_stops_cleanly(tmp_path, ca
             yield event
 
     monkeypatch.setattr(train_cmd, "train", interrupted)
-    _folder(tmp_path / "d", per_class=8)
+    colour_folder(tmp_path / "d", per_class=8)
     argv = ["train", "--data", str(tmp_path / "d"), "--device", "cpu", "--batch-size", "4"]
     assert _run([*argv, "--epochs", "50", "--json"]) == 0
     captured = capsys.readouterr()
