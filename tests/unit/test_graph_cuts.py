@@ -3,9 +3,17 @@ require grad: edges of kind "cut" and "input", drawn dashed and labelled."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+
 from gradviz.graph import render
 from gradviz.graph.model import GraphModel
 from gradviz.program.interpreter import run_program
+from gradviz.program.language import Limits
+from gradviz.program.results import RunOptions
+
+BIG = Limits(max_lines=5_000, max_statements=10_000)
 
 CUTS = """\
 x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -124,3 +132,28 @@ def test_an_input_finds_its_function_even_after_backward_freed_what_it_saved():
     assert model.node(e.src).title == "x"
     assert model.node(e.dst).title in ("MmBackward0", "SqueezeBackward4", "MvBackward0")
     assert model.node(e.dst).title != "MeanBackward0"
+
+
+def test_big_drawings_label_edges_with_xlabel_so_dot_keeps_one_rank_a_step():
+    """dot doubles every rank of a graph with any `label`ed edge; over EDGE_XLABEL_NODES
+    nodes the cut and input edges carry `xlabel`s instead, and the layout gets no longer."""
+    small = render.to_dot(run_program(CUTS).graph)
+    assert ' label="detached"' in small and "xlabel=" not in small
+    steps = render.EDGE_XLABEL_NODES // 3 + 5
+    lines = ["h = torch.ones(2)"]
+    for i in range(steps):
+        lines += [f"w{i} = torch.full((2,), 0.5, requires_grad=True)", f"h = torch.tanh(h * w{i})"]
+    trace = run_program("\n".join(lines) + "\n", RunOptions(limits=BIG))
+    assert trace.error is None, trace.error
+    assert len(trace.graph.nodes) > render.EDGE_XLABEL_NODES
+    big = render.to_dot(trace.graph)
+    assert ' xlabel="input (no grad)"' in big and ' label="input (no grad)"' not in big
+    if render.dot_available():
+        assert max_rank(big) * 1.5 < max_rank(big.replace(" xlabel=", " label="))
+
+
+def max_rank(dot: str) -> int:
+    """The number of ranks dot lays `dot` out in (its verbose report)."""
+    exe = shutil.which("dot")
+    proc = subprocess.run([exe, "-v", "-Tplain"], input=dot.encode(), capture_output=True)
+    return int(re.search(rb"Maxrank = (\d+)", proc.stderr).group(1))

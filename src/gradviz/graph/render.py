@@ -28,6 +28,7 @@ from types import MappingProxyType
 
 from gradviz.devices.info import device_label
 from gradviz.graph.model import GraphModel, GraphNode
+from gradviz.graph.textmetrics import svg_environment
 from gradviz.util.hosting import public_mode
 from gradviz.util.memo import ByteLRU
 
@@ -307,18 +308,7 @@ def to_dot(
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
     depth = module_depth if module_depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
     out.extend(_clusters(model, lines, th, theme, depth))
-    for e in model.edges:
-        if e.copy:
-            color = COPY_COLOR if theme != "print" else "black"
-            out.append(
-                f"  {_q(e.src)} -> {_q(e.dst)} [color={_q(color)} fontcolor={_q(color)} "
-                f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 label={_q('copy ' + e.copy)} "
-                f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
-            )
-        elif e.kind != "data":
-            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{_cut_attrs(e, th)}];")
-        else:
-            out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
+    out.extend(_edge_lines(model, th, theme))
     if legend and model.nodes:
         keys = _legend(th, theme)
         if any(e.kind != "data" for e in model.edges):
@@ -350,6 +340,29 @@ class _Look:
     highlight: str | None
     done: frozenset[str] | set[str]
     fills: Mapping[str, str] = field(default_factory=dict)
+
+
+def _edge_lines(model: GraphModel, th: Theme, theme: str) -> list[str]:
+    """The DOT statements of the drawing's edges."""
+    out: list[str] = []
+    # dot doubles every rank of a graph in which any edge has a `label` (room for the
+    # label between ranks): a 2,000-node chain with one labelled input edge took 1.3 s to
+    # place against 0.3 s without (docs/BENCHMARKS.md). Big graphs get `xlabel`s, placed
+    # after the layout beside their edge; small ones keep labels with room of their own.
+    edge_label = "xlabel" if len(model.nodes) > EDGE_XLABEL_NODES else "label"
+    for e in model.edges:
+        if e.copy:
+            color = COPY_COLOR if theme != "print" else "black"
+            out.append(
+                f"  {_q(e.src)} -> {_q(e.dst)} [color={_q(color)} fontcolor={_q(color)} "
+                f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 {edge_label}={_q('copy ' + e.copy)} "
+                f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
+            )
+        elif e.kind != "data":
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{_cut_attrs(e, th, edge_label)}];")
+        else:
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
+    return out
 
 
 def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
@@ -432,6 +445,8 @@ def _clusters(model: GraphModel, lines: dict[str, str], th: Theme, theme: str, d
     return emit(None, "  ")
 
 
+EDGE_XLABEL_NODES = 300  # drawings with more nodes label their edges with `xlabel`
+
 CUT_TEXT = (
     "dashed arrow: not in autograd's graph (no gradient flows along it): a detach() or "
     "no_grad result from what it was made of, or an input that does not require grad"
@@ -442,13 +457,14 @@ EDGE_TOOLTIP = {
 }
 
 
-def _cut_attrs(e, th: Theme) -> str:
-    """A cut or input edge: dashed, labelled, no gradient flows along it."""
+def _cut_attrs(e, th: Theme, edge_label: str = "label") -> str:
+    """A cut or input edge: dashed, labelled (`edge_label`: DOT's `label` or `xlabel`), no
+    gradient flows along it."""
     label = e.label or "input (no grad)"
     tip = EDGE_TOOLTIP.get(e.label or "", "an input that does not require grad")
     return (
         f"style=dashed arrowhead=empty fontname=Helvetica fontsize=9 "
-        f"fontcolor={_q(th.font)} label={_q(label)} tooltip={_q(tip)} class={_q(e.kind)}"
+        f"fontcolor={_q(th.font)} {edge_label}={_q(label)} tooltip={_q(tip)} class={_q(e.kind)}"
     )
 
 
@@ -769,7 +785,9 @@ OUT_OF_MEMORY = (
 def _run_dot(
     cmd: list[str], source: str, fmt: str, limits: RenderLimits
 ) -> tuple[str | None, bytes]:
-    """(None, output) or (the message saying why not, b"")."""
+    """(None, output) or (the message saying why not, b""). An SVG is laid out with
+    Graphviz's own text metrics, without pango (graph/textmetrics.py)."""
+    exe = cmd[0]
     advice = " Export DOT instead and render it on your own computer, or draw a smaller program."
     try:
         if limits.memory_bytes is not None or limits.cpu_seconds is not None:
@@ -780,6 +798,7 @@ def _run_dot(
             capture_output=True,
             timeout=limits.wall_seconds,
             check=False,
+            env=svg_environment(exe) if fmt == "svg" else None,
         )
     except subprocess.TimeoutExpired:
         return (
