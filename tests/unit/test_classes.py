@@ -252,6 +252,26 @@ def test_nn_parameter_is_registered_and_matches_pytorch():
     assert [n.title for n in trace.graph.nodes if n.title == "net.w"] == ["net.w"]
 
 
+IMPORTED_PARAMETER = (
+    PARAMETER_NET.replace("nn.Parameter(", "Parameter(").replace(
+        "class Scale",
+        "from torch.nn import Parameter\nfrom torch.nn import Parameter as P\n\nclass Scale",
+    )
+    + "print(P(torch.ones(2)).requires_grad)\n"
+)
+
+
+def test_nn_parameter_imported_by_name_runs_as_in_pytorch():
+    """`from torch.nn import Parameter` (and `as P`), as tutorials write it."""
+    assert "from torch.nn import Parameter" in IMPORTED_PARAMETER
+    assert gradviz_printed(IMPORTED_PARAMETER) == python_printed(IMPORTED_PARAMETER)
+    trace = run_program(IMPORTED_PARAMETER, RunOptions(simulate_cuda=False, classic=False))
+    assert trace.error is None, trace.error
+    assert {"net.w", "net.b"} <= {t.name for t in trace.tensors}
+    err = run_program("from torch.nn import Parameter\nw = Parameter(3)").error
+    assert (err.kind, err.line, err.col) == ("type", 2, 5) and "not int" in err.message
+
+
 def test_nn_parameter_gradient_check_passes():
     from gradviz.program.gradcheck import check_gradients
 

@@ -37,6 +37,7 @@ from gradviz.program.state import RunState
 from gradviz.program.strings import Strings
 from gradviz.program.values import (
     NAMESPACES,
+    PARAMETER,
     Builtin,
     ClassRef,
     GradFnRef,
@@ -345,4 +346,6 @@ class Evaluator:
             return callee.call(args, kwargs, node)
         if isinstance(callee, ClassRef):  # from torch.utils.data import DataLoader
             return self.objects.make(callee.path, callee.spec, args, kwargs, node)
+        if callee is PARAMETER:  # from torch.nn import Parameter
+            return self.library.call_member("torch.nn.Parameter", callee, args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)

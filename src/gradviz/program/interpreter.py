@@ -385,14 +385,14 @@ class Interpreter:
         return self.evaluator.operators.binop(stmt.op, current, value, stmt)
 
 
-def imported_class(state: RunState, path: str, stmt: ast.stmt) -> ClassRef | Namespace:
+def imported_class(state: RunState, path: str, stmt: ast.stmt) -> ClassRef | Namespace | Marker:
     """`from torch.utils.data import DataLoader`: the class of that module's table."""
     source, _, name = path.rpartition(".")
     members = module_namespace(source).members
     member = members.get(name)
     if isinstance(member, ObjectSpec):
         return ClassRef(path, member)
-    if isinstance(member, Namespace):
+    if isinstance(member, Namespace | Marker):  # from torch.nn import Parameter
         return member
     raise state.error(
         "name",
