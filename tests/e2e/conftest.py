@@ -14,6 +14,10 @@ def browser():
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium); CI installs it")
     sync_api = pytest.importorskip("playwright.sync_api")
+    # An assertion without its own timeout waits 20 s, not Playwright's 5 s: on a shared
+    # 2-core CI host a rerun of the page can take longer than 5 s, and a failure then says
+    # nothing about the page.
+    sync_api.expect.set_options(timeout=20_000)
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield b
