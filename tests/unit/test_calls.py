@@ -161,3 +161,34 @@ def test_big_leaves_are_described_at_the_call_not_copied():
         assert info["a"].grad == [float(g)] * 4000  # copied: carried in full
         assert info["d"].grad is None  # over the copy budget: described then
         assert info["d"].grad_preview.startswith(f"[{g}, {g}")
+
+
+SHARED_LOOP = """import torch
+import torch.optim as optim
+w = torch.ones(2, requires_grad=True)
+opt = optim.SGD([w], lr=0.1)
+for i in range(3):
+    opt.zero_grad()
+    loss = (w * w).sum()
+    loss.backward()
+    opt.step()
+{after}
+"""
+
+
+@pytest.mark.parametrize(
+    "after, values",
+    [
+        ("", [1.0, 0.8, 0.64]),  # the step's copies, shared with the next call: unchanged
+        ("    with torch.no_grad():\n        w.add_(1)", [1.0, 1.8, 2.44]),  # a version bump
+        ("    w.data.add_(1)", [1.0, 1.8, 2.44]),  # no version bump: .data stops the sharing
+    ],
+)
+def test_each_call_shows_its_leaves_as_they_were_however_they_changed_between(after, values):
+    trace = run(SHARED_LOOP.format(after=after))
+    calls = trace.calls.kept
+    assert [value_of(c, "w")[0] for c in calls] == pytest.approx(values)
+    for c, v in zip(calls, values, strict=True):
+        step = c.steps[0]
+        assert step.before[0].preview == f"[{v:.4f}, {v:.4f}]"
+        assert step.after[0].preview == f"[{0.8 * v:.4f}, {0.8 * v:.4f}]"
