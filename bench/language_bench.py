@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import pstats
 import statistics
@@ -175,15 +176,24 @@ def plain_sgd(code) -> None:
 
 
 def alternate(fns: dict, repeats: int, clock=time.perf_counter) -> dict[str, list[float]]:
-    """Each function once to warm up, then `repeats` rounds running each in turn."""
+    """Each function once to warm up, then `repeats` rounds running each in turn. Each
+    timing ends with a garbage collection, so each side pays for its own cyclic garbage
+    (not the side that happens to run next); what was alive before the rounds is frozen
+    out of the collections, so one costs only what the function left."""
     for fn in fns.values():
         fn()
+    gc.collect()
+    gc.freeze()
     times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t = clock()
-            fn()
-            times[name].append(clock() - t)
+    try:
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                t = clock()
+                fn()
+                gc.collect()
+                times[name].append(clock() - t)
+    finally:
+        gc.unfreeze()
     return times
 
 
