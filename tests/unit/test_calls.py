@@ -3,6 +3,7 @@ gradients, the optimizer steps after it), the first and last few kept, and Trace
 
 from __future__ import annotations
 
+import gc
 import pickle
 from pathlib import Path
 
@@ -161,3 +162,59 @@ def test_big_leaves_are_described_at_the_call_not_copied():
         assert info["a"].grad == [float(g)] * 4000  # copied: carried in full
         assert info["d"].grad is None  # over the copy budget: described then
         assert info["d"].grad_preview.startswith(f"[{g}, {g}")
+
+
+SHARED_LOOP = """import torch
+import torch.optim as optim
+w = torch.ones(2, requires_grad=True)
+opt = optim.SGD([w], lr=0.1)
+for i in range(3):
+    opt.zero_grad()
+    loss = (w * w).sum()
+    loss.backward()
+    opt.step()
+{after}
+"""
+
+
+@pytest.mark.parametrize(
+    "after, values",
+    [
+        ("", [1.0, 0.8, 0.64]),  # the step's copies, shared with the next call: unchanged
+        ("    with torch.no_grad():\n        w.add_(1)", [1.0, 1.8, 2.44]),  # a version bump
+        ("    w.data.add_(1)", [1.0, 1.8, 2.44]),  # no version bump: .data stops the sharing
+    ],
+)
+def test_each_call_shows_its_leaves_as_they_were_however_they_changed_between(after, values):
+    trace = run(SHARED_LOOP.format(after=after))
+    calls = trace.calls.kept
+    assert [value_of(c, "w")[0] for c in calls] == pytest.approx(values)
+    for c, v in zip(calls, values, strict=True):
+        step = c.steps[0]
+        assert step.before[0].preview == f"[{v:.4f}, {v:.4f}]"
+        assert step.after[0].preview == f"[{0.8 * v:.4f}, {0.8 * v:.4f}]"
+
+
+def test_a_long_loop_leaves_little_for_the_garbage_collector():
+    """A run frees what it held (autograd nodes, layer calls, variables) when its result is
+    built: the interpreter's parts refer to each other, so what is left to the cyclic
+    collector after the run would otherwise grow by about 18 objects a pass."""
+    loop = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "import torch.optim as optim\n"
+        "net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))\n"
+        "opt = optim.SGD(net.parameters(), lr=0.01)\n"
+        "x = torch.randn(64, 8)\ny = torch.randn(64, 1)\n"
+        "for step in range({passes}):\n"
+        "    opt.zero_grad()\n"
+        "    loss = F.mse_loss(net(x), y)\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+    )
+    left = {}
+    for passes in (100, 300):
+        gc.collect()
+        trace = run(loop.format(passes=passes))
+        left[passes] = gc.collect()
+        assert trace.calls.count == passes
+    assert left[300] - left[100] < 200 * 12

@@ -79,6 +79,23 @@ def test_only_the_last_backward_keeps_its_steps():
     assert trace.tensor("w").grad == [6.0, 6.0]
 
 
+def test_a_retained_graph_run_again_has_each_node_s_step_once():
+    # the nodes keep the hook they got in the first pass; the second writes its own steps
+    source = (
+        HEADER + "w = torch.ones(2, requires_grad=True)\n"
+        "loss = (w * 3).sum()\n"
+        "loss.backward(retain_graph=True)\n"
+        "loss.backward()\n"
+    )
+    trace = run(source)
+    assert trace.error is None, trace.error
+    first, second = trace.backward
+    assert first.steps == [] and len(second.steps) == 3
+    assert [s.index for s in second.steps] == [0, 1, 2]
+    assert second.steps[2].upstream == ["[3.0000, 3.0000]"]
+    assert second.accumulated == ["w"]
+
+
 def test_a_later_in_place_change_leaves_the_previews_as_they_ran():
     source = LOOP + "with torch.no_grad():\n    w.grad.mul_(100)\n"
     trace = run(source)

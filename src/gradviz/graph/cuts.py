@@ -33,6 +33,7 @@ def _saved_tensors(fn) -> list[torch.Tensor]:
     if attrs is None:
         attrs = _SAVED[type(fn)] = [a for a in dir(fn) if a.startswith("_saved_")]
     out = []
+    dropped = False
     for attr in attrs:
         try:
             value = getattr(fn, attr)
@@ -40,24 +41,44 @@ def _saved_tensors(fn) -> list[torch.Tensor]:
             continue
         if isinstance(value, torch.Tensor):
             out.append(value)
+        elif value is not None:  # a number or a size: never a tensor for this kind of node
+            dropped = True
+    if dropped:
+        _SAVED[type(fn)] = [a for a in attrs if not _never_tensor(fn, a)]
     return out
 
 
-def user_of(source: torch.Tensor, result: torch.Tensor):
-    """The backward function of `result`'s graph that saved `source` (searched nearest
-    first, among SEARCH_NODES functions), else result.grad_fn. Asked when `result` is bound,
-    before a backward pass frees what the functions saved."""
-    ptr = _storage(source)
+def _never_tensor(fn, attr: str) -> bool:
+    try:
+        value = getattr(fn, attr)
+    except RuntimeError:
+        return False
+    return not isinstance(value, torch.Tensor) and value is not None
+
+
+def users_of(sources: list[torch.Tensor], result: torch.Tensor) -> list:
+    """For each of `sources`, the backward function of `result`'s graph that saved it
+    (searched nearest first, among SEARCH_NODES functions), else result.grad_fn; one search
+    for all of them. Asked when `result` is bound, before a backward pass frees what the
+    functions saved."""
+    wanted: dict[int, list[int]] = {}  # storage -> the sources' positions
+    for i, source in enumerate(sources):
+        ptr = _storage(source)
+        if ptr is not None:
+            wanted.setdefault(ptr, []).append(i)
+    found = [result.grad_fn] * len(sources)
     queue, seen = deque([result.grad_fn]), set()
-    while queue and ptr is not None and len(seen) < SEARCH_NODES:
+    while queue and wanted and len(seen) < SEARCH_NODES:
         fn = queue.popleft()
         if fn is None or id(fn) in seen or hasattr(fn, "variable"):  # AccumulateGrad
             continue
         seen.add(id(fn))
-        if any(_storage(s) == ptr for s in _saved_tensors(fn)):
-            return fn
+        for saved in _saved_tensors(fn):
+            hits = wanted.pop(_storage(saved), None)
+            for i in hits or ():
+                found[i] = fn
         queue.extend(u for u, _ in fn.next_functions)
-    return result.grad_fn
+    return found
 
 
 def cut_edges(

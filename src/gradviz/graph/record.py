@@ -77,9 +77,11 @@ def claim_nodes(
             continue
         seen.add(key)
         if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
+            if key in fn_modules:  # an inner call's already (an outer layer asks no own())
+                continue
             if mine is None:
                 mine = own()
-            if id(fn.variable) in mine and key not in fn_modules:
+            if id(fn.variable) in mine:
                 fn_modules[key] = (fn, call)
             continue
         if key not in fn_modules:

@@ -107,6 +107,36 @@ class CallWatch:
         self.count = 0
         self.step_count = 0
         self.pending: list[_Pending] = []
+        # id(leaf) -> (leaf, version, data_ptr, copy): the latest copies of the leaves of the
+        # latest call and step, shared while the leaf is unchanged (a loop's parameters are
+        # copied once a pass, not at its call, before and after its step)
+        self.copies: dict[int, tuple] = {}
+        self.sharing = True
+
+    def aliased(self) -> None:
+        """The program read a `.data`: a write through it leaves the version counter as it
+        was, so no copy is shared from now on."""
+        self.sharing = False
+        self.copies = {}
+
+    def _hold(self, t: torch.Tensor, copies: dict, room: list[int] | None = None):
+        """hold(t, room), with the copy in `copies` when t is unchanged since it was made;
+        a new copy goes in `copies` too."""
+        if not self.sharing or not storable(t) or (room is not None and t.numel() > room[0]):
+            return hold(t, room)
+        if room is not None:
+            room[0] -= t.numel()
+        try:
+            version, ptr = t._version, t.data_ptr()
+        except RuntimeError:  # no plain storage
+            return t.detach().clone()
+        hit = self.copies.get(id(t))
+        if hit is not None and hit[0] is t and hit[1] == version and hit[2] == ptr:
+            copied = hit[3]
+        else:
+            copied = t.detach().clone()
+        copies[id(t)] = (t, version, ptr, copied)
+        return copied
 
     # -- while the run goes on
 
@@ -121,7 +151,7 @@ class CallWatch:
         leaves = {id(fn.variable) for fn in fns if hasattr(fn, "variable")}
         if tensor.grad_fn is None and tensor.requires_grad:
             leaves.add(id(tensor))
-        bindings, notes, grads = [], {}, []
+        bindings, notes, grads, copies = [], {}, [], {}
         room = [CALL_VALUES]  # the leaves' numbers a call copies: what its result may carry
         for b in state.bindings:
             t = b.tensor
@@ -130,29 +160,33 @@ class CallWatch:
             elif id(t) in leaves:
                 bindings.append(b)
                 if id(t) not in notes:
-                    notes[id(t)] = (hold(t, room), hold(t.grad, room))
+                    notes[id(t)] = (self._hold(t, copies, room), hold(t.grad, room))
                     grads.append((b.name, notes[id(t)][1]))
         self.pending.append(
             _Pending(self.count, tuple(state.loops), record, bindings, notes, grads)
         )
         if len(self.pending) > self.first + self.last:
             del self.pending[self.first]
+        self.copies = copies  # the leaves as they are now
 
     def before_step(self, params: list[torch.Tensor]) -> list | None:
         """The parameters before a step, when the step will be kept (after a kept call)."""
         if not self.pending or self.pending[-1].number != self.count:
             return None
         state = self.state
+        copies = self.copies
         return [
-            (state.name_of(p) or f"parameter {i + 1}", hold(p))
+            (state.name_of(p) or f"parameter {i + 1}", self._hold(p, copies))
             for i, p in enumerate(params[:MAX_STEP_PARAMETERS])
         ]
 
     def after_step(self, params: list[torch.Tensor], before, optimizer: str, line: int) -> None:
         self.step_count += 1
+        for p in params:  # changed: a fused step leaves their version counters as they were
+            self.copies.pop(id(p), None)
         if before is None:
             return
-        after = [hold(p) for p in params[: len(before)]]
+        after = [self._hold(p, self.copies) for p in params[: len(before)]]
         more = max(0, len(params) - MAX_STEP_PARAMETERS)
         self.pending[-1].steps.append(
             (self.step_count, line, optimizer, self.count, before, after, more)

@@ -278,6 +278,8 @@ class Evaluator:
         if name in tables.TENSOR_ATTRIBUTES:
             if name == "grad_fn":
                 return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+            if name == "data":  # writes through it leave no version: calls copy afresh
+                self.state.calls.aliased()
             if shadow is not None and name in ("device", "is_cuda"):
                 where = shadow.device_of(obj)
                 return where if name == "device" else where.type == "cuda"

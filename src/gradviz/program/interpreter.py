@@ -495,7 +495,28 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         from gradviz.graph.classic import classic_dot  # torchviz: only for the classic view
 
         trace.classic_dot = classic_dot(record)
+    _release(interp)
     return trace
+
+
+def _release(interp: Interpreter) -> None:
+    """Drop what the run held once its result is built: the autograd nodes (a loop's
+    thousands), the layers' calls, the named tensors and the program's variables. The
+    interpreter's parts refer to each other, so without this only the cyclic garbage
+    collector frees them, after the run, in whatever the process does next (40 to 70 ms
+    after a 1,000-step loop); freed here, the collector finds little."""
+    state = interp.state
+    state.registry.ids.clear()
+    state.registry.nodes.clear()
+    state.fn_modules.clear()
+    state.module_calls.clear()
+    state.bindings.clear()
+    state.env.clear()
+    interp.placement.fn_devices.clear()
+    interp.library.watch.hooked.clear()
+    state.calls.pending.clear()
+    state.calls.copies.clear()
+    interp.budget.verdicts.found.clear()
 
 
 def _guarded(fn, interp: Interpreter) -> ProgramError | None:

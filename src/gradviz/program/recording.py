@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 
 import torch
 
@@ -38,10 +39,12 @@ class BackwardWatch:
         self.state = state
         # the latest finished pass: its record and, per step, its gradients' first values
         self.latest: tuple[BackwardRecord, list] | None = None
-        # the pass running now, per node in the order autograd ran them: (its key, the node,
-        # upstream parts, produced parts)
+        # the pass running now, per node in the order autograd ran them: (its key, upstream
+        # parts, produced parts)
         self.parts: list = []
         self.fns: list = []  # the autograd nodes of the pass running now, or that just ran
+        self.hooked: set[int] = set()  # id(node) of the nodes with a hook (NodeRegistry's)
+        self.sink = _Sink()
 
     def begin(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
@@ -75,28 +78,28 @@ class BackwardWatch:
 
     @contextlib.contextmanager
     def hooks(self, tensor: torch.Tensor, record: BackwardRecord):
-        """While open, each node of `tensor`'s graph adds a step to `record` as it runs."""
-        handles = []
+        """While open, each node of `tensor`'s graph adds a step to `record` as it runs. A
+        node gets its hook once, the first pass it is in, and keeps it for the run: a
+        parameter's AccumulateGrad is in every pass of a loop. The hook writes to the pass
+        running now (`sink`), and does nothing between passes."""
         parts = self.parts = []
         copies = PassCopies(hold=record.gradient != "given")
         self.fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
-        if self.fns:
-            for fn in self.fns:
-                key = self.state.registry.key(fn)
-                leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
-                if leaf is not None and leaf.grad is not None:
-                    record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
-
-                def hook(grad_inputs, grad_outputs, key=key, fn=fn):
-                    parts.append((key, fn, copies.parts(grad_outputs), copies.parts(grad_inputs)))
-
-                handles.append(fn.register_hook(hook))
+        registry, hooked, sink = self.state.registry, self.hooked, self.sink
+        for fn in self.fns:
+            key = registry.key(fn)
+            leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
+            if leaf is not None and leaf.grad is not None:
+                record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
+            if id(fn) not in hooked:  # the registry keeps fn alive: its id stays its own
+                fn.register_hook(functools.partial(_step_hook, sink, key))
+                hooked.add(id(fn))
+        sink.parts, sink.copies = parts, copies
         try:
             yield
         finally:
+            sink.parts = sink.copies = None
             copies.seen.clear()
-            for h in handles:
-                h.remove()
 
     def done(self, record: BackwardRecord) -> None:
         """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps
@@ -109,17 +112,33 @@ class BackwardWatch:
         if self.latest is None:
             return
         record, parts = self.latest
+        nodes = self.state.registry.nodes
         record.steps = [
             BackwardStep(
                 i,
                 key,
-                fn.name(),
+                nodes[key].name(),
                 [_preview(p) for p in upstream],
                 [_preview(p) for p in produced],
             )
-            for i, (key, fn, upstream, produced) in enumerate(parts)
+            for i, (key, upstream, produced) in enumerate(parts)
         ]
         self.latest = None
+
+
+class _Sink:
+    """Where the nodes' hooks write: the pass running now's steps and copies (None between
+    passes). The hooks hold this, not the watch: nothing a node holds leads back to it."""
+
+    def __init__(self) -> None:
+        self.parts: list | None = None
+        self.copies: PassCopies | None = None
+
+
+def _step_hook(sink: _Sink, key: str, grad_inputs, grad_outputs) -> None:
+    parts, copies = sink.parts, sink.copies
+    if parts is not None:
+        parts.append((key, copies.parts(grad_outputs), copies.parts(grad_inputs)))
 
 
 class PassCopies:

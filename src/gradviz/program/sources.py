@@ -14,7 +14,7 @@ import ast
 
 import torch
 
-from gradviz.graph.cuts import user_of
+from gradviz.graph.cuts import users_of
 from gradviz.program.state import RunState
 
 MAX_SOURCES = 8  # tensors kept per binding
@@ -63,5 +63,7 @@ def read_tensors(state: RunState, node: ast.AST, result: torch.Tensor, cut: bool
             and id(value) not in found
             and len(found) < MAX_SOURCES
         ):
-            found[id(value)] = (value, None if cut else user_of(value, result))
-    return tuple(found.values())
+            found[id(value)] = value
+    tensors = list(found.values())
+    users = [None] * len(tensors) if cut or not tensors else users_of(tensors, result)
+    return tuple(zip(tensors, users, strict=True))
