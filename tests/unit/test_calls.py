@@ -140,11 +140,13 @@ def test_a_requested_backward_is_a_call_too_and_calls_survive_pickling_and_caps(
     preset = PRESETS_BY_KEY["tutorial_net"]
     trace = cap_result(run(preset.source, backward=preset.backward))
     assert trace.calls.count == 1
-    call = pickle.loads(pickle.dumps(trace)).calls.kept[0]
+    back = pickle.loads(pickle.dumps(trace))
+    call = back.calls.kept[0]
     assert call.record.origin == "request"
     names = {t.name for t in call.graph.tensors}
     assert {"net.fc1.weight", "net.conv1.weight", "temperature", "loss"} <= names
-    assert "images" not in names  # no gradient reaches it: not in the graph backward walked
+    # one call: it is drawn by the run's own graph and record, not a second copy of them
+    assert call.graph is back.graph and call.record is back.backward[0]
     assert {g.name for g in call.grads} >= {"net.fc1.weight", "temperature"}
 
 
@@ -218,3 +220,24 @@ def test_a_long_loop_leaves_little_for_the_garbage_collector():
         left[passes] = gc.collect()
         assert trace.calls.count == passes
     assert left[300] - left[100] < 200 * 12
+
+
+def test_one_call_shares_the_runs_graph_and_keeps_its_grads_and_step():
+    """A run with one backward call builds one graph: the call's is the run's (the page and
+    `render` show the whole run then), with the call's .grad and the step after it as noted."""
+    trace = run(
+        "w = torch.ones(2, requires_grad=True)\n"
+        "opt = torch.optim.SGD([w], lr=0.5)\n"
+        "loss = (w * 3).sum()\n"
+        "loss.backward()\n"
+        "opt.step()\n"
+    )
+    assert trace.error is None, trace.error
+    assert trace.calls.count == 1 and len(trace.calls.kept) == 1
+    call = trace.calls.kept[0]
+    assert call.graph is trace.graph and call.record is trace.backward[0]
+    assert [(g.name, g.preview) for g in call.grads] == [("w", "[3.0000, 3.0000]")]
+    (step,) = call.steps
+    assert step.before[0].preview == "[1.0000, 1.0000]"
+    assert step.after[0].preview == "[-0.5000, -0.5000]"
+    assert trace.at_call(None) is trace and trace.at_call(1).graph is trace.graph

@@ -85,7 +85,7 @@ class Evaluator:
             ast.Tuple: self.display,
             ast.Dict: self.dict_display,
             ast.BinOp: self.binary,
-            ast.UnaryOp: self.unary,
+            ast.UnaryOp: lambda n: self.operators.unary(n.op, self.eval(n.operand), n),
             ast.BoolOp: self.bool_op,
             ast.IfExp: self.if_expression,
             ast.Compare: self.compare,
@@ -165,9 +165,6 @@ class Evaluator:
                 return result
             left = right
         return result
-
-    def unary(self, node: ast.UnaryOp):
-        return self.operators.unary(node.op, self.eval(node.operand), node)
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)

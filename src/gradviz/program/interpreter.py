@@ -468,6 +468,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     record = interp.record()
     calls = interp.state.calls.finish(interp.placement.fn_devices)
     graph = build_graph(record)
+    interp.state.calls.only_call(calls, graph)
     state, budget, placement = interp.state, interp.budget, interp.placement
     trace = Trace(
         source=text,
