@@ -3,11 +3,15 @@ preview always (runs in workers: torch)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 
 from gradviz.graph.model import MAX_STORED_ELEMENTS
+
+_HEAD = 6  # the values a preview shows along each dimension (format_values' max_items)
+_TORCH_CHECK = 256  # values from which preview_text checks them with torch
 
 
 def _fmt_number(v) -> str:
@@ -97,15 +101,11 @@ def tensor_values(
         data = data.float()
     numel = data.numel()
     if keep and storable(data):
-        value = data.cpu().tolist()
-        return value, format_values(value)
+        return data.cpu().tolist(), preview_text(data)
     if numel == 0:
         return None, f"[] (no values, shape {tuple(data.shape)})"
     flat = data.reshape(-1)[:6].cpu().tolist()
     return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
-
-
-_HEAD = 6  # the values a preview shows along each dimension (format_values' max_items)
 
 
 def preview_part(
@@ -131,14 +131,46 @@ def part_preview(part: tuple[torch.Tensor, tuple[int, ...]] | str) -> str:
     if isinstance(part, str):
         return part
     head, shape = part
-    return _format_part(head.cpu().tolist(), shape)
+    return preview_text(head, shape)
 
 
-def _format_part(value, shape: tuple[int, ...], max_items: int = 6) -> str:
-    """format_values of a whole tensor, from its first values and its shape."""
-    if not shape:
-        return _fmt_number(value)
-    shown = [_format_part(v, shape[1:], max_items) for v in value[:max_items]]
-    if shape[0] > max_items:
-        shown.append("…")
-    return "[" + ", ".join(shown) + "]"
+def preview_text(data: torch.Tensor, shape: tuple[int, ...] | None = None) -> str:
+    """format_values(t.tolist()), to the character, from t's first values only: `data` holds
+    at least the first 6 values along each dimension of a tensor of `shape` (t itself when
+    None). Only those are read, and all of them are written by one %-format of a template
+    for the shape (`_template`), not number by number into nested lists: the preview of a
+    4x3x32x32 batch reads 432 values, not 12,288."""
+    if shape is None:
+        shape = tuple(data.shape)
+    head = tuple(min(n, _HEAD) for n in shape)
+    if tuple(data.shape) != head:
+        data = data[tuple(slice(0, n) for n in head)]
+    more = tuple(n > _HEAD for n in shape)
+    flat = data.reshape(-1).cpu().tolist() if 0 not in head else []
+    if not data.is_floating_point():  # integers, booleans, complex: str(), as _fmt_number
+        return _template(head, more, "%s") % tuple(flat)
+    if flat and _odd_floats(data, flat):  # NaN, infinities, exponent form: _fmt_number's
+        texts = [_fmt_number(v) for v in flat]
+        return _template(head, more, "%s") % tuple(texts)
+    return _template(head, more, "%.4f") % tuple(flat)
+
+
+def _odd_floats(data: torch.Tensor, flat: list[float]) -> bool:
+    """Whether any value is one _fmt_number does not write as "%.4f": NaN, an infinity, or
+    a non-zero value outside [1e-4, 1e5), compared as Python compares the floats tolist()
+    gave (`flat`): in Python for a few, in float64 by torch for many (its fixed cost is
+    that of a few hundred Python comparisons)."""
+    if len(flat) < _TORCH_CHECK:
+        return not all(1e-4 <= abs(v) < 1e5 or v == 0 for v in flat)
+    size = data.detach().double().abs()
+    return bool((((size < 1e-4) & (size != 0)) | ~(size < 1e5)).any())
+
+
+@functools.lru_cache(maxsize=256)
+def _template(head: tuple[int, ...], more: tuple[bool, ...], spec: str) -> str:
+    """The preview of a tensor whose first values along each dimension are `head` (`more`:
+    the dimensions with values past them), with `spec` in place of each number."""
+    text = spec
+    for n, cut in zip(reversed(head), reversed(more), strict=True):
+        text = "[" + ", ".join([text] * n) + (", …]" if cut else "]")
+    return text

@@ -1,0 +1,68 @@
+"""gradviz.graph.values.preview_text: a tensor's preview written from its first values by one
+template, the same text to the character as format_values of the whole tensor's nested
+lists (what the previews were made from before), for every shape, dtype and odd value."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gradviz.graph.values import format_values, preview_text, tensor_values
+
+
+def reference(t: torch.Tensor) -> str:
+    return format_values(t.tolist())
+
+
+ODD = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1e-9, -1e-9, 1e-4, 99999.0]
+ODD += [1e5, -1e5, 123456.0, 0.5, -2.25]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(), (0,), (3, 0), (2, 0, 3), (1,), (6,), (7,), (64, 32), (2, 7, 3), (1, 1, 1, 9)]
+    + [(16, 6, 5, 5), (4, 3, 32, 32), (2,) * 9],
+)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.int64, torch.int8, torch.bool, torch.complex64]
+)
+def test_the_same_text_as_the_nested_lists(shape, dtype):
+    t = (torch.randn(shape) * 1e3).to(dtype)
+    assert preview_text(t) == reference(t)
+
+
+@pytest.mark.parametrize("count", [7, 300])  # checked in Python, and by torch
+def test_odd_values_anywhere_are_written_as_format_values_writes_them(count):
+    for odd in ODD:
+        t = torch.rand(count, dtype=torch.float64) + 1
+        for where in (0, 5):  # among the values shown
+            u = t.clone()
+            u[where] = odd
+            assert preview_text(u) == reference(u)
+            assert preview_text(u.float()) == reference(u.float())
+        u = t.clone()
+        u[-1] = odd  # past the values shown: no effect
+        assert preview_text(u) == reference(u)
+
+
+def test_float32_at_the_edges_compares_as_python_floats():
+    # float32(1e-4) is a little below 1e-4 as a Python float: exponent form, as before
+    for v in (1e-4, 1e5, 99999.99, 0.00010001):
+        for n in (1, 400):
+            t = torch.full((n,), v, dtype=torch.float32)
+            assert preview_text(t) == reference(t)
+
+
+def test_views_and_a_given_head():
+    t = torch.randn(9, 8, 7)
+    for view in (t.transpose(0, 2), t[2:, 1:, ::2], t[:1].expand(9, -1, -1), t[3]):
+        assert preview_text(view) == reference(view)
+    head = t[:6, :6, :6].clone()  # only the first values, with the whole shape given
+    assert preview_text(head, (9, 8, 7)) == reference(t)
+    assert tensor_values(t)[1] == reference(t)
+
+
+def test_half_precision_through_tensor_values():
+    for dtype in (torch.float16, torch.bfloat16):
+        t = (torch.randn(5, 9) * 100).to(dtype)
+        assert tensor_values(t)[1] == reference(t.float())
