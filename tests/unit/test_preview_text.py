@@ -66,3 +66,16 @@ def test_half_precision_through_tensor_values():
     for dtype in (torch.float16, torch.bfloat16):
         t = (torch.randn(5, 9) * 100).to(dtype)
         assert tensor_values(t)[1] == reference(t.float())
+
+
+@pytest.mark.parametrize("count", [7, 40, 300])
+def test_many_odd_values_all_or_mixed_with_plain_ones(count):
+    t = torch.randn(count, 5, dtype=torch.float64)
+    for u in (
+        t * 1e-6,  # every value in exponent form
+        torch.relu(t) * 1e-4,  # zeros among small values, as a ReLU's gradients are
+        torch.where(t > 0, t * 1e6, t),  # big and plain values mixed
+        torch.where(t > 1, float("nan"), t * 1e-7),
+    ):
+        assert preview_text(u) == reference(u)
+        assert preview_text(u.float()) == reference(u.float())

@@ -149,21 +149,34 @@ def preview_text(data: torch.Tensor, shape: tuple[int, ...] | None = None) -> st
     flat = data.reshape(-1).cpu().tolist() if 0 not in head else []
     if not data.is_floating_point():  # integers, booleans, complex: str(), as _fmt_number
         return _template(head, more, "%s") % tuple(flat)
-    if flat and _odd_floats(data, flat):  # NaN, infinities, exponent form: _fmt_number's
-        texts = [_fmt_number(v) for v in flat]
-        return _template(head, more, "%s") % tuple(texts)
-    return _template(head, more, "%.4f") % tuple(flat)
+    odd = _odd_floats(data, flat) if flat else []
+    if not odd:
+        return _template(head, more, "%.4f") % tuple(flat)
+    # NaN and infinities are odd too: "%.4e" writes them as str() does
+    if len(odd) == len(flat):
+        return _template(head, more, "%.4e") % tuple(flat)
+    texts = _each("%.4f", flat)
+    exponents = _each("%.4e", flat) if len(odd) > 16 else None
+    for i in odd:
+        texts[i] = exponents[i] if exponents else f"{flat[i]:.4e}"
+    return _template(head, more, "%s") % tuple(texts)
 
 
-def _odd_floats(data: torch.Tensor, flat: list[float]) -> bool:
-    """Whether any value is one _fmt_number does not write as "%.4f": NaN, an infinity, or
-    a non-zero value outside [1e-4, 1e5), compared as Python compares the floats tolist()
-    gave (`flat`): in Python for a few, in float64 by torch for many (its fixed cost is
-    that of a few hundred Python comparisons)."""
+def _each(spec: str, flat: list[float]) -> list[str]:
+    """Each value written by `spec`, by one %-format."""
+    return ((spec + "\0") * len(flat) % tuple(flat)).split("\0")[:-1]
+
+
+def _odd_floats(data: torch.Tensor, flat: list[float]) -> list[int]:
+    """The positions in `flat` of the values _fmt_number writes in exponent form (non-zero,
+    outside [1e-4, 1e5)) or as str() (NaN, infinities), compared as Python compares the
+    floats tolist() gave: in Python for a few, in float64 by torch for many (its fixed cost
+    is that of a few hundred Python comparisons)."""
     if len(flat) < _TORCH_CHECK:
-        return not all(1e-4 <= abs(v) < 1e5 or v == 0 for v in flat)
-    size = data.detach().double().abs()
-    return bool((((size < 1e-4) & (size != 0)) | ~(size < 1e5)).any())
+        return [i for i, v in enumerate(flat) if not (1e-4 <= abs(v) < 1e5 or v == 0)]
+    size = data.detach().double().abs().reshape(-1)
+    odd = ((size < 1e-4) & (size != 0)) | ~(size < 1e5)
+    return odd.nonzero().reshape(-1).tolist() if bool(odd.any()) else []
 
 
 @functools.lru_cache(maxsize=256)
