@@ -65,3 +65,89 @@ def test_counts_only_while_entered():
     assert first == 2 * 7 * 5 * 3
     meta(70, 50) @ meta(50, 30)
     assert counter.total == first
+
+
+def _inputs():
+    base = meta(4, 6, 8, 8)
+    yield base
+    yield base.transpose(1, 3)  # strided
+    yield base.to(memory_format=torch.channels_last)
+    yield meta(5).double()
+    yield torch.empty((), device="meta")
+
+
+CALLS = {
+    torch.ops.aten.relu.default: lambda x: (x,),
+    torch.ops.aten.gelu.default: lambda x: (x,),
+    torch.ops.aten.silu.default: lambda x: (x,),
+    torch.ops.aten.leaky_relu.default: lambda x: (x, 0.1),
+    torch.ops.aten.hardtanh.default: lambda x: (x, -1.0, 1.0),
+    torch.ops.aten.elu.default: lambda x: (x, 1.0, 1.0, 1.0),
+    torch.ops.aten.threshold.default: lambda x: (x, 0.0, 0.0),
+    torch.ops.aten.native_dropout.default: lambda x: (x, 0.5, True),
+}
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+        return
+    assert (a.shape, a.stride(), a.dtype, a.device) == (b.shape, b.stride(), b.dtype, b.device)
+
+
+def test_every_shortcut_is_tested_and_never_decomposed():
+    from gradviz.program.flops import SHORTCUTS
+
+    assert set(SHORTCUTS) == {*CALLS, torch.ops.aten.addmm.default}
+    for op in SHORTCUTS:  # torch's counter would not have walked into them either
+        assert not torch._C._dispatch_has_kernel_for_dispatch_key(
+            op.name(), "CompositeImplicitAutograd"
+        )
+
+
+@pytest.mark.parametrize("op", list(CALLS), ids=str)
+def test_activations_make_what_torchs_meta_kernels_make(op):
+    for x in _inputs():
+        args = CALLS[op](x)
+        with FlopCount() as counter:
+            ours = op(*args)
+        _same(ours, op(*args))
+        assert counter.total == 0
+
+
+def test_addmm_as_torch_makes_and_refuses_it():
+    cases = [
+        (meta(120), meta(4, 400), meta(400, 120)),
+        (meta(1, 120), meta(4, 400), meta(120, 400).t()),
+        (meta(4, 120), meta(4, 400), meta(400, 120)),
+        (torch.empty((), device="meta"), meta(4, 400), meta(400, 120)),
+        (meta(120).double(), meta(4, 400).double(), meta(400, 120).double()),
+    ]
+    for bias, a, b in cases:
+        with FlopCount() as counter:
+            ours = torch.addmm(bias, a, b)
+        _same(ours, torch.addmm(bias, a, b))
+        assert counter.total == 2 * 4 * 400 * 120
+    refused = [
+        (meta(7), meta(4, 400), meta(400, 120)),  # a bias that does not broadcast
+        (meta(120), meta(4, 400), meta(401, 120)),  # matrices that do not fit
+        (meta(120).double(), meta(4, 400), meta(400, 120)),  # dtypes apart (torch's meta
+        # kernel would promote them: the real call refuses them, as the shortcut does)
+        (meta(120), meta(4, 400), meta(400, 120).double()),
+    ]
+    for bias, a, b in refused:
+        with pytest.raises(RuntimeError):  # torch's own kernel, on real tensors
+            torch.addmm(*(torch.zeros(t.shape, dtype=t.dtype) for t in (bias, a, b)))
+        with pytest.raises(RuntimeError), FlopCount():
+            torch.addmm(bias, a, b)
+
+
+def test_real_tensors_take_no_shortcut():
+    x = torch.tensor([-1.0, 2.0])
+    with FlopCount():
+        y = torch.relu(x)
+        z = torch.addmm(torch.ones(2), torch.eye(2), torch.eye(2))
+    assert y.tolist() == [0.0, 2.0]
+    assert z.tolist() == [[2.0, 1.0], [1.0, 2.0]]
