@@ -79,3 +79,28 @@ def test_many_odd_values_all_or_mixed_with_plain_ones(count):
     ):
         assert preview_text(u) == reference(u)
         assert preview_text(u.float()) == reference(u.float())
+
+
+def test_remembered_answers_the_same_tensor_once(monkeypatch):
+    from gradviz.graph import values
+
+    computed = []
+    real = values._values
+    monkeypatch.setattr(values, "_values", lambda t, keep: computed.append(t) or real(t, keep))
+    t = torch.arange(6.0)
+    values.tensor_values(t)
+    values.tensor_values(t)
+    assert len(computed) == 2  # outside: every call computes
+    with values.remembered():
+        first = values.tensor_values(t)
+        assert values.tensor_values(t) is first and len(computed) == 3
+        assert values.tensor_values(t, keep=False) != first and len(computed) == 4
+        assert values.tensor_stats(t) == values.tensor_stats(t)
+        t.mul_(2)  # changed in place: a new version, answered anew
+        assert values.tensor_values(t)[1] == reference(t) != first[1]
+        assert len(computed) == 5
+        with torch.inference_mode():
+            u = torch.ones(3)
+        assert values.tensor_values(u)[1] == values.tensor_values(u)[1] == reference(u)
+    values.tensor_values(t)
+    assert len(computed) == 8  # closed: nothing is remembered
