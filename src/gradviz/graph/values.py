@@ -208,9 +208,8 @@ def preview_text(data: torch.Tensor, shape: tuple[int, ...] | None = None) -> st
     if len(odd) == len(flat):
         return _template(head, more, "%.4e") % tuple(flat)
     texts = _each("%.4f", flat)
-    exponents = _each("%.4e", flat) if len(odd) > 16 else None
-    for i in odd:
-        texts[i] = exponents[i] if exponents else f"{flat[i]:.4e}"
+    for i, text in zip(odd, _each("%.4e", [flat[i] for i in odd]), strict=True):
+        texts[i] = text
     return _template(head, more, "%s") % tuple(texts)
 
 
