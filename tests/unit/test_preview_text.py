@@ -104,3 +104,32 @@ def test_remembered_answers_the_same_tensor_once(monkeypatch):
         assert values.tensor_values(u)[1] == values.tensor_values(u)[1] == reference(u)
     values.tensor_values(t)
     assert len(computed) == 8  # closed: nothing is remembered
+
+
+def test_remembered_by_values_bit_for_bit(monkeypatch):
+    from gradviz.graph import values
+
+    computed = []
+    real = values._values
+    monkeypatch.setattr(values, "_values", lambda t, keep: computed.append(t) or real(t, keep))
+    w = torch.randn(16, 6, 5, 5)
+    zeros = torch.zeros(100)
+    with values.remembered():
+        first = values.tensor_values(w)
+        assert values.tensor_values(w.clone()) is first  # a kept copy: the same values
+        assert values.tensor_values(w.t() if w.dim() == 2 else w.transpose(0, 1).clone())
+        assert len(computed) == 2  # another shape is another tensor
+        values.tensor_values(zeros)
+        negative = -zeros  # -0.0 everywhere: equal to 0.0, but written "-0.0000"
+        assert values.tensor_values(negative)[1] == reference(negative) != reference(zeros)
+        assert values.tensor_values(w.double())[1] == reference(w.double())
+        assert len(computed) == 5
+        small = torch.ones(3)  # too few values to be looked up by them
+        values.tensor_values(small)
+        values.tensor_values(small.clone())
+        assert len(computed) == 7
+        copy = w.clone()
+        w.add_(1)  # changed in place after it was answered: answered anew, and its old
+        assert values.tensor_values(w)[1] == reference(w) != first[1]  # answer is no
+        assert values.tensor_values(w.clone())[1] == reference(w)  # match for a copy
+        assert values.tensor_values(copy)[1] == first[1]  # the old values, written anew
