@@ -122,6 +122,7 @@ def test_addmm_as_torch_makes_and_refuses_it():
         (meta(120), meta(4, 400), meta(400, 120)),
         (meta(1, 120), meta(4, 400), meta(120, 400).t()),
         (meta(4, 120), meta(4, 400), meta(400, 120)),
+        (meta(4, 1), meta(4, 400), meta(400, 120)),
         (torch.empty((), device="meta"), meta(4, 400), meta(400, 120)),
         (meta(120).double(), meta(4, 400).double(), meta(400, 120).double()),
     ]
@@ -131,7 +132,9 @@ def test_addmm_as_torch_makes_and_refuses_it():
         _same(ours, torch.addmm(bias, a, b))
         assert counter.total == 2 * 4 * 400 * 120
     refused = [
-        (meta(7), meta(4, 400), meta(400, 120)),  # a bias that does not broadcast
+        (meta(7), meta(4, 400), meta(400, 120)),  # biases that do not broadcast
+        (meta(2, 120), meta(4, 400), meta(400, 120)),
+        (meta(1, 4, 120), meta(4, 400), meta(400, 120)),
         (meta(120), meta(4, 400), meta(401, 120)),  # matrices that do not fit
         (meta(120).double(), meta(4, 400), meta(400, 120)),  # dtypes apart (torch's meta
         # kernel would promote them: the real call refuses them, as the shortcut does)

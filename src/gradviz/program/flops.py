@@ -67,9 +67,17 @@ def _addmm(bias, mat1, mat2, *, beta=1, alpha=1):
     if not bias.dtype == mat1.dtype == mat2.dtype:
         raise RuntimeError(f"addmm: dtypes {bias.dtype}, {mat1.dtype} and {mat2.dtype}")
     out = _aten.mm.default(mat1, mat2)
-    if torch.broadcast_shapes(bias.shape, out.shape) != out.shape:
+    if not _broadcasts_to(bias.shape, out.shape):
         raise RuntimeError(f"addmm: a bias of shape {tuple(bias.shape)} for {tuple(out.shape)}")
     return out
+
+
+def _broadcasts_to(shape, target) -> bool:
+    """Whether a tensor of `shape` broadcasts to `target` (torch.broadcast_shapes is written
+    in Python, 0.3 ms a call)."""
+    if len(shape) > len(target):
+        return False
+    return all(n in (1, m) for n, m in zip(reversed(shape), reversed(target), strict=False))
 
 
 SHORTCUTS = {
