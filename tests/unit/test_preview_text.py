@@ -133,3 +133,19 @@ def test_remembered_by_values_bit_for_bit(monkeypatch):
         assert values.tensor_values(w)[1] == reference(w) != first[1]  # answer is no
         assert values.tensor_values(w.clone())[1] == reference(w)  # match for a copy
         assert values.tensor_values(copy)[1] == first[1]  # the old values, written anew
+
+
+def test_recalled_once_per_object_while_remembered():
+    from gradviz.graph import values
+
+    calls = []
+    a, b = object(), object()
+    for _ in range(2):
+        values.recalled("x", a, lambda: calls.append(1) or len(calls))
+    assert len(calls) == 2  # outside: every time
+    with values.remembered():
+        first = values.recalled("x", a, lambda: calls.append(1) or len(calls))
+        assert values.recalled("x", a, lambda: calls.append(1) or len(calls)) == first
+        assert values.recalled("y", a, lambda: calls.append(1) or len(calls)) != first
+        assert values.recalled("x", b, lambda: calls.append(1) or len(calls)) != first
+    assert len(calls) == 5

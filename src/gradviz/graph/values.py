@@ -74,6 +74,22 @@ def _recall(kind: str, t: torch.Tensor, extra, compute):
     return answer
 
 
+def recalled(kind: str, obj, compute):
+    """compute(), once per object while `remembered` is open (held until it closes); for
+    what does not change meanwhile, such as what an autograd node saved."""
+    seen = _SEEN.get()
+    if seen is None:
+        return compute()
+    by_id = seen[0]
+    key = (kind, id(obj))
+    hit = by_id.get(key)
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    answer = compute()
+    by_id[key] = (obj, answer)
+    return answer
+
+
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     """The same values bit for bit (-0.0 is not 0.0, a NaN is its own payload), as torch.equal
     compares them seen as integers of their width; complex tensors are never alike."""
