@@ -259,15 +259,10 @@ def preview_text(data: torch.Tensor, shape: tuple[int, ...] | None = None) -> st
     # NaN and infinities are odd too: "%.4e" writes them as str() does
     if len(odd) == len(flat):
         return _template(head, more, "%.4e") % tuple(flat)
-    texts = _each("%.4f", flat)
-    for i, text in zip(odd, _each("%.4e", [flat[i] for i in odd]), strict=True):
-        texts[i] = text
-    return _template(head, more, "%s") % tuple(texts)
-
-
-def _each(spec: str, flat: list[float]) -> list[str]:
-    """Each value written by `spec`, by one %-format."""
-    return ((spec + "\0") * len(flat) % tuple(flat)).split("\0")[:-1]
+    specs = ["%.4f"] * len(flat)  # this tensor's own template: its spec at each place,
+    for i in odd:  # written into the shape's template by one %-format, then filled by one
+        specs[i] = "%.4e"
+    return (_template(head, more, "%s") % tuple(specs)) % tuple(flat)
 
 
 def _odd_floats(data: torch.Tensor, flat: list[float]) -> list[int]:
