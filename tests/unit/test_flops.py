@@ -154,3 +154,23 @@ def test_real_tensors_take_no_shortcut():
         z = torch.addmm(torch.ones(2), torch.eye(2), torch.eye(2))
     assert y.tolist() == [0.0, 2.0]
     assert z.tolist() == [[2.0, 1.0], [1.0, 2.0]]
+
+
+def test_shapes_as_torchs_shape_wrapper_gives_them():
+    from torch.utils._pytree import tree_map
+    from torch.utils.flop_counter import get_shape
+
+    from gradviz.program.flops import _shapes
+
+    t = meta(2, 3)
+    values = [
+        t,
+        (t, [t, 2], None),
+        {"a": t, "b": [1.5, "x", torch.float32]},
+        torch.return_types.max((t, t)),  # a structseq: torch's own walk
+        [],
+        (),
+    ]
+    for v in values:
+        assert _shapes(v) == tree_map(get_shape, v)
+        assert type(_shapes(v)) is type(tree_map(get_shape, v))

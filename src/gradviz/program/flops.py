@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry, shape_wrapper
+from torch.utils._pytree import tree_map
+from torch.utils.flop_counter import flop_registry, get_shape, shape_wrapper
 
 _prims = torch.ops.prim
 _aten = torch.ops.aten
@@ -107,7 +108,7 @@ class FlopCount(TorchDispatchMode):
 
     def __init__(self, extra: dict | None = None):
         super().__init__()
-        self.registry = {**flop_registry, **{k: shape_wrapper(v) for k, v in (extra or {}).items()}}
+        self.registry = {**_FORMULAS, **{k: _by_shapes(v) for k, v in (extra or {}).items()}}
         self.total = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -132,6 +133,40 @@ class FlopCount(TorchDispatchMode):
         if formula is not None:
             self.total += formula(*args, **kwargs, out_val=out)
         return out
+
+
+def _shapes(v):
+    """torch's shape_wrapper's tree_map(get_shape, v) (tensors as their shapes, in the
+    containers an operation takes) without pytree's walk for the plain ones."""
+    if isinstance(v, torch.Tensor):
+        return v.shape
+    kind = type(v)
+    if kind is tuple or kind is list:
+        return kind(_shapes(x) for x in v)
+    if kind is dict:
+        return {k: _shapes(x) for k, x in v.items()}
+    if kind in (int, float, bool, str, type(None)) or isinstance(v, torch.dtype | torch.device):
+        return v
+    return tree_map(get_shape, v)  # anything else (a structseq): torch's own walk
+
+
+def _by_shapes(formula):
+    """`formula` (given shapes and out_shape) called as flop_registry's are (given the
+    arguments and out_val), as torch's shape_wrapper does."""
+
+    def count(*args, out_val=None, **kwargs):
+        return formula(*_shapes(args), out_shape=_shapes(out_val), **_shapes(kwargs))
+
+    return count
+
+
+# shape_wrapper's products share one code object: those formulas, unwrapped, get _by_shapes;
+# the ones registered raw (get_raw=True) are called as torch calls them
+_WRAPPED = shape_wrapper(lambda: None).__code__
+_FORMULAS = {
+    k: _by_shapes(f.__wrapped__) if getattr(f, "__code__", None) is _WRAPPED else f
+    for k, f in flop_registry.items()
+}
 
 
 def _on_meta(args, kwargs) -> bool:
