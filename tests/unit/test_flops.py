@@ -160,7 +160,7 @@ def test_shapes_as_torchs_shape_wrapper_gives_them():
     from torch.utils._pytree import tree_map
     from torch.utils.flop_counter import get_shape
 
-    from gradviz.program.flops import _shapes
+    from gradviz.program.flops import shapes_of
 
     t = meta(2, 3)
     values = [
@@ -172,5 +172,5 @@ def test_shapes_as_torchs_shape_wrapper_gives_them():
         (),
     ]
     for v in values:
-        assert _shapes(v) == tree_map(get_shape, v)
-        assert type(_shapes(v)) is type(tree_map(get_shape, v))
+        assert shapes_of(v) == tree_map(get_shape, v)
+        assert type(shapes_of(v)) is type(tree_map(get_shape, v))

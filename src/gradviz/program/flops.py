@@ -135,16 +135,16 @@ class FlopCount(TorchDispatchMode):
         return out
 
 
-def _shapes(v):
+def shapes_of(v):
     """torch's shape_wrapper's tree_map(get_shape, v) (tensors as their shapes, in the
     containers an operation takes) without pytree's walk for the plain ones."""
     if isinstance(v, torch.Tensor):
         return v.shape
     kind = type(v)
     if kind is tuple or kind is list:
-        return kind(_shapes(x) for x in v)
+        return kind(shapes_of(x) for x in v)
     if kind is dict:
-        return {k: _shapes(x) for k, x in v.items()}
+        return {k: shapes_of(x) for k, x in v.items()}
     if kind in (int, float, bool, str, type(None)) or isinstance(v, torch.dtype | torch.device):
         return v
     return tree_map(get_shape, v)  # anything else (a structseq): torch's own walk
@@ -155,7 +155,7 @@ def _by_shapes(formula):
     arguments and out_val), as torch's shape_wrapper does."""
 
     def count(*args, out_val=None, **kwargs):
-        return formula(*_shapes(args), out_shape=_shapes(out_val), **_shapes(kwargs))
+        return formula(*shapes_of(args), out_shape=shapes_of(out_val), **shapes_of(kwargs))
 
     return count
 
