@@ -23,10 +23,11 @@ machine hits both sides; medians and the ratio are printed as a Markdown table.
    Target: ratio <= 3 (bare).
 
     python bench/language_bench.py [--repeats 5] [--threads 1] [--class-form] [--profile]
-                                   [--cpu-time]
+                                   [--cpu-time] [--split]
 
 --profile runs cProfile on one gradviz run of each case and prints the top functions by
-cumulative time.
+cumulative time; --split times the cnn case by part on each side (the interpreter and graph
+model, the DOT text, `dot`).
 """
 
 from __future__ import annotations
@@ -172,6 +173,46 @@ def plain_sgd(code) -> None:
     exec(code, {"__name__": "plain_sgd"})
 
 
+def split_cnn(source: str, code, repeats: int) -> str:
+    """Where each side's time goes (medians, ms, alternating): gradviz's run_program,
+    to_dot and `dot`; plain PyTorch's exec + backward, make_dot's DOT text and `dot`."""
+    ours: list[tuple[float, ...]] = []
+    plain: list[tuple[float, ...]] = []
+    cpu: list[tuple[float, float]] = []  # process time: steadier than wall time under load
+    for i in range(repeats + 1):
+        c0, t0 = time.process_time(), time.perf_counter()
+        trace = run_program(source, RunOptions(backward="loss", classic=False))
+        c1, t1 = time.process_time(), time.perf_counter()
+        dot = to_dot(trace.graph)
+        t2 = time.perf_counter()
+        render_bytes(dot, "svg", limits=CLI_LIMITS)
+        c3, t3 = time.process_time(), time.perf_counter()
+        scope = {"__name__": "plain_cnn"}
+        exec(code, scope)
+        scope["loss"].backward()
+        c4, t4 = time.process_time(), time.perf_counter()
+        graph = make_dot(scope["loss"], params=dict(scope["net"].named_parameters()))
+        text = graph.source
+        t5 = time.perf_counter()
+        graph.pipe(format="svg")
+        t6 = time.perf_counter()
+        if i:  # the first round warms up
+            ours.append((t1 - t0, t2 - t1, t3 - t2))
+            plain.append((t4 - t3, t5 - t4, t6 - t5))
+            cpu.append((c1 - c0, c4 - c3))
+    med = [
+        [statistics.median(r[k] for r in side) * 1000 for k in range(3)] for side in (ours, plain)
+    ]
+    return (
+        f"split: gradviz run_program {med[0][0]:.1f} ms, to_dot {med[0][1]:.1f} ms "
+        f"({len(dot):,} chars), dot {med[0][2]:.1f} ms | plain exec+backward "
+        f"{med[1][0]:.1f} ms, make_dot {med[1][1]:.1f} ms ({len(text):,} chars), "
+        f"dot {med[1][2]:.1f} ms | CPU time: run_program "
+        f"{statistics.median(c for c, _ in cpu) * 1000:.1f} ms, plain exec+backward "
+        f"{statistics.median(c for _, c in cpu) * 1000:.1f} ms"
+    )
+
+
 # ------------------------------------------------------------------ timing
 
 
@@ -239,6 +280,9 @@ def main() -> int:
     )
     ap.add_argument("--profile", action="store_true", help="cProfile the gradviz side")
     ap.add_argument(
+        "--split", action="store_true", help="the cnn case's time by part, on each side"
+    )
+    ap.add_argument(
         "--threads",
         type=int,
         default=0,
@@ -288,6 +332,8 @@ def main() -> int:
                 args.repeats,
             )
             rows.append(row(f"{case} ({nodes} nodes)", t["gradviz"], t["plain"], TARGETS["cnn"]))
+            if args.split:
+                notes.append(f"- {case}: {split_cnn(source, code, args.repeats)}")
             if args.profile:
                 profiles.append(profile(case, lambda s=source: gradviz_cnn(s)))
 

@@ -174,3 +174,23 @@ def test_every_row_names_real_arguments():
             assert "device" not in spec.allowed() and not any(
                 a.startswith("_") for a in spec.allowed()
             )
+
+
+def test_classification_losses_count_the_values_they_read():
+    # cross_entropy and nll_loss are sized without the meta device (they make nothing
+    # bigger than their input), but what they read still counts toward the values in all
+    source = (
+        "logits = torch.randn(1000, 100)\n"
+        "labels = torch.zeros(1000, dtype=torch.long)\n"
+        "for i in range(100):\n"
+        "    loss = F.cross_entropy(logits, labels)\n"
+        "    nll = F.nll_loss(logits, labels)\n"
+    )
+    ok(source)
+    err = refused(source, "limit", "values in all", limits=Limits(max_total_elements=2_000_000))
+    assert err.line == 4
+    refused(
+        "a = torch.randn(4, 10)\nb = F.cross_entropy(a, torch.zeros(5).long())",
+        "runtime",
+        "batch_size",
+    )

@@ -16,7 +16,13 @@ from gradviz.graph.cuts import cut_edges
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, TensorInfo, ValueBudget
 from gradviz.graph.record import Binding, RunRecord, walk_graph
 from gradviz.graph.rules import rule_for
-from gradviz.graph.values import grad_size, stored_count, tensor_stats, tensor_values
+from gradviz.graph.values import (
+    grad_size,
+    recalled,
+    stored_count,
+    tensor_stats,
+    tensor_values,
+)
 
 
 def _note(binding, tensor: torch.Tensor) -> str | None:
@@ -225,7 +231,8 @@ def _add_functions(
                 fn.name(),
                 "function",
                 rule=rule_for(fn.name()),
-                saved=_saved_values(fn) if saved else [],
+                # the same nodes are in a run's graph and its backward calls' graphs
+                saved=list(recalled("saved", fn, lambda fn=fn: _saved_values(fn))) if saved else [],
                 # not recorded: made while every tensor was still on the CPU
                 device=record.fn_devices.get(id(fn), (None, "cpu"))[1],
                 module=_module_of(record, fn),

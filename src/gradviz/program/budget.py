@@ -172,7 +172,7 @@ class Budget:
             for t in leaves
             if isinstance(t, torch.Tensor)
         ]
-        work = float(counter.get_total_flops()) if counter else 0.0
+        work = float(counter.total) if counter else 0.0
         if fn in tables.POOLING and outputs:
             work += outputs[0][1] * _window(fn, args, kwargs)
         return (outputs, work), keyed
@@ -189,11 +189,9 @@ class Budget:
         counter = None
         if fn in tables.MATRIX_WORK or isinstance(fn, Metered):
             # imported on first use: programs without matrix work never load it
-            from torch.utils.flop_counter import FlopCounterMode
-        if fn in tables.MATRIX_WORK:
-            counter = FlopCounterMode(display=False)
-        elif isinstance(fn, Metered):
-            counter = FlopCounterMode(display=False, custom_mapping=WINDOW_WORK)
+            from gradviz.program.flops import FlopCount
+
+            counter = FlopCount(WINDOW_WORK if isinstance(fn, Metered) else None)
         try:
             with torch.no_grad(), counter or contextlib.nullcontext():
                 return counter, fn(*meta_args, **meta_kwargs)

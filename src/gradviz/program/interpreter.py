@@ -44,6 +44,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.build import build_graph
 from gradviz.graph.record import Binding, RunRecord
+from gradviz.graph.values import remembered
 from gradviz.program import tables
 from gradviz.program.budget import Budget
 from gradviz.program.builtins import MATH, RESERVED
@@ -464,11 +465,12 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     error = _guarded(interp.run, interp)
     if error is None and options.backward:
         error = _guarded(lambda: requested_backward(interp, options), interp)
-    interp.library.watch.finish()
-    record = interp.record()
-    calls = interp.state.calls.finish(interp.placement.fn_devices)
-    graph = build_graph(record)
-    interp.state.calls.only_call(calls, graph)
+    with remembered():  # the run's graph and its backward calls' share many tensors
+        interp.library.watch.finish()
+        record = interp.record()
+        calls = interp.state.calls.finish(interp.placement.fn_devices)
+        graph = build_graph(record)
+        interp.state.calls.only_call(calls, graph)
     state, budget, placement = interp.state, interp.budget, interp.placement
     trace = Trace(
         source=text,

@@ -17,12 +17,13 @@ forward runs as one checked call, gradviz.program.forward), `.parameters()`, `.t
 from __future__ import annotations
 
 import ast
+import math
 
 import torch
 from torch import nn
 
 from gradviz.devices import simulated as devices
-from gradviz.program import nntables
+from gradviz.program import layer_sizes, nntables
 from gradviz.program.errors import runtime_error, with_devices
 from gradviz.program.forward import LayerCalls, LayerForward, layer_tensors
 from gradviz.program.holders import TensorIterator, TensorTable, check_plain, given_arguments
@@ -60,17 +61,26 @@ class Layers:
             return self.container(what, spec, args, kwargs, node)
         given = given_arguments(self.state, label, spec, args, kwargs, node)
         check_plain(self.state, label, given, nntables.TENSOR_ARGUMENTS, node)
-        shape_only = self.build(label, spec, given, node, meta=True)
-        made = [t for t in (*shape_only.parameters(), *shape_only.buffers()) if t.is_meta]
-        count = sum(p.numel() for p in shape_only.parameters())
+        outputs, count = self.sizes(label, spec, given, node)
         self.budget.count_parameters(what, count, count, node)
-        self.budget.account(
-            label, [(t.shape, t.numel(), t.element_size(), t.dtype) for t in made], 0.0, node
-        )
+        self.budget.account(label, outputs, 0.0, node)
         module = self.build(label, spec, given, node, meta=False)
         if self.state.leaf_overrides:  # a gradient check runs in float64
             module.to(torch.float64)
         return self.ref(module)
+
+    def sizes(self, label: str, spec, given: dict, node) -> tuple[list, int]:
+        """What the layer will allocate ([(shape, count, element size, dtype)], its
+        parameters and buffers) and its parameter count, before it exists: from its
+        arguments (layer_sizes) or from the layer made on the meta device."""
+        known = layer_sizes.made(spec.target, given)
+        if known is not None:  # parameters only
+            outputs = [(torch.Size(s), math.prod(s), d.itemsize, d) for s, d in known]
+            return outputs, sum(n for _, n, _, _ in outputs)
+        shape_only = self.build(label, spec, given, node, meta=True)
+        made = [t for t in (*shape_only.parameters(), *shape_only.buffers()) if t.is_meta]
+        count = sum(p.numel() for p in shape_only.parameters())
+        return [(t.shape, t.numel(), t.element_size(), t.dtype) for t in made], count
 
     def build(self, label: str, spec, given: dict, node, meta: bool) -> nn.Module:
         try:

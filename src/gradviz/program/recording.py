@@ -113,13 +113,22 @@ class BackwardWatch:
             return
         record, parts = self.latest
         nodes = self.state.registry.nodes
+        texts: dict[int, str] = {}  # id(part) -> its preview: a gradient one step produced
+        # is most often the next one's upstream, the same part (PassCopies), written once
+
+        def preview(part) -> str:
+            text = texts.get(id(part))
+            if text is None:
+                text = texts[id(part)] = _preview(part)
+            return text
+
         record.steps = [
             BackwardStep(
                 i,
                 key,
                 nodes[key].name(),
-                [_preview(p) for p in upstream],
-                [_preview(p) for p in produced],
+                [preview(p) for p in upstream],
+                [preview(p) for p in produced],
             )
             for i, (key, upstream, produced) in enumerate(parts)
         ]
