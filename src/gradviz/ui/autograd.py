@@ -212,17 +212,20 @@ def page() -> None:
         _editor()
         source = st.session_state.submitted
         trace = _run(source)
+    # The right column is filled before the rest of the left one: the graph reaches the
+    # browser first (the layout is the same; the controls' values are in session_state).
+    if trace is not None:
+        with right:  # a loop's calls: one at a time
+            _graph_and_tabs(backward_calls.pick(trace), source, trace)
+    with left:
         if trace is not None:
             _backward_controls(trace)
             _messages(trace, source)
             graph_viewer.marked_program(source)
             device_panel.controls(trace)
         _options()
-    if trace is None:
-        return
-    with right:
-        _graph_and_tabs(backward_calls.pick(trace), source, trace)  # a loop's calls: one at a time
-    update_share_link(source)
+    if trace is not None:
+        update_share_link(source)
 
 
 def _run(source: str) -> Trace | None:
@@ -351,16 +354,15 @@ def _backward_controls(trace: Trace) -> None:
     if trace.error is None:
         state.backward_choice = target
     info = trace.tensor(target)
-    if st.button(
+    st.button(  # a callback, not a rerun: the graph is drawn above this button's run
         "Run backward",
         icon=":material/undo:",
         type="primary",
         disabled=info is None,
         help=f"The program stopped before it made `{target}`." if info is None else None,
-    ):
-        state.backward_target = target
-        state.step = 0
-        st.rerun()
+        on_click=_run_backward,
+        args=(target,),
+    )
     # After an error, only the output backward ran on is explained (its error may be why).
     explain = trace.error is None or target == state.backward_target
     if explain and info is not None and info.shape and max(1, math.prod(info.shape)) > 1:
@@ -373,6 +375,11 @@ def _backward_controls(trace: Trace) -> None:
         st.checkbox(
             f"Use torch.ones_like({target}) as the gradient", key="ones", persist_state=KEEP
         )
+
+
+def _run_backward(target: str) -> None:
+    st.session_state.backward_target = target
+    st.session_state.step = 0
 
 
 def _first_scalar(trace: Trace, names: list[str]) -> int:
@@ -399,9 +406,9 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     # exported drawings carry it inside, for slides.
     shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
     dot = draw(shown, *style, False, highlight, done)
-    export_dot = draw(trace, *style, True)
     with tabs[0]:
         _graph_tab(shown, source, dot, highlight)
+    export_dot = draw(trace, *style, True)
     with tabs[1]:
         tensors.tensors_tab(trace)
     with tabs[3]:
