@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _app import CHROMIUM, CHROMIUM_ARGS, free_port, machine, start_streamlit, stop  # noqa: E402
+from _app import CHROMIUM, CHROMIUM_ARGS, free_port, machine, start_streamlit  # noqa: E402
+from cold_start import stop_and_wait  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 PHASES = ["health", "html", "socket", "first msg", "graph msg", "last msg", "viewer"]
@@ -74,7 +75,7 @@ def one_run(browser, app: Path) -> tuple[dict[str, float], int, int]:
         at("viewer")
         page.close()
     finally:
-        stop(proc)
+        stop_and_wait(proc)
     return marks, sizes["before"], sizes["graph"]
 
 
