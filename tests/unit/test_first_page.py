@@ -12,6 +12,8 @@ from gradviz.util import first_page
 @pytest.fixture(autouse=True)
 def no_gate(monkeypatch):
     monkeypatch.setattr(first_page, "_gate", None)
+    monkeypatch.setattr(first_page, "_released_at", None)
+    monkeypatch.setattr(first_page, "GRACE_S", 0.0)
 
 
 def test_nothing_held_unless_asked():
@@ -60,3 +62,16 @@ def test_the_pool_warm_and_the_facts_ask_wait_for_the_first_run(monkeypatch):
     for t in threads:
         t.join(5.0)
     assert sorted(calls) == ["facts", "pool"]
+
+
+def test_held_work_waits_the_grace_after_the_release(monkeypatch):
+    """The browser still draws the graph after the run: held work starts GRACE_S later."""
+    monkeypatch.setattr(first_page, "GRACE_S", 0.5)
+    first_page.hold()
+    first_page.release()
+    started = time.monotonic()
+    assert first_page.wait(5.0) is True
+    assert time.monotonic() - started >= 0.45
+    started = time.monotonic()
+    assert first_page.wait(0.1) is True  # never longer than its timeout
+    assert time.monotonic() - started < 0.3
