@@ -16,7 +16,7 @@ if str(_SRC) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from gradviz.ui.common import sidebar  # noqa: E402
-from gradviz.util import hosting  # noqa: E402
+from gradviz.util import first_page, hosting  # noqa: E402
 from gradviz.util.mdtext import escape  # noqa: E402
 
 
@@ -68,8 +68,13 @@ def settle_mode() -> None:
         st.stop()
 
 
-st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")
-settle_mode()
-navigation = st.navigation(PAGES)
-sidebar()
-navigation.run()
+# The server's first run: background work (workers importing torch) waits until it is over.
+first_page.hold()
+try:
+    st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")
+    settle_mode()
+    navigation = st.navigation(PAGES)
+    sidebar()
+    navigation.run()
+finally:
+    first_page.release()

@@ -8,14 +8,17 @@ Alternates the two, each from a fresh `streamlit run` on loopback, in one headle
            holding the lesson's SVG), printed for reference
   bare:    the page's st.image of torchviz's SVG (the lesson's forward graph, laid out by
            `dot` on the server, as gradviz does) has loaded
-Prints each pair, the medians and the ratio gradviz / bare.
+Each server, and every process under it, has gone before the next starts (a worker still
+importing torch outlives its server by seconds). Prints each pair, the medians and the
+ratio gradviz / bare.
 
-    python bench/cold_start.py [--pairs 5] [--app app.py]
+    python bench/cold_start.py [--pairs 5] [--app app.py [--app OTHER/app.py]]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -27,7 +30,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _app import CHROMIUM, CHROMIUM_ARGS, free_port, machine, start_streamlit, stop  # noqa: E402
+from _app import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    descendants,
+    free_port,
+    machine,
+    start_streamlit,
+    stop,
+)
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
@@ -53,6 +64,16 @@ BARE_READY = """() => {
 }"""
 
 
+def stop_and_wait(proc, timeout: float = 60.0) -> None:
+    """Stop the server and wait until every process under it has gone: a worker still
+    importing torch outlives the server by seconds, and would slow the next timed start."""
+    tree = descendants(proc.pid)
+    stop(proc)
+    deadline = time.time() + timeout
+    while time.time() < deadline and any(os.path.exists(f"/proc/{p}") for p in tree):
+        time.sleep(0.1)
+
+
 def time_gradviz(browser, app: Path) -> tuple[float, float]:
     """(seconds to the viewer's drawing, seconds to the plain picture), from launch."""
     port = free_port()
@@ -69,7 +90,7 @@ def time_gradviz(browser, app: Path) -> tuple[float, float]:
         page.close()
         return viewer, picture
     finally:
-        stop(proc)
+        stop_and_wait(proc)
 
 
 def time_bare(browser, script: Path) -> float:
@@ -84,35 +105,49 @@ def time_bare(browser, script: Path) -> float:
         page.close()
         return took
     finally:
-        stop(proc)
+        stop_and_wait(proc)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--app", default=str(ROOT / "app.py"), help="the app script to start")
+    ap.add_argument(
+        "--app",
+        action="append",
+        help="the app script to start (default app.py); repeat to time checkouts side by "
+        "side: each pair then runs the bare page and every app, in turn",
+    )
     args = ap.parse_args()
+    apps = args.app or [str(ROOT / "app.py")]
     print(f"# {date.today()} · {machine()} · Python {platform.python_version()}")
-    print(f"# app: {args.app}; {args.pairs} pairs, alternated")
-    viewer, picture, bare = [], [], []
+    print(f"# app: {', '.join(apps)}; {args.pairs} pairs, alternated")
+    viewer = {a: [] for a in apps}
+    picture = {a: [] for a in apps}
+    bare = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         script = Path(tmp) / "bare_page.py"
         script.write_text(BARE_PAGE)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         for i in range(args.pairs):
             bare.append(time_bare(browser, script))
-            v, pic = time_gradviz(browser, Path(args.app))
-            viewer.append(v)
-            picture.append(pic)
-            print(
-                f"pair {i + 1}: gradviz viewer {v:.2f} s (picture {pic:.2f} s), bare {bare[-1]:.2f} s"
-            )
+            for app in apps:
+                v, pic = time_gradviz(browser, Path(app))
+                viewer[app].append(v)
+                picture[app].append(pic)
+                name = "gradviz" if len(apps) == 1 else app
+                print(
+                    f"pair {i + 1}: {name} viewer {v:.2f} s (picture {pic:.2f} s), "
+                    f"bare {bare[-1]:.2f} s"
+                )
         browser.close()
-    mv, mp, mb = (statistics.median(x) for x in (viewer, picture, bare))
-    print(
-        f"median: gradviz first drawing (viewer) {mv:.2f} s, plain picture {mp:.2f} s; "
-        f"bare torch+torchviz page {mb:.2f} s; ratio {mv / mb:.2f}x"
-    )
+    mb = statistics.median(bare)
+    for app in apps:
+        mv, mp = statistics.median(viewer[app]), statistics.median(picture[app])
+        name = "gradviz" if len(apps) == 1 else app
+        print(
+            f"median: {name} first drawing (viewer) {mv:.2f} s, plain picture {mp:.2f} s; "
+            f"bare torch+torchviz page {mb:.2f} s; ratio {mv / mb:.2f}x"
+        )
     return 0
 
 

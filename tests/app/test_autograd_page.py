@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.program.presets import PRESETS_BY_KEY
@@ -28,7 +29,8 @@ def _graph_dot(at: AppTest) -> str:
 
 
 def _tensor_table(at: AppTest) -> dict[str, dict]:
-    """The Tensors tab's table: name -> row (strings)."""
+    """The Tensors tab's table: name -> row (strings); the tab is opened."""
+    open_tab(at, "Tensors")
     rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
@@ -121,6 +123,7 @@ def test_classic_view_and_walkthrough_highlight():
     assert "lightblue" in dot and "darkolivegreen1" in dot  # torchviz's own colours
     at.radio(key="view").set_value("values").run()
     _run_backward(at)
+    open_tab(at, "Backward walk-through")
     at.slider(key="step").set_value(3).run()
     dot = _graph_dot(at)
     assert "penwidth=3" in dot
@@ -128,7 +131,7 @@ def test_classic_view_and_walkthrough_highlight():
 
 
 def test_gradient_check_passes_for_the_lesson():
-    at = _run_backward(_app().run())
+    at = open_tab(_run_backward(_app().run()), "Gradient check")
     next(b for b in at.button if b.label.startswith("Check gradients")).click().run()
     assert any(s.value.startswith("Pass") for s in at.success)
 
@@ -160,7 +163,7 @@ def test_broken_share_link_is_a_message_not_a_crash(bad):
 
 
 def test_export_offers_download(monkeypatch):
-    at = _app().run()
+    at = open_tab(_app().run(), "Export")
     at.radio(key="export_fmt").set_value("dot").run()
     assert not at.exception
     assert any("Download DOT" in str(b.proto) for b in at.get("download_button"))
@@ -235,6 +238,7 @@ def test_a_network_shows_layer_clusters_steps_and_accumulation():
     dot = _graph_dot(at)
     assert 'label="net: Sequential (line 5)"' in dot and 'label="net.0: Linear"' in dot
     assert "{net.0.weight = " in dot
+    open_tab(at, "Tensors")  # its optimizer steps table
     steps = mdtable.find((m.value for m in at.markdown), "before")
     assert [r["parameter"] for r in steps] == [
         "net.0.weight",
@@ -309,3 +313,19 @@ def test_the_first_view_draws_the_stored_lesson_without_a_worker(monkeypatch):
     next(b for b in at.button if b.label == "Run backward").click().run()
     page.results().clear()
     assert ran == ["y"]  # backward is a real run, never the stored forward result
+
+
+def test_a_first_view_makes_only_the_graph_tab_and_a_step_survives_closing_its_tab():
+    """The tabs beside the graph are made while open (the first view sends the graph alone);
+    the walk-through's step keeps highlighting the graph once its tab is closed."""
+    at = _app().run()
+    assert _graph_shown(at)
+    assert not at.get("download_button") and not at.get("slider")
+    assert mdtable.find((m.value for m in at.markdown), "requires_grad") is None
+    _run_backward(at)
+    open_tab(at, "Backward walk-through").slider(key="step").set_value(2).run()
+    highlighted = _graph_dot(at)
+    assert "penwidth=3" in highlighted
+    open_tab(at, "Graph")
+    assert not at.get("slider")  # the walk-through tab is closed
+    assert _graph_dot(at) == highlighted

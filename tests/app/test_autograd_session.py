@@ -4,6 +4,7 @@ the graph theme that follows the page."""
 
 from pathlib import Path
 
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.program.presets import PRESETS_BY_KEY
@@ -29,6 +30,7 @@ def _open_page(at: AppTest, title: str) -> AppTest:
 
 
 def _tensor_table(at: AppTest) -> dict[str, dict]:
+    open_tab(at, "Tensors")
     rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
@@ -105,6 +107,7 @@ def test_share_link_carries_device_moves_and_the_walkthrough_step():
     at = _app().run()
     _run_backward(at)
     at.multiselect(key="move_leaves").select("x").run()
+    open_tab(at, "Backward walk-through")
     at.slider(key="step").set_value(2).run()
     assert at.query_params["move"] == "x"
     assert at.query_params["to"] == at.session_state["move_to"]

@@ -3,6 +3,7 @@ demand) and what the graph says of names, in-place changes and cuts."""
 
 from pathlib import Path
 
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.util import mdtable
@@ -19,6 +20,7 @@ def _run(source: str) -> AppTest:
 
 
 def _tensor_table(at: AppTest) -> dict[str, dict]:
+    open_tab(at, "Tensors")
     rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
@@ -97,7 +99,7 @@ def test_in_place_error_shows_both_lines_with_carets():
 
 
 def test_a_small_tensor_left_out_by_the_result_budget_says_why():
-    at = _run("".join(f"a{i} = torch.ones(2) * {i}\n" for i in range(205)))
+    at = open_tab(_run("".join(f"a{i} = torch.ones(2) * {i}\n" for i in range(205))), "Tensors")
     at.selectbox(key="tensor_values").select("a204").run()
     texts = " ".join(i.value for i in at.info)
     assert "at most 200 tensors" in texts and "4,096" not in texts

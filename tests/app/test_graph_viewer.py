@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.graph.render import dot_available
@@ -70,8 +71,7 @@ def test_a_quiz_link_opens_the_viewer_in_quiz_mode_and_keeps_it():
 
 
 def test_the_export_tab_offers_the_viewer_as_one_html_file():
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    assert not at.exception, at.exception
+    at = open_tab(AppTest.from_file(APP, default_timeout=120).run(), "Export")
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download interactive HTML" in labels
 
@@ -150,4 +150,5 @@ def test_the_exported_viewer_is_drawn_in_the_theme_of_its_graph(monkeypatch):
     at.context = {"theme": "dark"}
     at.run()
     assert not at.exception, at.exception
+    open_tab(at, "Export")
     assert themes and set(themes) == {"dark"}, themes

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 from google.protobuf.message import Message
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.cli import main as cli_main
 from gradviz.program.presets import PRESETS
 from gradviz.speed import gpus, measure, timing
+from gradviz.ui.autograd import TABS
 from gradviz.util import mdtable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,6 +106,8 @@ def test_autograd_page_says_lesson():
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception
     text = page_text(at)
+    for label in TABS[1:]:  # the tabs beside the graph are made only while open
+        text += "\n" + page_text(open_tab(at, label))
     assert "The lesson: y = mean((x + 2)² + 3)" in text  # the preset's title, as an option
     assert "The dynamic graph from the lesson" in text  # its caption: the landing preset
     assert lesson_called_seed(text) == []

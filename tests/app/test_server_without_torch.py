@@ -34,6 +34,12 @@ problems += [str(e.value) for e in at.exception]
 at.multiselect(key="move_leaves").select("x").run()
 problems += [str(e.value) for e in at.exception]
 moved = any("Moved `x`" in i.value for i in at.info)
+# every tab beside the graph (each is made only while open), the Tensors tab last
+from gradviz.ui.autograd import TAB_KEY, TABS
+for label in [*TABS[2:], "Tensors"]:
+    at.session_state[TAB_KEY] = label
+    at = at.run()
+    problems += [f"{label}: {e.value}" for e in at.exception]
 from gradviz.util import mdtable
 tensors = mdtable.find((m.value for m in at.markdown), "requires_grad") or []
 grads = " ".join(r["grad"] for r in tensors)

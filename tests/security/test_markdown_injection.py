@@ -16,6 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradviz.program.share import encode_program
+from gradviz.ui.autograd import TAB_KEY, TABS
 from gradviz.util import mdtext
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -65,6 +66,18 @@ def _markdown_of(at: AppTest) -> list[str]:
     return out
 
 
+def _markdown_of_every_tab(at: AppTest) -> list[str]:
+    """_markdown_of with each of the autograd page's tabs open in turn (the tabs beside the
+    graph are made only while open)."""
+    out = _markdown_of(at)
+    for label in TABS[1:]:
+        at.session_state[TAB_KEY] = label
+        at.run()
+        assert not at.exception, at.exception
+        out.extend(_markdown_of(at))
+    return out
+
+
 def _active(texts: list[str]) -> list[str]:
     return [t for t in texts if "attacker" in t and any(p.search(t) for p in ACTIVE)]
 
@@ -75,7 +88,7 @@ def test_program_strings_reach_messages_escaped(program):
     at.query_params["p"] = encode_program(program)
     at.run()
     assert not at.exception, at.exception
-    texts = _markdown_of(at)
+    texts = _markdown_of_every_tab(at)
     assert any("attacker" in t for t in texts), f"the payload never reached a message: {texts}"
     assert not _active(texts), _active(texts)
 
@@ -87,7 +100,8 @@ def test_share_link_parameters_reach_messages_escaped(params):
         at.query_params[key] = value
     at.run()
     assert not at.exception, at.exception
-    assert not _active(_markdown_of(at)), _active(_markdown_of(at))
+    texts = _markdown_of_every_tab(at)
+    assert not _active(texts), _active(texts)
 
 
 def test_escape_keeps_every_character_and_activates_none():

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradviz.graph import render
+from gradviz.ui.autograd import TAB_KEY
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 REAL_RUN = subprocess.run
@@ -24,8 +25,11 @@ def _server_limits(monkeypatch):
     render.forget_failures()
 
 
-def _app_with(program: str) -> AppTest:
+def _app_with(program: str, tab: str = "Export") -> AppTest:
+    """The page after running `program`, with `tab` open (the Export tab draws the export;
+    tabs beside the graph are made only while open)."""
     at = AppTest.from_file(APP, default_timeout=120).run()
+    at.session_state[TAB_KEY] = tab
     at.text_area(key="program").input(program)
     at.button[0].click().run()  # the form's Run program
     assert not at.exception, at.exception

@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from gradviz.devices.info import HostFacts
 from gradviz.services.jobs import run_now
+from gradviz.util import first_page
 from gradviz.workers import jobs
 from gradviz.workers.process import enabled
 
@@ -84,6 +85,7 @@ def facts_settled() -> bool:
 
 def _ask_facts() -> None:
     global _failed
+    first_page.wait()  # the worker's torch import waits for the first view's run
     try:
         facts()
     except Exception as exc:  # said on the page by the next facts_now()

@@ -35,6 +35,7 @@ from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, tigh
 from gradviz.program.presets import PRESETS
 from gradviz.program.results import RunOptions, Trace
 from gradviz.services.programs import default_pool, program_limits, run_isolated
+from gradviz.util import first_page
 from gradviz.util.hosting import public_mode
 from gradviz.workers.pool import Pool
 from gradviz.workers.process import enabled
@@ -134,6 +135,7 @@ def verify(fresh: Trace, options: RunOptions) -> bool:
 
 def _warm() -> None:
     options = landing_options(public_mode())
+    first_page.wait()  # the first view's run and drawing get the CPU first
     try:
         default_pool()
         if stored(landing_source(), options) is not None:

@@ -212,17 +212,20 @@ def page() -> None:
         _editor()
         source = st.session_state.submitted
         trace = _run(source)
+    # The right column is filled before the rest of the left one: the graph reaches the
+    # browser first (the layout is the same; the controls' values are in session_state).
+    if trace is not None:
+        with right:  # a loop's calls: one at a time
+            _graph_and_tabs(backward_calls.pick(trace), source, trace)
+    with left:
         if trace is not None:
             _backward_controls(trace)
             _messages(trace, source)
             graph_viewer.marked_program(source)
             device_panel.controls(trace)
         _options()
-    if trace is None:
-        return
-    with right:
-        _graph_and_tabs(backward_calls.pick(trace), source, trace)  # a loop's calls: one at a time
-    update_share_link(source)
+    if trace is not None:
+        update_share_link(source)
 
 
 def _run(source: str) -> Trace | None:
@@ -351,16 +354,15 @@ def _backward_controls(trace: Trace) -> None:
     if trace.error is None:
         state.backward_choice = target
     info = trace.tensor(target)
-    if st.button(
+    st.button(  # a callback, not a rerun: the graph is drawn above this button's run
         "Run backward",
         icon=":material/undo:",
         type="primary",
         disabled=info is None,
         help=f"The program stopped before it made `{target}`." if info is None else None,
-    ):
-        state.backward_target = target
-        state.step = 0
-        st.rerun()
+        on_click=_run_backward,
+        args=(target,),
+    )
     # After an error, only the output backward ran on is explained (its error may be why).
     explain = trace.error is None or target == state.backward_target
     if explain and info is not None and info.shape and max(1, math.prod(info.shape)) > 1:
@@ -375,6 +377,11 @@ def _backward_controls(trace: Trace) -> None:
         )
 
 
+def _run_backward(target: str) -> None:
+    st.session_state.backward_target = target
+    st.session_state.step = 0
+
+
 def _first_scalar(trace: Trace, names: list[str]) -> int:
     """Where the selector starts without a choice: the last scalar made, else the last tensor."""
     for i, name in enumerate(names):
@@ -384,51 +391,77 @@ def _first_scalar(trace: Trace, names: list[str]) -> int:
     return 0
 
 
+TABS = ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
+TAB_KEY = "graph_tab"  # the open tab (st.tabs' state: its label)
+
+
 def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     """The tabs for `trace` (one backward call's view of `whole`, or `whole` itself); the
-    gradient check compares the whole run's gradients (after its last call)."""
+    gradient check compares the whole run's gradients (after its last call).
+
+    The Graph tab is always made (the viewer stays loaded); the others only while open:
+    opening one runs the page again (Streamlit's lazy tabs), so a first view makes and sends
+    the graph alone, not tables, downloads and links nobody has asked for yet."""
     record = trace.backward[-1] if trace.backward else None
-    tabs = st.tabs(
-        ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
-    )
-    with tabs[2]:
-        highlight, done = _walk_through(record)
+    tabs = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
+    highlight, done = _step_marks(record)
+    if tabs[2].open:
+        with tabs[2]:
+            _walk_through(record)
     view = st.session_state.view
     style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
     shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
     dot = draw(shown, *style, False, highlight, done)
-    export_dot = draw(trace, *style, True)
     with tabs[0]:
         _graph_tab(shown, source, dot, highlight)
-    with tabs[1]:
-        tensors.tensors_tab(trace)
-    with tabs[3]:
-        _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
-    with tabs[4]:
-        _export(export_dot)
-        graph_viewer.download(
-            trace, draw(trace, *style, False), view, style[2], lambda d: cached_bytes(d, "svg", 1.0)
-        )
-        slides.downloads(trace, st.session_state.rankdir, graph_theme())
-    with tabs[5]:
-        _share_tab(source)
+    if tabs[1].open:
+        with tabs[1]:
+            tensors.tensors_tab(trace)
+    if tabs[3].open:
+        with tabs[3]:
+            _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
+    if tabs[4].open:
+        with tabs[4]:
+            _export(draw(trace, *style, True))
+            graph_viewer.download(
+                trace,
+                draw(trace, *style, False),
+                view,
+                style[2],
+                lambda d: cached_bytes(d, "svg", 1.0),
+            )
+            slides.downloads(trace, st.session_state.rankdir, graph_theme())
+    if tabs[5].open:
+        with tabs[5]:
+            _share_tab(source)
 
 
-def _walk_through(record) -> tuple[str | None, frozenset]:
-    """The backward walk-through tab; returns the step's node to highlight and those done."""
-    highlight, done = None, frozenset()
+def _step_marks(record) -> tuple[str | None, frozenset]:
+    """The walk-through step's node to highlight and those done before it, from the step
+    chosen (kept while its tab is closed); none before backward or at step 0."""
+    if not (record and record.steps):
+        return None, frozenset()
+    steps = record.steps
+    if st.session_state.get("step", 0) > len(steps):
+        st.session_state.step = 0
+    k = st.session_state.get("step", 0)
+    if not k:
+        return None, frozenset()
+    return steps[k - 1].node, frozenset(s.node for s in steps[: k - 1])
+
+
+def _walk_through(record) -> None:
+    """The backward walk-through tab: the step slider and the order autograd ran."""
     if not (record and record.steps):
         st.info("Run backward to see the order autograd runs its backward functions.")
-        return highlight, done
+        return
     steps = record.steps
     st.markdown(
         f"Backward from **`{record.target}`** ran these {len(steps)} functions, in this order "
         "(each receives the gradient of the output, *upstream*, and passes one to each input):"
     )
-    if st.session_state.get("step", 0) > len(steps):
-        st.session_state.step = 0
     k = st.slider(
         "Step",
         0,
@@ -439,8 +472,6 @@ def _walk_through(record) -> tuple[str | None, frozenset]:
     )
     if k:
         step = steps[k - 1]
-        highlight = step.node
-        done = frozenset(s.node for s in steps[: k - 1])
         st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
         st.markdown(
             message(
@@ -460,7 +491,6 @@ def _walk_through(record) -> tuple[str | None, frozenset]:
             for s in steps
         ]
     )
-    return highlight, done
 
 
 def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None) -> None:
