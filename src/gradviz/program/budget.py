@@ -54,6 +54,20 @@ class Metered:
         return None
 
 
+def _flop_counter(mapping: dict | None = None):
+    """torch's FLOP counter, imported on first use (programs without matrix work never load
+    it). Its dispatch mode is wrapped to keep torch.compile out, and that wrapper imports
+    torch._dynamo on its first call (about 0.6 s and 90 MB); a program cannot compile, so the
+    mode's own function stands for the wrapped one (torch's wrapper caches it the same way)."""
+    from torch.utils import flop_counter
+
+    dispatch = flop_counter._FlopCounterMode.__dict__.get("__torch_dispatch__")
+    raw = getattr(dispatch, "__wrapped__", None)
+    if raw is not None and not hasattr(raw, "__dynamo_disable"):
+        raw.__dynamo_disable = raw
+    return flop_counter.FlopCounterMode(display=False, custom_mapping=mapping)
+
+
 def _window_work(*args, out_shape=None, **kwargs) -> int:
     """A 2-d pooling op reads a window of its input for each value it makes."""
     kernel = kwargs.get("kernel_size", args[1] if len(args) > 1 else 1)
@@ -187,16 +201,17 @@ class Budget:
             meta_args = tuple("meta" if isinstance(a, str | torch.device) else a for a in meta_args)
             meta_kwargs = {k: v for k, v in meta_kwargs.items() if k != "device"}
         counter = None
-        if fn in tables.MATRIX_WORK or isinstance(fn, Metered):
-            # imported on first use: programs without matrix work never load it
-            from torch.utils.flop_counter import FlopCounterMode
         if fn in tables.MATRIX_WORK:
-            counter = FlopCounterMode(display=False)
+            counter = _flop_counter()
         elif isinstance(fn, Metered):
-            counter = FlopCounterMode(display=False, custom_mapping=WINDOW_WORK)
+            counter = _flop_counter(WINDOW_WORK)
         try:
             with torch.no_grad(), counter or contextlib.nullcontext():
                 return counter, fn(*meta_args, **meta_kwargs)
+        except (ImportError, OSError):
+            # torch could not load a part of itself (a worker's limits, a broken install):
+            # the call is not measured, so it must not run; the program stops here
+            raise
         except Exception:
             return None
 

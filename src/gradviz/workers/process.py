@@ -149,10 +149,11 @@ def _forkserver_can_import_gradviz() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([src, *paths])
 
 
-def forkserver_context():
-    """The multiprocessing context whose forkserver has imported table.PRELOAD (torch and
-    gradviz). One forkserver serves the pool's warm workers and the job workers alike."""
+def forkserver_context(preload: tuple[str, ...] = PRELOAD):
+    """The multiprocessing context whose forkserver has imported `preload` (table.PRELOAD:
+    torch and gradviz, warmed up). One forkserver serves the pool's warm workers and the job
+    workers alike; the process's first start fixes what it preloads."""
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(list(PRELOAD))
+    ctx.set_forkserver_preload(list(preload))
     _forkserver_can_import_gradviz()
     return ctx
