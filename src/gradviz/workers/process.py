@@ -157,3 +157,11 @@ def forkserver_context(preload: tuple[str, ...] = PRELOAD):
     ctx.set_forkserver_preload(list(preload))
     _forkserver_can_import_gradviz()
     return ctx
+
+
+def start_forkserver(preload: tuple[str, ...] = PRELOAD) -> None:
+    """Start the forkserver now, without waiting for it: its imports (torch) run while the
+    caller does its own work; the first worker is forked when they are done. A pool made
+    later uses this forkserver (what it preloads is fixed here)."""
+    forkserver_context(preload)
+    forkserver.ensure_running()
