@@ -34,7 +34,7 @@ def test_quick_self_test_fails_closed_when_the_size_cap_lets_the_canary_through(
     assert "self-test" in worker.quick_self_test()
 
 
-@pytest.mark.parametrize("error", [ImportError("no module"), OSError("no temp dir")])
+@pytest.mark.parametrize("error", [ImportError("no module"), OSError("no temp dir"), MemoryError()])
 def test_a_size_check_that_cannot_load_stops_the_program(monkeypatch, error):
     """A lazy import inside the measuring (sympy, under a worker's limits) fails: the call
     is not measured, so it does not run; the program stops at it."""

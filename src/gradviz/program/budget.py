@@ -208,9 +208,10 @@ class Budget:
         try:
             with torch.no_grad(), counter or contextlib.nullcontext():
                 return counter, fn(*meta_args, **meta_kwargs)
-        except (ImportError, OSError):
-            # torch could not load a part of itself (a worker's limits, a broken install):
-            # the call is not measured, so it must not run; the program stops here
+        except (ImportError, OSError, MemoryError):
+            # torch could not load a part of itself (a worker's limits, a broken install, no
+            # memory left for it): the call is not measured, so it must not run; the program
+            # stops here
             raise
         except Exception:
             return None
