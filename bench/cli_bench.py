@@ -11,7 +11,8 @@ processes; the figures are medians over the pairs and ratios gradviz / plain:
 Wall time is launch to exit. Memory is the peak, over the run, of the summed proportional set
 size (PSS) of the command's whole process tree (the sandboxed path has a forkserver and a
 worker besides the CLI's own process), sampled every 10 ms; the peak resident size of the
-largest single process is printed too.
+largest single process is printed too, and each side's fastest wall time (on a shared host,
+the run least slowed by others' work).
 
     python bench/cli_bench.py [--pairs 5] [--src DIR]   (DIR: the gradviz src/ to time)
 """
@@ -134,10 +135,12 @@ def main() -> int:
             wa, wb = (statistics.median(x[0] for x in s) for s in (a, b))
             pa, pb = (statistics.median(x[1] for x in s) for s in (a, b))
             ra, rb = (statistics.median(x[2] for x in s) for s in (a, b))
+            fa, fb = (min(x[0] for x in s) for s in (a, b))
             print(
                 f"{name:20s} wall {wa:5.2f} s vs plain {wb:5.2f} s: {wa / wb:4.2f}x   "
                 f"peak PSS {pa / 2**20:5.0f} MB vs {pb / 2**20:5.0f} MB: {pa / pb:4.2f}x   "
-                f"(largest process RSS {ra / 2**20:.0f} vs {rb / 2**20:.0f} MB)"
+                f"(largest process RSS {ra / 2**20:.0f} vs {rb / 2**20:.0f} MB; "
+                f"fastest wall {fa:.2f} vs {fb:.2f} s: {fa / fb:4.2f}x)"
             )
     return 0
 

@@ -10,6 +10,10 @@ import argparse
 import importlib
 import sys
 
+from gradviz.workers.process import enabled, start_forkserver
+from gradviz.workers.table import CLI_PRELOAD
+
+SANDBOXED = ("run", "render")  # the commands whose program runs in a worker
 COMMAND_MODULES = [
     "gradviz.cli.run",
     "gradviz.cli.render",
@@ -39,8 +43,20 @@ def build_parser(modules: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def start_worker_early(argv: list[str]) -> None:
+    """`run` and `render` run the program in a sandbox worker (gradviz.cli.run): start its
+    forkserver (a Python that imports torch) before this process imports the command's
+    modules and reads the file, so the two overlap. Not for --no-sandbox or help."""
+    if not argv or argv[0] not in SANDBOXED or not enabled():
+        return
+    if any(a in ("--no-sandbox", "-h", "--help") for a in argv):
+        return
+    start_forkserver(CLI_PRELOAD)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    start_worker_early(argv)
     parser = build_parser(command_modules(argv) if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

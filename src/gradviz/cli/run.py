@@ -134,7 +134,7 @@ def run_from_args(args: argparse.Namespace) -> Trace:
 
         return run_program(source, options)
     seconds = float(os.environ.get("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds))
-    with Pool(SandboxLimits(workers=1, run_seconds=seconds)) as pool:
+    with Pool(SandboxLimits(workers=1, run_seconds=seconds), one_shot=True) as pool:
         return run_isolated(source, options, pool=pool)
 
 

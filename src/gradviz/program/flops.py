@@ -135,6 +135,15 @@ class FlopCount(TorchDispatchMode):
         return out
 
 
+# torch wraps every dispatch mode's __torch_dispatch__ to keep torch.compile out, and that
+# wrapper imports torch._dynamo on its first call (about 0.6 s and 90 MB in a worker that
+# runs one program). A program cannot compile, so the function stands for its own disabled
+# form, the way torch's wrapper caches it after that import.
+_dispatch = getattr(FlopCount.__dict__["__torch_dispatch__"], "__wrapped__", None)
+if _dispatch is not None and not hasattr(_dispatch, "__dynamo_disable"):
+    _dispatch.__dynamo_disable = _dispatch
+
+
 def shapes_of(v):
     """torch's shape_wrapper's tree_map(get_shape, v) (tensors as their shapes, in the
     containers an operation takes) without pytree's walk for the plain ones."""

@@ -1,17 +1,20 @@
-"""The worker side of the warm pool and the job workers: imported once in the forkserver,
-before any worker is forked (gradviz.workers.table.PRELOAD), and the hooks every worker
-calls (prepare, self_test, state) and the pool's jobs (run_job, check_job).
+"""The worker side of the warm pool and the job workers: the hooks every worker calls
+(prepare, self_test, state) and the pool's jobs (run_job, check_job). Light: torch and the
+interpreter, no warm-up run. The app's forkserver imports gradviz.program.warm (this, then a
+warm-up program; gradviz.workers.table.PRELOAD); the command line's one-shot worker imports
+only this (table.CLI_PRELOAD), and a program pays for the parts of torch it uses.
 
-Importing it imports everything a worker needs (so a worker starts warm) and then freezes
-the garbage collector's view of those objects (gc.freeze), so workers do not copy the
-forkserver's memory pages merely by collecting garbage: their pages stay shared, which
-keeps the proportional set size of the whole app down.
+Importing it settles, before any limit applies, what torch would otherwise look up lazily
+under the worker's limits and get wrong: the temporary directory (tempfile probes for one by
+writing a file, which RLIMIT_FSIZE=0 refuses; with none, torch's lazily imported parts fail
+and a size check that fails lets the operation run unmeasured). The directory is only
+named: a worker still cannot write a file there.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
+import tempfile
 
 import torch
 
@@ -24,11 +27,14 @@ from gradviz.program.results import RunOptions, cap_result
 # fork). Workers choose their own thread count after the fork (prepare).
 torch.set_num_threads(1)
 
-with contextlib.suppress(Exception):  # torchviz is optional (the classic view)
-    import torchviz  # noqa: F401
+# Named once here, before the limits (see above); later calls return it without a probe.
+tempfile.gettempdir()
 
 # Must be refused by the FLOP cap; checked by every warm worker under its limits.
 CANARY = "a = torch.ones(4000, 4000)\nb = a @ a\n"
+# Must be refused by the size cap, from its numbers alone (no meta call, so none of torch's
+# lazy imports): the one-shot worker's quick check.
+SIZE_CANARY = "a = torch.ones(40000, 40000)\n"
 
 
 def prepare(threads: int) -> None:
@@ -42,6 +48,20 @@ def self_test() -> str | None:
     """None when the size checks hold under this worker's limits, else why not."""
     canary = run_job(CANARY, RunOptions(classic=False)).error
     if canary is not None and "floating-point operations" in canary.message:
+        return None
+    return f"the size checks failed their self-test: {canary}"
+
+
+def quick_self_test() -> str | None:
+    """self_test for a worker that runs one program (the command line's): the size checks
+    are on, and torch's lazily imported parts will load under the limits (the temp dir is
+    named), without the canary's FLOP count, whose first use imports sympy (about 0.3 s,
+    most of such a run's cost). Should a lazy import fail all the same, the size check
+    that needed it stops the program (Budget._meta_call) instead of letting it run."""
+    if tempfile.tempdir is None:
+        return "the size checks failed their self-test: no temporary directory was named"
+    canary = run_job(SIZE_CANARY, RunOptions(classic=False)).error
+    if canary is not None and "would allocate" in canary.message:
         return None
     return f"the size checks failed their self-test: {canary}"
 
@@ -66,34 +86,3 @@ def run_job(source, options):
 
 def check_job(source, target, shown, options, ones):
     return check_gradients(source, target, shown, options, ones=ones)
-
-
-# Run the interpreter once, before any limit applies: torch imports parts of itself
-# lazily (the FLOP counter's machinery looks for a temporary directory), and a worker
-# cannot write files. What this warms up is then shared by every worker. (The size check
-# of torch.arange runs PyTorch's Python reference, whose first call imports torch._dynamo:
-# about a second that the first visitor would otherwise wait for. The CIFAR-10 sample is
-# read here too, once, so workers share it and never open the file.)
-WARMUP = """x = torch.rand(2, 3, requires_grad=True, dtype=torch.float32)
-r = torch.arange(1, 4, dtype=torch.float32)
-w = torch.randn(3, 3)
-y = F.relu(x @ w + 1)
-z = torch.einsum("ij,jk->ik", y, w)
-c = F.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2))
-p = F.max_pool2d(torch.ones(1, 4, 4), 2)
-q = F.linear(x, w) + torch.matmul(x, w).sum() + F.cross_entropy(x, torch.tensor([0, 1]))
-s = (z.sum() + q.sum() + c.sum() + p.sum()) ** 2
-s.backward()
-net = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Dropout(0.1))
-opt = optim.Adam(net.parameters())
-h = nn.MaxPool2d(2)(torch.ones(1, 1, 4, 4))
-loss = nn.MSELoss()(net(x), torch.zeros(2, 2))
-loss.backward()
-opt.step()
-data = torch.utils.data.TensorDataset(x, r[:2])
-images, labels = gradviz_cifar10_sample(4)
-"""
-run_program(WARMUP, RunOptions())
-
-gc.collect()
-gc.freeze()

@@ -49,7 +49,13 @@ from gradviz.workers.process import (
     set_limit,
     signal_name,
 )
-from gradviz.workers.table import HOOKS, PROGRAM_JOBS, TEST_PROGRAM_JOBS
+from gradviz.workers.table import (
+    CLI_PRELOAD,
+    HOOKS,
+    PRELOAD,
+    PROGRAM_JOBS,
+    TEST_PROGRAM_JOBS,
+)
 
 
 @dataclass(frozen=True)
@@ -69,14 +75,15 @@ class SandboxLimits:
     visitor_seconds_per_minute: float | None = None
 
 
-HOOKS_CALLED = ("prepare", "self_test", "state")
+HOOKS_CALLED = ("prepare", "state")
 
 
 def _worker_main(conn, config: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which stops us
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file write fails (EFBIG), no kill
     # Already imported in the forkserver (warm); if not, it warms up here, before limits.
-    prepare, self_test, torch_state = (resolve(f"{HOOKS}:{n}") for n in HOOKS_CALLED)
+    prepare, torch_state = (resolve(f"{HOOKS}:{n}") for n in HOOKS_CALLED)
+    self_test = resolve(f"{HOOKS}:{config['self_test']}")
     prepare(config["threads"])
     limit_process(config)
     problem = self_test()
@@ -100,13 +107,13 @@ def _worker_main(conn, config: dict) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
             reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
         dirty = torch_state() != state
-        release_memory()
         try:
             conn.send((*reply, dirty))
         except Exception as exc:  # an unpicklable result
             conn.send(("error", f"the result could not be sent back: {exc}", True))
         if dirty:
             return  # the parent starts a fresh worker
+        release_memory()  # after the reply (a full collection: ~0.1 s nobody waits for)
 
 
 # ---------------------------------------------------------------- in the parent
@@ -296,15 +303,24 @@ class Pool:
     """A fixed number of workers, shared by every session; thread-safe. Visitors take turns
     (see _Queue): `call(..., visitor=key)` with one key per visitor (the page's client)."""
 
-    def __init__(self, limits: SandboxLimits | None = None, testing: bool = False):
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        testing: bool = False,
+        one_shot: bool = False,
+    ):
+        """one_shot: for one program in a short-lived process (the command line): the
+        forkserver imports table.CLI_PRELOAD, not the app's warm-up, and workers run the
+        quick self-test (gradviz.program.worker.quick_self_test)."""
         self.limits = limits or SandboxLimits()
         self.testing = testing
-        self.ctx = forkserver_context()
+        self.ctx = forkserver_context(CLI_PRELOAD if one_shot else PRELOAD)
         self.config = {
             "threads": self.limits.threads,
             "open_files": self.limits.open_files,
             "memory_bytes": self.limits.memory_bytes,
             "testing": testing,
+            "self_test": "quick_self_test" if one_shot else "self_test",
         }
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.lock = threading.Lock()

@@ -149,10 +149,37 @@ def _forkserver_can_import_gradviz() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([src, *paths])
 
 
-def forkserver_context():
-    """The multiprocessing context whose forkserver has imported table.PRELOAD (torch and
-    gradviz). One forkserver serves the pool's warm workers and the job workers alike."""
+def forkserver_context(preload: tuple[str, ...] = PRELOAD):
+    """The multiprocessing context whose forkserver has imported `preload` (table.PRELOAD:
+    torch and gradviz, warmed up). One forkserver serves the pool's warm workers and the job
+    workers alike; the process's first start fixes what it preloads."""
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(list(PRELOAD))
+    ctx.set_forkserver_preload(list(preload))
     _forkserver_can_import_gradviz()
     return ctx
+
+
+def start_forkserver(preload: tuple[str, ...] = PRELOAD) -> None:
+    """Start the forkserver now, without waiting for it: its imports (torch) run while the
+    caller does its own work; the first worker is forked when they are done. A pool made
+    later uses this forkserver (what it preloads is fixed here)."""
+    forkserver_context(preload)
+    forkserver.ensure_running()
+
+
+def forkserver_pid() -> int | None:
+    """The pid of this process's forkserver, if it started one."""
+    return getattr(forkserver._forkserver, "_forkserver_pid", None)
+
+
+def stop_forkserver() -> None:
+    """End this process's forkserver now (SIGKILL), for a short-lived process about to exit
+    (the command line; its workers are already gone). Left alone it would see its parent go
+    and exit by itself, but a Python that has imported torch takes 0.2 to 0.4 s to shut down,
+    holding the command's output pipes open (a shell pipeline waits for it) and a core."""
+    pid = forkserver_pid()
+    if pid is None:
+        return
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)

@@ -3,7 +3,10 @@ worker, never in the server, so the server's modules stay free of torch, and pro
 cannot choose a job. Test-only jobs are listed apart and exist only in pools and jobs made
 with testing=True (gradviz.workers.testing).
 
-- PRELOAD: modules the forkserver imports once before forking any worker (warm workers).
+- PRELOAD: modules the app's forkserver imports once before forking any worker (warm
+  workers, shared by every visitor: a warm-up run pays torch's lazy imports in advance).
+- CLI_PRELOAD: the command line's (one program per process): the hooks and the interpreter
+  only, so a run pays only for the parts of torch its program uses.
 - HOOKS: the module whose prepare(threads), self_test() and state() every worker calls.
 - PROGRAM_JOBS: the warm pool's short jobs (a function returning a value).
 - JOBS: the job workers' long jobs (a generator: each value it yields is an event, its
@@ -14,7 +17,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-PRELOAD = ("gradviz.program.worker",)
+PRELOAD = ("gradviz.program.warm",)
+CLI_PRELOAD = ("gradviz.program.worker",)
 HOOKS = "gradviz.program.worker"
 
 PROGRAM_JOBS = MappingProxyType(
