@@ -21,6 +21,7 @@ from gradviz.training.distributed import (
     TIMEOUT_S,
     DistributedError,
     RunSpec,
+    end_group,
     group_run,
     launch,
     rank_device,
@@ -234,6 +235,8 @@ def run_torchrun_rank(args: argparse.Namespace) -> int:
     except (DataError, DeviceError, ValueError, OSError) as exc:
         print(f"error: rank {os.environ.get('RANK')}: {exc}", file=err)
         return 1
+    finally:
+        end_group()  # every rank, before rank 0 evaluates and the others exit
     if result is None:
         return 0
     return report(args, data, result, device)
