@@ -337,3 +337,51 @@ def test_did_you_mean_and_fmt_bytes():
     assert fmt_bytes(40e9) == "40 GB"
     assert fmt_bytes(1.5e6) == "1.5 MB"
     assert fmt_bytes(12) == "12 bytes"
+
+
+_EVERY_SHAPE = """
+import torch.nn as nn
+from math import pi
+class Net(nn.Module):
+    def __init__(self, n=3, *, k=1):
+        super().__init__()
+        self.fc = nn.Linear(n, k)
+    def forward(self, x):
+        return self.fc(x) if x.sum() > 0 else -x
+def f(a, b=2):
+    for i, j in zip(range(3), [1, 2, 3]):
+        if i == 1:
+            continue
+        elif i > 5 or not j:
+            break
+    else:
+        pass
+    while a < 3:
+        a += 1
+    return [k * 2 for k in range(a) if k], {k: v for k, v in {}.items()}, (n for n in [1])
+with torch.no_grad():
+    t = torch.ones(2, 3)[0, 1:2:1]
+assert f(1)[0] is not None, f"x {pi:.2f} {t!r}"
+g = lambda z, *q: z @ z
+x, (y, w) = 1, (2.5, "s")
+t.grad = None
+d = {"a": [1, -2], **{}}
+"""
+
+
+def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
+    from gradviz.program.language import child_nodes
+    from gradviz.program.presets import PRESETS
+
+    sources = [_EVERY_SHAPE] + [p.source for p in PRESETS] + [row[0] for row in FORBIDDEN]
+    walked = 0
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            assert child_nodes(node) == list(ast.iter_child_nodes(node)), ast.dump(node)
+            walked += 1
+    assert walked > 2_000
+    # a field left unset (a node made by hand) is skipped, as ast.iter_fields skips it
+    bare = ast.Name(id="x")
+    assert child_nodes(bare) == list(ast.iter_child_nodes(bare)) == []
+    call = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[ast.Constant(1), "odd"])
+    assert child_nodes(call) == list(ast.iter_child_nodes(call))
