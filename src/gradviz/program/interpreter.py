@@ -509,6 +509,8 @@ def _release(interp: Interpreter) -> None:
     collector frees them, after the run, in whatever the process does next (40 to 70 ms
     after a 1,000-step loop); freed here, the collector finds little."""
     state = interp.state
+    interp.tree = None
+    state.forget_syntax()
     state.registry.ids.clear()
     state.registry.nodes.clear()
     state.fn_modules.clear()
