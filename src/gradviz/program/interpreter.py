@@ -157,6 +157,7 @@ class Interpreter:
             state.module_calls,
             state.fn_modules,
             state.inplace.snapshots,
+            state.saved_before,
         )
 
     # -- statements
@@ -514,6 +515,7 @@ def _release(interp: Interpreter) -> None:
     state.registry.ids.clear()
     state.registry.nodes.clear()
     state.fn_modules.clear()
+    state.saved_before.clear()
     state.module_calls.clear()
     state.bindings.clear()
     state.env.clear()

@@ -81,6 +81,9 @@ class RunState:
         self.registry = NodeRegistry()
         self.module_calls: list[ModuleCall] = []
         self.fn_modules: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, call)
+        # id(autograd node) -> (node, the saved tensors it held before a backward pass ran
+        # through it): RunRecord.saved_before, from program.recording
+        self.saved_before: dict[int, tuple[object, frozenset[str]]] = {}
         self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
         self.inplace = InplaceLog()  # in-place changes, and values from before them
