@@ -251,7 +251,7 @@ def tensor_values(
 
 
 def _values(t: torch.Tensor, keep: bool) -> tuple[list | float | int | bool | None, str]:
-    if t.device.type == "meta":
+    if t.is_meta:
         return None, "(no data: meta)"
     if is_fake(t):
         return None, "(no data: simulated device)"
@@ -263,8 +263,11 @@ def _values(t: torch.Tensor, keep: bool) -> tuple[list | float | int | bool | No
         return data.cpu().tolist(), preview_text(data)
     if numel == 0:
         return None, f"[] (no values, shape {tuple(data.shape)})"
-    flat = data.reshape(-1)[:6].cpu().tolist()
-    return None, "[" + ", ".join(_fmt_number(v) for v in flat) + f", … ({numel:,} values)]"
+    # the first 6 values as format_values writes them ("[a, b, c]"), then how many there are
+    if data.dim() != 1:
+        data = data.reshape(-1)
+    first = preview_text(data if numel <= _HEAD else data[:_HEAD])
+    return None, first[:-1] + f", … ({numel:,} values)]"
 
 
 def preview_part(
@@ -301,11 +304,20 @@ def preview_text(data: torch.Tensor, shape: tuple[int, ...] | None = None) -> st
     4x3x32x32 batch reads 432 values, not 12,288."""
     if shape is None:
         shape = tuple(data.shape)
-    head = tuple(min(n, _HEAD) for n in shape)
-    if tuple(data.shape) != head:
+    cut = _CUTS.get(shape)
+    if cut is None:
+        cut = tuple(min(n, _HEAD) for n in shape), tuple(n > _HEAD for n in shape)
+        if len(_CUTS) < _TEMPLATES:
+            _CUTS[shape] = cut
+    head, more = cut
+    if data.shape != head:
         data = data[tuple(slice(0, n) for n in head)]
-    more = tuple(n > _HEAD for n in shape)
-    flat = data.reshape(-1).cpu().tolist() if 0 not in head else []
+    if 0 in head:
+        flat = []
+    elif data.dim() == 1 and data.is_cpu:  # most are: no reshape, no copy
+        flat = data.tolist()
+    else:
+        flat = data.reshape(-1).cpu().tolist()
     if not data.is_floating_point():  # integers, booleans, complex: str(), as _fmt_number
         return _template(head, more, "%s") % tuple(flat)
     odd = _odd_floats(data, flat) if flat else []
@@ -332,7 +344,11 @@ def _odd_floats(data: torch.Tensor, flat: list[float]) -> list[int]:
     return odd.nonzero().reshape(-1).tolist() if bool(odd.any()) else []
 
 
-@functools.lru_cache(maxsize=256)
+_TEMPLATES = 256  # shapes whose cut and templates are kept
+_CUTS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[bool, ...]]] = {}  # shape -> head, more
+
+
+@functools.lru_cache(maxsize=_TEMPLATES)
 def _template(head: tuple[int, ...], more: tuple[bool, ...], spec: str) -> str:
     """The preview of a tensor whose first values along each dimension are `head` (`more`:
     the dimensions with values past them), with `spec` in place of each number."""
