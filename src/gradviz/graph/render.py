@@ -681,6 +681,14 @@ def _too_big(dot_source: str, fmt: str, limits: RenderLimits) -> str | None:
     ceilings = [n for n in (max_nodes, max_edges) if n is not None]
     if not ceilings or len(dot_source) // 2 <= min(ceilings):
         return None
+    # Nor can it pass them with fewer `[` than max_nodes and fewer `->` and `--` than
+    # max_edges in all, quoted text included (graph_size counts node statements that open
+    # with `[` outside quotes, and arrows outside quotes): 0.4 ms, where counting the
+    # 390 kB of a 2,003-node chain's DOT takes 11 ms.
+    if (max_nodes is None or dot_source.count("[") <= max_nodes) and (
+        max_edges is None or dot_source.count("->") + dot_source.count("--") <= max_edges
+    ):
+        return None
     nodes, edges = graph_size(dot_source)
     if (max_nodes is None or nodes <= max_nodes) and (max_edges is None or edges <= max_edges):
         return None
