@@ -187,7 +187,10 @@ def dot_available() -> bool:
 
 def _q(text: str) -> str:
     """A DOT double-quoted string."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    text = str(text)
+    if "\\" not in text and '"' not in text and "\n" not in text:  # most: nothing to escape
+        return '"' + text + '"'
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _h(text: str) -> str:
@@ -199,9 +202,15 @@ def _fill(theme: Theme, role: str) -> str:
     return getattr(theme, role, theme.function)
 
 
+_RECORD_SPECIAL = re.compile(r'[\\\n{}|<>"]')
+
+
 def _r(text: str) -> str:
     """Text inside one field of a record label (micrograd's `{ data | grad }` nodes)."""
-    out = str(text).replace("\\", "\\\\").replace("\n", " ")
+    out = str(text)
+    if _RECORD_SPECIAL.search(out) is None:  # most: nothing to escape
+        return out
+    out = out.replace("\\", "\\\\").replace("\n", " ")
     for ch in '{}|<>"':
         out = out.replace(ch, "\\" + ch)
     return out

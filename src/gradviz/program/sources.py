@@ -31,9 +31,11 @@ def read_names(state: RunState, node: ast.AST) -> tuple[str, ...]:
         found: dict[str, None] = {}
         todo = [node]
         for n in todo:  # the list grows as it is read: breadth first, as ast.walk
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                found[n.id] = None
-            todo.extend(child_nodes(n))
+            if isinstance(n, ast.Name):  # its one child, its ctx, holds no name
+                if isinstance(n.ctx, ast.Load):
+                    found[n.id] = None
+            elif not isinstance(n, ast.Constant):  # nor does a constant
+                todo.extend(child_nodes(n))
         names = tuple(found)
         if len(state.names_read) < MAX_CACHED:
             state.names_read[node] = names
