@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
@@ -850,16 +851,22 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+_BRACKET_EVENTS = re.compile(r"""[\n'"#()\[\]{}]""")  # the characters the check acts on
+
+
 def _bracket_depth_check(source: str, limits: Limits) -> None:
-    """Refuse deep bracket nesting before the parser sees it (the parser recurses)."""
+    """Refuse deep bracket nesting before the parser sees it (the parser recurses). Only
+    the characters in _BRACKET_EVENTS change what it knows (each other one only moves the
+    column on, as its distance from the line's start says), so only they are visited."""
     depth = 0
-    line, col = 1, 0
+    line, line_start = 1, -1  # line_start: where the line's newline is (-1: none before)
     quote: str | None = None
-    for i, ch in enumerate(source):
+    for match in _BRACKET_EVENTS.finditer(source):
+        i = match.start()
+        ch = source[i]
         if ch == "\n":
-            line, col, quote = line + 1, 0, None
+            line, line_start, quote = line + 1, i, None
             continue
-        col += 1
         if quote:
             if ch == quote and source[i - 1] != "\\":
                 quote = None
@@ -876,7 +883,7 @@ def _bracket_depth_check(source: str, limits: Limits) -> None:
                     f"brackets are nested more than {limits.max_nesting} levels deep; "
                     "that is the limit: split the expression into several lines",
                     line,
-                    col,
+                    i - line_start,
                 )
         elif ch in ")]}":
             depth = max(0, depth - 1)
@@ -956,14 +963,17 @@ def source_segment(lines: list[str], node: ast.AST, max_len: int = 60) -> str:
     if not line or line > len(lines):
         return ""
     text = lines[line - 1]
-    raw = text.encode("utf-8")
     start = getattr(node, "col_offset", 0) or 0
     end_line = getattr(node, "end_lineno", line)
     end = getattr(node, "end_col_offset", None) if end_line == line else None
-    seg = (
-        raw[start:end].decode("utf-8", errors="replace")
-        if end
-        else raw[start:].decode("utf-8", errors="replace")
-    )
+    if text.isascii():  # the offsets count UTF-8 bytes: here one a character
+        seg = text[start:end] if end else text[start:]
+    else:
+        raw = text.encode("utf-8")
+        seg = (
+            raw[start:end].decode("utf-8", errors="replace")
+            if end
+            else raw[start:].decode("utf-8", errors="replace")
+        )
     seg = seg.strip()
     return seg if len(seg) <= max_len else seg[: max_len - 1] + "…"
