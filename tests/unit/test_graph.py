@@ -172,3 +172,64 @@ def test_saved_values_freed_after_backward(lesson):
     before = run_program(PRESETS_BY_KEY["lesson"].source, RunOptions())
     saved = dict(before.graph.by_title("PowBackward0").saved)
     assert saved["self"].startswith("3 [3.0000, 4.0000, 5.0000]")
+
+
+def test_held_saved_tensors_before_and_after_backward():
+    import torch
+
+    from gradviz.graph.build import held_saved_tensors
+
+    x = torch.randn(3, 4, requires_grad=True)
+    loss = _cross_entropy(x)
+    nll = loss.grad_fn  # NllLossBackward0: no weight given, its _saved_weight holds none
+    assert held_saved_tensors(nll) == {"_saved_self", "_saved_target", "_saved_total_weight"}
+    loss.backward()
+    assert held_saved_tensors(nll) == frozenset()
+
+
+def _cross_entropy(x):
+    import torch
+    import torch.nn.functional as F
+
+    return F.cross_entropy(x, torch.tensor([0, 2, 1]))
+
+
+SAVED_CASES = [
+    PRESETS_BY_KEY["lesson"].source,
+    PRESETS_BY_KEY["sgd_loop"].source,
+    PRESETS_BY_KEY["tutorial_net"].source,
+    # a saved tensor that holds none (no weight given): left out before and after backward
+    "x = torch.randn(3, 4, requires_grad=True)\nl = F.cross_entropy(x, torch.tensor([0, 2, 1]))\n"
+    "l.backward()\n",
+    "x = torch.randn(3, 4, requires_grad=True)\ny = F.layer_norm(x, (4,))\nl = y.sum()\n"
+    "l.backward()\n",
+    # kept by retain_graph, then freed by the second pass
+    "x = torch.randn(3, requires_grad=True)\ny = (x * x).tanh().sum()\n"
+    "y.backward(retain_graph=True)\n",
+    "x = torch.randn(3, requires_grad=True)\ny = (x * x).tanh().sum()\n"
+    "y.backward(retain_graph=True)\ny.backward()\n",
+]
+
+
+def test_saved_values_read_with_what_nodes_held_before_backward_are_as_read_one_by_one(
+    monkeypatch,
+):
+    """The graph's saved values (freed or not) are the same whether build_graph knows what
+    each node held before backward (RunRecord.saved_before) or reads every saved tensor."""
+    import gradviz.program.recording as recording
+
+    def saved(source):
+        trace = run_program(source, RunOptions())
+        return [(n.title, n.saved) for n in trace.graph.nodes if n.kind == "function"]
+
+    freed = 0
+    for source in SAVED_CASES:
+        known = saved(source)
+        with monkeypatch.context() as m:
+            m.setattr(recording, "held_saved_tensors", lambda fn: frozenset())
+            assert saved(source) == known, source
+        freed += sum(text == "(freed by backward)" for _, s in known for _, text in s)
+        if source.startswith("x = torch.randn(3, 4, requires_grad=True)\nl = F.cross"):
+            nll = dict(known)["NllLossBackward0"]
+            assert "weight" not in dict(nll) and dict(nll)["self"] == "(freed by backward)"
+    assert freed > 10

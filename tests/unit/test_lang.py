@@ -337,3 +337,113 @@ def test_did_you_mean_and_fmt_bytes():
     assert fmt_bytes(40e9) == "40 GB"
     assert fmt_bytes(1.5e6) == "1.5 MB"
     assert fmt_bytes(12) == "12 bytes"
+
+
+_EVERY_SHAPE = """
+import torch.nn as nn
+from math import pi
+class Net(nn.Module):
+    def __init__(self, n=3, *, k=1):
+        super().__init__()
+        self.fc = nn.Linear(n, k)
+    def forward(self, x):
+        return self.fc(x) if x.sum() > 0 else -x
+def f(a, b=2):
+    for i, j in zip(range(3), [1, 2, 3]):
+        if i == 1:
+            continue
+        elif i > 5 or not j:
+            break
+    else:
+        pass
+    while a < 3:
+        a += 1
+    return [k * 2 for k in range(a) if k], {k: v for k, v in {}.items()}, (n for n in [1])
+with torch.no_grad():
+    t = torch.ones(2, 3)[0, 1:2:1]
+assert f(1)[0] is not None, f"x {pi:.2f} {t!r}"
+g = lambda z, *q: z @ z
+x, (y, w) = 1, (2.5, "s")
+t.grad = None
+d = {"a": [1, -2], **{}}
+"""
+
+
+def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
+    from gradviz.program.language import child_nodes
+    from gradviz.program.presets import PRESETS
+
+    sources = [_EVERY_SHAPE] + [p.source for p in PRESETS] + [row[0] for row in FORBIDDEN]
+    walked = 0
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            assert child_nodes(node) == list(ast.iter_child_nodes(node)), ast.dump(node)
+            walked += 1
+    assert walked > 2_000
+    # a field left unset (a node made by hand) is skipped, as ast.iter_fields skips it
+    bare = ast.Name(id="x")
+    assert child_nodes(bare) == list(ast.iter_child_nodes(bare)) == []
+    call = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[ast.Constant(1), "odd"])
+    assert child_nodes(call) == list(ast.iter_child_nodes(call))
+
+
+def _old_bracket_check(source: str, max_nesting: int) -> tuple[int, int] | None:
+    """The bracket check as it was, character by character: (line, col) of its refusal."""
+    depth = 0
+    line, col = 1, 0
+    quote = None
+    for i, ch in enumerate(source):
+        if ch == "\n":
+            line, col, quote = line + 1, 0, None
+            continue
+        col += 1
+        if quote:
+            if ch == quote and source[i - 1] != "\\":
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            quote = "\n"
+        elif ch in "([{":
+            depth += 1
+            if depth > max_nesting:
+                return line, col
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return None
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
+def test_bracket_check_refuses_where_the_character_walk_did():
+    import random
+
+    rng = random.Random(16)
+    alphabet = ["(", "[", "{", ")", "]", "}", "'", '"', "#", "\\", "\n", " ", "x", "é", "\r"]
+    limits = Limits(max_nesting=3)
+    refused = 0
+    for _ in range(4_000):
+        source = "x = " + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        want = _old_bracket_check(source, 3)
+        try:
+            parse(source, limits)
+            got = None
+        except ProgramError as err:
+            got = (err.line, err.col) if "brackets are nested" in err.message else None
+        assert got == want, repr(source)
+        refused += want is not None
+    assert refused > 300
+
+
+def test_source_segment_counts_offsets_in_utf8_bytes_on_any_line():
+    from gradviz.program.language import source_segment
+
+    source = 'x = torch.ones(3)\ns = "é→" + "abc"\ny = (x * 2).sum()  # ü\n'
+    lines = source.splitlines()
+    for node in ast.walk(ast.parse(source)):
+        if not hasattr(node, "lineno") or node.end_lineno != node.lineno:
+            continue
+        raw = lines[node.lineno - 1].encode("utf-8")
+        want = raw[node.col_offset : node.end_col_offset].decode("utf-8", errors="replace")
+        assert source_segment(lines, node, 200) == want.strip()
+    assert source_segment(lines, ast.parse(source).body[1].value.right) == '"abc"'

@@ -149,3 +149,23 @@ def test_recalled_once_per_object_while_remembered():
         assert values.recalled("y", a, lambda: calls.append(1) or len(calls)) != first
         assert values.recalled("x", b, lambda: calls.append(1) or len(calls)) != first
     assert len(calls) == 5
+
+
+@pytest.mark.parametrize(
+    "shape", [(), (1,), (4,), (6,), (7,), (300,), (3, 5), (2, 1, 4), (4, 3, 8, 8)]
+)
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.complex64],
+)
+def test_a_preview_without_values_is_the_first_six_as_format_values_writes_them(shape, dtype):
+    """tensor_values(t, keep=False): the first 6 values in order, then how many there are."""
+    for odd in [None, *ODD]:
+        t = (torch.randn(shape) * 1e3).to(dtype)
+        if odd is not None and dtype.is_floating_point and t.numel():
+            t.view(-1)[min(2, t.numel() - 1)] = odd
+        value, text = tensor_values(t, keep=False)
+        data = t.float() if dtype == torch.float16 else t
+        first = data.reshape(-1)[:6].tolist()
+        assert value is None
+        assert text == format_values(first)[:-1] + f", … ({t.numel():,} values)]", (odd, text)

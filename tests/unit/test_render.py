@@ -249,8 +249,20 @@ def test_dot_too_short_to_pass_the_ceilings_is_not_counted(monkeypatch):
     def counted(source):
         raise AssertionError("counted")
 
+    real_size = render.graph_size
     monkeypatch.setattr(render, "graph_size", counted)
     roomy = render.RenderLimits(max_nodes={"svg": len(dot) // 2}, max_edges={"svg": len(dot)})
     assert b"<svg" in render.render_bytes(dot, "svg", limits=roomy)
-    with pytest.raises(AssertionError, match="counted"):  # one node fewer: it must count
-        render.render_bytes(dot, "svg", limits=replace(roomy, max_nodes={"svg": len(dot) // 2 - 1}))
+    # longer than that, but with no more `[` than max_nodes and arrows than max_edges in
+    # all, quoted text included: not counted either
+    few = replace(roomy, max_nodes={"svg": 3}, max_edges={"svg": 2})
+    assert b"<svg" in render.render_bytes(dot, "svg", limits=few)
+    # a `[` or an arrow in a label passes those bounds: then it must count ...
+    labelled = 'digraph { a [label="[x] -> y"]; b [label="y"]; a -> b; }'
+    for limits in (replace(few, max_nodes={"svg": 2}), replace(few, max_edges={"svg": 1})):
+        with pytest.raises(AssertionError, match="counted"):
+            render.render_bytes(labelled, "svg", limits=limits)
+        # ... and finds the graph within them: 2 nodes, 1 edge
+        monkeypatch.setattr(render, "graph_size", real_size)
+        assert b"<svg" in render.render_bytes(labelled, "svg", limits=limits)
+        monkeypatch.setattr(render, "graph_size", counted)

@@ -117,3 +117,6 @@ class RunRecord:
     # (id(tensor), version) -> (tensor, its values before an in-place change), from
     # program.inplace
     snapshots: dict[tuple[int, int], tuple] = field(default_factory=dict)
+    # id(autograd node) -> (node, graph.build.held_saved_tensors(node) before the first
+    # backward pass through it ran), from program.recording
+    saved_before: dict[int, tuple[object, frozenset[str]]] = field(default_factory=dict)

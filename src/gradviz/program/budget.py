@@ -289,7 +289,9 @@ class Budget:
     def count_new_bytes(self, result, args: tuple, node) -> None:
         """A bounded op's output is no bigger than its input; it still adds to the total."""
         inputs = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-        leaves, _ = tree_flatten(result)
+        # tree_flatten's own leaves of a tensor, without its closure (a cycle of objects a
+        # call, left to the cyclic garbage collector)
+        leaves = [result] if isinstance(result, torch.Tensor) else tree_flatten(result)[0]
         for t in leaves:
             if isinstance(t, torch.Tensor) and t.device.type != "meta":
                 if t.untyped_storage().data_ptr() not in inputs:

@@ -238,6 +238,7 @@ class CallWatch:
             state.simulated,
             state.module_calls,
             state.fn_modules,
+            saved_before=state.saved_before,
         )
         graph = build_graph(record, ValueBudget(CALL_TENSORS_WITH_VALUES, CALL_VALUES))
         seen: dict[int, object] = {}

@@ -157,6 +157,7 @@ class Interpreter:
             state.module_calls,
             state.fn_modules,
             state.inplace.snapshots,
+            state.saved_before,
         )
 
     # -- statements
@@ -509,9 +510,12 @@ def _release(interp: Interpreter) -> None:
     collector frees them, after the run, in whatever the process does next (40 to 70 ms
     after a 1,000-step loop); freed here, the collector finds little."""
     state = interp.state
+    interp.tree = None
+    state.forget_syntax()
     state.registry.ids.clear()
     state.registry.nodes.clear()
     state.fn_modules.clear()
+    state.saved_before.clear()
     state.module_calls.clear()
     state.bindings.clear()
     state.env.clear()

@@ -22,6 +22,7 @@ import functools
 
 import torch
 
+from gradviz.graph.build import held_saved_tensors
 from gradviz.graph.model import BackwardRecord, BackwardStep
 from gradviz.graph.record import walk_graph
 from gradviz.graph.values import part_preview, preview_part, storable
@@ -86,6 +87,7 @@ class BackwardWatch:
         copies = PassCopies(hold=record.gradient != "given")
         self.fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
         registry, hooked, sink = self.state.registry, self.hooked, self.sink
+        saved_before = self.state.saved_before
         for fn in self.fns:
             key = registry.key(fn)
             leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
@@ -94,6 +96,9 @@ class BackwardWatch:
             if id(fn) not in hooked:  # the registry keeps fn alive: its id stays its own
                 fn.register_hook(functools.partial(_step_hook, sink, key))
                 hooked.add(id(fn))
+                held = held_saved_tensors(fn)  # before this pass frees them
+                if held:
+                    saved_before[id(fn)] = (fn, held)
         sink.parts, sink.copies = parts, copies
         try:
             yield

@@ -15,25 +15,30 @@ import ast
 import torch
 
 from gradviz.graph.cuts import users_of
+from gradviz.program.language import child_nodes
 from gradviz.program.state import RunState
 
 MAX_SOURCES = 8  # tensors kept per binding
 
-_NAMES: dict[int, tuple[ast.AST, tuple[str, ...]]] = {}  # id(expression) -> its names
+MAX_CACHED = 20_000  # expressions whose names one run keeps
 
 
-def _names(node: ast.AST) -> tuple[str, ...]:
-    cached = _NAMES.get(id(node))
-    if cached is not None and cached[0] is node:
-        return cached[1]
-    names = tuple(
-        dict.fromkeys(
-            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-        )
-    )
-    if len(_NAMES) > 4096:
-        _NAMES.clear()
-    _NAMES[id(node)] = (node, names)
+def read_names(state: RunState, node: ast.AST) -> tuple[str, ...]:
+    """The names `node` reads (loads), each once, in ast.walk's order (breadth first):
+    once per expression and run (a loop reads the same ones each pass)."""
+    names = state.names_read.get(node)
+    if names is None:
+        found: dict[str, None] = {}
+        todo = [node]
+        for n in todo:  # the list grows as it is read: breadth first, as ast.walk
+            if isinstance(n, ast.Name):  # its one child, its ctx, holds no name
+                if isinstance(n.ctx, ast.Load):
+                    found[n.id] = None
+            elif not isinstance(n, ast.Constant):  # nor does a constant
+                todo.extend(child_nodes(n))
+        names = tuple(found)
+        if len(state.names_read) < MAX_CACHED:
+            state.names_read[node] = names
     return names
 
 
@@ -54,7 +59,7 @@ def read_tensors(state: RunState, node: ast.AST, result: torch.Tensor, cut: bool
     if not cut and result.grad_fn is None:
         return ()
     found: dict[int, tuple] = {}
-    for name in _names(node):
+    for name in read_names(state, node):
         value = _value(state, name)
         if (
             isinstance(value, torch.Tensor)
