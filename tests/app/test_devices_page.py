@@ -6,6 +6,7 @@ from pathlib import Path
 
 import torch
 from fresh_process import run_fresh
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.devices.lessons import LESSONS_BY_KEY
@@ -61,6 +62,7 @@ def test_toggle_a_leaf_to_cuda_colours_the_graph_by_device():
     dot = _dot(at)
     assert DEVICE_COLORS["cuda:0"] in dot and CUDA0 in dot
     next(b for b in at.button if b.label == "Run backward").click().run()
+    at = open_tab(at, "Tensors")  # the table of tensors, made while its tab is open
     table = mdtable.find((m.value for m in at.markdown), "requires_grad")
     assert {r["device"] for r in table} == {"cuda:0"}
     x = next(r for r in table if r["name"] == "x")
