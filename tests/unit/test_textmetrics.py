@@ -86,6 +86,14 @@ def test_plugin_dirs_start_beside_dot(tmp_path, monkeypatch):
     assert textmetrics.plugin_dirs(str(exe))[0] == tmp_path / "mine"
 
 
+def test_plugin_dirs_find_debians_folder_without_multiarch(tmp_path, monkeypatch):
+    monkeypatch.delenv("GVBINDIR", raising=False)
+    monkeypatch.setattr(textmetrics.sysconfig, "get_config_var", lambda name: None)
+    dirs = textmetrics.plugin_dirs(str(tmp_path / "bin" / "dot"))
+    debian = sorted(Path("/usr/lib").glob("*-linux-gnu*/graphviz"))
+    assert all(d in dirs for d in debian)
+
+
 def test_no_configuration_means_dot_as_installed(tmp_path, monkeypatch):
     monkeypatch.setattr(textmetrics, "plugin_dirs", lambda exe: [tmp_path])
     monkeypatch.setattr(textmetrics, "_STATE", {})

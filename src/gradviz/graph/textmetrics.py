@@ -50,6 +50,8 @@ def plugin_dirs(dot_exe: str) -> list[Path]:
         if multiarch:
             found.append(Path(base) / multiarch / "graphviz")
         found.append(Path(base) / "graphviz")
+        # a Python built without MULTIARCH (some containers) still finds Debian's folder
+        found.extend(sorted(Path(base).glob("*-linux-gnu*/graphviz")))
     return list(dict.fromkeys(found))
 
 
