@@ -213,18 +213,7 @@ class CallWatch:
         and the steps after it are as they were noted."""
         if self.count != 1 or len(self.pending) != 1 or calls.kept:
             return
-        pending = self.pending[0]
-        calls.kept.append(
-            BackwardCall(
-                pending.number,
-                pending.record.line,
-                pending.passes,
-                pending.record,
-                graph,
-                [g for g in (summary(n, h) for n, h in pending.grads) if g is not None],
-                [_step(*held) for held in pending.steps],
-            )
-        )
+        calls.kept.append(_call(self.pending[0], graph))
 
     def _build(self, pending: _Pending, fn_devices: dict) -> BackwardCall:
         state = self.state
@@ -250,15 +239,20 @@ class CallWatch:
                 keep = info.value is not None  # the budget kept its values
                 info.value, info.preview = _values(note[0], keep)
                 info.grad, info.grad_preview = _values(note[1], keep)
-        return BackwardCall(
-            pending.number,
-            pending.record.line,
-            pending.passes,
-            pending.record,
-            graph,
-            [g for g in (summary(n, h) for n, h in pending.grads) if g is not None],
-            [_step(*held) for held in pending.steps],
-        )
+        return _call(pending, graph)
+
+
+def _call(pending: _Pending, graph) -> BackwardCall:
+    """A kept call from its notes, drawn by `graph` (its own, or the run's for a lone call)."""
+    return BackwardCall(
+        pending.number,
+        pending.record.line,
+        pending.passes,
+        pending.record,
+        graph,
+        [g for g in (summary(n, h) for n, h in pending.grads) if g is not None],
+        [_step(*held) for held in pending.steps],
+    )
 
 
 def _step(number, line, optimizer, after_call, before, after, more) -> OptimizerStep:
