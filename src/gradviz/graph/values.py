@@ -170,12 +170,10 @@ def _stats(t: torch.Tensor) -> dict[str, float] | None:
         return None
     data = t.detach()
     small = _small_floats(data)
-    if small is not None:
-        figures = _plain_stats(small, data.dtype is torch.float32)
-        if figures is not None:
-            return dict(zip(("min", "max", "mean", "norm"), figures, strict=True))
-    data = data.double() if data.dtype == torch.float64 else data.float()
-    figures = torch.stack([data.min(), data.max(), data.mean(), data.norm()]).cpu().tolist()
+    figures = None if small is None else _plain_stats(small, data.dtype is torch.float32)
+    if figures is None:
+        data = data.double() if data.dtype == torch.float64 else data.float()
+        figures = torch.stack([data.min(), data.max(), data.mean(), data.norm()]).cpu().tolist()
     return dict(zip(("min", "max", "mean", "norm"), figures, strict=True))
 
 
