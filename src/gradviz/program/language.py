@@ -815,16 +815,15 @@ class Checker(BlockRules, ClassRules):
 def _children(
     node: ast.AST, where: _Where, kids: list[ast.AST]
 ) -> Iterable[tuple[ast.AST, _Where]]:
-    """A node's children (`kids`), each with where it sits: a function's body may `return`
-    (and leaves the loops around it), a loop's body may `break`."""
+    """The children (`kids`) of a function or a loop (the checker's walk gives every other
+    node's children its own `where`), each with where it sits: a function's body may
+    `return` (and leaves the loops around it), a loop's body may `break`."""
     if isinstance(node, ast.FunctionDef | ast.Lambda):
         inner = _Where(function=True)
         return [(c, inner) for c in kids]
-    if isinstance(node, ast.For | ast.While):
-        loop = _Where(function=where.function, loop=True)
-        body = {id(s) for s in node.body}
-        return [(c, loop if id(c) in body else where) for c in kids]
-    return [(c, where) for c in kids]
+    loop = _Where(function=where.function, loop=True)
+    body = {id(s) for s in node.body}
+    return [(c, loop if id(c) in body else where) for c in kids]
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
