@@ -15,6 +15,8 @@ machine hits both sides; medians and the ratio are printed as a Markdown table.
 
 2. sgd: a 1,000-step SGD loop on a small MLP (8 -> 32 -> 1, MSE on 64 fixed samples):
      gradviz, bare: run_program(RunOptions(classic=False))
+     gradviz, recorded: the same with RunOptions(quiet_passes=False): every pass recorded
+                    (the loop's middle passes run quiet otherwise: gradviz.program.quiet)
      gradviz, page: run_program with the Autograd page's options (RunOptions() defaults:
                     classic=True, no backward target, the host's program limits), and the
                     page's drawing (to_dot + `dot -Tsvg`); the page runs it in a worker
@@ -158,6 +160,13 @@ def plain_cnn(code) -> bytes:
 
 def gradviz_sgd_bare() -> None:
     trace = run_program(SGD_PROGRAM, RunOptions(classic=False))
+    if trace.error is not None:
+        raise RuntimeError(trace.error)
+
+
+def gradviz_sgd_recorded() -> None:
+    """Every pass recorded, as before quiet passes (gradviz.program.quiet)."""
+    trace = run_program(SGD_PROGRAM, RunOptions(classic=False, quiet_passes=False))
     if trace.error is not None:
         raise RuntimeError(trace.error)
 
@@ -344,6 +353,7 @@ def main() -> int:
                 "bare": gradviz_sgd_bare,
                 "plain": lambda: plain_sgd(code),
                 "page": gradviz_sgd_page,
+                "recorded": gradviz_sgd_recorded,
             },
             args.repeats,
             time.process_time if args.cpu_time else time.perf_counter,
@@ -360,6 +370,14 @@ def main() -> int:
             row(
                 "SGD 1,000 steps: as the page does (classic DOT + values SVG)",
                 t["page"],
+                t["plain"],
+                None,
+            )
+        )
+        rows.append(
+            row(
+                "SGD 1,000 steps: every pass recorded (RunOptions(quiet_passes=False))",
+                t["recorded"],
                 t["plain"],
                 None,
             )

@@ -329,3 +329,20 @@ def test_a_first_view_makes_only_the_graph_tab_and_a_step_survives_closing_its_t
     open_tab(at, "Graph")
     assert not at.get("slider")  # the walk-through tab is closed
     assert _graph_dot(at) == highlighted
+
+
+def test_a_long_loop_s_backward_calls_are_one_message_each_not_one_per_call():
+    at = _app().run()
+    at.text_area(key="program").input(
+        "w = torch.ones(2, requires_grad=True)\n"
+        "for step in range(30):\n"
+        "    loss = (w * 3).sum()\n"
+        "    loss.backward()\n"
+    )
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    infos = [i.value for i in at.info]
+    ran = [i for i in infos if "ran backward" in i]
+    assert ran == ["The program itself ran backward: `loss.backward()` (line 4, 30 times)"]
+    added = [i for i in infos if "accumulates until zero_grad()" in i]
+    assert len(added) == 1 and "29 of its 30 backward calls" in added[0] and "`w`" in added[0]

@@ -105,6 +105,7 @@ class CallWatch:
         self.first = (kept + 1) // 2
         self.last = kept - self.first
         self.count = 0
+        self.recorded = 0  # the number of the latest call noted (not from a quiet pass)
         self.step_count = 0
         self.pending: list[_Pending] = []
         # id(leaf) -> (leaf, version, data_ptr, copy): the latest copies of the leaves of the
@@ -145,6 +146,9 @@ class CallWatch:
         walk_graph's, when the caller has them)."""
         self.count += 1
         state = self.state
+        if state.quiet:  # a pass no result shows (gradviz.program.quiet): counted only
+            return
+        self.recorded = self.count
         if fns is None:
             fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
         made = {id(fn) for fn in fns}

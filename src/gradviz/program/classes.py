@@ -204,6 +204,8 @@ class Classes:
             raise state.error(
                 "type", f'Module [{name}] is missing the required "forward" function', node
             )
+        if state.quiet:  # no layer's call recorded (gradviz.program.quiet)
+            return self.functions.call(fn, (made, *args), kwargs, node)
         path = made.path or state.segment(getattr(node, "func", node), 30) or name
         line = getattr(node, "lineno", None)
         opened = state.open_calls

@@ -17,6 +17,7 @@ import ast
 from collections.abc import Callable
 
 from gradviz.program.evaluator import Evaluator
+from gradviz.program.quiet import QuietPasses
 from gradviz.program.quotas import Quotas
 from gradviz.program.reports import ErrorDetails
 from gradviz.program.state import RunState
@@ -47,6 +48,7 @@ class Control:
         self.iteration = evaluator.iteration
         self.run_block = run_block
         self.assign = assign
+        self.quiet = QuietPasses(state, state.options.quiet_passes)
 
     def if_(self, stmt: ast.If) -> None:
         test = self.iteration.truth(self.evaluator.eval(stmt.test), stmt.test)
@@ -58,7 +60,8 @@ class Control:
         if known is not None:
             what = f"this loop over `{self.state.segment(stmt.iter, 40)}`"
             self.quotas.planned(known, stmt.iter, what)
-        if self._passes(stmt, self.iteration.over(iterable, stmt.iter), stmt.target):
+        items = self.iteration.over(iterable, stmt.iter)
+        if self._passes(stmt, items, stmt.target, known):
             self.run_block(stmt.orelse)
 
     def while_(self, stmt: ast.While) -> None:
@@ -66,16 +69,19 @@ class Control:
             while self.iteration.truth(self.evaluator.eval(stmt.test), stmt.test):
                 yield None
 
-        if self._passes(stmt, passes(), None):
+        if self._passes(stmt, passes(), None, None):
             self.run_block(stmt.orelse)
 
-    def _passes(self, stmt: ast.For | ast.While, items, target) -> bool:
-        """Run the loop's body once per item; False if it ended with `break`."""
+    def _passes(self, stmt: ast.For | ast.While, items, target, length: int | None) -> bool:
+        """Run the loop's body once per item (`length`: how many, when known first); False
+        if it ended with `break`."""
         self.state.loops.append(0)
+        passes = self.quiet.loop(stmt, length)
         try:
             for number, item in enumerate(items):
                 self.quotas.loop_pass(stmt)
                 self.state.loops[-1] = number
+                passes.begin(number)
                 if target is not None:
                     self.assign(target, item, stmt)
                 try:
@@ -86,6 +92,7 @@ class Control:
                     continue
             return True
         finally:
+            passes.end()
             self.state.loops.pop()
 
     def assert_(self, stmt: ast.Assert) -> None:

@@ -73,7 +73,12 @@ class LayerCalls:
 
     @contextlib.contextmanager
     def recording(self, module: nn.Module, path: str, line: int | None):
-        """While open: the run's generator is torch's, and each layer's call is recorded."""
+        """While open: the run's generator is torch's, and each layer's call is recorded
+        (not in a quiet pass: gradviz.program.quiet)."""
+        if self.state.quiet:
+            with self.state.torch_rng():
+                yield
+            return
         paths = {}
         for sub_path, sub in module.named_modules(prefix=path):
             paths[id(sub)] = sub_path

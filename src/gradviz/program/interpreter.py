@@ -32,6 +32,7 @@ same gradviz.program.state.RunState:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import gc
 import operator
@@ -334,6 +335,7 @@ class Interpreter:
         shown = stmt.iter if isinstance(stmt, ast.For) else shown
         no_grad = state.no_grad_depth > 0
         cut = not value.requires_grad and (no_grad or op in ("detach", "detach_"))
+        quiet = state.quiet  # a pass no result shows (gradviz.program.quiet): no sources
         state.add_binding(
             Binding(
                 name,
@@ -344,7 +346,8 @@ class Interpreter:
                 op,
                 op in tables.CONSTRUCTORS or op in ("Constant", "List"),
                 tuple(state.loops),
-                read_tensors(state, shown, value, cut),
+                () if quiet else read_tensors(state, shown, value, cut),
+                quiet,
             )
         )
         return value
@@ -462,10 +465,10 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         tree = parse(source, options.limits, RESERVED_NAMES)
     except ProgramError as exc:
         return Trace(source=text, error=exc.report(), stats=RunStats(time.perf_counter() - started))
-    interp = Interpreter(text, tree, options)
-    error = _guarded(interp.run, interp)
-    if error is None and options.backward:
-        error = _guarded(lambda: requested_backward(interp, options), interp)
+    interp, error = _run(text, tree, options)
+    if interp.control.quiet.missed():  # a quiet pass was shown after all: record every pass
+        _release(interp)
+        interp, error = _run(text, tree, dataclasses.replace(options, quiet_passes=False))
     with remembered():  # the run's graph and its backward calls' share many tensors
         interp.library.watch.finish()
         record = interp.record()
@@ -501,6 +504,15 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         trace.classic_dot = classic_dot(record)
     _release(interp)
     return trace
+
+
+def _run(text: str, tree: ast.Module, options: RunOptions):
+    """(the interpreter, the error that stopped it or None) of one run of a parsed program."""
+    interp = Interpreter(text, tree, options)
+    error = _guarded(interp.run, interp)
+    if error is None and options.backward:
+        error = _guarded(lambda: requested_backward(interp, options), interp)
+    return interp, error
 
 
 def _release(interp: Interpreter) -> None:

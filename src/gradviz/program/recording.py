@@ -83,16 +83,19 @@ class BackwardWatch:
         node gets its hook once, the first pass it is in, and keeps it for the run: a
         parameter's AccumulateGrad is in every pass of a loop. The hook writes to the pass
         running now (`sink`), and does nothing between passes."""
+        self.fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
+        if self.state.quiet:  # a pass no result shows (gradviz.program.quiet): no hooks
+            for fn in self.fns:
+                self._accumulating(fn, record)
+            yield
+            return
         parts = self.parts = []
         copies = PassCopies(hold=record.gradient != "given")
-        self.fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
         registry, hooked, sink = self.state.registry, self.hooked, self.sink
         saved_before = self.state.saved_before
         for fn in self.fns:
             key = registry.key(fn)
-            leaf = getattr(fn, "variable", None)  # AccumulateGrad: .grad adds up
-            if leaf is not None and leaf.grad is not None:
-                record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
+            self._accumulating(fn, record)
             if id(fn) not in hooked:  # the registry keeps fn alive: its id stays its own
                 fn.register_hook(functools.partial(_step_hook, sink, key))
                 hooked.add(id(fn))
@@ -106,9 +109,19 @@ class BackwardWatch:
             sink.parts = sink.copies = None
             copies.seen.clear()
 
+    def _accumulating(self, fn, record: BackwardRecord) -> None:
+        """A leaf's AccumulateGrad whose `.grad` already holds a gradient: this pass adds to
+        it, and `record` names the leaf."""
+        leaf = getattr(fn, "variable", None)
+        if leaf is not None and leaf.grad is not None:
+            record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
+
     def done(self, record: BackwardRecord) -> None:
         """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps
-        (none are made until the run ends: only the latest pass's are)."""
+        (none are made until the run ends: only the latest pass's are). A quiet pass's is
+        not kept (gradviz.program.quiet: a later pass is the run's last)."""
+        if self.state.quiet:
+            return
         self.latest = (record, self.parts)
         self.parts = []
 

@@ -196,6 +196,9 @@ class RunOptions:
     # leaf name (or "*" for every leaf) -> device: the interpreter moves those leaves when
     # they are bound, as if the program had made them there
     device_overrides: dict[str, str] | None = None
+    # a long loop's middle passes skip the recording no result shows (gradviz.program.quiet);
+    # False records every pass (what a run does again when that prediction failed)
+    quiet_passes: bool = True
 
 
 # ---------------------------------------------------------------- gradient checks (gradviz.program.gradcheck)

@@ -95,6 +95,8 @@ class RunState:
         self.globals = Scope(self.env)
         self.scope = self.globals  # the scope being run: the program's, or a call's
         self.loops: list[int] = []  # the pass each loop around this statement is on
+        # a pass whose recording no result shows is running (gradviz.program.quiet)
+        self.quiet = False
         self._loop_slots: dict[
             tuple[str, int], tuple[int, int]
         ] = {}  # (name, line) -> (passes, slot)

@@ -316,26 +316,52 @@ def _options() -> None:
     st.checkbox("Keep intermediate gradients (retain_grad)", key="retain", persist_state=KEEP)
 
 
+def _ran_backward(ran: list) -> str:
+    """The program's backward calls, one entry per line and tensor: a training loop's
+    thousand calls are one entry with their count."""
+    counts: dict[tuple, int] = {}
+    for b in ran:
+        counts[(b.target, b.line)] = counts.get((b.target, b.line), 0) + 1
+    return ", ".join(
+        f"`{target}.backward()` (line {line}" + (f", {n:,} times)" if n > 1 else ")")
+        for (target, line), n in counts.items()
+    )
+
+
+def _accumulated(ran: list) -> list[str]:
+    """Per line, the leaves whose `.grad` its backward calls added to (one message for a
+    loop's calls, naming how many of them added)."""
+    lines: dict[int | None, tuple[list, dict]] = {}  # line -> (its calls, leaves named)
+    for b in ran:
+        calls, names = lines.setdefault(b.line, ([], {}))
+        calls.append(b)
+        names.update(dict.fromkeys(b.accumulated))
+    texts = []
+    for line, (calls, names) in lines.items():
+        added = sum(1 for b in calls if b.accumulated)
+        if not added:
+            continue
+        listed = ", ".join(f"`{n}`" for n in list(names)[:8])
+        more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+        who = (
+            "this backward"
+            if len(calls) == 1
+            else f"{added:,} of its {len(calls):,} backward calls"
+        )
+        texts.append(
+            f"Line {line}: {who} added to the gradients {listed}{more} already held: .grad "
+            "accumulates until zero_grad() (or `.grad = None`)."
+        )
+    return texts
+
+
 def _backward_controls(trace: Trace) -> None:
     candidates = [t.name for t in trace.tensors if t.requires_grad]
     ran = [b for b in trace.backward if b.origin == "program"]
     if ran:
-        st.info(
-            "The program itself ran backward: "
-            + ", ".join(f"`{b.target}.backward()` (line {b.line})" for b in ran),
-            icon=":material/undo:",
-        )
-    for b in ran:
-        if b.accumulated:
-            names = ", ".join(f"`{n}`" for n in b.accumulated[:8])
-            more = f" and {len(b.accumulated) - 8} more" if len(b.accumulated) > 8 else ""
-            st.info(
-                message(
-                    f"Line {b.line}: this backward added to the gradients {names}{more} "
-                    "already held: .grad accumulates until zero_grad() (or `.grad = None`)."
-                ),
-                icon=":material/add_circle:",
-            )
+        st.info("The program itself ran backward: " + _ran_backward(ran), icon=":material/undo:")
+    for text in _accumulated(ran):
+        st.info(message(text), icon=":material/add_circle:")
     if not candidates:
         return
     names = list(dict.fromkeys(reversed(candidates)))
