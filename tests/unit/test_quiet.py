@@ -217,3 +217,22 @@ def test_every_preset_gives_what_a_full_run_gives(preset):
     options = {"backward": preset.backward} if preset.backward else {}
     quiet_run, full_run = _both(preset.source, **options)
     assert _shown(quiet_run) == _shown(full_run)
+
+
+def test_an_error_in_the_first_quiet_pass_inside_a_forward_names_both_lines(runs):
+    source = HEADER + (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(3, 1)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+        "net = Net()\n"
+        "for step in range(40):\n"
+        "    x = torch.randn(4, 3) if step != 10 else torch.randn(4, 5)\n"
+        "    net(x).sum().backward()\n"
+    )
+    quiet_run, full_run = _both(source)
+    assert runs[0] == [True, 1] and runs[1] == [False, 0]
+    assert quiet_run.error.line == 10 and "called at line 14" in quiet_run.error.hint
+    assert _shown(quiet_run) == _shown(full_run)

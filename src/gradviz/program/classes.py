@@ -204,16 +204,16 @@ class Classes:
             raise state.error(
                 "type", f'Module [{name}] is missing the required "forward" function', node
             )
-        if state.quiet:  # no layer's call recorded (gradviz.program.quiet)
-            return self.functions.call(fn, (made, *args), kwargs, node)
-        path = made.path or state.segment(getattr(node, "func", node), 30) or name
         line = getattr(node, "lineno", None)
+        quiet = state.quiet  # a pass no result shows (gradviz.program.quiet): no call noted
         opened = state.open_calls
-        call = ModuleCall(
-            f"m{len(state.module_calls)}", path, name, line, opened[-1] if opened else None
-        )
-        state.module_calls.append(call)
-        opened.append(call.id)
+        if not quiet:
+            path = made.path or state.segment(getattr(node, "func", node), 30) or name
+            call = ModuleCall(
+                f"m{len(state.module_calls)}", path, name, line, opened[-1] if opened else None
+            )
+            state.module_calls.append(call)
+            opened.append(call.id)
         try:
             out = self.functions.call(fn, (made, *args), kwargs, node)
         except ProgramError as err:
@@ -222,8 +222,10 @@ class Classes:
                 err.hint = f"{err.hint} {called}" if err.hint else called
             raise
         finally:
-            opened.pop()
-        name_nodes(state, call.id, (args, kwargs), out, made.module)
+            if not quiet:
+                opened.pop()
+        if not quiet:
+            name_nodes(state, call.id, (args, kwargs), out, made.module)
         return out
 
     def set_attribute(self, made: UserModule, name: str, value, node) -> None:

@@ -466,7 +466,9 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     except ProgramError as exc:
         return Trace(source=text, error=exc.report(), stats=RunStats(time.perf_counter() - started))
     interp, error = _run(text, tree, options)
-    if interp.control.quiet.missed():  # a quiet pass was shown after all: record every pass
+    if interp.control.quiet.missed(
+        error is not None
+    ):  # a quiet pass was shown after all: record every pass
         _release(interp)
         interp, error = _run(text, tree, dataclasses.replace(options, quiet_passes=False))
     with remembered():  # the run's graph and its backward calls' share many tensors

@@ -21,7 +21,8 @@ budgets, the same variables, the same printed text, `.grad` noted as accumulatin
 That is a prediction. A later pass may make fewer calls (a backward under an `if`), or a
 tensor from a quiet pass may still be shown at the end (kept in a variable the loop does not
 bind again, or in the history of a later tensor). `missed` checks at the end of the run, and
-where the prediction failed run_program runs the program again with no quiet passes
+where the prediction failed (or an error stopped the run after quiet passes) run_program
+runs the program again with no quiet passes
 (RunOptions.quiet_passes): the run is deterministic (its generator is seeded), so the result
 is always the one a run recording every pass gives.
 """
@@ -80,12 +81,14 @@ class QuietPasses:
 
     # -- at the end
 
-    def missed(self) -> bool:
-        """Whether a quiet pass made something the result shows: then the run must be made
-        again, recording every pass."""
+    def missed(self, failed: bool) -> bool:
+        """Whether a quiet pass made something the result shows, or the run `failed` (an
+        error) after quiet passes: then the run must be made again, recording every pass
+        (an error's result shows the calls and the tensors as they were when it stopped)."""
         if not self.ranges:
             return False
-        self.set(False)  # an error may have ended the run in a quiet pass
+        if failed:
+            return True
         calls = self.state.calls
         count = calls.count
         first = list(range(1, min(calls.first, count) + 1))
@@ -103,7 +106,7 @@ class QuietPasses:
         ranges = self.ranges
         for fn in walk_graph(*roots):
             number = fn._sequence_nr()
-            if any(start <= number < end for start, end in ranges):
+            if any(start <= number and (number < end or end < 0) for start, end in ranges):
                 return True
         return False
 
