@@ -236,3 +236,18 @@ def test_an_error_in_the_first_quiet_pass_inside_a_forward_names_both_lines(runs
     assert runs[0] == [True, 1] and runs[1] == [False, 0]
     assert quiet_run.error.line == 10 and "called at line 14" in quiet_run.error.hint
     assert _shown(quiet_run) == _shown(full_run)
+
+
+def test_the_second_run_keeps_to_the_first_one_s_wall_clock_limit(monkeypatch):
+    made = []
+    init = interpreter.Interpreter.__init__
+
+    def noting(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(interpreter.Interpreter, "__init__", noting)
+    run_program(
+        LOOP.replace("    loss.backward()\n", "    if step < 30:\n        loss.backward()\n")
+    )
+    assert len(made) == 2 and made[1].quotas.deadline == made[0].quotas.deadline

@@ -466,11 +466,13 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     except ProgramError as exc:
         return Trace(source=text, error=exc.report(), stats=RunStats(time.perf_counter() - started))
     interp, error = _run(text, tree, options)
-    if interp.control.quiet.missed(
-        error is not None
-    ):  # a quiet pass was shown after all: record every pass
+    if interp.control.quiet.missed(error is not None):
+        # a quiet pass was needed after all: run again recording every pass, both runs
+        # together within the wall-clock limit
+        deadline = interp.quotas.deadline
         _release(interp)
-        interp, error = _run(text, tree, dataclasses.replace(options, quiet_passes=False))
+        again = dataclasses.replace(options, quiet_passes=False)
+        interp, error = _run(text, tree, again, deadline)
     with remembered():  # the run's graph and its backward calls' share many tensors
         interp.library.watch.finish()
         record = interp.record()
@@ -508,9 +510,12 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
     return trace
 
 
-def _run(text: str, tree: ast.Module, options: RunOptions):
-    """(the interpreter, the error that stopped it or None) of one run of a parsed program."""
+def _run(text: str, tree: ast.Module, options: RunOptions, deadline: float | None = None):
+    """(the interpreter, the error that stopped it or None) of one run of a parsed program
+    (`deadline`: the end of its wall-clock limit, perf_counter's, when not its own)."""
     interp = Interpreter(text, tree, options)
+    if deadline is not None:
+        interp.quotas.deadline = deadline
     error = _guarded(interp.run, interp)
     if error is None and options.backward:
         error = _guarded(lambda: requested_backward(interp, options), interp)

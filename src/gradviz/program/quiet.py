@@ -22,9 +22,9 @@ That is a prediction. A later pass may make fewer calls (a backward under an `if
 tensor from a quiet pass may still be shown at the end (kept in a variable the loop does not
 bind again, or in the history of a later tensor). `missed` checks at the end of the run, and
 where the prediction failed (or an error stopped the run after quiet passes) run_program
-runs the program again with no quiet passes
-(RunOptions.quiet_passes): the run is deterministic (its generator is seeded), so the result
-is always the one a run recording every pass gives.
+runs the program again with no quiet passes (RunOptions.quiet_passes): the run is
+deterministic (its generator is seeded), so the result is always the one a run recording
+every pass gives. The two runs together keep to the run's wall-clock limit.
 """
 
 from __future__ import annotations
