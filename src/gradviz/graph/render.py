@@ -230,9 +230,7 @@ def _tensor_label(
 
     Records lay out much faster than HTML tables in Graphviz, which matters for big
     graphs. Their fields flip with the direction, so the outer braces depend on it.
-    `compact` (big graphs) keeps the name with its shape, and the values: data and grad
-    as two lines of one field (`name shape | data \\n grad`), without the inner record of
-    their own that costs `dot` about 25 ms on a 2,003-node chain (docs/BENCHMARKS.md)."""
+    `compact` (big graphs) keeps the name with its shape, and the values."""
     info = model.tensor_info(node.tensor)
     if info is None:  # an unnamed leaf
         shape = "x".join(map(str, node.shape or [])) or "scalar"
@@ -248,8 +246,7 @@ def _tensor_label(
         fields = [_r(head), _r(f"{shape} {info.dtype} · {device}")]
     if show_values:
         grad = info.grad_preview if info.grad_preview is not None else "—"
-        data, grad = _r(f"data {_fit(info.preview)}"), _r(f"grad {_fit(grad)}")
-        fields.append(data + "\\n" + grad if compact else "{" + data + "|" + grad + "}")
+        fields.append("{" + _r(f"data {_fit(info.preview)}") + "|" + _r(f"grad {_fit(grad)}") + "}")
     body = "|".join(fields)
     return '"' + ("{" + body + "}" if rankdir == "TB" else body) + '"'
 
