@@ -228,6 +228,35 @@ def test_big_graphs_are_drawn_compact():
     assert "splines=line" not in small and "float32 · cpu" in small
 
 
+def test_only_a_big_graph_without_layer_clusters_is_ranked_by_the_newer_ranking():
+    """newrank=true halves dot's time on a long chain and draws the same SVG; a drawing
+    with clusters keeps the classic ranking (newrank took minutes on a loop of layer calls),
+    and so does a small one (some came out different)."""
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
+    big = render.to_dot(run_program("\n".join(lines) + "\n", RunOptions(backward="y")).graph)
+    assert render.BIG_RANKING == "newrank=true"
+    assert big.splitlines()[1].startswith("  graph [") and "newrank=true" in big.splitlines()[1]
+    assert big.count("newrank") == 1
+    loop = "import torch.nn as nn\nnet = nn.Linear(2, 2)\nh = torch.ones(1, 2)\n"
+    layers = run_program(loop + "for i in range(160):\n    h = net(h)\ny = h.sum()\n")
+    assert len(layers.graph.nodes) > render.COMPACT_NODES
+    clustered = render.to_dot(layers.graph)
+    assert 'subgraph "cluster_' in clustered and "splines=line" in clustered
+    assert "newrank" not in clustered
+    small = render.to_dot(run_program("x = torch.ones(2, requires_grad=True)\ny = x.sum()\n").graph)
+    assert "newrank" not in small
+
+
+@needs_dot
+def test_the_newer_ranking_draws_a_big_chain_as_the_classic_one_does():
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
+    dot = render.to_dot(run_program("\n".join(lines) + "\n", RunOptions(backward="y")).graph)
+    classic = dot.replace(" " + render.BIG_RANKING, "")
+    assert classic != dot
+    svg = render.render_bytes(dot, "svg", limits=render.CLI_LIMITS)
+    assert svg == render.render_bytes(classic, "svg", limits=render.CLI_LIMITS)
+
+
 def test_a_long_value_preview_is_cut_after_a_whole_value_keeping_its_count():
     trace = run_program(
         "w = torch.full((512, 1000), -0.0203, requires_grad=True)\ny = (w * 2).sum()\n",
