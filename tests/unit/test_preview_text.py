@@ -159,7 +159,8 @@ def test_recalled_once_per_object_while_remembered():
     [torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.complex64],
 )
 def test_a_preview_without_values_is_the_first_six_as_format_values_writes_them(shape, dtype):
-    """tensor_values(t, keep=False): the first 6 values in order, then how many there are."""
+    """tensor_values(t, keep=False): the first 6 values in order, then how many there are;
+    a tensor of at most 6 values is written whole, as a kept one is (no "…")."""
     for odd in [None, *ODD]:
         t = (torch.randn(shape) * 1e3).to(dtype)
         if odd is not None and dtype.is_floating_point and t.numel():
@@ -168,4 +169,8 @@ def test_a_preview_without_values_is_the_first_six_as_format_values_writes_them(
         data = t.float() if dtype == torch.float16 else t
         first = data.reshape(-1)[:6].tolist()
         assert value is None
-        assert text == format_values(first)[:-1] + f", … ({t.numel():,} values)]", (odd, text)
+        if t.numel() <= 6:
+            assert text == format_values(data.tolist()) == tensor_values(t)[1], (odd, text)
+            assert "…" not in text
+        else:
+            assert text == format_values(first)[:-1] + f", … ({t.numel():,} values)]", (odd, text)

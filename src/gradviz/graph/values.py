@@ -261,6 +261,8 @@ def _values(t: torch.Tensor, keep: bool) -> tuple[list | float | int | bool | No
         return data.cpu().tolist(), preview_text(data)
     if numel == 0:
         return None, f"[] (no values, shape {tuple(data.shape)})"
+    if numel <= _HEAD:  # every value fits in the preview: written as a kept tensor's is
+        return None, preview_text(data)
     # the first 6 values as format_values writes them ("[a, b, c]"), then how many there are
     if data.dim() != 1:
         data = data.reshape(-1)
