@@ -294,6 +294,35 @@ def test_the_autograd_page_shows_the_viewer_and_its_inspector(browser, app_serve
         page.close()
 
 
+def test_the_landing_page_preloads_the_viewers_scripts_once(browser, app_server):
+    """The sidebar's script asks for Streamlit's component scripts (gradviz.ui.preload); the
+    frontend's own import of them then finds them loaded: each is fetched once, with 200."""
+    from gradviz.ui.preload import component_scripts
+
+    names = component_scripts()
+    assert names
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    fetched: dict[str, list[int]] = {}
+    page.on(
+        "response",
+        lambda r: fetched.setdefault(r.url.rsplit("/", 1)[-1], []).append(r.status),
+    )
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        page.frame_locator("iframe").first.locator("body[data-gv-ready='1']").wait_for(
+            timeout=90_000
+        )
+        ours = page.eval_on_selector_all(
+            'link[rel="modulepreload"][data-gv-preload]', "ls => ls.map(l => l.href)"
+        )
+        assert sorted(h.rsplit("/", 1)[-1] for h in ours) == sorted(names)
+        assert all(h.startswith(app_server + "/static/js/") for h in ours)
+        for name in names:  # once: the frontend's own import found the same file loaded
+            assert fetched.get(name) == [200], (name, fetched.get(name))
+    finally:
+        page.close()
+
+
 def test_the_export_tab_downloads_a_viewer_that_works_offline(browser, app_server, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
     try:
