@@ -9,12 +9,16 @@ import re
 from gradviz.ui import preload
 
 
-def _static(tmp_path, files: dict[str, str], bundle: str = "index.AAA.js"):
-    """A Streamlit-like static tree: index.html loading `bundle`, static/js/<files>."""
+def _static(tmp_path, files: dict[str, str], bundle="index.AAA.js", preloaded=("shared.S.js",)):
+    """A Streamlit-like static tree: index.html loading `bundle` and naming the modules it
+    imports (`preloaded`) as modulepreload links, as Streamlit's build writes it; static/js/."""
     js = tmp_path / "static" / "js"
     js.mkdir(parents=True)
+    links = "".join(
+        f'<link rel="modulepreload" crossorigin href="./static/js/{n}">\n' for n in preloaded
+    )
     (tmp_path / "index.html").write_text(
-        f'<script type="module" crossorigin src="./static/js/{bundle}"></script>'
+        f'<script type="module" crossorigin src="./static/js/{bundle}"></script>\n{links}'
     )
     for name, text in files.items():
         (js / name).write_text(text)
@@ -25,9 +29,8 @@ def test_the_chunk_and_what_it_imports_less_what_the_bundle_loaded(tmp_path):
     js = _static(
         tmp_path,
         {
-            "index.AAA.js": 'import{a as b}from"./shared.S.js";import"./css.C.js";',
+            "index.AAA.js": 'import{a as b}from"./shared.S.js";',
             "shared.S.js": "export const a=1",
-            "css.C.js": "",
             "BidiComponent.H1.js": 'import{a}from"./shared.S.js";import{t}from"./ser.D.js";',
             "ser.D.js": 'import{r}from"./batch.E.js";import{a}from"./shared.S.js";',
             "batch.E.js": 'import{x}from"./missing.M.js";export const r=2',
@@ -61,6 +64,8 @@ def test_the_installed_streamlit_has_the_chunk_and_it_is_not_in_the_bundle():
     assert re.fullmatch(r"BidiComponent\.[\w\-]+\.js", names[0])
     assert all((preload.STATIC_JS / n).is_file() for n in names)
     assert not any(n.startswith("index.") for n in names)  # the bundle is loaded already
+    page = (preload.STATIC_JS.parent.parent / "index.html").read_text(encoding="utf-8")
+    assert not any(f'href="./static/js/{n}"' in page for n in names)  # so are its modules
 
 
 def test_the_script_names_only_plain_file_names():

@@ -29,7 +29,7 @@ STATIC_JS = Path(streamlit.__file__).resolve().parent / "static" / "static" / "j
 COMPONENT = "BidiComponent"  # Streamlit's chunk for st.components.v2's elements
 # `import{a as b}from"./name.hash.js"` and `import"./name.hash.js"` in the built chunk
 IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.\-]+\.js)"')
-MAX_FILES = 200  # modules in one closure; more means the build's format changed
+MAX_FILES = 40  # the chunk and the modules it adds: a few; more means the build changed
 
 
 def _imports(js_dir: Path, name: str) -> list[str]:
@@ -57,9 +57,10 @@ def _closure(js_dir: Path, first: list[str], skip: set[str]) -> list[str] | None
 @functools.cache
 def component_scripts(js_dir: Path = STATIC_JS) -> tuple[str, ...]:
     """The component chunk's file name and those of the modules it needs that the page has
-    not loaded at its start (Streamlit's bundle and what it imports), in that order; () when
-    there is not exactly one such chunk or one bundle, or when they are more than
-    MAX_FILES."""
+    not loaded at its start, in that order; () when there is not exactly one such chunk or
+    one bundle, or when they are more than MAX_FILES. What the page loads at its start is
+    what Streamlit's index.html names: its bundle and the bundle's modules (each a
+    `<link rel="modulepreload">`), so only the chunk's few files are read here."""
     chunk = sorted(js_dir.glob(f"{COMPONENT}.*.js"))
     try:
         page = (js_dir.parent.parent / "index.html").read_text(encoding="utf-8")
@@ -68,8 +69,10 @@ def component_scripts(js_dir: Path = STATIC_JS) -> tuple[str, ...]:
     bundle = re.findall(r'<script[^>]*type="module"[^>]*src="\./static/js/([\w.\-]+\.js)"', page)
     if len(chunk) != 1 or len(bundle) != 1:
         return ()
-    loaded = _closure(js_dir, bundle, set())
-    needed = _closure(js_dir, [chunk[0].name], set(loaded)) if loaded is not None else None
+    loaded = set(bundle) | set(
+        re.findall(r'rel="modulepreload"[^>]*href="\./static/js/([\w.\-]+\.js)"', page)
+    )
+    needed = _closure(js_dir, [chunk[0].name], loaded)
     return tuple(needed) if needed else ()
 
 
