@@ -312,6 +312,12 @@ def test_the_landing_page_preloads_the_viewers_scripts_once(browser, app_server)
         page.frame_locator("iframe").first.locator("body[data-gv-ready='1']").wait_for(
             timeout=90_000
         )
+        # (on a warm server the viewer can be drawn before the sidebar's script has run)
+        page.wait_for_function(
+            "n => document.querySelectorAll('link[data-gv-preload]').length >= n",
+            arg=len(names),
+            timeout=30_000,
+        )
         ours = page.eval_on_selector_all(
             'link[rel="modulepreload"][data-gv-preload]', "ls => ls.map(l => l.href)"
         )
