@@ -4,10 +4,11 @@ against a bare Streamlit page that imports torch and torchviz and draws the less
 Alternates the two, each from a fresh `streamlit run` on loopback, in one headless Chromium
 (launched once, before the timings). Times, from the launch of the server:
   gradviz: the first drawing on the page: the interactive viewer's frame has drawn its graph
-           (its body gets data-gv-ready="1", looked for on every animation frame); also the plain picture below it (the <img>
+           (its body gets data-gv-ready="1", looked for on every animation frame and timed
+           by the page's clock: `first_seen`); also the plain picture below it (the <img>
            holding the lesson's SVG), printed for reference
   bare:    the page's st.image of torchviz's SVG (the lesson's forward graph, laid out by
-           `dot` on the server, as gradviz does) has loaded (also on every animation frame)
+           `dot` on the server, as gradviz does) has loaded (timed the same way)
 Each server, and every process under it, has gone before the next starts (a worker still
 importing torch outlives its server by seconds). Prints each pair, the medians and the
 ratio gradviz / bare.
@@ -76,6 +77,20 @@ BARE_READY = """() => {
 }"""
 
 
+def first_seen(page, ready_js: str, launched: float) -> float:
+    """Seconds from `launched` (time.time() at the server's launch) to the first animation
+    frame on which `ready_js` held, by the page's own clock (Date.now(), the same wall clock
+    on this machine): not by when the answer reached this process through Playwright's
+    driver, which lags by up to tenths of a second on a busy host."""
+    page.wait_for_function(
+        f"() => {{ if (({ready_js})()) {{ window.__seenAt = window.__seenAt || Date.now();"
+        " return true; } return false; }",
+        polling="raf",
+        timeout=180_000,
+    )
+    return page.evaluate("() => window.__seenAt") / 1000.0 - launched
+
+
 def stop_and_wait(proc, timeout: float = 60.0) -> None:
     """Stop the server and wait until every process under it has gone: a worker still
     importing torch outlives the server by seconds, and would slow the next timed start."""
@@ -89,13 +104,12 @@ def stop_and_wait(proc, timeout: float = 60.0) -> None:
 def time_gradviz(browser, app: Path) -> tuple[float, float]:
     """(seconds to the viewer's drawing, seconds to the plain picture), from launch."""
     port = free_port()
-    t0 = time.perf_counter()
+    t0, launched = time.perf_counter(), time.time()
     proc = start_streamlit(app, port, timeout=180)
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-        page.wait_for_function(VIEWER_READY, polling="raf", timeout=180_000)
-        viewer = time.perf_counter() - t0
+        viewer = first_seen(page, VIEWER_READY, launched)
         graph_svg(page, "MeanBackward0", timeout=180_000)
         picture = time.perf_counter() - t0
         page.close()
@@ -106,13 +120,12 @@ def time_gradviz(browser, app: Path) -> tuple[float, float]:
 
 def time_bare(browser, script: Path) -> float:
     port = free_port()
-    t0 = time.perf_counter()
+    launched = time.time()
     proc = start_streamlit(script, port, timeout=180)
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-        page.wait_for_function(BARE_READY, polling="raf", timeout=180_000)
-        took = time.perf_counter() - t0
+        took = first_seen(page, BARE_READY, launched)
         page.close()
         return took
     finally:
