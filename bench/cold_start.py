@@ -13,7 +13,7 @@ Each server, and every process under it, has gone before the next starts (a work
 importing torch outlives its server by seconds). Prints each pair, the medians and the
 ratio gradviz / bare.
 
-    python bench/cold_start.py [--pairs 5] [--app app.py [--app OTHER/app.py]]
+    python bench/cold_start.py [--pairs 5] [--app app.py [--app OTHER/app.py]] [--latency MS]
 """
 
 from __future__ import annotations
@@ -101,13 +101,32 @@ def stop_and_wait(proc, timeout: float = 60.0) -> None:
         time.sleep(0.1)
 
 
-def time_gradviz(browser, app: Path) -> tuple[float, float]:
+def open_page(browser, latency_ms: float = 0.0):
+    """A new page; with `latency_ms`, each of its HTTP requests is answered that much later
+    (Chromium's network emulation), as over a network rather than loopback."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    if latency_ms:
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {
+                "offline": False,
+                "latency": latency_ms,
+                "downloadThroughput": -1,
+                "uploadThroughput": -1,
+            },
+        )
+    return page
+
+
+def time_gradviz(browser, app: Path, latency_ms: float = 0.0) -> tuple[float, float]:
     """(seconds to the viewer's drawing, seconds to the plain picture), from launch."""
     port = free_port()
     t0, launched = time.perf_counter(), time.time()
     proc = start_streamlit(app, port, timeout=180)
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, latency_ms)
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
         viewer = first_seen(page, VIEWER_READY, launched)
         graph_svg(page, "MeanBackward0", timeout=180_000)
@@ -118,12 +137,12 @@ def time_gradviz(browser, app: Path) -> tuple[float, float]:
         stop_and_wait(proc)
 
 
-def time_bare(browser, script: Path) -> float:
+def time_bare(browser, script: Path, latency_ms: float = 0.0) -> float:
     port = free_port()
     launched = time.time()
     proc = start_streamlit(script, port, timeout=180)
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, latency_ms)
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
         took = first_seen(page, BARE_READY, launched)
         page.close()
@@ -136,6 +155,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="milliseconds added to each HTTP request of the page (default 0: loopback)",
+    )
+    ap.add_argument(
         "--app",
         action="append",
         help="the app script to start (default app.py); repeat to time checkouts side by "
@@ -144,7 +169,10 @@ def main() -> int:
     args = ap.parse_args()
     apps = args.app or [str(ROOT / "app.py")]
     print(f"# {date.today()} · {machine()} · Python {platform.python_version()}")
-    print(f"# app: {', '.join(apps)}; {args.pairs} pairs, alternated")
+    print(
+        f"# app: {', '.join(apps)}; {args.pairs} pairs, alternated; "
+        f"HTTP latency {args.latency:g} ms"
+    )
     viewer = {a: [] for a in apps}
     picture = {a: [] for a in apps}
     bare = []
@@ -153,9 +181,9 @@ def main() -> int:
         script.write_text(BARE_PAGE)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         for i in range(args.pairs):
-            bare.append(time_bare(browser, script))
+            bare.append(time_bare(browser, script, args.latency))
             for app in apps:
-                v, pic = time_gradviz(browser, Path(app))
+                v, pic = time_gradviz(browser, Path(app), args.latency)
                 viewer[app].append(v)
                 picture[app].append(pic)
                 name = "gradviz" if len(apps) == 1 else app
