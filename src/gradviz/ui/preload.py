@@ -85,6 +85,7 @@ _TEMPLATE = """<script>(() => {
   if (!main || !names.length) return;
   for (const name of names) {
     const href = new URL(name, main.src).href;
+    // (on a warm server the frontend can ask for them first: its own links are there)
     if (document.querySelector('link[rel="modulepreload"][href="' + href + '"]')) continue;
     const link = document.createElement("link");
     link.rel = "modulepreload";
@@ -93,6 +94,7 @@ _TEMPLATE = """<script>(() => {
     link.href = href;
     document.head.appendChild(link);
   }
+  document.documentElement.dataset.gvPreloaded = String(names.length);
 })();</script>"""
 
 
