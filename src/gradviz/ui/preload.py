@@ -6,7 +6,8 @@ gradviz.ui.graph_viewer). Streamlit's frontend fetches the script that draws com
 viewer's element arrives, and by then it has asked for about thirty other element scripts
 (the editor's select box, text area, radios, ...) from the same busy server process, six at
 a time: on a cold load the viewer's script waited about 0.25 s in that line (docs/
-BENCHMARKS.md, "Cold start: the viewer's scripts").
+BENCHMARKS.md, "Cold start after the viewer's message"; the gain measured end to end is
+smaller: about 0.1 s on loopback, 0.24 s at 40 ms of latency, medians of pairs).
 
 `preload_script()` gives a small script for the page's first element (the sidebar's, which
 runs gradviz's own JavaScript already): it adds `<link rel="modulepreload">` for those files,
