@@ -16,6 +16,7 @@ if str(_SRC) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from gradviz.ui.common import sidebar  # noqa: E402
+from gradviz.ui.preload import preload_script  # noqa: E402
 from gradviz.util import first_page, hosting  # noqa: E402
 from gradviz.util.mdtext import escape  # noqa: E402
 
@@ -74,7 +75,8 @@ try:
     st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")
     settle_mode()
     navigation = st.navigation(PAGES)
-    sidebar()
+    # the landing page's viewer: the browser fetches its scripts while this run goes on
+    sidebar(preload_script() if navigation is PAGES[0] else "")
     navigation.run()
 finally:
     first_page.release()

@@ -4,15 +4,16 @@ against a bare Streamlit page that imports torch and torchviz and draws the less
 Alternates the two, each from a fresh `streamlit run` on loopback, in one headless Chromium
 (launched once, before the timings). Times, from the launch of the server:
   gradviz: the first drawing on the page: the interactive viewer's frame has drawn its graph
-           (its body gets data-gv-ready="1"); also the plain picture below it (the <img>
+           (its body gets data-gv-ready="1", looked for on every animation frame and timed
+           by the page's clock: `first_seen`); also the plain picture below it (the <img>
            holding the lesson's SVG), printed for reference
   bare:    the page's st.image of torchviz's SVG (the lesson's forward graph, laid out by
-           `dot` on the server, as gradviz does) has loaded
+           `dot` on the server, as gradviz does) has loaded (timed the same way)
 Each server, and every process under it, has gone before the next starts (a worker still
 importing torch outlives its server by seconds). Prints each pair, the medians and the
 ratio gradviz / bare.
 
-    python bench/cold_start.py [--pairs 5] [--app app.py [--app OTHER/app.py]]
+    python bench/cold_start.py [--pairs 5] [--app app.py [--app OTHER/app.py]] [--latency MS]
 """
 
 from __future__ import annotations
@@ -58,10 +59,36 @@ st.title("bare")
 st.image(make_dot(y, params={"x": x}).pipe(format="svg").decode(), caption="graph")
 """
 
+# The viewer's frame (the component's iframe.gv-frame, same-origin) has drawn its graph. Polled
+# on every animation frame, as the bare page's check is: a Playwright locator's wait polls at
+# 20, 50, 100, 100 ms and then every 500 ms, so it saw the drawing up to half a second late.
+VIEWER_READY = """() => {
+  for (const f of document.querySelectorAll('iframe')) {
+    let body = null;
+    try { body = f.contentDocument && f.contentDocument.body; } catch (e) { continue; }
+    if (body && body.dataset.gvReady === '1') { return true; }
+  }
+  return false;
+}"""
+
 BARE_READY = """() => {
   const img = document.querySelector('[data-testid="stImage"] img, [data-testid="stFullScreenFrame"] img');
   return !!img && img.complete && img.naturalWidth > 0;
 }"""
+
+
+def first_seen(page, ready_js: str, launched: float) -> float:
+    """Seconds from `launched` (time.time() at the server's launch) to the first animation
+    frame on which `ready_js` held, by the page's own clock (Date.now(), the same wall clock
+    on this machine): not by when the answer reached this process through Playwright's
+    driver, which lags by up to tenths of a second on a busy host."""
+    page.wait_for_function(
+        f"() => {{ if (({ready_js})()) {{ window.__seenAt = window.__seenAt || Date.now();"
+        " return true; } return false; }",
+        polling="raf",
+        timeout=180_000,
+    )
+    return page.evaluate("() => window.__seenAt") / 1000.0 - launched
 
 
 def stop_and_wait(proc, timeout: float = 60.0) -> None:
@@ -74,17 +101,34 @@ def stop_and_wait(proc, timeout: float = 60.0) -> None:
         time.sleep(0.1)
 
 
-def time_gradviz(browser, app: Path) -> tuple[float, float]:
+def open_page(browser, latency_ms: float = 0.0):
+    """A new page; with `latency_ms`, each of its HTTP requests is answered that much later
+    (Chromium's network emulation), as over a network rather than loopback."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    if latency_ms:
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {
+                "offline": False,
+                "latency": latency_ms,
+                "downloadThroughput": -1,
+                "uploadThroughput": -1,
+            },
+        )
+    return page
+
+
+def time_gradviz(browser, app: Path, latency_ms: float = 0.0) -> tuple[float, float]:
     """(seconds to the viewer's drawing, seconds to the plain picture), from launch."""
     port = free_port()
-    t0 = time.perf_counter()
+    t0, launched = time.perf_counter(), time.time()
     proc = start_streamlit(app, port, timeout=180)
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, latency_ms)
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-        frame = page.frame_locator("iframe").first
-        frame.locator("body[data-gv-ready='1']").wait_for(timeout=180_000)
-        viewer = time.perf_counter() - t0
+        viewer = first_seen(page, VIEWER_READY, launched)
         graph_svg(page, "MeanBackward0", timeout=180_000)
         picture = time.perf_counter() - t0
         page.close()
@@ -93,15 +137,14 @@ def time_gradviz(browser, app: Path) -> tuple[float, float]:
         stop_and_wait(proc)
 
 
-def time_bare(browser, script: Path) -> float:
+def time_bare(browser, script: Path, latency_ms: float = 0.0) -> float:
     port = free_port()
-    t0 = time.perf_counter()
+    launched = time.time()
     proc = start_streamlit(script, port, timeout=180)
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = open_page(browser, latency_ms)
         page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-        page.wait_for_function(BARE_READY, timeout=180_000)
-        took = time.perf_counter() - t0
+        took = first_seen(page, BARE_READY, launched)
         page.close()
         return took
     finally:
@@ -112,6 +155,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="milliseconds added to each HTTP request of the page (default 0: loopback)",
+    )
+    ap.add_argument(
         "--app",
         action="append",
         help="the app script to start (default app.py); repeat to time checkouts side by "
@@ -120,7 +169,10 @@ def main() -> int:
     args = ap.parse_args()
     apps = args.app or [str(ROOT / "app.py")]
     print(f"# {date.today()} · {machine()} · Python {platform.python_version()}")
-    print(f"# app: {', '.join(apps)}; {args.pairs} pairs, alternated")
+    print(
+        f"# app: {', '.join(apps)}; {args.pairs} pairs, alternated; "
+        f"HTTP latency {args.latency:g} ms"
+    )
     viewer = {a: [] for a in apps}
     picture = {a: [] for a in apps}
     bare = []
@@ -129,9 +181,9 @@ def main() -> int:
         script.write_text(BARE_PAGE)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         for i in range(args.pairs):
-            bare.append(time_bare(browser, script))
+            bare.append(time_bare(browser, script, args.latency))
             for app in apps:
-                v, pic = time_gradviz(browser, Path(app))
+                v, pic = time_gradviz(browser, Path(app), args.latency)
                 viewer[app].append(v)
                 picture[app].append(pic)
                 name = "gradviz" if len(apps) == 1 else app

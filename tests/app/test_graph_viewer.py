@@ -152,3 +152,17 @@ def test_the_exported_viewer_is_drawn_in_the_theme_of_its_graph(monkeypatch):
     assert not at.exception, at.exception
     open_tab(at, "Export")
     assert themes and set(themes) == {"dark"}, themes
+
+
+def test_the_landing_page_asks_the_browser_for_the_viewers_scripts_early():
+    """The sidebar's script (the page's first element) names Streamlit's component scripts
+    for modulepreload (gradviz.ui.preload), so they are not fetched behind the editor's."""
+    from gradviz.ui.preload import component_scripts
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    scripts = [h.proto.body for h in at.get("html")]
+    assert component_scripts() and any(
+        "modulepreload" in body and f"./{component_scripts()[0]}" in body for body in scripts
+    )
+    assert _viewer_data(at) is not None

@@ -294,6 +294,39 @@ def test_the_autograd_page_shows_the_viewer_and_its_inspector(browser, app_serve
         page.close()
 
 
+def test_the_landing_page_preloads_the_viewers_scripts_once(browser, app_server):
+    """The sidebar's script asks for Streamlit's component scripts (gradviz.ui.preload): each
+    has a modulepreload link to the address the frontend imports it from (the script's own,
+    or on a warm server the frontend's, when it asked first), and is fetched once, with 200."""
+    from gradviz.ui.preload import component_scripts
+
+    names = component_scripts()
+    assert names
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    fetched: dict[str, list[int]] = {}
+    page.on(
+        "response",
+        lambda r: fetched.setdefault(r.url.rsplit("/", 1)[-1], []).append(r.status),
+    )
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        page.frame_locator("iframe").first.locator("body[data-gv-ready='1']").wait_for(
+            timeout=90_000
+        )
+        page.wait_for_function(  # the script has run (it may come after the drawing)
+            "n => document.documentElement.dataset.gvPreloaded === String(n)",
+            arg=len(names),
+            timeout=30_000,
+        )
+        links = page.eval_on_selector_all('link[rel="modulepreload"]', "ls => ls.map(l => l.href)")
+        for name in names:
+            assert f"{app_server}/static/js/{name}" in links, name
+            # once: the frontend's import and the preload met the same file
+            assert fetched.get(name) == [200], (name, fetched.get(name))
+    finally:
+        page.close()
+
+
 def test_the_export_tab_downloads_a_viewer_that_works_offline(browser, app_server, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
     try:

@@ -49,13 +49,14 @@ def _rerun_when_facts_known() -> None:
         st.rerun()
 
 
-def sidebar() -> None:
+def sidebar(scripts: str = "") -> None:
     """Shared sidebar: versions and what the host can do (asked of a worker once: the server
-    itself never imports torch); folded at first on a narrow window."""
+    itself never imports torch); folded at first on a narrow window. `scripts`: more of
+    gradviz's own script for the page (gradviz.ui.preload), run with the folding one."""
     python = platform.python_version()
     with st.sidebar:
-        # gradviz's own constant script, no visitor text in it
-        st.html(FOLD_WHEN_NARROW, unsafe_allow_javascript=True)
+        # gradviz's own constant scripts, no visitor text in them
+        st.html(FOLD_WHEN_NARROW + scripts, unsafe_allow_javascript=True)
         try:
             facts = host.facts_now()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed
