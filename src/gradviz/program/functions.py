@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gradviz.program.language import child_nodes
 from gradviz.program.quotas import Quotas
 from gradviz.program.state import RunState, Scope
 from gradviz.program.values import held
@@ -155,5 +156,5 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
             found.add(node.id)
         elif isinstance(node, ast.alias):
             found.add(node.asname or node.name.split(".")[0])
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
