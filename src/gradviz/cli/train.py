@@ -22,6 +22,7 @@ from gradviz.training.distributed import (
     DistributedError,
     RunSpec,
     end_group,
+    exit_rank,
     group_run,
     launch,
     rank_device,
@@ -264,8 +265,8 @@ def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     err = sys.stderr
-    if under_torchrun():
-        return run_torchrun_rank(args)
+    if under_torchrun():  # the rank's process ends here (exit_rank: not by its shutdown)
+        exit_rank(run_torchrun_rank(args))
     try:
         device = resolve_device(args.device)
         print(f"loading data: {args.data}", file=err)

