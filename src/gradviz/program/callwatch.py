@@ -198,6 +198,15 @@ class CallWatch:
 
     # -- at the end
 
+    def all_noted(self) -> bool:
+        """Whether the calls noted are the ones kept had every call been noted: the first
+        ones, the latest ones and the very last (quiet passes note none:
+        gradviz.program.quiet)."""
+        count = self.count
+        first = list(range(1, min(self.first, count) + 1))
+        last = list(range(max(self.first, count - self.last) + 1, count + 1))
+        return [p.number for p in self.pending] == first + last and self.recorded == count
+
     def finish(self, fn_devices: dict) -> BackwardCalls:
         """The kept calls, each with its own graph (`fn_devices`: as RunRecord's). A run
         with one backward call keeps none here: the page and the command line show the whole

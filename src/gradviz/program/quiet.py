@@ -90,10 +90,7 @@ class QuietPasses:
         if failed:
             return True
         calls = self.state.calls
-        count = calls.count
-        first = list(range(1, min(calls.first, count) + 1))
-        last = list(range(max(calls.first, count - calls.last) + 1, count + 1))
-        if [p.number for p in calls.pending] != first + last or calls.recorded != count:
+        if not calls.all_noted():
             return True
         bindings = [*self.state.bindings, *(b for p in calls.pending for b in p.bindings)]
         if any(b.quiet for b in bindings):
@@ -106,7 +103,7 @@ class QuietPasses:
         ranges = self.ranges
         for fn in walk_graph(*roots):
             number = fn._sequence_nr()
-            if any(start <= number and (number < end or end < 0) for start, end in ranges):
+            if any(start <= number < end for start, end in ranges):
                 return True
         return False
 
@@ -120,15 +117,14 @@ class LoopPasses:
         self.key = id(stmt)
         self.length = length
         self.around = quiet.state.quiet  # a quiet pass of an outer loop: this one is quiet too
-        self.calls_before = quiet.state.calls.count
-        self.made = 0  # backward calls the previous pass made
+        self.calls_before = quiet.state.calls.count  # at the start of the pass before
         if length is not None and self.key not in quiet.early:
             quiet.early[self.key] = _ends_early(stmt.body)
 
     def begin(self, number: int) -> None:
         quiet, state = self.quiet, self.quiet.state
         count = state.calls.count
-        self.made, self.calls_before = count - self.calls_before, count
+        made, self.calls_before = count - self.calls_before, count  # by the pass before
         passes = quiet.passes[self.key] = quiet.passes.get(self.key, 0) + 1
         if self.around or self.length is None or quiet.early[self.key]:
             return
@@ -137,8 +133,8 @@ class LoopPasses:
         quiet.set(
             passes > NAMED_LOOP_PASSES
             and count >= calls.first
-            and self.made > 0
-            and later * self.made >= max(calls.last, 1)
+            and made > 0
+            and later * made >= max(calls.last, 1)
         )
 
     def end(self) -> None:
