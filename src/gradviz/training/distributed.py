@@ -273,6 +273,7 @@ def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: in
     by sending "stop"."""
     _watch_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = 0
     asked = threading.Event()
 
     def should_stop() -> bool:
@@ -296,12 +297,10 @@ def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: in
         dist.destroy_process_group()
     except Exception as exc:  # the launcher reports it with the rank
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
-        with contextlib.suppress(OSError):
-            conn.close()
-        exit_rank(1)
+        code = 1
     with contextlib.suppress(OSError):
         conn.close()
-    exit_rank(0)
+    exit_rank(code)
 
 
 def exit_rank(code: int) -> None:
