@@ -1,8 +1,5 @@
-import sys
+"""`python -m gradviz`: the same entry point as the installed `gradviz` script."""
 
-from gradviz.cli.main import main
-from gradviz.workers.process import stop_forkserver
+from gradviz.cli.main import console
 
-status = main()
-stop_forkserver()  # run/render's worker forkserver, if this command started one
-sys.exit(status)
+console()

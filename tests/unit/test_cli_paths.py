@@ -2,6 +2,7 @@
 process never imports torch (the worker does; that keeps `render` near a plain torch script's
 cost); `--no-sandbox` runs it in the CLI's process (trusted files only)."""
 
+import inspect
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gradviz.cli import main as cli_main
 from gradviz.cli.main import COMMAND_MODULES, command_modules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +92,7 @@ def test_the_worker_starts_before_the_commands_modules_load(monkeypatch, argv, s
 
 
 STOP = """
+import inspect
 import os
 from gradviz.workers.process import forkserver_pid, start_forkserver, stop_forkserver
 stop_forkserver()  # none started: nothing to do
@@ -111,5 +114,6 @@ def test_the_cli_ends_its_forkserver_as_it_exits():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"]
-    main = (ROOT / "src" / "gradviz" / "__main__.py").read_text(encoding="utf-8")
-    assert main.index("main()") < main.index("stop_forkserver()") < main.index("sys.exit")
+    console = inspect.getsource(cli_main.console)
+    assert console.index("main()") < console.index("stop_forkserver()") < console.index("sys.exit")
+    assert "console()" in (ROOT / "src" / "gradviz" / "__main__.py").read_text(encoding="utf-8")

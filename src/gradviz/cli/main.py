@@ -1,5 +1,6 @@
-"""`python -m gradviz ...`: the command line. Each subcommand lives in a module of
-gradviz.commands that provides `register(subparsers)`; the parser it adds sets `func`.
+"""`gradviz ...` and `python -m gradviz ...`: the command line. Each subcommand lives in a
+module of gradviz.cli that provides `register(subparsers)`; the parser it adds sets `func`.
+`console` is the entry point of both (the installed `gradviz` script and `__main__`).
 
 Exit codes: 0 success, 1 a program/run error reported in the output, 2 usage.
 """
@@ -9,8 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
-from gradviz.workers.process import enabled, start_forkserver
+from gradviz.workers.process import enabled, start_forkserver, stop_forkserver
 from gradviz.workers.table import CLI_PRELOAD
 
 SANDBOXED = ("run", "render")  # the commands whose program runs in a worker
@@ -32,9 +34,15 @@ def command_modules(argv: list[str]) -> list[str]:
     return COMMAND_MODULES
 
 
+def program_name() -> str:
+    """What the user typed: `gradviz` for the installed script, `python -m gradviz` else."""
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "gradviz" if script in ("gradviz", "gradviz.exe") else "python -m gradviz"
+
+
 def build_parser(modules: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m gradviz",
+        prog=program_name(),
         description="See what PyTorch's autograd and devices are doing.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -63,3 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     return int(args.func(args) or 0)
+
+
+def console() -> None:
+    """The `gradviz` script's entry point (pyproject's [project.scripts]) and `python -m
+    gradviz`'s: run the command, stop the worker forkserver run/render started, exit with
+    the command's status."""
+    status = main()
+    stop_forkserver()  # run/render's worker forkserver, if this command started one
+    sys.exit(status)
