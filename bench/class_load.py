@@ -21,8 +21,15 @@ errors, leaks, the peak proportional set size of the server's processes (server,
 workers: the public host's memory cap), and the client's CPU seconds beside the server's,
 so the figures are the server's.
 
+With --attackers N, N more sessions send a hostile visitor's programs (ATTACKS: results
+that decode big, values-free tensors made into millions of objects, broadcasts hidden in
+list comparisons, Markdown in names, graphs that are slow to lay out) over and over while the
+class runs, starting before the class presses Run and stopping when it is done. The class's
+figures are then the victims'; each attack's outcomes (drawn, refused with what message, an
+internal error) are reported, and an internal error or a dead server fails the run.
+
     python bench/class_load.py [--sessions 30] [--rounds 3] [--workers 1] [--same]
-                               [--python .venv/bin/python] [--url URL]
+                               [--attackers N] [--python .venv/bin/python] [--url URL]
 """
 
 from __future__ import annotations
@@ -73,6 +80,37 @@ def program(k: int, round_: int, same: bool = False) -> str:
         f"{n}_y = torch.tanh({n}_x * {n}_w + {round_ + 1}.0)\n"
         f"{n}_loss = ({n}_y ** 2).mean()\n"
     )
+
+
+def _names(prefix: str, n: int) -> str:
+    return ", ".join(f"{prefix}{i}" for i in range(n))
+
+
+# A hostile visitor's programs, each within the language's limits as written (label, source).
+ATTACKS = (
+    (  # a small result that decodes big: 600 names of 4,096 empty rows each
+        "600 values-free tensors named",
+        f"x = torch.zeros(600, 4096, 0)\n{_names('a', 600)} = x.unbind()\n",
+    ),
+    ("10,000,000 empty rows unbound", "x = torch.zeros(10000000, 0)\nparts = x.unbind()\n"),
+    ("10,000,000 empty rows as a list", "x = torch.zeros(10000000, 0)\nrows = x.tolist()\n"),
+    (
+        "a broadcast inside a list comparison",
+        "a = torch.zeros(30000, 1)\nb = torch.zeros(1, 30000)\nsame = [a] == [b]\n",
+    ),
+    (
+        "Markdown and a bare URL in names",
+        'd = {"![](http://127.0.0.1:9/t.png) www.example.com a@example.com": '
+        "torch.ones(2, requires_grad=True)}\n"
+        'y = (d["![](http://127.0.0.1:9/t.png) www.example.com a@example.com"] * 2).sum()\n'
+        'y.backward()\nprint("see http://127.0.0.1:9/x")\n',
+    ),
+    (  # edges from one leaf to every rank of a long chain: slow for dot's crossing minimisation
+        "a chain whose every step reads the leaf",
+        "x = torch.rand(2, requires_grad=True)\ny = x\n"
+        "for i in range(400):\n    y = y * 1.01 + x\nloss = y.sum()\nloss.backward()\n",
+    ),
+)
 
 
 class Run:
@@ -176,6 +214,39 @@ class Session:
             self.conn.close()
 
 
+async def attacker(url: str, k: int, out: dict, stop: asyncio.Event) -> None:
+    """A hostile tab: ATTACKS in turn (starting at the k-th) until the class is done; each
+    outcome is counted under its attack: "drawn", the first words of the page's alert, or
+    "INTERNAL ERROR" (an exception element) / the connection's failure."""
+    s = Session(url)
+    try:
+        await s.open()
+        i = k
+        while not stop.is_set():
+            label, source = ATTACKS[i % len(ATTACKS)]
+            i += 1
+            try:
+                run, _ = await s.submit(source, None)
+            except Exception as exc:  # noqa: BLE001 - counted, reported
+                out["attacks"].setdefault(label, []).append(f"FAILED: {type(exc).__name__}")
+                return
+            internal = [e for e in run.errors if e.startswith("exception")]
+            alerts = [e.split(": ", 1)[1] for e in run.errors if e.startswith("alert")]
+            if internal:
+                outcome = "INTERNAL ERROR: " + internal[0]
+            elif alerts:
+                outcome = "alert: " + " ".join(alerts[0].split())[:90]
+            else:
+                outcome = "ran, no error"
+            out["attacks"].setdefault(label, []).append(outcome)
+            out["attack_runs"] += 1
+            out["attacking"].set()
+    except Exception as exc:  # noqa: BLE001 - counted, reported
+        out["attacks"].setdefault("(attacker's tab)", []).append(f"FAILED: {type(exc).__name__}")
+    finally:
+        s.close()
+
+
 def percentile(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
@@ -221,9 +292,12 @@ async def student(url: str, k: int, rounds: int, same: bool, out: dict, go: list
         s.close()
 
 
-async def drive(url: str, sessions: int, rounds: int, same: bool, mark=None) -> dict:
+async def drive(
+    url: str, sessions: int, rounds: int, same: bool, mark=None, attackers: int = 0
+) -> dict:
     """The class's sessions, after one visit that starts the server's workers; `mark()` is
-    called between the two (where CPU counting starts)."""
+    called between the two (where CPU counting starts). With `attackers`, that many hostile
+    tabs run ATTACKS from before the class presses Run until it is done."""
     out: dict = {
         "latency": [],
         "finished": [],
@@ -233,6 +307,9 @@ async def drive(url: str, sessions: int, rounds: int, same: bool, mark=None) -> 
         "by_round": {},
         "arrived": [0] * rounds,
         "sessions": sessions,
+        "attacks": {},
+        "attack_runs": 0,
+        "attacking": asyncio.Event(),
     }
     go = [asyncio.Event() for _ in range(rounds)]
     # One visit first, so the timed sessions meet a started server and worker pool.
@@ -243,6 +320,10 @@ async def drive(url: str, sessions: int, rounds: int, same: bool, mark=None) -> 
         warm.close()
     if mark is not None:
         mark()
+    stop = asyncio.Event()
+    hostile = [asyncio.create_task(attacker(url, k, out, stop)) for k in range(attackers)]
+    if hostile:  # the class presses Run once the first attack has been answered
+        await asyncio.wait_for(out["attacking"].wait(), RUN_TIMEOUT)
     tasks = [asyncio.create_task(student(url, k, rounds, same, out, go)) for k in range(sessions)]
     while len(out["open"]) + sum(e[1] == -1 or e[1] is None for e in out["errors"]) < sessions:
         await asyncio.sleep(0.05)  # every tab open before the class presses Run
@@ -250,6 +331,8 @@ async def drive(url: str, sessions: int, rounds: int, same: bool, mark=None) -> 
     go[0].set()
     await asyncio.gather(*tasks)
     out["wall"] = time.perf_counter() - t0
+    stop.set()
+    await asyncio.gather(*hostile)
     return out
 
 
@@ -309,6 +392,7 @@ def run(
     url: str | None = None,
     env: dict | None = None,
     app: Path = ROOT,
+    attackers: int = 0,
 ) -> dict:
     """Start a public-mode server of `app`'s app.py and src/ (unless `url`), drive the
     class, and stop the server."""
@@ -328,7 +412,7 @@ def run(
             start_cpu.update(server=cpu_seconds(tree), client=client_cpu())
 
         with Watch(proc.pid) if proc else Watch(os.getpid()) as watch:
-            out = asyncio.run(drive(url, sessions, rounds, same, mark))
+            out = asyncio.run(drive(url, sessions, rounds, same, mark, attackers))
             tree = descendants(proc.pid) if proc else []
             server1, server0 = cpu_seconds(tree), start_cpu["server"]
             out["server_cpu"] = {k: server1[k] - server0[k] for k in server1} if proc else None
@@ -378,6 +462,15 @@ def report(out: dict, args) -> None:
     else:
         print(f"cpu s: client {out['client_cpu']:.1f}")
     print(f"errors={len(out['errors'])} leaks={len(out['leaks'])} server_alive={out['alive']}")
+    if out["attacks"]:
+        print(f"attackers: {args.attackers}, {out['attack_runs']} attack runs answered")
+        for label, outcomes in out["attacks"].items():
+            counts: dict[str, int] = {}
+            for o in outcomes:
+                counts[o] = counts.get(o, 0) + 1
+            print(f"  {label}:")
+            for o, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+                print(f"    {n:3d} x {o}")
     for e in out["errors"][:10]:
         print("  error:", e)
     for e in out["leaks"][:10]:
@@ -390,6 +483,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=None, help="GRADVIZ_WORKERS (default: 1)")
     ap.add_argument("--same", action="store_true", help="one program for the whole class")
+    ap.add_argument(
+        "--attackers", type=int, default=0, help="hostile tabs sending ATTACKS during the class"
+    )
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--url", default=None, help="a running server instead of starting one")
     ap.add_argument(
@@ -402,10 +498,18 @@ def main() -> None:
     args = ap.parse_args()
     args.load_before = os.getloadavg()
     out = run(
-        args.python, args.sessions, args.rounds, args.workers, args.same, args.url, app=args.app
+        args.python,
+        args.sessions,
+        args.rounds,
+        args.workers,
+        args.same,
+        args.url,
+        app=args.app,
+        attackers=args.attackers,
     )
     report(out, args)
-    ok = not out["errors"] and not out["leaks"] and out["alive"]
+    broken = [o for v in out["attacks"].values() for o in v if o.startswith(("INTERNAL", "FAILED"))]
+    ok = not out["errors"] and not out["leaks"] and out["alive"] and not broken
     sys.exit(0 if ok else 1)
 
 

@@ -63,6 +63,31 @@ def test_every_program_names_its_own_session_and_round():
     assert bench.program(7, 2, same=True) == bench.program(3, 2, same=True)
 
 
+def test_every_attack_passes_the_checker_so_it_reaches_the_run():
+    """The hostile programs are within the language as written: the checker lets each one
+    through, so the load test exercises the caps that act while a program runs."""
+    from gradviz.program.language import parse
+
+    bench = _bench()
+    assert len({label for label, _ in bench.ATTACKS}) == len(bench.ATTACKS)
+    for _, source in bench.ATTACKS:
+        parse(source)  # raises ProgramError if refused
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("dot") is None, reason="the page draws with Graphviz's dot")
+def test_a_class_beside_an_attacker_no_errors_no_internal_errors():
+    bench = _bench()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out = pool.submit(
+            bench.run, bench.sys.executable, sessions=2, rounds=1, attackers=1
+        ).result()
+    assert out["errors"] == [] and out["leaks"] == [] and out["alive"]
+    outcomes = [o for v in out["attacks"].values() for o in v]
+    assert outcomes and out["attack_runs"] == len(outcomes)
+    assert not [o for o in outcomes if o.startswith(("INTERNAL", "FAILED"))], outcomes
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("dot") is None, reason="the page draws with Graphviz's dot")
 def test_three_sessions_against_a_public_server_no_errors_no_leaks():
