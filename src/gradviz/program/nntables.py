@@ -222,17 +222,3 @@ DATA_REFUSALS: dict[str, str] = {
 
 # The plain values a class's arguments may be (besides tuples of them, tensors and layers).
 PLAIN = (bool, int, float, str, type(None), torch.dtype)
-
-
-def all_object_names() -> set[str]:
-    """Every class, method and attribute name of these tables ("did you mean")."""
-    return (
-        set(LAYERS)
-        | set(OPTIMIZERS)
-        | set(SCHEDULERS)
-        | set(DATA)
-        | MODULE_METHODS
-        | MODULE_ATTRIBUTES
-        | OPTIMIZER_METHODS
-        | SCHEDULER_METHODS
-    )

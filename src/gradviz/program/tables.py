@@ -199,9 +199,6 @@ CONSTRUCTORS = frozenset(
     ]
 )
 
-# Methods whose real work is done by autograd or by the interpreter itself.
-SPECIAL_METHODS = frozenset({"backward", "numpy", "tolist", "item"})
-
 
 def all_known_names() -> set[str]:
     """Every function, method and attribute name: the vocabulary for "did you mean"."""

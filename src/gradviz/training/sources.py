@@ -32,7 +32,6 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm", ".ti
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
 CIFAR10_FOLDER = "cifar-10-batches-py"
-CIFAR10_SIZE = 170_498_071
 
 _DOWNLOAD_LOCK = threading.Lock()
 

@@ -25,9 +25,7 @@ def _flag(name: str, env: Mapping[str, str] | None = None) -> bool | None:
 
 
 # Local mode (visitors may type folders, train on any folder, long jobs) is for one person on
-# their own machine: the server must listen on loopback only. Names a browser on this machine
-# uses for it; GRADVIZ_ALLOWED_HOSTS adds more (comma-separated) for a trusted proxy.
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+# their own machine: the server must listen on loopback only.
 TRUST_NETWORK = "GRADVIZ_TRUST_NETWORK"  # 1: local mode even when reachable from the network
 
 
