@@ -6,8 +6,15 @@ import ast
 
 import pytest
 
-from gradviz.program.interpreter import RESERVED_NAMES
-from gradviz.program.language import Limits, ProgramError, char_col, did_you_mean, parse
+from gradviz.program.interpreter import RESERVED_NAMES, run_program
+from gradviz.program.language import (
+    PUBLIC_PROGRAM_LIMITS,
+    Limits,
+    ProgramError,
+    char_col,
+    did_you_mean,
+    parse,
+)
 from gradviz.util.format import fmt_bytes
 
 
@@ -250,11 +257,24 @@ def test_ast_node_cap():
 
 
 def test_long_string_literal():
-    err = refuse("s = '" + "a" * 300 + "'\n")
+    """A literal is held to the longest string a program may make, not to a cap of its own:
+    tutorials open with docstrings of hundreds of characters."""
+    err = refuse("s = '" + "a" * 10_001 + "'\n", PUBLIC_PROGRAM_LIMITS)
     assert err.kind == "limit"
     assert (err.line, err.col) == (1, 5)
-    assert "200" in err.message
-    parse("s = '" + "a" * 200 + "'\n", known_names=RESERVED_NAMES)
+    assert "10,000" in err.message
+    parse("s = '" + "a" * 10_000 + "'\n", PUBLIC_PROGRAM_LIMITS, known_names=RESERVED_NAMES)
+
+
+def test_a_long_docstring_runs():
+    doc = "A configuration of the model. " * 20  # 600 characters, as tutorials' files open
+    source = f'"""{doc}"""\nclass Net(nn.Module):\n    """{doc}"""\n\n    def __init__(self):\n'
+    source += "        super().__init__()\n        self.fc = nn.Linear(2, 1)\n\n"
+    source += "    def forward(self, x):\n        return self.fc(x)\n\n"
+    source += "y = Net()(torch.ones(1, 2)).sum()\n"
+    trace = run_program(source)
+    assert trace.error is None, trace.error
+    assert any(t.name == "y" for t in trace.tensors)
 
 
 def test_huge_int_literal():

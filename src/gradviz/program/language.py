@@ -41,7 +41,6 @@ class Limits:
     max_nesting: int = 30  # bracket depth
     max_expr_depth: int = 100  # depth of the syntax tree (a+b+c+... nests one level a term)
     max_ast_nodes: int = 30_000
-    max_string_chars: int = 200  # a string literal in the source
     max_literal_elements: int = 10_000
     max_int_bits: int = 4_096
     max_tensor_elements: int = 25_000_000
@@ -791,11 +790,13 @@ class Checker(BlockRules, ClassRules):
     def check_constant(self, node: ast.Constant) -> None:
         value = node.value
         if isinstance(value, str):
-            if len(value) > self.limits.max_string_chars:
+            # The source is capped as a whole (max_source_chars); a literal (a docstring, a
+            # tutorial's text) is held to what any string a program makes may be.
+            if len(value) > self.limits.max_string_length:
                 raise self.error(
                     "limit",
-                    f"a string of {len(value):,} characters; the limit is "
-                    f"{self.limits.max_string_chars}",
+                    f"a string of {len(value):,} characters; a string may have at most "
+                    f"{self.limits.max_string_length:,}",
                     node,
                 )
         elif isinstance(value, bytes):
