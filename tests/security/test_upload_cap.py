@@ -17,7 +17,12 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
 
-from gradviz.training.settings import MAX_CHECKPOINT_BYTES, MEGABYTE, PUBLIC_MAX_UPLOAD_BYTES
+from gradviz.training.settings import (
+    MAX_CHECKPOINT_BYTES,
+    MEGABYTE,
+    PUBLIC_MAX_UPLOAD_BYTES,
+    PUBLIC_UPLOADS_HELD_BYTES,
+)
 from tests.e2e.e2e_support import free_port, start_streamlit, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,32 +62,39 @@ def _put(port: int, session_id: str, size: int) -> int:
         conn.close()
 
 
-def _uploads_after_a_page_run(port: int, sizes: list[int]) -> list[int]:
-    """Open a session (a page run to its end), then PUT files of these sizes into it."""
+async def _session(ws) -> str:
+    """Run the page in a just-opened connection, to its end: the session's id."""
+    rerun = BackMsg()
+    rerun.rerun_script.query_string = ""
+    rerun.rerun_script.page_script_hash = ""
+    await ws.send(rerun.SerializeToString())
+    session_id = None
+    while True:
+        msg = ForwardMsg()
+        msg.ParseFromString(await asyncio.wait_for(ws.recv(), 120))
+        if msg.WhichOneof("type") == "new_session":
+            session_id = msg.new_session.initialize.session_id
+        if msg.WhichOneof("type") == "script_finished" and session_id:
+            return session_id
+
+
+def _uploads(port: int, sessions: int, puts: list[tuple[int, int]]) -> list[int]:
+    """Open `sessions` sessions (each page run to its end), then PUT files of the given
+    sizes (session index, bytes) into them, one after another, as no page takes them."""
     from websockets.asyncio.client import connect
 
     async def go() -> list[int]:
-        async with connect(
-            f"ws://127.0.0.1:{port}/_stcore/stream",
-            subprotocols=["streamlit"],
-            open_timeout=20,
-            max_size=None,
-        ) as ws:
-            rerun = BackMsg()
-            rerun.rerun_script.query_string = ""
-            rerun.rerun_script.page_script_hash = ""
-            await ws.send(rerun.SerializeToString())
-            session_id = None
-            while True:
-                msg = ForwardMsg()
-                msg.ParseFromString(await asyncio.wait_for(ws.recv(), 120))
-                if msg.WhichOneof("type") == "new_session":
-                    session_id = msg.new_session.initialize.session_id
-                if msg.WhichOneof("type") == "script_finished" and session_id:
-                    break
-            return [await asyncio.to_thread(_put, port, session_id, size) for size in sizes]
+        url = f"ws://127.0.0.1:{port}/_stcore/stream"
+        async with contextlib.AsyncExitStack() as stack:
+            ids = []
+            for _ in range(sessions):
+                ws = await stack.enter_async_context(
+                    connect(url, subprotocols=["streamlit"], open_timeout=20, max_size=None)
+                )
+                ids.append(await _session(ws))
+            return [await asyncio.to_thread(_put, port, ids[i], size) for i, size in puts]
 
-    return asyncio.run(go())
+    return _in_thread(asyncio.run, go())
 
 
 @pytest.mark.slow
@@ -97,7 +109,24 @@ def test_the_server_refuses_an_upload_over_the_pages_cap(env, cap):
     port = free_port()
     proc = start_streamlit(ROOT / "app.py", port, env={"GRADVIZ_PUBLIC": "", **env})
     try:
-        small, big = _in_thread(_uploads_after_a_page_run, port, [cap - MEGABYTE, cap + 1])
-        assert (small, big) == (204, 413)
+        assert _uploads(port, 1, [(0, cap + 1), (0, cap - MEGABYTE)]) == [413, 204]
+    finally:
+        stop(proc)
+
+
+@pytest.mark.slow
+def test_uploads_no_page_takes_are_held_within_the_budget():
+    """Files sent straight to sessions' upload URLs (no uploader takes them, so Streamlit
+    would keep each for the life of its session): one file's worth per session, and
+    PUBLIC_UPLOADS_HELD_BYTES for all sessions together; past that, 413 and nothing kept."""
+    port = free_port()
+    proc = start_streamlit(ROOT / "app.py", port, env={"GRADVIZ_PUBLIC": "1"})
+    size = PUBLIC_MAX_UPLOAD_BYTES - MEGABYTE
+    sessions = PUBLIC_UPLOADS_HELD_BYTES // size + 1
+    try:
+        plan = [(0, size), (0, size)] + [(i, size) for i in range(1, sessions)]
+        statuses = _uploads(port, sessions, plan)
+        assert statuses[:2] == [204, 413]  # a second file in the same session
+        assert statuses[2:] == [204] * (sessions - 2) + [413]  # past the server's budget
     finally:
         stop(proc)

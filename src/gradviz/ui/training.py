@@ -53,7 +53,6 @@ from gradviz.training.settings import (
     max_upload_bytes,
     preset_unavailable_reason,
     training_limits,
-    uploads_held_budget,
 )
 from gradviz.training.sources import (
     CIFAR10_FOLDER,
@@ -531,12 +530,6 @@ def _take(upload: UploadedFile, source: Source | None, cap: int) -> None:
             )
         elif source is None:
             outcome = ("failed", "choose data above first, then upload the weights again.")
-        elif uploads.held_bytes() > uploads_held_budget():
-            outcome = (
-                "failed",
-                "this server holds too many uploads at the moment; upload the weights again "
-                "in a minute.",
-            )
         else:
             outcome = _evaluate_in_worker(source, upload)
     finally:
