@@ -59,7 +59,8 @@ def held(store: MemoryUploadedFileManager, session_id: str | None = None) -> int
     if session_id is None:
         stats = store.get_stats()
         return sum(stat.byte_length for group in stats.values() for stat in group)
-    files = store.file_storage.get(session_id, {})
+    # A copy (one step under the GIL): a script thread may drop a file meanwhile.
+    files = store.file_storage.get(session_id, {}).copy()
     return sum(len(f.data) for f in files.values())
 
 
