@@ -17,6 +17,7 @@ import streamlit as st  # noqa: E402
 
 from gradviz.ui.common import sidebar  # noqa: E402
 from gradviz.ui.preload import preload_script  # noqa: E402
+from gradviz.ui.uploads import budget_store, cap_server_uploads  # noqa: E402
 from gradviz.util import first_page, hosting  # noqa: E402
 from gradviz.util.mdtext import escape  # noqa: E402
 
@@ -74,6 +75,8 @@ first_page.hold()
 try:
     st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")
     settle_mode()
+    cap_server_uploads()  # the mode is known: the server's upload cap follows it
+    budget_store()  # uploads all sessions hold count against the server's budget
     navigation = st.navigation(PAGES)
     # the landing page's viewer: the browser fetches its scripts while this run goes on
     sidebar(preload_script() if navigation is PAGES[0] else "")

@@ -125,7 +125,7 @@ def test_training_runs_in_a_worker_not_in_the_server(tiny_folder, monkeypatch):
     assert torch.get_num_threads() == threads
     # Uploaded weights are loaded (torch.load) and evaluated in a worker too.
     weights = at.session_state["training_result"].weights
-    at.file_uploader(key="training_upload").set_value(("w.pt", weights, "application/octet-stream"))
+    at.file_uploader[0].set_value(("w.pt", weights, "application/octet-stream"))
     at.run()
     assert not at.exception, at.exception
     assert "fast-cpu weights:" in at.success[0].value
@@ -152,7 +152,7 @@ trained = [m.label for m in at.metric]
 result = at.session_state["training_result"] if "training_result" in at.session_state else None
 if result:
     upload = ("w.pt", result.weights, "application/octet-stream")
-    at.file_uploader(key="training_upload").set_value(upload).run()
+    at.file_uploader[0].set_value(upload).run()
 print(json.dumps({
     "at_import": at_import,
     "exception": [str(e.value) for e in at.exception],

@@ -255,17 +255,20 @@ def test_token_soup_ends_in_a_trace(text):
     st.dictionaries(
         st.sampled_from(
             ["p", "view", "dir", "theme", "backward", "ones", "saved", "retain", "zz"]
-            + ["move", "to", "step"]
+            + ["move", "to", "step", "quiz"]
         ),
         st.one_of(
             st.text(max_size=200),
             st.binary(max_size=200).map(encode_program_bytes := (lambda b: b.decode("latin-1"))),
+            st.sampled_from(["*", "x", "cpu", "cuda:0", "cuda:7", "mps", "0", "1"]),
         ),
         max_size=9,
-    )
+    ),
+    st.sampled_from([None, ["cpu"], ["cpu", "cuda:0", "cuda:1"], ["cpu", "mps"]]),
 )
-def test_share_params_never_raise(params):
-    state = from_params(params)
+def test_share_params_never_raise(params, devices):
+    state = from_params(params, devices)
+    assert devices is None or state.move_to is None or state.move_to in devices
     assert state.program is None or len(state.program) <= DEFAULT_LIMITS.max_source_chars
     assert state.view in ("values", "classic") and state.rankdir in ("TB", "LR")
     assert 0 <= state.step <= 100_000 and len(state.moves) <= 64

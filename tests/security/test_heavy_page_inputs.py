@@ -315,7 +315,7 @@ def _uploads(tmp_path) -> dict[str, tuple[str, bytes, str]]:
     wrong_shape[first] = torch.zeros(7, 7)
     return {
         "empty": ("empty.pt", b"", "The file is empty"),
-        "huge": ("huge.pt", b"\0" * (MAX_CHECKPOINT_BYTES + 1), "limit 34 MB"),
+        "huge": ("huge.pt", b"\0" * (MAX_CHECKPOINT_BYTES + 1), "limit 32 MB"),
         "random": ("random.pt", RANDOM, "not a PyTorch weights file"),
         "random-zip": ("zip.pt", b"PK\x03\x04" + RANDOM, "not a PyTorch weights file"),
         "pickle": (
@@ -349,7 +349,7 @@ UPLOAD_IDS = [
 def test_hostile_uploads_are_refused_with_a_message(folder, tmp_path, which):
     name, blob, words = _uploads(tmp_path)[which]
     at = _training(folder)
-    at.file_uploader(key="training_upload").set_value((name, blob, "application/octet-stream"))
+    at.file_uploader[0].set_value((name, blob, "application/octet-stream"))
     at.run()
     _no_traceback(at)
     assert at.error, _messages(at)
@@ -357,7 +357,7 @@ def test_hostile_uploads_are_refused_with_a_message(folder, tmp_path, which):
     assert not (tmp_path / "ran").exists()
     # The page keeps working: good weights are evaluated next.
     good = _saved(build_model("fast-cpu").state_dict())
-    at.file_uploader(key="training_upload").set_value(("good.pt", good, "application/octet-stream"))
+    at.file_uploader[0].set_value(("good.pt", good, "application/octet-stream"))
     at.run()
     _no_traceback(at)
     assert "fast-cpu weights:" in at.success[0].value
@@ -370,7 +370,7 @@ ODD_NAMES = ["ẅëïğħţ 🤖.pt", "\u202egnp.pt", "../../etc/passwd.pt", "co
 def test_odd_file_names_are_only_names(folder, name):
     good = _saved(build_model("fast-cpu").state_dict())
     at = _training(folder)
-    at.file_uploader(key="training_upload").set_value((name, good, "application/octet-stream"))
+    at.file_uploader[0].set_value((name, good, "application/octet-stream"))
     at.run()
     _no_traceback(at)
     assert "fast-cpu weights:" in at.success[0].value

@@ -335,3 +335,23 @@ def test_public_host_shares_one_slot_between_training_and_timing(monkeypatch):
     finally:
         heavy.release()
     assert jobs.slots("evaluate") is not heavy  # small jobs keep their own slot
+
+
+class _Blob(bytearray):
+    """Bytes a weak reference can watch (uploaded weights, in the page's job)."""
+
+
+def test_a_job_keeps_no_copy_of_its_arguments_once_the_worker_has_them():
+    import gc
+    import weakref
+
+    blob = _Blob(1000)
+    watch = weakref.ref(blob)
+    job = _job("hang", blob)
+    try:
+        del blob
+        gc.collect()
+        assert watch() is None, "the job still holds its arguments (an upload's bytes)"
+    finally:
+        job.kill()
+        job.wait(10)

@@ -123,3 +123,44 @@ def test_the_lecture_theme_survives_a_share_link():
     state = from_params(to_params(ShareState(program="x = 1", theme="lecture")))
     assert state.theme == "lecture" and not state.problems
     assert set(DRAWN) == set(THEMES) - {"auto"}  # every drawn theme can be shared
+
+
+CPU_HOST = ["cpu", "cuda:0", "cuda:1"]  # a host without CUDA: two simulated devices
+
+
+@pytest.mark.parametrize(
+    ("devices", "to"),
+    [(CPU_HOST, "cuda:7"), (CPU_HOST, "mps"), (["cpu", "cuda:0"], "cuda:1"), (["cpu"], "cuda")],
+)
+def test_a_device_the_host_does_not_offer_moves_nothing(devices, to):
+    state = from_params({"move": "x", "to": to}, devices)
+    assert state.moves == () and state.move_to is None
+    (problem,) = state.problems
+    assert problem.startswith("`to`") and f"`{to}`" in problem and "moving nothing" in problem
+    assert ", ".join(devices) in problem  # what the host offers instead
+
+
+def test_a_device_the_host_offers_is_kept():
+    state = from_params({"move": "x", "to": "cuda:1"}, CPU_HOST)
+    assert (state.moves, state.move_to, state.problems) == (("x",), "cuda:1", [])
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"ones": "yes"}, "`ones`"),
+        ({"saved": "true"}, "`saved`"),
+        ({"retain": "1 "}, "`retain`"),
+        ({"quiz": "2"}, "`quiz`"),
+        ({"to": "cuda:0"}, "`to` needs `move`"),
+    ],
+)
+def test_every_field_says_when_its_value_is_not_used(params, needle):
+    state = from_params(params)
+    assert not (state.ones or state.saved or state.retain) and state.moves == ()
+    assert len(state.problems) == 1 and needle in state.problems[0]
+
+
+def test_flags_on_and_off():
+    state = from_params({"ones": "1", "saved": "0", "retain": "1", "quiz": "1"})
+    assert (state.ones, state.saved, state.retain, state.problems) == (True, False, True, [])

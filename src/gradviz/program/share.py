@@ -2,8 +2,9 @@
 
 The program travels zlib-compressed and base64url-encoded in `p`; options are short
 keys. Decoding treats every parameter as hostile: sizes are capped before and after
-decompression, unknown values fall back to defaults, and problems come back as
-messages, never exceptions.
+decompression, a value that is not one this host offers (a device it lacks, a flag that is
+not 1) falls back to the default, and each problem comes back as a message that names the
+field and the default used, never an exception.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import base64
 import binascii
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gradviz.program.language import DEFAULT_LIMITS
@@ -25,6 +27,8 @@ MAX_MOVES = 64
 MAX_STEP = 100_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
 _DEVICE = re.compile(r"(cpu|mps|cuda(:[0-9]{1,2})?)")
+FLAGS = ("ones", "saved", "retain")  # on when "1", off when left out (or "0")
+QUIZ = "quiz"  # "1": the link opens the interactive viewer in quiz mode (ui/graph_viewer.py)
 
 
 @dataclass
@@ -87,7 +91,7 @@ def to_params(state: ShareState) -> dict[str, str]:
         params["theme"] = state.theme
     if state.backward:
         params["backward"] = state.backward
-    for key in ("ones", "saved", "retain"):
+    for key in FLAGS:
         if getattr(state, key):
             params[key] = "1"
     if state.moves and state.move_to:
@@ -108,8 +112,19 @@ def _choice(params, key: str, choices: tuple[str, ...], default: str, problems: 
     return default
 
 
-def from_params(params) -> ShareState:
-    """A ShareState from a mapping of query parameters (str -> str)."""
+def _flag(params, key: str, problems: list[str]) -> bool:
+    value = params.get(key)
+    if value is None or value in ("0", "1"):
+        return value == "1"
+    problems.append(f"`{key}` must be 1 (on) or 0 (off); using off")
+    return False
+
+
+def from_params(params, devices: Sequence[str] | None = None) -> ShareState:
+    """A ShareState from a mapping of query parameters (str -> str).
+
+    devices: where this host can move tensors (HostFacts.device_choices()); a link's `to`
+    outside them moves nothing, with a message. None: `to` is checked for its form only."""
     state = ShareState()
     problems = state.problems
     if "p" in params:
@@ -126,9 +141,11 @@ def from_params(params) -> ShareState:
             state.backward = backward
         else:
             problems.append("`backward` must be a tensor name; ignoring it")
-    for key in ("ones", "saved", "retain"):
-        setattr(state, key, params.get(key) == "1")
-    _moves(params, state)
+    for key in FLAGS:
+        setattr(state, key, _flag(params, key, problems))
+    if params.get(QUIZ) not in (None, "1"):
+        problems.append(f"`{QUIZ}` must be 1; opening the viewer without the quiz")
+    _moves(params, state, devices)
     step = params.get("step")
     if step is not None:
         if step.isascii() and step.isdigit() and len(step) <= 6 and int(step) <= MAX_STEP:
@@ -138,13 +155,22 @@ def from_params(params) -> ShareState:
     return state
 
 
-def _moves(params, state: ShareState) -> None:
+def _moves(params, state: ShareState, devices: Sequence[str] | None) -> None:
     """`move` (leaf names, comma-separated, or *) and `to` (a device), both or neither."""
     move, to = params.get("move"), params.get("to")
     if move is None:
+        if to is not None:
+            state.problems.append("`to` needs `move` (the tensors to move); moving nothing")
         return
     if to is None or not _DEVICE.fullmatch(to):
         state.problems.append("`to` must be a device such as cpu or cuda:0; moving nothing")
+        return
+    if devices is not None and to not in devices:
+        # `to` matched _DEVICE: a short device name, safe to show.
+        offers = ", ".join(devices) or "no device"
+        state.problems.append(
+            f"`to` is `{to}`, which this host does not offer ({offers}); moving nothing"
+        )
         return
     names = tuple(move.split(","))
     named = len(names) <= MAX_MOVES and all(len(n) <= 64 and _NAME.fullmatch(n) for n in names)

@@ -22,7 +22,30 @@ if TYPE_CHECKING:
     from gradviz.devices.info import HostFacts
     from gradviz.workers.jobs import JobLimits
 
-MAX_CHECKPOINT_BYTES = 32 * 1024 * 1024  # the widest network's weights are about 19 MB
+# Uploaded weights. Streamlit holds an upload's bytes in the server's memory, and its server
+# refuses a body over server.maxUploadSize (in MEGABYTE units) before holding it: app.py sets
+# that option to max_upload_bytes() for the mode (.streamlit/config.toml holds the public cap,
+# which applies until a page has run). The widest network's weights (fast-gpu) are 17.8 MB.
+MEGABYTE = 1024 * 1024  # Streamlit's megabyte (server.maxUploadSize, max_upload_size)
+MAX_CHECKPOINT_BYTES = 32 * MEGABYTE  # what a worker reads at most (training.checkpoint)
+PUBLIC_MAX_UPLOAD_BYTES = 20 * MEGABYTE
+# Uploads all sessions may hold at once (ui/uploads.py: the store refuses a file past it, and
+# past one file's cap in one session). A page drops an upload's bytes as soon as it has
+# handed them to a worker, so a visitor's upload is held for a few seconds.
+UPLOADS_HELD_BYTES = 128 * MEGABYTE
+PUBLIC_UPLOADS_HELD_BYTES = 2 * PUBLIC_MAX_UPLOAD_BYTES
+
+
+def max_upload_bytes() -> int:
+    """The largest weights file the training page accepts: PUBLIC_MAX_UPLOAD_BYTES on a
+    public host, MAX_CHECKPOINT_BYTES elsewhere (a whole number of MEGABYTEs)."""
+    return PUBLIC_MAX_UPLOAD_BYTES if public_mode() else MAX_CHECKPOINT_BYTES
+
+
+def uploads_held_budget() -> int:
+    """How many uploaded bytes all sessions together may hold in the server."""
+    return PUBLIC_UPLOADS_HELD_BYTES if public_mode() else UPLOADS_HELD_BYTES
+
 
 # ----------------------------------------------------------------------------- presets
 

@@ -10,7 +10,9 @@ import streamlit as st
 
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.share import ALL_LEAVES, ShareState, from_params, to_params
+from gradviz.services import host
 from gradviz.ui import device_panel, graph_viewer
+from gradviz.workers.jobs import JobFailed
 
 THEME_LABELS = {
     "auto": "follow page",
@@ -26,9 +28,13 @@ def init_state() -> None:
     the forward graph unless the link says backward ran."""
     if "program" in st.session_state:
         return
-    shared = from_params(st.query_params.to_dict())
+    params = st.query_params.to_dict()
+    devices, problems = _link_devices(params)
+    if problems:  # the link's moves cannot be checked: made nowhere
+        params = {k: v for k, v in params.items() if k not in ("move", "to")}
+    shared = from_params(params, devices)
     state = st.session_state
-    state.share_problems = shared.problems
+    state.share_problems = problems + shared.problems
     state.program = shared.program if shared.program is not None else PRESETS[0].source
     state.submitted = state.program
     state.preset = PRESETS[0].key if shared.program is None else None
@@ -45,6 +51,19 @@ def init_state() -> None:
         state.move_to = shared.move_to
         state.move_all = shared.moves == (ALL_LEAVES,)
         state.move_leaves = [] if state.move_all else list(shared.moves)
+
+
+def _link_devices(params: dict[str, str]) -> tuple[list[str] | None, list[str]]:
+    """Where this host can move tensors, asked of a worker only for a link that moves some
+    (a link's `to` is checked against it); and why not, when the worker could not say."""
+    if "move" not in params:
+        return None, []
+    try:
+        return host.facts().device_choices(), []
+    except JobFailed as exc:
+        return None, [
+            f"`to`: could not learn which devices this host offers ({exc}); moving nothing"
+        ]
 
 
 def load_preset() -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from gradviz.services import host
 from gradviz.services.jobs import end, follow, start_in_line
@@ -41,7 +42,7 @@ from gradviz.training.events import (
 from gradviz.training.settings import (
     EVALUATE_SECONDS,
     MAX_BATCH,
-    MAX_CHECKPOINT_BYTES,
+    MEGABYTE,
     PRESETS,
     STOP_REASONS,
     TrainingDevices,
@@ -49,6 +50,7 @@ from gradviz.training.settings import (
     evaluate_limits,
     max_batch_size,
     max_training_seconds,
+    max_upload_bytes,
     preset_unavailable_reason,
     training_limits,
 )
@@ -63,7 +65,7 @@ from gradviz.training.sources import (
     shared_subset_dir,
     torchvision_missing,
 )
-from gradviz.ui import charts, training_ddp, training_runs
+from gradviz.ui import charts, training_ddp, training_runs, uploads
 from gradviz.ui.common import png, show_unexpected, tab_open
 from gradviz.ui.training_runs import X_SEEN
 from gradviz.util.hosting import public_mode
@@ -76,7 +78,9 @@ FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
 RUN_KEY = "training_run"  # the job in progress: {"job", "settings"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
-UPLOAD_KEY = "training_upload_result"  # (file id, data) -> evaluation, so reruns do not redo it
+UPLOAD_KEY = "training_upload_result"  # (file name, outcome) of the last upload, drawn on reruns
+UPLOAD_WIDGET = "training_upload"  # the uploader's key, with UPLOAD_ROUND after it
+UPLOAD_ROUND = "training_upload_round"  # one more per upload taken: the uploader starts empty
 NO_PUBLIC_FOLDER = (
     "This public server offers no image folder (its operator lists them in "
     "GRADVIZ_DATA_ROOTS); choose CIFAR-10."
@@ -483,43 +487,73 @@ def _show_result(result: TrainingSummary) -> None:
 
 
 def _evaluate_upload(source: Source | None) -> None:
+    """Weights uploaded here are handed to a worker (or refused) on the run that sees them,
+    and their bytes dropped from the server then: the page is drawn again with an empty
+    uploader (a new key) and the evaluation, which stays shown until the next upload."""
     st.subheader("Evaluate uploaded weights")
+    cap = max_upload_bytes()
     upload = st.file_uploader(
         "A state_dict saved by this page or the CLI (.pt)",
         type=["pt", "pth", "bin"],
-        key="training_upload",
+        key=f"{UPLOAD_WIDGET}_{st.session_state.get(UPLOAD_ROUND, 0)}",
+        max_upload_size=cap // MEGABYTE,
+        disabled=source is None,
+        help="Choose data above first: the weights are evaluated on its test images."
+        if source is None
+        else None,
     )
-    if upload is None:
-        return
-    if source is None:
-        st.info("Choose data above first; the weights are evaluated on its test images.")
-        return
-    if upload.size > MAX_CHECKPOINT_BYTES:
-        st.error(
-            f"Weights refused: the file is {upload.size / 1e6:.1f} MB; weights for these networks "
-            f"are far smaller (limit {MAX_CHECKPOINT_BYTES / 1e6:.0f} MB)."
-        )
-        return
-    key = (upload.file_id, source.kind, str(source.path))
+    if upload is not None:
+        _take(upload, source, cap)
+        st.rerun()  # drawn again with an empty uploader, the outcome below it
     done = st.session_state.get(UPLOAD_KEY)
-    if not done or done[0] != key:
-        done = (key, _evaluate_in_worker(source, upload.getvalue()))
-        st.session_state[UPLOAD_KEY] = done
-    status, value = done[1]
+    if done is None:
+        return
+    name, (status, value) = done
     if status == "refused":
         st.error(f"Weights refused: {message(value)}")
-        return
-    if status != "ok":
+    elif status != "ok":
         st.error(f"Could not evaluate the weights: {message(value)}")
-        return
-    _show_evaluation(value)
+    else:
+        _show_evaluation(value, name)
 
 
-def _evaluate_in_worker(source: Source, blob: bytes) -> tuple[str, WeightsEvaluation | str]:
-    """("ok", the evaluation), or ("refused" | "data" | "failed", why)."""
+def _take(upload: UploadedFile, source: Source | None, cap: int) -> None:
+    """Hand an upload to a worker, or refuse it; either way its bytes leave the server's
+    upload store now, and the next run draws an empty uploader."""
+    name = upload.name
+    try:
+        if upload.size > cap:
+            outcome = (
+                "refused",
+                f"the file is {upload.size / MEGABYTE:.1f} MB; weights for these networks are "
+                f"far smaller (limit {cap // MEGABYTE} MB).",
+            )
+        elif source is None:
+            outcome = ("failed", "choose data above first, then upload the weights again.")
+        else:
+            outcome = _evaluate_in_worker(source, upload)
+    finally:
+        uploads.forget(upload)
+        st.session_state[UPLOAD_ROUND] = st.session_state.get(UPLOAD_ROUND, 0) + 1
+    st.session_state[UPLOAD_KEY] = (name, outcome)
+
+
+def _evaluate_in_worker(
+    source: Source, upload: UploadedFile
+) -> tuple[str, WeightsEvaluation | str]:
+    """("ok", the evaluation), or ("refused" | "data" | "failed", why). The upload's bytes
+    leave the server's upload store before the job waits for its slot; the job hands its
+    copy to the worker and keeps none."""
     with st.spinner("Evaluating the weights in a worker process..."):
         limits = evaluate_limits(available_cpus())
-        job = start_in_line("evaluate_weights", (source.spec(), blob), limits, "weights", QUEUE_S)
+        args = (source.spec(), upload.getvalue())
+        uploads.forget(upload)
+        try:
+            job = start_in_line("evaluate_weights", args, limits, "weights", QUEUE_S)
+        except Busy as exc:
+            return "failed", str(exc)
+        finally:
+            del args
         job.wait(EVALUATE_SECONDS + 30)
     if job.status == "done":
         return "ok", job.result
@@ -530,10 +564,10 @@ def _evaluate_in_worker(source: Source, blob: bytes) -> tuple[str, WeightsEvalua
     return "failed", job.describe_failure("evaluating the weights")
 
 
-def _show_evaluation(value: WeightsEvaluation) -> None:
+def _show_evaluation(value: WeightsEvaluation, name: str) -> None:
     st.success(
         f"{value.arch} weights: {100 * value.accuracy:.1f}% on {value.test_images:,} "
-        f"test images ({escape(value.data)})."
+        f"test images ({escape(value.data)}); the file was {escape(name)}."
     )
     left, right = st.columns([2, 3])
     left.code("\n".join(value.report), language=None, wrap_lines=True)

@@ -159,6 +159,7 @@ class Job:
         target = self._run_thread if self.in_process else self._watch
         if not self.in_process:
             self._start_process()
+            self.args = ()  # the worker has them: a job keeps no copy (uploaded weights)
         self._thread = threading.Thread(target=target, daemon=True, name=f"gradviz job {kind}")
         self._thread.start()
 
