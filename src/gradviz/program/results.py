@@ -137,7 +137,7 @@ def _sizes(trace: Trace, limit: int) -> tuple[int, int | None]:
     try:
         decoded = decoded_size(trace, limit=limit)
     except NotPlain:
-        decoded = None
+        return 0, None  # not pickled: nesting this deep would take pickle's recursion
     return result_size(trace), decoded
 
 
@@ -145,10 +145,12 @@ def _over(size: int, decoded: int | None, limit: int) -> bool:
     return size > MAX_RESULT_BYTES or decoded is None or decoded > limit
 
 
-def _in_words(size: int, decoded: int | None) -> str:
+def _in_words(size: int, decoded: int | None, limit: int) -> str:
+    """The result's sizes, as cap_result says them (decoded_size stops counting past limit)."""
     if decoded is None:
-        return f"{size / 1e6:.1f} MB, and nested too deep to be read back"
-    return f"{size / 1e6:.1f} MB ({decoded / 1e6:.1f} MB once read back in the server)"
+        return "nested too deep to be read back"
+    read_back = f"more than {limit / 1e6:.0f}" if decoded > limit else f"{decoded / 1e6:.1f}"
+    return f"{size / 1e6:.1f} MB, {read_back} MB once read back in the server"
 
 
 def cap_result(trace: Trace) -> Trace:
@@ -196,9 +198,9 @@ def cap_result(trace: Trace) -> Trace:
                 node.saved = []
         trace.classic_dot = None
         trace.summary.append(
-            f"the result was {_in_words(size, decoded)}, over the "
-            f"{MAX_RESULT_BYTES / 1e6:.0f} MB a result may take ({limit / 1e6:.0f} MB read "
-            "back): values, saved tensors, backward steps and the classic view are left out"
+            f"the result was {_in_words(size, decoded, limit)}, over what a result may take "
+            f"({MAX_RESULT_BYTES / 1e6:.0f} MB, {limit / 1e6:.0f} MB read back): values, "
+            "saved tensors, backward steps and the classic view are left out"
         )
         size, decoded = _sizes(trace, limit)
     if _over(size, decoded, limit):
@@ -206,7 +208,7 @@ def cap_result(trace: Trace) -> Trace:
             source=trace.source,
             error=RunError(
                 "limit",
-                f"the result of this program is {_in_words(size, decoded)} even without its "
+                f"the result of this program is {_in_words(size, decoded, limit)} even without its "
                 f"values; the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB "
                 f"({limit / 1e6:.0f} MB read back): name fewer tensors",
                 hint="Use fewer names, or fewer operations.",
