@@ -106,3 +106,44 @@ def test_the_worker_counts_its_reply_and_refuses_one_over_the_limit():
     assert status == "result" and "read back" in text
     small = pool_module._encode_reply(("ok", [[]] * 10), False, CONFIG)
     assert pool_module._decode_reply(small, CONFIG)[:2] == ("ok", [[]] * 10)
+
+
+class _Gone:
+    """A worker process as _reply sees it: alive until asked to die (nothing is killed)."""
+
+    def __init__(self):
+        self.alive = True
+
+    def is_alive(self):
+        return self.alive
+
+    def join(self, timeout=None):
+        self.alive = False
+
+
+def _worker_reading(message: bytes, config: dict):
+    """A pool Worker whose pipe holds `message`, as a worker that skipped its own checks
+    (a compromised one) would send it; no process behind it."""
+    import multiprocessing
+
+    ours, theirs = multiprocessing.Pipe()
+    theirs.send_bytes(message)
+    w = pool_module.Worker.__new__(pool_module.Worker)
+    w.conn, w.config, w.proc, w.pid, w.retire = ours, config, _Gone(), -1, False
+    w.kill = lambda: setattr(w, "retire", True)  # noqa: B023 - nothing to kill here
+    return w, theirs
+
+
+def test_the_server_does_not_read_a_reply_over_its_size_limit():
+    config = {"decoded_bytes": READ_BACK, "result_bytes": 100_000}
+    w, _ = _worker_reading(_message(10, b"\x80\x05" + b"x" * 200_000), config)
+    outcome = w._reply()
+    assert outcome.status == "result" and "over" in outcome.message and w.retire
+
+
+def test_the_server_does_not_unpickle_a_reply_whose_count_is_over_the_limit():
+    lists = pickle.dumps(("ok", [[] for _ in range(100_000)], False))  # 6 MB unpickled
+    w, _ = _worker_reading(_message(READ_BACK + 1, lists), CONFIG)
+    outcome, peak = _traced(w._reply)
+    assert outcome.status == "result" and "declares" in outcome.message and w.retire
+    assert peak < 1_000_000  # the message read (0.2 MB), not its 6 MB of lists
