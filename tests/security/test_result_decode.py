@@ -147,3 +147,15 @@ def test_the_server_does_not_unpickle_a_reply_whose_count_is_over_the_limit():
     outcome, peak = _traced(w._reply)
     assert outcome.status == "result" and "declares" in outcome.message and w.retire
     assert peak < 1_000_000  # the message read (0.2 MB), not its 6 MB of lists
+
+
+def test_what_the_server_keeps_rests_on_its_own_count():
+    """A worker that declares 10 bytes for 6 MB of lists: refused once counted here."""
+    lists = pickle.dumps(("ok", [[] for _ in range(100_000)], False))
+    w, _ = _worker_reading(_message(10, lists), CONFIG)
+    outcome = w._reply()
+    assert outcome.status == "result" and "read back" in outcome.message and w.retire
+    honest = pickle.dumps(("ok", [[] for _ in range(100)], False))
+    w, _ = _worker_reading(_message(10, honest), CONFIG)
+    outcome = w._reply()
+    assert outcome.status == "ok" and 100 * 56 < outcome.decoded < 100 * 100

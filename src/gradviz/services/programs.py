@@ -155,7 +155,10 @@ def run_isolated(
             raise
         outcome = Outcome("error", message=str(exc))
     if outcome.status == "ok":
-        return _out_of_memory(outcome.value, pool.limits.memory_bytes)
+        trace = outcome.value
+        if outcome.decoded is not None:  # the server's own count, not the worker's
+            trace.stats = replace(trace.stats, decoded_bytes=outcome.decoded)
+        return _out_of_memory(trace, pool.limits.memory_bytes)
     err = describe(outcome, seconds, pool.limits.memory_bytes)
     return Trace(
         source=source,

@@ -22,7 +22,9 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   ahead of the pickle; the parent refuses a message over `result_bytes` unread, and one
   whose count is over `decoded_bytes` undecoded, and unpickles the rest allowing no class
   but gradviz's dataclasses (no function, no other class: a worker cannot make the server
-  run anything). A small pickle can unpickle big (an empty list: 2 bytes, then 56).
+  run anything), then counts it again itself (Outcome.decoded): what the server keeps does
+  not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
+  then 56).
 - Jobs are named in gradviz.workers.table (run a program, check gradients) and imported
   in the worker. Test-only jobs (crash, hang, allocate) exist only in pools made with
   testing=True; program text cannot choose a job.
@@ -185,6 +187,7 @@ class Outcome:
     status: str  # ok | error | died | timeout | memory | result (over what a result may take)
     value: object = None
     message: str = ""
+    decoded: int | None = None  # what value takes here, counted here (util.plainsize)
 
 
 class Worker:
@@ -264,11 +267,17 @@ class Worker:
             return Outcome("result", message=f"the result was over {fmt_bytes(limit)}")
         try:
             status, value, dirty = _decode_reply(message, self.config)
+            # Counted again here, whatever the worker said: what the server keeps is bounded
+            # by its own count (unpickling itself was bounded by the message's length).
+            decoded = decoded_size(value, limit=self.config["decoded_bytes"])
         except (pickle.UnpicklingError, ValueError, TypeError, EOFError, struct.error) as exc:
-            self.kill()
+            self.kill()  # NotPlain is a ValueError
             return Outcome("result", message=f"the result could not be read back: {exc}")
+        if decoded > self.config["decoded_bytes"]:
+            self.kill()
+            return Outcome("result", message=f"the result took over {fmt_bytes(decoded)} read back")
         self.retire = self.retire or dirty
-        return Outcome(status, value, value if status in ("error", "result") else "")
+        return Outcome(status, value, value if status in ("error", "result") else "", decoded)
 
     def kill(self) -> None:
         self.retire = True
