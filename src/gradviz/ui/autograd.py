@@ -71,9 +71,9 @@ def results() -> ByteLRU[bytes]:
 
 
 # Each session's latest result, as that session's own copy, so that a rerun (every click)
-# does not unpickle it again: bounded in bytes once unpickled (what the worker counted,
-# util.plainsize) over every session, and in age; a session whose copy was dropped unpickles
-# it again from results().
+# does not unpickle it again: bounded in bytes once unpickled (what the server counted as it
+# read the result back, util.plainsize) over every session, and in age; a session whose copy
+# was dropped unpickles it again from results().
 SESSION_RESULTS_BYTES = 256 * 1024 * 1024
 PUBLIC_SESSION_RESULTS_BYTES = 48 * 1024 * 1024
 SESSION_RESULTS_SECONDS = 900.0
@@ -89,7 +89,8 @@ def session_results() -> ByteLRU[tuple[tuple, Trace, int]]:
 
 
 def _unpickled(trace: Trace) -> int:
-    """The bytes `trace` takes here: the worker's count, or counted now."""
+    """The bytes `trace` takes here: as counted when it was read back (run_isolated), or
+    counted now."""
     counted = trace.stats.decoded_bytes
     return counted if counted is not None else decoded_size(trace)
 

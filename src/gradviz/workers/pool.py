@@ -260,8 +260,8 @@ class Worker:
         limit = self.config["result_bytes"] + _COUNT.size
         try:
             message = self.conn.recv_bytes(limit)
-        except OSError:  # longer than the limit: left unread in the pipe
-            if not self.proc.is_alive():
+        except OSError as exc:  # longer than the limit: left unread in the pipe
+            if "bad message length" not in str(exc):
                 raise
             self.kill()
             return Outcome("result", message=f"the result was over {fmt_bytes(limit)}")
