@@ -16,10 +16,14 @@ and opened on the Graph tab (the server refuses to draw it and the browser is no
 to lay it out), a 2,500-tensor result opened in 5 fresh browser sessions at once (values
 left out), sizes given as tensors (refused before they allocate), the Speed page's
 comparison at the largest size the page accepts, and a dense graph (~750 nodes, ~13,000
-edges) reloaded 3 times and exported. Each step waits for a definite outcome on the page.
+edges) reloaded 3 times and exported, and a 1.6 kB link naming 600 empty tensors (their
+values were 2.5 million empty lists, 5 MB pickled and 160 MB read back in the server) opened
+in 5 fresh sessions held open together, each tab rerun 3 times, then every tab closed (the
+server's CPU seconds and memory are noted). Each step waits for a definite outcome on the
+page. --attack empty-unbind runs that last one alone.
 
     python bench/memory_tour.py [--python /tmp/cpuvenv/bin/python] [--limit-mb 690] [--public]
-        [--attacks | --attacks-only]
+        [--attacks | --attacks-only | --attack empty-unbind]
 """
 
 from __future__ import annotations
@@ -144,6 +148,7 @@ def tour(
     normal: bool = True,
     attacks: bool = False,
     public: bool = False,
+    only: str | None = None,
 ) -> list[str]:
     from playwright.sync_api import sync_playwright
 
@@ -173,6 +178,8 @@ def tour(
                 _normal_tour(url, page, chart, visit, phase, visited, batch)
             if attacks:
                 _attacks(url, browser, page, visit, phase, visited, public)
+            if attacks or only == "empty-unbind":
+                _empty_unbind(url, browser, visit, phase, visited, sampler)
         except Exception:
             print(f"a step failed after: {visited[-1:]}", file=sys.stderr)
             _show_pages(browser)
@@ -473,6 +480,63 @@ def _attacks(url, browser, page, visit, phase, visited, public: bool) -> None:
     _export_svg_and_png(page, visited, "attack e: dense graph")
 
 
+def empty_unbind_program(n: int = 600, rows: int = 4096) -> str:
+    """n names unbound from an n x rows x 0 tensor: a 1.6 kB link. Each name's value used to
+    come back as `rows` empty lists (no number, so the value budget let them through): 5 MB
+    pickled, 160 MB once the server had read it back, on every rerun of every session."""
+    names = ", ".join(f"a{i}" for i in range(n))
+    return f"x = torch.zeros({n}, {rows}, 0)\n{names} = x.unbind()\n"
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of process pid so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _empty_unbind(url, browser, visit, phase, visited, sampler: Sampler | None) -> None:
+    """f. The empty-unbind link in 5 fresh sessions held open together, each tab rerun 3
+    times (R, Streamlit's rerun key), then every tab closed; the server's CPU seconds for
+    each step and its memory 20 s after the last tab closed."""
+    server = sampler.pid if sampler else None
+    cpu = (lambda: _cpu_seconds(server)) if server else (lambda: 0.0)
+    phase("attack: empty unbind")
+    link = _share(url, empty_unbind_program())
+    contexts = []
+    try:
+        for i in range(5):
+            contexts.append(browser.new_context(viewport={"width": 1400, "height": 1100}))
+            tab = contexts[-1].new_page()
+            t0, c0 = time.perf_counter(), cpu()
+            visit(link, f"attack f: empty unbind, fresh session {i + 1} of 5", None, tab)
+            tab.get_by_text("a599").first.wait_for(timeout=300_000)
+            visited[-1] += (
+                f" (shown after {time.perf_counter() - t0:.0f} s; server CPU {cpu() - c0:.2f} s)"
+            )
+        c0 = cpu()
+        for context in contexts:
+            tab = context.pages[0]
+            for _ in range(3):
+                tab.locator("body").press("r")
+                tab.wait_for_timeout(300)
+                tab.locator('[data-testid="stStatusWidget"]').wait_for(
+                    state="hidden", timeout=120_000
+                )
+        visited.append(
+            f"attack f: empty unbind, 15 reruns (3 per tab): server CPU {cpu() - c0:.2f} s"
+        )
+    finally:
+        for context in contexts:
+            context.close()
+    phase("attack: empty unbind, tabs closed")
+    time.sleep(20)
+    if server:
+        visited.append(
+            f"attack f: 20 s after the tabs closed: server {pss(server) / 1e6:.0f} MB PSS"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default=sys.executable)
@@ -490,6 +554,9 @@ def main() -> None:
     steps.add_argument(
         "--attacks-only", action="store_true", help="only the hostile inputs, not the tour"
     )
+    steps.add_argument(
+        "--attack", choices=["empty-unbind"], help="only this one hostile input, not the tour"
+    )
     args = ap.parse_args()
     torch_version = subprocess.run(
         [args.python, "-c", "import torch; print(torch.__version__)"],
@@ -505,9 +572,10 @@ def main() -> None:
             f"http://127.0.0.1:{port}",
             sampler,
             args.batch,
-            normal=not args.attacks_only,
+            normal=not (args.attacks_only or args.attack),
             attacks=args.attacks or args.attacks_only,
             public=args.public,
+            only=args.attack,
         )
         time.sleep(1.0)
     finally:
@@ -522,6 +590,7 @@ def main() -> None:
     default = "the public cap (128)" if args.public else "preset default (512)"
     print(f"public mode: {'on' if args.public else 'off'}; training batch: {args.batch or default}")
     steps = "attacks only" if args.attacks_only else "tour and attacks" if args.attacks else "tour"
+    steps = f"attack {args.attack} only" if args.attack else steps
     print(f"steps: {steps}")
     print(
         f"pages/steps toured: {len(visited)} in {time.perf_counter() - t0:.0f} s; samples: {sampler.samples}"

@@ -26,8 +26,10 @@ def fake_runs(monkeypatch):
 
     monkeypatch.setattr(autograd, "run_isolated", fake)
     autograd.results().clear()
+    autograd.session_results().clear()
     yield script, calls
     autograd.results().clear()
+    autograd.session_results().clear()
 
 
 @pytest.mark.parametrize("status", ["died", "timeout", "memory", "error"])
@@ -77,6 +79,39 @@ def test_each_session_gets_its_own_copy(fake_runs):
     first = autograd.run_cached("a = 1", None, False, False)
     first.stdout.append("changed by one session")
     assert autograd.run_cached("a = 1", None, False, False).stdout == ["one"]
+
+
+def test_a_session_rerun_does_not_unpickle_its_result_again(fake_runs, monkeypatch):
+    """Every click reruns the page: the session's own copy is kept, not unpickled again (a
+    big result cost 1.5 s of the server's CPU on every rerun of every session showing it)."""
+    script, calls = fake_runs
+    script.append(Trace(source="a = 1", stats=RunStats(seconds=0.1), stdout=["one"]))
+    loads, real = [], autograd.pickle.loads
+    monkeypatch.setattr(autograd.pickle, "loads", lambda data: loads.append(1) or real(data))
+    mine = autograd.run_cached("a = 1", None, False, False, visitor="session a")
+    for _ in range(5):
+        assert autograd.run_cached("a = 1", None, False, False, visitor="session a") is mine
+    assert loads == []
+    theirs = autograd.run_cached("a = 1", None, False, False, visitor="session b")
+    assert theirs is not mine and theirs.stdout == ["one"] and loads == [1]
+    assert autograd.run_cached("a = 1", None, False, False, visitor="session b") is theirs
+    assert len(calls) == 1 and loads == [1]
+
+
+def test_sessions_copies_are_bounded_by_their_unpickled_bytes(fake_runs, monkeypatch):
+    script, calls = fake_runs
+    for i in range(30):
+        stats = RunStats(seconds=0.1, decoded_bytes=100_000)
+        script.append(Trace(source=f"a = {i}", stats=stats))
+    monkeypatch.setattr(autograd.session_results(), "max_bytes", 1_000_000)
+    for i in range(30):
+        autograd.run_cached(f"a = {i}", None, False, False, visitor=f"session {i}")
+        assert autograd.session_results().total_bytes <= 1_000_000
+    assert len(autograd.session_results()) == 10
+    # one copy per session: a new program replaces the session's last one
+    script.append(Trace(source="b", stats=RunStats(seconds=0.1, decoded_bytes=100_000)))
+    autograd.run_cached("b", None, False, False, visitor="session 29")
+    assert len(autograd.session_results()) == 10
 
 
 def _at_once(n, call):

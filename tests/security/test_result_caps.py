@@ -9,7 +9,7 @@ from __future__ import annotations
 import pickle
 
 from gradviz.graph.model import MAX_RESULT_VALUES, MAX_TENSORS_WITH_VALUES, TensorInfo
-from gradviz.program.results import MAX_RESULT_BYTES, Trace, cap_result
+from gradviz.program.results import MAX_RESULT_BYTES, PUBLIC_DECODED_BYTES, Trace, cap_result
 from gradviz.services.programs import run_isolated
 
 NAMES = ", ".join(f"a{i}" for i in range(2500))
@@ -80,3 +80,27 @@ def test_values_left_out_are_never_built_in_the_worker():
     assert peak < 60e6, f"{peak / 1e6:.0f} MB of Python objects while building the result"
     assert trace.summary and "2,501 tensors" in trace.summary[0]
     assert sum(t.value is not None for t in trace.tensors) <= MAX_TENSORS_WITH_VALUES
+
+
+def test_what_a_result_takes_once_read_back_is_capped(monkeypatch):
+    """Values that hold no number (lists of empty lists) spend none of the value budget,
+    but unpickling them is not free: 600 x 4,096 empty lists are 5 MB pickled and 160 MB
+    read back in the server. Counted as they are read back, they are left out."""
+    monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
+    tensors = [_info(i, [[] for _ in range(4096)]) for i in range(600)]
+    capped = cap_result(Trace(source="", tensors=tensors))
+    assert capped.error is None
+    assert all(t.value is None for t in capped.tensors)
+    assert "read back" in capped.summary[-1]
+    assert capped.stats.decoded_bytes <= PUBLIC_DECODED_BYTES
+    assert capped.stats.decoded_bytes < 2 * len(pickle.dumps(capped)) * 10
+
+
+def test_deep_nesting_in_a_result_is_left_out():
+    deep: list = []
+    for _ in range(10_000):
+        deep = [deep]
+    capped = cap_result(Trace(source="", tensors=[_info(0, deep)]))
+    assert capped.tensors[0].value is None and "nested too deep" in capped.summary[-1]
+    refused = cap_result(Trace(source="", stdout=[deep]))  # nothing to leave out: refused
+    assert refused.error.kind == "limit" and "nested too deep" in refused.error.message

@@ -413,12 +413,14 @@ def test_pooling_window_work_is_capped_before_running():
 
 
 def test_an_empty_tensor_keeps_its_empty_value():
-    """Empty tensors carry [] as their value (the value budget counts them as 0 numbers);
-    a shape whose lists alone would be too many still sends none."""
+    """A one-dimensional empty tensor carries [] as its value (the value budget counts it as
+    0 numbers); an empty tensor of more dimensions carries none, only its preview: its value
+    would be lists of no numbers (4,096 of them for a 4096x0 tensor) that nothing counts."""
     from gradviz.graph.values import stored_count, tensor_values
 
     assert tensor_values(torch.zeros(0)) == ([], "[]")
-    assert tensor_values(torch.zeros(2, 0)) == ([[], []], "[[], []]")
+    assert tensor_values(torch.zeros(2, 0)) == (None, "[] (no values, shape (2, 0))")
+    assert tensor_values(torch.zeros(4096, 0))[0] is None
     assert stored_count(torch.zeros(2, 0)) == 0
     assert tensor_values(torch.zeros(10_000, 0))[0] is None
     assert tensor_values(torch.zeros(3), keep=False)[0] is None

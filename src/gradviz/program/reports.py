@@ -139,5 +139,7 @@ class RunStats:
     bytes: int = 0  # produced by all operations together
     flops: float = 0.0
     result_bytes: int | None = None  # the pickled Trace (results.cap_result)
+    # the Trace once unpickled in the server (results.cap_result, util.plainsize)
+    decoded_bytes: int | None = None
     # set when the worker did not finish the run: timeout | memory | died | error
     worker: str | None = None

@@ -24,6 +24,8 @@ from gradviz.graph.model import (
 from gradviz.program.calls import BackwardCalls
 from gradviz.program.language import DEFAULT_LIMITS, Limits
 from gradviz.program.reports import DeviceMove, ParameterUpdate, RunError, RunStats, RunWarning
+from gradviz.util.hosting import public_mode
+from gradviz.util.plainsize import NotPlain, decoded_size
 
 
 @dataclass
@@ -96,6 +98,15 @@ class Trace:
 # ---------------------------------------------------------------- what a result may carry
 
 MAX_RESULT_BYTES = 8_000_000  # the pickled Trace; beyond it, less detail, then an error
+# The Trace once unpickled in the server (util.plainsize.decoded_size): a pickle can be small
+# and unpickle big (an empty list: 2 bytes, then 56). Beyond it, less detail, then an error.
+MAX_DECODED_BYTES = 32_000_000
+PUBLIC_DECODED_BYTES = 12_000_000  # on a public host, where every session may hold one
+
+
+def decoded_limit() -> int:
+    """What one result may take once unpickled in the server, on this host."""
+    return PUBLIC_DECODED_BYTES if public_mode() else MAX_DECODED_BYTES
 
 
 def _count_values(value) -> int:
@@ -120,6 +131,28 @@ def result_size(trace: Trace) -> int:
     return len(pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def _sizes(trace: Trace, limit: int) -> tuple[int, int | None]:
+    """(bytes pickled, bytes once unpickled: more than `limit` when over it, None when the
+    Trace is not plain data or nests too deep)."""
+    try:
+        decoded = decoded_size(trace, limit=limit)
+    except NotPlain:
+        return 0, None  # not pickled: nesting this deep would take pickle's recursion
+    return result_size(trace), decoded
+
+
+def _over(size: int, decoded: int | None, limit: int) -> bool:
+    return size > MAX_RESULT_BYTES or decoded is None or decoded > limit
+
+
+def _in_words(size: int, decoded: int | None, limit: int) -> str:
+    """The result's sizes, as cap_result says them (decoded_size stops counting past limit)."""
+    if decoded is None:
+        return "nested too deep to be read back"
+    read_back = f"more than {limit / 1e6:.0f}" if decoded > limit else f"{decoded / 1e6:.1f}"
+    return f"{size / 1e6:.1f} MB, {read_back} MB once read back in the server"
+
+
 def cap_result(trace: Trace) -> Trace:
     """Bound what a result carries to the server, and say in trace.summary what was left out.
 
@@ -129,11 +162,14 @@ def cap_result(trace: Trace) -> Trace:
     MAX_RESULT_VALUES; the others keep their shape and preview. The worker spends the same
     budget while it builds the graph (gradviz.graph.build), so for a graph it built this
     changes nothing: the same tensors keep their values. If the pickled Trace is still over
-    MAX_RESULT_BYTES, every value, the classic DOT, saved-tensor texts and backward steps are
-    left out; if even that is too big, the result is an error. The size is recorded in
-    trace.stats.result_bytes. Plain data only: runs in the worker.
+    MAX_RESULT_BYTES, or would take more than decoded_limit() once unpickled in the server
+    (every list, string and record counted at its size there: util.plainsize), every value,
+    the classic DOT, saved-tensor texts and backward steps are left out; if even that is too
+    big, the result is an error. Both sizes are recorded in trace.stats (result_bytes,
+    decoded_bytes). Plain data only: runs in the worker.
     """
     n = len(trace.tensors)
+    limit = decoded_limit()
     budget = ValueBudget()
     for t in trace.tensors:
         if not budget.take(_count_values(t.value) + _count_values(t.grad)):
@@ -146,8 +182,8 @@ def cap_result(trace: Trace) -> Trace:
             f"their shape and first values only (a result carries the values of at most "
             f"{MAX_TENSORS_WITH_VALUES:,} tensors, {MAX_RESULT_VALUES:,} numbers in all)"
         )
-    size = result_size(trace)
-    if size > MAX_RESULT_BYTES:
+    size, decoded = _sizes(trace, limit)
+    if _over(size, decoded, limit):
         for t in trace.tensors:
             t.value = t.grad = None
         for node in getattr(trace.graph, "nodes", []):
@@ -162,24 +198,25 @@ def cap_result(trace: Trace) -> Trace:
                 node.saved = []
         trace.classic_dot = None
         trace.summary.append(
-            f"the result was {size / 1e6:.1f} MB, over the {MAX_RESULT_BYTES / 1e6:.0f} MB a "
-            "result may take: values, saved tensors, backward steps and the classic view "
-            "are left out"
+            f"the result was {_in_words(size, decoded, limit)}, over what a result may take "
+            f"({MAX_RESULT_BYTES / 1e6:.0f} MB, {limit / 1e6:.0f} MB read back): values, "
+            "saved tensors, backward steps and the classic view are left out"
         )
-        size = result_size(trace)
-    if size > MAX_RESULT_BYTES:
+        size, decoded = _sizes(trace, limit)
+    if _over(size, decoded, limit):
         trace = Trace(
             source=trace.source,
             error=RunError(
                 "limit",
-                f"the result of this program is {size / 1e6:.1f} MB even without its values; "
-                f"the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB: name fewer tensors",
+                f"the result of this program is {_in_words(size, decoded, limit)} even without its "
+                f"values; the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB "
+                f"({limit / 1e6:.0f} MB read back): name fewer tensors",
                 hint="Use fewer names, or fewer operations.",
             ),
             stats=trace.stats,
         )
-        size = result_size(trace)
-    trace.stats = replace(trace.stats, result_bytes=size)
+        size, decoded = _sizes(trace, limit)
+    trace.stats = replace(trace.stats, result_bytes=size, decoded_bytes=decoded)
     return trace
 
 

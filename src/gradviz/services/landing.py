@@ -108,15 +108,16 @@ def stored(source: str, options: RunOptions) -> Trace | None:
 
 
 def comparable(trace: Trace) -> Trace:
-    """A result without what differs between two runs of one program: the time it took and
-    torchviz's node names (Python object ids), renumbered in order of appearance."""
+    """A result without what differs between two runs of one program: the time it took,
+    torchviz's node names (Python object ids), renumbered in order of appearance, and its
+    size read back (counted by the server for a sandboxed run, by cap_result in-process)."""
     names: dict[str, str] = {}
     classic = trace.classic_dot
     if classic is not None:
         classic = re.sub(
             r"\b\d{6,}\b", lambda m: names.setdefault(m.group(0), f"n{len(names)}"), classic
         )
-    stats = dataclasses.replace(trace.stats, seconds=0.0)
+    stats = dataclasses.replace(trace.stats, seconds=0.0, decoded_bytes=None)
     return dataclasses.replace(trace, classic_dot=classic, stats=stats)
 
 

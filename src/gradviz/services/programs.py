@@ -35,6 +35,9 @@ PUBLIC_VISITOR_SECONDS = 40.0
 # above PUBLIC_PROGRAM_LIMITS' 200 MB of tensors plus autograd's bookkeeping, and low
 # enough that the whole app stays under 690 MB (docs/BENCHMARKS.md).
 PUBLIC_WORKER_MEMORY = 300_000_000
+# On a public host, what one result may take once unpickled in the server (the pool refuses
+# more undecoded): above program.results' PUBLIC_DECODED_BYTES, which shrinks results first.
+PUBLIC_RESULT_MEMORY = 16_000_000
 _default_lock = threading.Lock()
 
 
@@ -53,6 +56,7 @@ def default_pool() -> Pool:
                     run_seconds=float(env("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds)),
                     memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", memory)),
                     visitor_seconds_per_minute=budget if public and budget > 0 else None,
+                    decoded_bytes=PUBLIC_RESULT_MEMORY if public else SandboxLimits.decoded_bytes,
                 )
             )
         return _default
@@ -97,6 +101,13 @@ def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramErro
             f"the program stopped the worker process that ran it (killed by {how}); "
             "nothing else was affected. Run it again, or change it.",
             details=ErrorDetails(worker=how),
+        )
+    if outcome.status == "result":
+        return ProgramError(
+            "limit",
+            f"the program's result is too big to show: {outcome.message}. Nothing else was "
+            "affected.",
+            hint="Name fewer tensors, or make them smaller.",
         )
     return ProgramError("internal", f"the program runner failed: {outcome.message}")
 
@@ -144,7 +155,10 @@ def run_isolated(
             raise
         outcome = Outcome("error", message=str(exc))
     if outcome.status == "ok":
-        return _out_of_memory(outcome.value, pool.limits.memory_bytes)
+        trace = outcome.value
+        if outcome.decoded is not None:  # the server's own count, not the worker's
+            trace.stats = replace(trace.stats, decoded_bytes=outcome.decoded)
+        return _out_of_memory(trace, pool.limits.memory_bytes)
     err = describe(outcome, seconds, pool.limits.memory_bytes)
     return Trace(
         source=source,

@@ -38,6 +38,7 @@ from gradviz.ui.visitor import visitor_key
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
 from gradviz.util.memo import ByteLRU, SingleFlight
+from gradviz.util.plainsize import decoded_size
 from gradviz.workers.process import Busy
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
@@ -67,6 +68,31 @@ def results() -> ByteLRU[bytes]:
     own copy, as st.cache_data would give, and the bound counts the real bytes."""
     limit = PUBLIC_RESULTS_BYTES if public_mode() else RESULTS_BYTES
     return ByteLRU(max_bytes=limit, ttl=RESULTS_SECONDS, max_entries=256)
+
+
+# Each session's latest result, as that session's own copy, so that a rerun (every click)
+# does not unpickle it again: bounded in bytes once unpickled (what the server counted as it
+# read the result back, util.plainsize) over every session, and in age; a session whose copy
+# was dropped unpickles it again from results().
+SESSION_RESULTS_BYTES = 256 * 1024 * 1024
+PUBLIC_SESSION_RESULTS_BYTES = 48 * 1024 * 1024
+SESSION_RESULTS_SECONDS = 900.0
+
+
+@st.cache_resource(show_spinner=False)
+def session_results() -> ByteLRU[tuple[tuple, Trace, int]]:
+    """visitor (one per session) -> (result key, that session's Trace, its bytes unpickled)."""
+    limit = PUBLIC_SESSION_RESULTS_BYTES if public_mode() else SESSION_RESULTS_BYTES
+    return ByteLRU(
+        max_bytes=limit, ttl=SESSION_RESULTS_SECONDS, max_entries=1024, size=lambda e: e[2]
+    )
+
+
+def _unpickled(trace: Trace) -> int:
+    """The bytes `trace` takes here: as counted when it was read back (run_isolated), or
+    counted now."""
+    counted = trace.stats.decoded_bytes
+    return counted if counted is not None else decoded_size(trace)
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,10 +127,13 @@ def run_cached(
         return first
     key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), backward, ones)
     key += (retain, moves)
+    mine = session_results().get(visitor) if visitor else None
+    if mine is not None and mine[0] == key:
+        return mine[1]  # this session's own copy, unpickled once
     cache = results()
     kept = cache.get(key)
     if kept is not None:
-        return pickle.loads(kept)  # bytes this server pickled itself, never a visitor's
+        return _keep(visitor, key, pickle.loads(kept))  # pickled by this server itself
 
     def run() -> tuple[Trace, bytes | None]:
         trace = run_isolated(source, options, raise_busy=True, visitor=visitor)
@@ -115,7 +144,16 @@ def run_cached(
         return trace, data
 
     (trace, data), own = runs_in_flight().run(key, run, lambda result: result[1] is not None)
-    return trace if own else pickle.loads(data)  # every session gets its own copy
+    if data is None:
+        return trace
+    return _keep(visitor, key, trace if own else pickle.loads(data))  # a copy each session
+
+
+def _keep(visitor: str, key: tuple, trace: Trace) -> Trace:
+    """`trace`, kept as `visitor`'s copy of the result `key` (replacing their last one)."""
+    if visitor:
+        session_results().put(visitor, (key, trace, _unpickled(trace)))
+    return trace
 
 
 # Drawings kept for every session: bounded in bytes, so big PNGs cannot fill the host.

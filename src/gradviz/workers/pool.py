@@ -17,6 +17,14 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   reports the death as an Outcome (gradviz.services.programs says it in words), and starts a fresh worker. Workers
   are recycled after a number of jobs, and at once if torch's global state in them
   (default dtype and device, threads, grad mode, the global RNG) is not as it started.
+- A job's result crosses back as plain data, bounded before the server reads it: the worker
+  counts what it will take once unpickled (gradviz.util.plainsize) and sends that count
+  ahead of the pickle; the parent refuses a message over `result_bytes` unread, and one
+  whose count is over `decoded_bytes` undecoded, and unpickles the rest allowing no class
+  but gradviz's dataclasses (no function, no other class: a worker cannot make the server
+  run anything), then counts it again itself (Outcome.decoded): what the server keeps does
+  not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
+  then 56).
 - Jobs are named in gradviz.workers.table (run a program, check gradients) and imported
   in the worker. Test-only jobs (crash, hang, allocate) exist only in pools made with
   testing=True; program text cannot choose a job.
@@ -28,15 +36,22 @@ No Streamlit and no torch here. `gradviz.services.programs.run_isolated` and
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import io
 import itertools
 import os
+import pickle
 import queue
 import resource
 import signal
+import struct
+import sys
 import threading
 import time
 from dataclasses import dataclass
 
+from gradviz.util.format import fmt_bytes
+from gradviz.util.plainsize import NotPlain, decoded_size
 from gradviz.workers.process import (
     Busy,
     ForkserverProcess,
@@ -73,6 +88,56 @@ class SandboxLimits:
     start_seconds: float = 180.0  # first start imports torch in the forkserver
     # Worker-seconds one visitor may use per minute (None: no budget; public hosts set one).
     visitor_seconds_per_minute: float | None = None
+    # One job's result: pickled (beyond it, not read at all), and once unpickled in this
+    # process (util.plainsize; beyond it, not unpickled). Above what program.results'
+    # cap_result lets a run's result take, which shrinks it before it gets here.
+    result_bytes: int = 16_000_000
+    decoded_bytes: int = 48_000_000
+
+
+_COUNT = struct.Struct("<Q")  # the worker's count of what the result takes once unpickled
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Unpickles plain data and gradviz's dataclasses only, from modules this process has
+    imported already: no function, no other class, no import."""
+
+    def find_class(self, module: str, name: str):
+        if module.startswith("gradviz.") and module in sys.modules and "." not in name:
+            found = super().find_class(module, name)  # already imported: imports nothing
+            if isinstance(found, type) and dataclasses.is_dataclass(found):
+                return found
+        raise pickle.UnpicklingError(f"a result may not hold {module}.{name}")
+
+
+def _encode_reply(reply: tuple, dirty: bool, config: dict) -> bytes:
+    """A job's reply as the parent reads it: the count of what its value takes once
+    unpickled, then its pickle; an error in its place when either is over the limits."""
+    try:
+        decoded = decoded_size(reply[1], limit=config["decoded_bytes"])
+        data = pickle.dumps((*reply, dirty), protocol=pickle.HIGHEST_PROTOCOL)
+    except (NotPlain, pickle.PicklingError, TypeError, AttributeError) as exc:
+        message = f"the result could not be sent back: {str(exc)[:200]}"
+        return _COUNT.pack(0) + pickle.dumps(("error", message, True))
+    if decoded > config["decoded_bytes"] or len(data) > config["result_bytes"]:
+        message = (
+            f"the result would take {fmt_bytes(len(data))} to send and over "
+            f"{fmt_bytes(decoded)} once read back, over the {fmt_bytes(config['result_bytes'])} "
+            f"and {fmt_bytes(config['decoded_bytes'])} one result may take"
+        )
+        return _COUNT.pack(0) + pickle.dumps(("result", message, dirty))
+    return _COUNT.pack(decoded) + data
+
+
+def _decode_reply(message: bytes, config: dict) -> tuple[str, object, bool]:
+    """(status, value, dirty) from a worker's message, unpickled only when the count it
+    declares is within the limit (the message's length was checked as it was read)."""
+    (decoded,) = _COUNT.unpack_from(message)
+    if decoded > config["decoded_bytes"]:
+        raise pickle.UnpicklingError(f"the result declares {fmt_bytes(decoded)} once read back")
+    view = memoryview(message)[_COUNT.size :]
+    status, value, dirty = _PlainUnpickler(io.BytesIO(view)).load()
+    return status, value, dirty
 
 
 HOOKS_CALLED = ("prepare", "state")
@@ -107,10 +172,8 @@ def _worker_main(conn, config: dict) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
             reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
         dirty = torch_state() != state
-        try:
-            conn.send((*reply, dirty))
-        except Exception as exc:  # an unpicklable result
-            conn.send(("error", f"the result could not be sent back: {exc}", True))
+        conn.send_bytes(_encode_reply(reply, dirty, config))
+        del reply
         if dirty:
             return  # the parent starts a fresh worker
         release_memory()  # after the reply (a full collection: ~0.1 s nobody waits for)
@@ -121,9 +184,10 @@ def _worker_main(conn, config: dict) -> None:
 
 @dataclass
 class Outcome:
-    status: str  # ok | error | died | timeout | memory
+    status: str  # ok | error | died | timeout | memory | result (over what a result may take)
     value: object = None
     message: str = ""
+    decoded: int | None = None  # what value takes here, counted here (util.plainsize)
 
 
 class Worker:
@@ -174,9 +238,7 @@ class Worker:
         while True:
             try:
                 if self.conn.poll(0.02):
-                    status, value, dirty = self.conn.recv()
-                    self.retire = self.retire or dirty
-                    return Outcome(status, value, value if status == "error" else "")
+                    return self._reply()
             except (EOFError, OSError):
                 self.proc.join(2)
                 self.retire = True
@@ -191,6 +253,31 @@ class Worker:
             if time.monotonic() > deadline:
                 self.kill()
                 return Outcome("timeout", seconds)
+
+    def _reply(self) -> Outcome:
+        """The worker's reply, read within the limits on what a result may take; a worker
+        that sent more than they allow is retired."""
+        limit = self.config["result_bytes"] + _COUNT.size
+        try:
+            message = self.conn.recv_bytes(limit)
+        except OSError as exc:  # longer than the limit: left unread in the pipe
+            if "bad message length" not in str(exc):
+                raise
+            self.kill()
+            return Outcome("result", message=f"the result was over {fmt_bytes(limit)}")
+        try:
+            status, value, dirty = _decode_reply(message, self.config)
+            # Counted again here, whatever the worker said: what the server keeps is bounded
+            # by its own count (unpickling itself was bounded by the message's length).
+            decoded = decoded_size(value, limit=self.config["decoded_bytes"])
+        except (pickle.UnpicklingError, ValueError, TypeError, EOFError, struct.error) as exc:
+            self.kill()  # NotPlain is a ValueError
+            return Outcome("result", message=f"the result could not be read back: {exc}")
+        if decoded > self.config["decoded_bytes"]:
+            self.kill()
+            return Outcome("result", message=f"the result took over {fmt_bytes(decoded)} read back")
+        self.retire = self.retire or dirty
+        return Outcome(status, value, value if status in ("error", "result") else "", decoded)
 
     def kill(self) -> None:
         self.retire = True
@@ -319,6 +406,8 @@ class Pool:
             "threads": self.limits.threads,
             "open_files": self.limits.open_files,
             "memory_bytes": self.limits.memory_bytes,
+            "result_bytes": self.limits.result_bytes,
+            "decoded_bytes": self.limits.decoded_bytes,
             "testing": testing,
             "self_test": "quick_self_test" if one_shot else "self_test",
         }
