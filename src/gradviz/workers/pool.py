@@ -17,6 +17,10 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   reports the death as an Outcome (gradviz.services.programs says it in words), and starts a fresh worker. Workers
   are recycled after a number of jobs, and at once if torch's global state in them
   (default dtype and device, threads, grad mode, the global RNG) is not as it started.
+- A program's memory verdict is a fresh worker's, never what earlier programs left behind
+  (allocator fragmentation, a library's caches): a worker whose resident memory grew past
+  `regrow_bytes` above its start is replaced before it runs the next job, and a job that
+  meets the memory cap in a worker that had run others runs again, once, in a fresh one.
 - Jobs are named in gradviz.workers.table (run a program, check gradients) and imported
   in the worker. Test-only jobs (crash, hang, allocate) exist only in pools made with
   testing=True; program text cannot choose a job.
@@ -35,6 +39,7 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gradviz.workers.process import (
@@ -73,6 +78,9 @@ class SandboxLimits:
     start_seconds: float = 180.0  # first start imports torch in the forkserver
     # Worker-seconds one visitor may use per minute (None: no budget; public hosts set one).
     visitor_seconds_per_minute: float | None = None
+    # A worker whose resident memory grew this far beyond its start is replaced before its
+    # next job (None: never), so every program finds about the same room.
+    regrow_bytes: int | None = 64_000_000
 
 
 HOOKS_CALLED = ("prepare", "state")
@@ -91,12 +99,18 @@ def _worker_main(conn, config: dict) -> None:
         conn.send(("broken", os.getpid(), problem))
         return
     state = torch_state()
-    conn.send(("ready", os.getpid(), resident(os.getpid())))
+    start = resident(os.getpid())
+    conn.send(("ready", os.getpid(), start))
     tests = TEST_PROGRAM_JOBS if config["testing"] else None
+    regrow = config["regrow_bytes"]
     while True:
         try:
             kind, args, cpu_seconds = conn.recv()
         except (EOFError, OSError):
+            return
+        grown = resident(os.getpid()) - start  # measured here: after the last release_memory
+        if regrow is not None and grown > regrow:
+            conn.send(("grown", grown, True))  # the parent runs the job in a fresh worker
             return
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = usage.ru_utime + usage.ru_stime
@@ -121,9 +135,10 @@ def _worker_main(conn, config: dict) -> None:
 
 @dataclass
 class Outcome:
-    status: str  # ok | error | died | timeout | memory
+    status: str  # ok | error | died | timeout | memory (grown: only inside the pool)
     value: object = None
     message: str = ""
+    fresh: bool = True  # the job ran in a worker that had run no job before it
 
 
 class Worker:
@@ -156,12 +171,15 @@ class Worker:
         return True
 
     def run(self, kind: str, args: tuple, seconds: float) -> Outcome:
+        fresh = self.jobs == 0
         self.jobs += 1
         self.busy = True
         try:
-            return self._run(kind, args, seconds)
+            outcome = self._run(kind, args, seconds)
         finally:
             self.busy = False
+        outcome.fresh = fresh
+        return outcome
 
     def _run(self, kind: str, args: tuple, seconds: float) -> Outcome:
         cap = (self.baseline or 0) + self.config["memory_bytes"]
@@ -319,13 +337,14 @@ class Pool:
             "threads": self.limits.threads,
             "open_files": self.limits.open_files,
             "memory_bytes": self.limits.memory_bytes,
+            "regrow_bytes": self.limits.regrow_bytes,
             "testing": testing,
             "self_test": "quick_self_test" if one_shot else "self_test",
         }
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.lock = threading.Lock()
         self.workers: set[Worker] = set()
-        self.stats = {"jobs": 0, "replaced": 0, "died": 0, "timeout": 0, "memory": 0}
+        self.stats = {"jobs": 0, "replaced": 0, "died": 0, "timeout": 0, "memory": 0, "retried": 0}
         self.closed = False
         for _ in range(self.limits.workers):
             self.idle.put(self._spawn())
@@ -353,9 +372,21 @@ class Pool:
         with self.lock:
             return [w.pid for w in self.workers if w.alive()]
 
-    def call(self, kind: str, args: tuple, seconds: float, visitor: str = "") -> Outcome:
+    def call(
+        self,
+        kind: str,
+        args: tuple,
+        seconds: float,
+        visitor: str = "",
+        out_of_memory: Callable[[Outcome], bool] | None = None,
+    ) -> Outcome:
         """Run one job in a worker when `visitor`'s turn comes (Busy when it does not come
-        within queue_seconds, or the visitor's budget is used); "" is a visitor of its own."""
+        within queue_seconds, or the visitor's budget is used); "" is a visitor of its own.
+
+        A job that meets the memory cap (the watchdog's "memory", or what `out_of_memory`
+        says of a finished job, such as an allocator failure the job reported) in a worker
+        that had run other jobs runs again, once, in a fresh worker, in the same turn: its
+        verdict is then the program's own, not what earlier visitors left in the worker."""
         if self.closed:
             raise RuntimeError("the worker pool is closed")
         if kind not in PROGRAM_JOBS and not (self.testing and kind in TEST_PROGRAM_JOBS):
@@ -364,20 +395,31 @@ class Pool:
         w = self._queue.take(visitor, self.limits.queue_seconds)
         ran = 0.0  # the visitor's worker time (not a worker's start)
         try:
-            if not w.alive() or not w.wait_ready(self.limits.start_seconds):
-                w = self._replace(w)
-                if not w.wait_ready(self.limits.start_seconds):
-                    return Outcome("error", message=f"a worker could not start {w.problem}")
-            started = time.monotonic()
-            outcome = w.run(kind, args, seconds)
-            ran = time.monotonic() - started
-            with self.lock:
-                self.stats["jobs"] += 1
-                if outcome.status in ("died", "timeout", "memory"):
-                    self.stats[outcome.status] += 1
-            if w.retire or w.jobs >= self.limits.max_jobs or not w.alive():
-                w = self._replace(w)
-            return outcome
+            while True:
+                if not w.alive() or not w.wait_ready(self.limits.start_seconds):
+                    w = self._replace(w)
+                    if not w.wait_ready(self.limits.start_seconds):
+                        return Outcome("error", message=f"a worker could not start {w.problem}")
+                started = time.monotonic()
+                outcome = w.run(kind, args, seconds)
+                ran += time.monotonic() - started
+                if outcome.status == "grown":  # replaced before it ran anything
+                    w = self._replace(w)
+                    continue
+                refused = outcome.status == "memory"
+                refused = refused or (out_of_memory is not None and out_of_memory(outcome))
+                with self.lock:
+                    self.stats["jobs"] += 1
+                    if outcome.status in ("died", "timeout", "memory"):
+                        self.stats[outcome.status] += 1
+                    if refused and not outcome.fresh:
+                        self.stats["retried"] += 1
+                if refused and not outcome.fresh:
+                    w = self._replace(w)  # the cap was met in a used worker: again, fresh
+                    continue
+                if w.retire or w.jobs >= self.limits.max_jobs or not w.alive():
+                    w = self._replace(w)
+                return outcome
         except BaseException:
             w = self._replace(w)
             raise
