@@ -43,7 +43,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gradviz.workers.process import (
-    Busy,
     ForkserverProcess,
     forkserver_context,
     job_function,
@@ -61,6 +60,7 @@ from gradviz.workers.table import (
     PROGRAM_JOBS,
     TEST_PROGRAM_JOBS,
 )
+from gradviz.workers.turns import Turns
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ class SandboxLimits:
     # A worker whose resident memory grew this far beyond its start is replaced before its
     # next job (None: never), so every program finds about the same room.
     regrow_bytes: int | None = 64_000_000
+    max_waiting: int = 64  # requests waiting in line, all visitors together (more: Busy)
 
 
 HOOKS_CALLED = ("prepare", "state")
@@ -223,103 +224,9 @@ class Worker:
         return self.proc.is_alive()
 
 
-class _Queue:
-    """Who gets the next free worker: visitors take turns, with one program in flight each.
-
-    A request waits in its visitor's line; a free worker goes to the head of the line of the
-    visitor served least recently among those with no program running. So three tabs of one
-    visitor (one key) run one program at a time, and another visitor's program runs after at
-    most one of theirs. A request with no visitor key is a visitor of its own.
-    """
-
-    WINDOW = 60.0  # seconds over which a visitor's worker time is counted
-
-    def __init__(self, idle: queue.Queue, budget: float | None):
-        self.idle = idle
-        self.budget = budget
-        self.cond = threading.Condition()
-        self.lines: dict[str, list[object]] = {}  # visitor -> waiting tickets, oldest first
-        self.running: dict[str, int] = {}
-        self.served: dict[str, float] = {}  # visitor -> when last given a worker
-        self.used: dict[str, list[tuple[float, float]]] = {}  # visitor -> (ended, seconds)
-
-    def _next(self) -> object | None:
-        ready = [v for v, line in self.lines.items() if line and not self.running.get(v)]
-        if not ready:
-            return None
-        first = min(ready, key=lambda v: self.served.get(v, float("-inf")))
-        return self.lines[first][0]
-
-    def used_seconds(self, visitor: str, now: float) -> float:
-        spans = [(end, sec) for end, sec in self.used.get(visitor, ()) if end > now - self.WINDOW]
-        self.used[visitor] = spans
-        return sum(sec for _, sec in spans)
-
-    def take(self, visitor: str, timeout: float) -> Worker:
-        """A free worker for `visitor` when their turn comes; Busy after `timeout` s."""
-        ticket = object()
-        end = time.monotonic() + timeout
-        with self.cond:
-            if self.budget is not None:
-                used = self.used_seconds(visitor, time.monotonic())
-                if used >= self.budget:
-                    wait = self.used[visitor][0][0] + self.WINDOW - time.monotonic()
-                    raise Busy(
-                        f"you have used {used:.0f} s of the shared program runner in the last "
-                        f"minute, the most one visitor may use ({self.budget:.0f} s) on this "
-                        f"public server; run it again in about {max(1, round(wait))} s"
-                    )
-            self.lines.setdefault(visitor, []).append(ticket)
-            try:
-                while True:
-                    if self._next() is ticket and not self.idle.empty():
-                        w = self.idle.get_nowait()
-                        self.running[visitor] = self.running.get(visitor, 0) + 1
-                        self.served[visitor] = time.monotonic()
-                        return w
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        raise Busy(self._busy_message(visitor, timeout))
-                    self.cond.wait(min(left, 0.5))
-            finally:
-                line = self.lines[visitor]
-                line.remove(ticket)
-                if not line:
-                    del self.lines[visitor]
-                self.cond.notify_all()
-
-    def _busy_message(self, visitor: str, timeout: float) -> str:
-        if self.running.get(visitor):
-            return (
-                "you have a program running in another tab or window; programs of one visitor "
-                f"run one at a time, and this one waited {timeout:.0f} s for it. Wait for it "
-                "to finish (or close the other tab), then run this one again"
-            )
-        return (
-            f"every worker stayed busy for {timeout:.0f} s; "
-            "the server is under heavy load, try again in a moment"
-        )
-
-    def give_back(self, visitor: str, w: Worker, seconds: float) -> None:
-        with self.cond:
-            self.idle.put(w)
-            self.running[visitor] -= 1
-            if not self.running[visitor]:
-                del self.running[visitor]
-            now = time.monotonic()
-            if self.budget is not None:
-                self.used.setdefault(visitor, []).append((now, seconds))
-                for v in list(self.used):  # forget who has not run anything for a minute
-                    if not self.used_seconds(v, now):
-                        del self.used[v]
-            if not self.lines.get(visitor) and not self.running.get(visitor):
-                del self.served[visitor]  # nothing waiting: no turn to remember
-            self.cond.notify_all()
-
-
 class Pool:
     """A fixed number of workers, shared by every session; thread-safe. Visitors take turns
-    (see _Queue): `call(..., visitor=key)` with one key per visitor (the page's client)."""
+    (gradviz.workers.turns): `call(..., visitor=key)` with one key per visitor, ADDRESS|ID."""
 
     def __init__(
         self,
@@ -348,7 +255,12 @@ class Pool:
         self.closed = False
         for _ in range(self.limits.workers):
             self.idle.put(self._spawn())
-        self._queue = _Queue(self.idle, self.limits.visitor_seconds_per_minute)
+        self._queue = Turns(
+            self.idle,
+            self.limits.workers,
+            self.limits.visitor_seconds_per_minute,
+            self.limits.max_waiting,
+        )
         self._anonymous = itertools.count()
 
     def _spawn(self) -> Worker:
