@@ -123,7 +123,12 @@ class Turns:
                         now = (count, math.ceil(seconds))
                         if now != said:
                             said = now
-                            report(count, seconds)
+                            self.cond.release()  # a page's call, outside the line's lock
+                            try:
+                                report(count, seconds)
+                            finally:
+                                self.cond.acquire()
+                            continue  # the line may have moved meanwhile
                     self.cond.wait(min(left, 0.5))
             finally:
                 line = self.lines[visitor]
