@@ -1,5 +1,6 @@
 """AppTest: the autograd page as a user drives it, without a browser."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -197,7 +198,7 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
 
 
 def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
-    """The page passes who asks (its session key) to the
+    """The page passes who asks (its address and signed identity) to the
     pool, and a turn that did not come reads as a plain warning, not an error report."""
     from gradviz.ui import autograd as page
     from gradviz.workers.process import Busy
@@ -214,7 +215,7 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     at = _app().run()
     page.results().clear()
     assert not at.exception, at.exception
-    assert asked and asked[0].startswith("session ")
+    assert asked and re.fullmatch(r"[^|]+\|visitor [0-9a-f]{32}", asked[0]), asked
     assert any("program running in another tab" in w.value for w in at.warning)
     assert not any("Something went wrong" in e.value for e in at.error)
 

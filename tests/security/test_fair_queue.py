@@ -10,6 +10,7 @@ import pytest
 
 from gradviz.workers.pool import Pool, SandboxLimits
 from gradviz.workers.process import Busy
+from gradviz.workers.turns import WAITING
 
 JOB_S = 1.5  # each of visitor A's programs: the testing pool's hang job, ended after this
 
@@ -87,3 +88,74 @@ def test_a_public_budget_of_worker_seconds_per_minute():
         with pytest.raises(Busy, match="last minute.*1 s.*again in about"):
             p.call("hang", (0.0,), 10, visitor="A")
         assert p.call("hang", (0.0,), 10, visitor="B").status == "ok"  # others unaffected
+
+
+def test_a_victim_waits_behind_one_program_while_one_address_holds_many_identities():
+    """Issue item 8: three identities from one address (private windows, a script dropping
+    its cookie), each re-submitting at once; a visitor from elsewhere runs after at most one
+    of their programs, not after one of each."""
+    with Pool(SandboxLimits(workers=1, run_seconds=10, queue_seconds=30), testing=True) as p:
+        assert p.call("pid", (), 60).status == "ok"
+        stop = threading.Event()
+        errors: list = []
+
+        def hog(identity: str) -> None:
+            try:
+                while not stop.is_set():
+                    outcome = p.call("hang", (JOB_S,), 10, visitor=f"198.51.100.7|{identity}")
+                    assert outcome.status == "ok", outcome
+            except Exception as exc:  # noqa: BLE001 - checked by the test
+                errors.append(exc)
+
+        hogs = [threading.Thread(target=hog, args=(f"tab {i}",)) for i in range(3)]
+        for t in hogs:
+            t.start()
+            time.sleep(0.05)
+        time.sleep(2 * JOB_S + 0.3)  # a few rounds: every identity has waited and run
+        asked = time.monotonic()
+        assert p.call("hang", (0.0,), 10, visitor="203.0.113.5|victim").status == "ok"
+        waited = time.monotonic() - asked
+        stop.set()
+        for t in hogs:
+            t.join(30)
+        assert not errors
+        assert waited < JOB_S + 0.8, f"the victim waited {waited:.1f} s"
+
+
+def test_a_waiting_visitor_hears_their_place_and_the_wait():
+    """What the page shows while a program waits: requests ahead and seconds, as they change."""
+    with Pool(SandboxLimits(workers=1, run_seconds=10, queue_seconds=30), testing=True) as p:
+        assert p.call("hang", (0.5,), 10).status == "ok"  # one job measured: 0.5 s
+        done: list = []
+        errors: list = []
+        threads = [_submit(p, "10.0.0.1|a", JOB_S, done, errors)]
+        time.sleep(0.3)
+        threads.append(_submit(p, "10.0.0.2|b", JOB_S, done, errors))
+        time.sleep(0.3)
+        heard: list = []
+        token = WAITING.set(lambda ahead, seconds: heard.append((ahead, seconds)))
+        try:
+            assert p.call("hang", (0.0,), 10, visitor="10.0.0.3|c").status == "ok"
+        finally:
+            WAITING.reset(token)
+        for t in threads:
+            t.join(30)
+        assert not errors
+        assert heard[0][0] == 1 and heard[0][1] > 0, heard  # b is ahead; a is running
+        assert heard[-1][0] == 0, heard  # then next in line
+        assert heard == sorted(heard, reverse=True), heard  # only ever shorter
+
+
+def test_the_line_is_bounded_for_all_visitors_together():
+    limits = SandboxLimits(workers=1, run_seconds=10, queue_seconds=30, max_waiting=2)
+    with Pool(limits, testing=True) as p:
+        assert p.call("pid", (), 60).status == "ok"
+        done: list = []
+        errors: list = []
+        threads = [_submit(p, f"10.0.0.{i}|x", 1.0, done, errors) for i in range(3)]
+        time.sleep(0.3)  # one runs, two wait: the line is full
+        with pytest.raises(Busy, match="2 programs are waiting.*about \\d+ s"):
+            p.call("hang", (0.0,), 10, visitor="10.0.0.9|late")
+        for t in threads:
+            t.join(30)
+        assert not errors

@@ -112,10 +112,20 @@ def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramErro
     return ProgramError("internal", f"the program runner failed: {outcome.message}")
 
 
-def _out_of_memory(trace: Trace, memory_bytes: int) -> Trace:
-    """torch's allocator failing at the worker's RLIMIT_DATA, said as the cap it is."""
-    err = trace.error
-    if err and err.kind == "runtime" and "can't allocate memory" in err.message:
+def _allocator_failed(outcome: Outcome) -> bool:
+    """Whether a finished run met the worker's RLIMIT_DATA (torch's allocator failed): the
+    pool runs it again in a fresh worker when the worker had run other programs first."""
+    err = outcome.value.error if outcome.status == "ok" else None
+    return bool(err and err.kind == "runtime" and "can't allocate memory" in err.message)
+
+
+def _out_of_memory(outcome: Outcome, memory_bytes: int) -> Trace:
+    """torch's allocator failing at the worker's RLIMIT_DATA, said as the cap it is. The
+    pool gives this verdict from a fresh worker only (see _allocator_failed), so it is the
+    program's own and may be kept like any error of the program."""
+    trace = outcome.value
+    if _allocator_failed(outcome):
+        err = trace.error
         trace.error = replace(
             err,
             kind="limit",
@@ -149,7 +159,7 @@ def run_isolated(
     seconds = pool.limits.run_seconds
     started = time.perf_counter()
     try:
-        outcome = pool.call("run", (source, options), seconds, visitor)
+        outcome = pool.call("run", (source, options), seconds, visitor, _allocator_failed)
     except Busy as exc:
         if raise_busy:
             raise
@@ -158,7 +168,7 @@ def run_isolated(
         trace = outcome.value
         if outcome.decoded is not None:  # the server's own count, not the worker's
             trace.stats = replace(trace.stats, decoded_bytes=outcome.decoded)
-        return _out_of_memory(trace, pool.limits.memory_bytes)
+        return _out_of_memory(outcome, pool.limits.memory_bytes)
     err = describe(outcome, seconds, pool.limits.memory_bytes)
     return Trace(
         source=source,

@@ -34,7 +34,7 @@ from gradviz.ui.autograd_state import (
     update_share_link,
 )
 from gradviz.ui.common import KEEP, show_unexpected, table
-from gradviz.ui.visitor import visitor_key
+from gradviz.ui.visitor import visitor_key, wait_shown
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
 from gradviz.util.memo import ByteLRU, SingleFlight
@@ -269,14 +269,15 @@ def page() -> None:
 def _run(source: str) -> Trace | None:
     """The program's result, or None with a plain message (never a traceback)."""
     try:
-        return run_cached(
-            source,
-            st.session_state.backward_target,
-            st.session_state.ones,
-            st.session_state.retain,
-            device_panel.overrides(),
-            visitor_key(),
-        )
+        with wait_shown():  # the place in line and the wait, while the turn has not come
+            return run_cached(
+                source,
+                st.session_state.backward_target,
+                st.session_state.ones,
+                st.session_state.retain,
+                device_panel.overrides(),
+                visitor_key(),
+            )
     except Busy as exc:  # the visitor's turn did not come: a plain message, input kept
         st.warning(f"Not run yet: {exc}.", icon=":material/hourglass_top:")
     except Exception as exc:  # never a traceback on the page
@@ -665,7 +666,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
     if not st.button("Check gradients (float64 finite differences)", icon=":material/fact_check:"):
         return
     shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
-    with st.spinner("Re-running the program with nudged inputs…"):
+    with st.spinner("Re-running the program with nudged inputs…"), wait_shown():
         result = check_isolated(
             source, record.target, shown, ones=st.session_state.ones, visitor=visitor_key()
         )

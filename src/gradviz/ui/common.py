@@ -11,6 +11,7 @@ from streamlit.runtime import Runtime, exists
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services import host
+from gradviz.ui.visitor import cookie_script
 from gradviz.util import mdtable
 from gradviz.util.mdtext import escape
 from gradviz.util.version import VERSION
@@ -55,8 +56,8 @@ def sidebar(scripts: str = "") -> None:
     gradviz's own script for the page (gradviz.ui.preload), run with the folding one."""
     python = platform.python_version()
     with st.sidebar:
-        # gradviz's own constant scripts, no visitor text in them
-        st.html(FOLD_WHEN_NARROW + scripts, unsafe_allow_javascript=True)
+        # gradviz's own scripts, no visitor text in them (the cookie: the server's hex)
+        st.html(FOLD_WHEN_NARROW + scripts + cookie_script(), unsafe_allow_javascript=True)
         try:
             facts = host.facts_now()
         except Exception as exc:  # noqa: BLE001 - the page still works; say what failed

@@ -25,6 +25,10 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   run anything), then counts it again itself (Outcome.decoded): what the server keeps does
   not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
   then 56).
+- A program's memory verdict is a fresh worker's, never what earlier programs left behind
+  (allocator fragmentation, a library's caches): a worker whose resident memory grew past
+  `regrow_bytes` above its start is replaced before it runs the next job, and a job that
+  meets the memory cap in a worker that had run others runs again, once, in a fresh one.
 - Jobs are named in gradviz.workers.table (run a program, check gradients) and imported
   in the worker. Test-only jobs (crash, hang, allocate) exist only in pools made with
   testing=True; program text cannot choose a job.
@@ -48,12 +52,12 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gradviz.util.format import fmt_bytes
 from gradviz.util.plainsize import NotPlain, decoded_size
 from gradviz.workers.process import (
-    Busy,
     ForkserverProcess,
     forkserver_context,
     job_function,
@@ -71,6 +75,7 @@ from gradviz.workers.table import (
     PROGRAM_JOBS,
     TEST_PROGRAM_JOBS,
 )
+from gradviz.workers.turns import Turns
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,10 @@ class SandboxLimits:
     # cap_result lets a run's result take, which shrinks it before it gets here.
     result_bytes: int = 16_000_000
     decoded_bytes: int = 48_000_000
+    # A worker whose resident memory grew this far beyond its start is replaced before its
+    # next job (None: never), so every program finds about the same room.
+    regrow_bytes: int | None = 64_000_000
+    max_waiting: int = 64  # requests waiting in line, all visitors together (more: Busy)
 
 
 _COUNT = struct.Struct("<Q")  # the worker's count of what the result takes once unpickled
@@ -156,12 +165,19 @@ def _worker_main(conn, config: dict) -> None:
         conn.send(("broken", os.getpid(), problem))
         return
     state = torch_state()
-    conn.send(("ready", os.getpid(), resident(os.getpid())))
+    start = resident(os.getpid())
+    conn.send(("ready", os.getpid(), start))
     tests = TEST_PROGRAM_JOBS if config["testing"] else None
+    regrow = config["regrow_bytes"]
     while True:
         try:
             kind, args, cpu_seconds = conn.recv()
         except (EOFError, OSError):
+            return
+        grown = resident(os.getpid()) - start  # measured here: after the last release_memory
+        if regrow is not None and grown > regrow:
+            # the parent runs the job in a fresh worker
+            conn.send_bytes(_encode_reply(("grown", grown), True, config))
             return
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = usage.ru_utime + usage.ru_stime
@@ -184,10 +200,11 @@ def _worker_main(conn, config: dict) -> None:
 
 @dataclass
 class Outcome:
-    status: str  # ok | error | died | timeout | memory | result (over what a result may take)
+    status: str  # ok | error | died | timeout | memory (grown: only inside the pool) | result
     value: object = None
     message: str = ""
     decoded: int | None = None  # what value takes here, counted here (util.plainsize)
+    fresh: bool = True  # the job ran in a worker that had run no job before it
 
 
 class Worker:
@@ -220,12 +237,15 @@ class Worker:
         return True
 
     def run(self, kind: str, args: tuple, seconds: float) -> Outcome:
+        fresh = self.jobs == 0
         self.jobs += 1
         self.busy = True
         try:
-            return self._run(kind, args, seconds)
+            outcome = self._run(kind, args, seconds)
         finally:
             self.busy = False
+        outcome.fresh = fresh
+        return outcome
 
     def _run(self, kind: str, args: tuple, seconds: float) -> Outcome:
         cap = (self.baseline or 0) + self.config["memory_bytes"]
@@ -292,103 +312,9 @@ class Worker:
         return self.proc.is_alive()
 
 
-class _Queue:
-    """Who gets the next free worker: visitors take turns, with one program in flight each.
-
-    A request waits in its visitor's line; a free worker goes to the head of the line of the
-    visitor served least recently among those with no program running. So three tabs of one
-    visitor (one key) run one program at a time, and another visitor's program runs after at
-    most one of theirs. A request with no visitor key is a visitor of its own.
-    """
-
-    WINDOW = 60.0  # seconds over which a visitor's worker time is counted
-
-    def __init__(self, idle: queue.Queue, budget: float | None):
-        self.idle = idle
-        self.budget = budget
-        self.cond = threading.Condition()
-        self.lines: dict[str, list[object]] = {}  # visitor -> waiting tickets, oldest first
-        self.running: dict[str, int] = {}
-        self.served: dict[str, float] = {}  # visitor -> when last given a worker
-        self.used: dict[str, list[tuple[float, float]]] = {}  # visitor -> (ended, seconds)
-
-    def _next(self) -> object | None:
-        ready = [v for v, line in self.lines.items() if line and not self.running.get(v)]
-        if not ready:
-            return None
-        first = min(ready, key=lambda v: self.served.get(v, float("-inf")))
-        return self.lines[first][0]
-
-    def used_seconds(self, visitor: str, now: float) -> float:
-        spans = [(end, sec) for end, sec in self.used.get(visitor, ()) if end > now - self.WINDOW]
-        self.used[visitor] = spans
-        return sum(sec for _, sec in spans)
-
-    def take(self, visitor: str, timeout: float) -> Worker:
-        """A free worker for `visitor` when their turn comes; Busy after `timeout` s."""
-        ticket = object()
-        end = time.monotonic() + timeout
-        with self.cond:
-            if self.budget is not None:
-                used = self.used_seconds(visitor, time.monotonic())
-                if used >= self.budget:
-                    wait = self.used[visitor][0][0] + self.WINDOW - time.monotonic()
-                    raise Busy(
-                        f"you have used {used:.0f} s of the shared program runner in the last "
-                        f"minute, the most one visitor may use ({self.budget:.0f} s) on this "
-                        f"public server; run it again in about {max(1, round(wait))} s"
-                    )
-            self.lines.setdefault(visitor, []).append(ticket)
-            try:
-                while True:
-                    if self._next() is ticket and not self.idle.empty():
-                        w = self.idle.get_nowait()
-                        self.running[visitor] = self.running.get(visitor, 0) + 1
-                        self.served[visitor] = time.monotonic()
-                        return w
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        raise Busy(self._busy_message(visitor, timeout))
-                    self.cond.wait(min(left, 0.5))
-            finally:
-                line = self.lines[visitor]
-                line.remove(ticket)
-                if not line:
-                    del self.lines[visitor]
-                self.cond.notify_all()
-
-    def _busy_message(self, visitor: str, timeout: float) -> str:
-        if self.running.get(visitor):
-            return (
-                "you have a program running in another tab or window; programs of one visitor "
-                f"run one at a time, and this one waited {timeout:.0f} s for it. Wait for it "
-                "to finish (or close the other tab), then run this one again"
-            )
-        return (
-            f"every worker stayed busy for {timeout:.0f} s; "
-            "the server is under heavy load, try again in a moment"
-        )
-
-    def give_back(self, visitor: str, w: Worker, seconds: float) -> None:
-        with self.cond:
-            self.idle.put(w)
-            self.running[visitor] -= 1
-            if not self.running[visitor]:
-                del self.running[visitor]
-            now = time.monotonic()
-            if self.budget is not None:
-                self.used.setdefault(visitor, []).append((now, seconds))
-                for v in list(self.used):  # forget who has not run anything for a minute
-                    if not self.used_seconds(v, now):
-                        del self.used[v]
-            if not self.lines.get(visitor) and not self.running.get(visitor):
-                del self.served[visitor]  # nothing waiting: no turn to remember
-            self.cond.notify_all()
-
-
 class Pool:
     """A fixed number of workers, shared by every session; thread-safe. Visitors take turns
-    (see _Queue): `call(..., visitor=key)` with one key per visitor (the page's client)."""
+    (gradviz.workers.turns): `call(..., visitor=key)` with one key per visitor, ADDRESS|ID."""
 
     def __init__(
         self,
@@ -408,17 +334,23 @@ class Pool:
             "memory_bytes": self.limits.memory_bytes,
             "result_bytes": self.limits.result_bytes,
             "decoded_bytes": self.limits.decoded_bytes,
+            "regrow_bytes": self.limits.regrow_bytes,
             "testing": testing,
             "self_test": "quick_self_test" if one_shot else "self_test",
         }
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.lock = threading.Lock()
         self.workers: set[Worker] = set()
-        self.stats = {"jobs": 0, "replaced": 0, "died": 0, "timeout": 0, "memory": 0}
+        self.stats = {"jobs": 0, "replaced": 0, "died": 0, "timeout": 0, "memory": 0, "retried": 0}
         self.closed = False
         for _ in range(self.limits.workers):
             self.idle.put(self._spawn())
-        self._queue = _Queue(self.idle, self.limits.visitor_seconds_per_minute)
+        self._queue = Turns(
+            self.idle,
+            self.limits.workers,
+            self.limits.visitor_seconds_per_minute,
+            self.limits.max_waiting,
+        )
         self._anonymous = itertools.count()
 
     def _spawn(self) -> Worker:
@@ -442,9 +374,21 @@ class Pool:
         with self.lock:
             return [w.pid for w in self.workers if w.alive()]
 
-    def call(self, kind: str, args: tuple, seconds: float, visitor: str = "") -> Outcome:
+    def call(
+        self,
+        kind: str,
+        args: tuple,
+        seconds: float,
+        visitor: str = "",
+        out_of_memory: Callable[[Outcome], bool] | None = None,
+    ) -> Outcome:
         """Run one job in a worker when `visitor`'s turn comes (Busy when it does not come
-        within queue_seconds, or the visitor's budget is used); "" is a visitor of its own."""
+        within queue_seconds, or the visitor's budget is used); "" is a visitor of its own.
+
+        A job that meets the memory cap (the watchdog's "memory", or what `out_of_memory`
+        says of a finished job, such as an allocator failure the job reported) in a worker
+        that had run other jobs runs again, once, in a fresh worker, in the same turn: its
+        verdict is then the program's own, not what earlier visitors left in the worker."""
         if self.closed:
             raise RuntimeError("the worker pool is closed")
         if kind not in PROGRAM_JOBS and not (self.testing and kind in TEST_PROGRAM_JOBS):
@@ -453,20 +397,31 @@ class Pool:
         w = self._queue.take(visitor, self.limits.queue_seconds)
         ran = 0.0  # the visitor's worker time (not a worker's start)
         try:
-            if not w.alive() or not w.wait_ready(self.limits.start_seconds):
-                w = self._replace(w)
-                if not w.wait_ready(self.limits.start_seconds):
-                    return Outcome("error", message=f"a worker could not start {w.problem}")
-            started = time.monotonic()
-            outcome = w.run(kind, args, seconds)
-            ran = time.monotonic() - started
-            with self.lock:
-                self.stats["jobs"] += 1
-                if outcome.status in ("died", "timeout", "memory"):
-                    self.stats[outcome.status] += 1
-            if w.retire or w.jobs >= self.limits.max_jobs or not w.alive():
-                w = self._replace(w)
-            return outcome
+            while True:
+                if not w.alive() or not w.wait_ready(self.limits.start_seconds):
+                    w = self._replace(w)
+                    if not w.wait_ready(self.limits.start_seconds):
+                        return Outcome("error", message=f"a worker could not start {w.problem}")
+                started = time.monotonic()
+                outcome = w.run(kind, args, seconds)
+                ran += time.monotonic() - started
+                if outcome.status == "grown":  # replaced before it ran anything
+                    w = self._replace(w)
+                    continue
+                refused = outcome.status == "memory"
+                refused = refused or (out_of_memory is not None and out_of_memory(outcome))
+                with self.lock:
+                    self.stats["jobs"] += 1
+                    if outcome.status in ("died", "timeout", "memory"):
+                        self.stats[outcome.status] += 1
+                    if refused and not outcome.fresh:
+                        self.stats["retried"] += 1
+                if refused and not outcome.fresh:
+                    w = self._replace(w)  # the cap was met in a used worker: again, fresh
+                    continue
+                if w.retire or w.jobs >= self.limits.max_jobs or not w.alive():
+                    w = self._replace(w)
+                return outcome
         except BaseException:
             w = self._replace(w)
             raise

@@ -32,6 +32,7 @@ TEST_PROGRAM_JOBS = MappingProxyType(
         "crash": "gradviz.workers.testing:pool_crash",
         "hang": "gradviz.workers.testing:pool_hang",
         "allocate": "gradviz.workers.testing:pool_allocate",
+        "keep": "gradviz.workers.testing:pool_keep",
         "pid": "gradviz.workers.testing:pool_pid",
         "state": "gradviz.program.worker:state",
         "dirty": "gradviz.workers.testing:pool_dirty",

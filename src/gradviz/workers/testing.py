@@ -44,6 +44,16 @@ def pool_allocate(nbytes: int, shared: bool):
     return len(hold_memory(nbytes, shared)) * TEST_STEP
 
 
+_KEPT: list = []
+
+
+def pool_keep(nbytes: int):
+    """Hold `nbytes` of private memory after the job ends, as allocator fragmentation or a
+    library's cache would: the worker is then bigger than when it started."""
+    _KEPT.extend(hold_memory(nbytes, False))
+    return len(_KEPT) * TEST_STEP
+
+
 def pool_pid():
     return os.getpid()
 
