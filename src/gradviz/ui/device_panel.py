@@ -12,7 +12,7 @@ from gradviz.program.share import ALL_LEAVES
 from gradviz.services import host
 from gradviz.ui.common import KEEP, table
 from gradviz.util.format import fmt_bytes
-from gradviz.util.mdtext import code, escape, html, message
+from gradviz.util.mdtext import code, escape, html_text, message
 from gradviz.workers import jobs
 
 
@@ -91,7 +91,7 @@ def legend(trace) -> None:
     parts = []
     for dev in present:
         color = DEVICE_COLORS.get(dev, OTHER_DEVICE_COLOR)
-        label = html(device_info.device_label(dev, trace.simulated))
+        label = html_text(device_info.device_label(dev, trace.simulated))
         parts.append(
             f'<span style="border:3px solid {color};padding:1px 6px;border-radius:4px">'
             f"{label}</span>"

@@ -7,7 +7,7 @@ the next visitor's browser fetch an image from anywhere or show a link inside th
 error box. Every piece of text that did not come from gradviz itself goes through this
 module: `code` (program text, shown as a code span), `escape` (plain text), `message`
 (gradviz's own messages that quote user text in `code spans`), `escape_all` (table cells)
-or `html` (HTML).
+or `html_text` (HTML), and for Graphviz `dot_string` (a DOT string).
 
 Backslash escapes are not enough against autolinks: Streamlit's GitHub autolinking runs on
 the text after escapes are resolved, so `http\\://host`, `www\\.host` and `a\\@b.org`
@@ -68,9 +68,18 @@ def code(text: object) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def html(text: object) -> str:
+def html_text(text: object) -> str:
     """`text` as HTML text or a quoted attribute value: shows as typed, opens no tag."""
     return _html.escape(str(text), quote=True)
+
+
+def dot_string(text: object) -> str:
+    """`text` as a DOT double-quoted string (a label, a tooltip: Graphviz writes it into
+    the SVG as XML text, escaped): no quote ends it early and no backslash is an escape."""
+    text = str(text)
+    if "\\" not in text and '"' not in text and "\n" not in text:  # most: nothing to escape
+        return '"' + text + '"'
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def message(text: object) -> str:
