@@ -140,7 +140,7 @@ def error_details(device: DeviceErrorDetails | None, rule: bool = True) -> None:
     if device.tensors:
         st.markdown(
             "Operands: "
-            + ", ".join(f"{code(name)} on **{escape(dev)}**" for name, dev in device.tensors)
+            + ", ".join(f"{code(name)} on **{dev}**" for name, dev in device.tensors)
         )
     if rule:
         st.markdown(f"**Rule:** {message(device.rule)}")
