@@ -139,8 +139,7 @@ def error_details(device: DeviceErrorDetails | None, rule: bool = True) -> None:
         st.caption(f"Message {message(device.source)}.")
     if device.tensors:
         st.markdown(
-            "Operands: "
-            + ", ".join(f"{code(name)} on **{dev}**" for name, dev in device.tensors)
+            "Operands: " + ", ".join(f"{code(name)} on **{dev}**" for name, dev in device.tensors)
         )
     if rule:
         st.markdown(f"**Rule:** {message(device.rule)}")
