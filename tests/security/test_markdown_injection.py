@@ -2,9 +2,11 @@
 
 Streamlit renders st.error, st.warning, st.info, st.caption and st.markdown as Markdown with
 GitHub's autolinks: a program's string that reached a message unescaped made the next
-visitor's browser fetch an attacker's image and showed a phishing link in the error box.
-These tests open such links through AppTest and read the Markdown each message carries; the
-browser test (tests/e2e/test_markdown_browser.py) checks what Chromium renders.
+visitor's browser fetch an attacker's image and showed a phishing link in the error box, and
+a bare URL, www. address or e-mail address in a message became a link even when escaped.
+These tests open such links through AppTest and check the Markdown each message carries
+with tests/security/injection.py; the browser test (tests/e2e/test_injection_browser.py)
+checks what Chromium renders.
 """
 
 from __future__ import annotations
@@ -15,16 +17,19 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gradviz.graph.collapse import fold_calls
+from gradviz.graph.model import GraphModel, GraphNode, ModuleCall
 from gradviz.program.share import encode_program
 from gradviz.ui.autograd import TAB_KEY, TABS
 from gradviz.util import mdtext
+from tests.security.injection import HOST, live_markdown, shown_text
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EVIL = "http://attacker.invalid"
+EVIL = f"http://{HOST}"
 IMAGE = f"![t]({EVIL}/p.png)"
 LINK = f"[Session expired - log in again]({EVIL}/login)"
 HTML = f"<img src={EVIL}/h.png> <a href={EVIL}>x</a>"
-AUTOLINK = f"<{EVIL}/auto> {EVIL}/bare www.attacker.invalid"
+AUTOLINK = f"<{EVIL}/auto> {EVIL}/bare www.{HOST} mail@{HOST}"
 CODES = ":red[alert] :material/lock: $x^2$ **bold**"
 PAYLOAD = f"{IMAGE} {LINK} {HTML} {AUTOLINK} {CODES}"
 # Program strings are at most 200 characters: two payloads cover every form.
@@ -47,15 +52,36 @@ PARAMS = {
 }
 
 # Markdown that would become active: an image or link opener, raw HTML, an autolink, a
-# Streamlit colour/icon code or LaTeX. Escaped forms (\[, \<, http\:, \$) are inert.
+# Streamlit colour/icon code or LaTeX. Escaped forms (\[, \<, \$) are inert.
 ACTIVE = [
     re.compile(r"(?<!\\)\]\((?!\\)"),  # ](  -> link or image
     re.compile(r"(?<!\\)<(?:img|a|http)"),  # raw HTML or <autolink>
-    re.compile(r"https?://"),  # a bare autolink (escaped: http\:\/\/)
-    re.compile(r"(?<!\\)www\.attacker"),
     re.compile(r"(?<!\\):red\["),
     re.compile(r"(?<!\\)\$x"),
 ]
+# Dictionary keys reach the page as program text: a device error's operands and fix, the
+# output a program ran backward on, an optimizer's name. Each at most 26 characters, as
+# operands are quoted up to 40 and an optimizer up to 30.
+KEYS = {
+    "image": f"`![](//{HOST}/x)`",
+    "html": f"`<img src=//{HOST}>`",
+    "autolinks": f"{EVIL} a@{HOST}",
+}
+KEYED = {
+    "device-fix": (
+        "a = torch.ones(2)\nd = {{{k}: torch.ones(2)}}\ny = a + d[{k}]\n",
+        {"move": "a", "to": "cuda:0"},
+    ),
+    "ran-backward": (
+        "d = {{{k}: torch.ones(2, requires_grad=True)}}\nd[{k}].sum().backward()\n",
+        {"step": "1"},
+    ),
+    "optimizer": (
+        "w = torch.ones(2, requires_grad=True)\no = {{{k}: torch.optim.SGD([w], lr=0.1)}}\n"
+        "for i in range(2):\n    w.sum().backward()\n    o[{k}].step()\n",
+        {},
+    ),
+}
 
 
 def _markdown_of(at: AppTest) -> list[str]:
@@ -79,7 +105,8 @@ def _markdown_of_every_tab(at: AppTest) -> list[str]:
 
 
 def _active(texts: list[str]) -> list[str]:
-    return [t for t in texts if "attacker" in t and any(p.search(t) for p in ACTIVE)]
+    """The texts naming HOST that would render a link, image, HTML, autolink or code."""
+    return [(t, live_markdown(t)) for t in texts if HOST in t and live_markdown(t)]
 
 
 @pytest.mark.parametrize("program", list(PROGRAMS.values()), ids=list(PROGRAMS))
@@ -89,7 +116,7 @@ def test_program_strings_reach_messages_escaped(program):
     at.run()
     assert not at.exception, at.exception
     texts = _markdown_of_every_tab(at)
-    assert any("attacker" in t for t in texts), f"the payload never reached a message: {texts}"
+    assert any(HOST in t for t in texts), f"the payload never reached a message: {texts}"
     assert not _active(texts), _active(texts)
 
 
@@ -107,7 +134,57 @@ def test_share_link_parameters_reach_messages_escaped(params):
 def test_escape_keeps_every_character_and_activates_none():
     out = mdtext.escape(PAYLOAD)
     assert not any(p.search(out) for p in ACTIVE), out
-    assert re.sub(r"\\(.)", r"\1", out) == PAYLOAD
+    assert not live_markdown(out), live_markdown(out)
+    assert shown_text(out) == PAYLOAD
+
+
+@pytest.mark.parametrize(
+    ("site", "key"),
+    [(site, key) for site in KEYED for key in KEYS if site != "optimizer" or key == "image"],
+)
+def test_program_text_reaches_the_page_as_text(site, key):
+    """Where a dictionary key is program text on the page (the device error's operands and
+    "Fix", "The program itself ran backward", the walk-through and its slides, an
+    optimizer's steps), it shows whole and inert."""
+    template, params = KEYED[site]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["p"] = encode_program(template.format(k=repr(KEYS[key])))
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, at.exception
+    texts = _markdown_of_every_tab(at)
+    shown = [shown_text(t) for t in texts]
+    assert any(KEYS[key] in t for t in shown), f"the key never reached the page whole: {texts}"
+    assert not _active(texts), _active(texts)
+    if site == "device-fix":
+        k = repr(KEYS[key])
+        assert any(f"Fix: d[{k}] = d[{k}].to(a.device)" in t for t in shown), shown
+
+
+def _clicked(title: str) -> None:
+    import streamlit as st
+
+    from gradviz.ui import graph_viewer
+
+    st.session_state[graph_viewer.SELECTED] = {"title": title, "line": 1, "text": "x = 1"}
+    graph_viewer.marked_program("x = 1")
+
+
+@pytest.mark.parametrize("key", list(KEYS.values()), ids=list(KEYS))
+def test_folded_layer_title_clicked_in_the_viewer_shows_as_text(key):
+    """A layer reached through a dictionary (`m[key](x)`) is titled with that text when
+    folded; clicking it in the viewer names it above the program."""
+    model = GraphModel(
+        nodes=[GraphNode("n1", "function", "AddBackward0", "function", module="m0")],
+        modules=[ModuleCall("m0", f"m[{key!r}]", "Linear", 1)],
+    )
+    title = fold_calls(model, ["m0"]).node("fold_m0").title
+    at = AppTest.from_function(_clicked, args=(title,), default_timeout=60).run()
+    assert not at.exception, at.exception
+    texts = _markdown_of(at)
+    assert any(title.replace("\n", " ") in shown_text(t) for t in texts), texts
+    assert not _active(texts), _active(texts)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,6 @@ No torch and no Streamlit: the page shows it in a frame, the CLI writes it to a 
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -18,6 +17,7 @@ from importlib import resources
 
 from gradviz.graph.model import GraphModel, GraphNode, TensorInfo
 from gradviz.graph.render import ROLE_TEXT, THEMES
+from gradviz.util.mdtext import html_text
 
 # Above this many nodes the viewer opens with the layer clusters closed.
 COLLAPSE_OVER = 300
@@ -189,10 +189,10 @@ def viewer_html(
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title>
+<title>{html_text(title)}</title>
 <style>{asset("viewer.css")}
 #gv-graph {{ background: {th.bg}; }}
-body {{ height: {html.escape(height)}; }}</style>
+body {{ height: {html_text(height)}; }}</style>
 </head><body>
 <div id="gv-bar" role="toolbar" aria-label="graph controls">
 <button id="gv-zoom-in" title="zoom in (or the mouse wheel)">+</button>

@@ -14,7 +14,6 @@ without it, `render_bytes` raises RenderUnavailable saying what to install.
 from __future__ import annotations
 
 import hashlib
-import html
 import math
 import re
 import resource
@@ -30,6 +29,7 @@ from gradviz.devices.info import device_label
 from gradviz.graph.model import GraphModel, GraphNode
 from gradviz.graph.textmetrics import svg_environment
 from gradviz.util.hosting import public_mode
+from gradviz.util.mdtext import dot_string, html_text
 from gradviz.util.memo import ByteLRU
 
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -194,15 +194,12 @@ def dot_available() -> bool:
 
 def _q(text: str) -> str:
     """A DOT double-quoted string."""
-    text = str(text)
-    if "\\" not in text and '"' not in text and "\n" not in text:  # most: nothing to escape
-        return '"' + text + '"'
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return dot_string(text)
 
 
 def _h(text: str) -> str:
     """Text inside an HTML-like label."""
-    return html.escape(str(text), quote=True)
+    return html_text(text)
 
 
 def _fill(theme: Theme, role: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from gradviz.graph.model import BackwardRecord, GraphModel
 from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes, to_dot
 from gradviz.graph.rules import rule_for
+from gradviz.util.mdtext import dot_string
 
 
 def arrived(model: GraphModel, record: BackwardRecord, ran: int) -> set[str]:
@@ -60,8 +61,9 @@ def _so_far(model: GraphModel, record: BackwardRecord, shown: set[str]) -> Graph
 def _titled(dot: str, title: str) -> str:
     """DOT with a caption at the top of the drawing."""
     head, sep, _ = dot.rstrip().rpartition("}")
-    text = title.replace("\\", "\\\\").replace('"', '\\"')
-    return head + f'  graph [label="{text}" labelloc=t labeljust=l];\n}}\n' if sep else dot
+    return (
+        head + f"  graph [label={dot_string(title)} labelloc=t labeljust=l];\n}}\n" if sep else dot
+    )
 
 
 def frames(

@@ -18,6 +18,7 @@ from gradviz.program.language import ProgramError
 from gradviz.program.reports import DeviceErrorDetails, ErrorDetails
 from gradviz.program.state import RunState
 from gradviz.program.values import NAMESPACES
+from gradviz.util.mdtext import code
 
 
 def runtime_message(exc: BaseException) -> str:
@@ -62,9 +63,7 @@ def inplace_hint(culprits: list, hint: str | None) -> str | None:
     (program.inplace's culprits) named by line and column: PyTorch points only at backward()."""
     if not culprits:
         return hint
-    places = "; ".join(
-        f"line {e.line}, column {e.col}: `{e.text.replace(chr(96), chr(39))}`" for e in culprits
-    )
+    places = "; ".join(f"line {e.line}, column {e.col}: {code(e.text)}" for e in culprits)
     return f"{hint} The in-place change backward() tripped over: {places}."
 
 
@@ -78,7 +77,7 @@ def with_devices(err: ProgramError, named: dict[str, str], source: str) -> Progr
     err.details = replace(
         err.details,
         title=device.title,
-        fix=f"`{device.fix_code}`",
+        fix=code(device.fix_code),
         device=DeviceErrorDetails(
             kind=device.kind,
             rule=device.rule,

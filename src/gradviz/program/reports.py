@@ -37,7 +37,7 @@ class ErrorDetails:
     operation: str | None = None  # the operation that raised it ("+", "torch.matmul", ...)
     explanation: str | None = None  # the key of gradviz.program.explain's explanation
     title: str | None = None
-    fix: str | None = None  # gradviz's own Markdown, never a visitor's text
+    fix: str | None = None  # Markdown: gradviz's own, with program text only as mdtext.code
     device: DeviceErrorDetails | None = None
     worker: str | None = None  # the signal that killed the worker running the program
     # other places the error comes from, (line, column): the in-place change backward

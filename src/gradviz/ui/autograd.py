@@ -36,7 +36,7 @@ from gradviz.ui.autograd_state import (
 from gradviz.ui.common import KEEP, show_unexpected, table
 from gradviz.ui.visitor import visitor_key, wait_shown
 from gradviz.util.hosting import public_mode
-from gradviz.util.mdtext import message
+from gradviz.util.mdtext import code, escape, message
 from gradviz.util.memo import ByteLRU, SingleFlight
 from gradviz.util.plainsize import decoded_size
 from gradviz.workers.process import Busy
@@ -225,8 +225,8 @@ def _show_error(err: RunError, source: str) -> None:
         # Markdown meant as written; the message, which quotes PyTorch and strings, is escaped.
         st.info(err.hint, icon=":material/lightbulb:")
     if err.details.fix:
-        # gradviz's own text (explain.EXPLANATIONS, or devices' fix from tensor names and
-        # devices PyTorch named), Markdown meant as written: no visitor string reaches it.
+        # gradviz's own text (explain.EXPLANATIONS), or a device error's fix line, whose names
+        # are the program's text: errors.with_devices sets that one as mdtext.code.
         st.success(f"**Fix:** {err.details.fix}", icon=":material/build:")
     device_panel.error_details(err.details.device, rule=False)
 
@@ -362,7 +362,7 @@ def _ran_backward(ran: list) -> str:
     for b in ran:
         counts[(b.target, b.line)] = counts.get((b.target, b.line), 0) + 1
     return ", ".join(
-        f"`{target}.backward()` (line {line}" + (f", {n:,} times)" if n > 1 else ")")
+        code(f"{target}.backward()") + f" (line {line}" + (f", {n:,} times)" if n > 1 else ")")
         for (target, line), n in counts.items()
     )
 
@@ -424,7 +424,7 @@ def _backward_controls(trace: Trace) -> None:
         icon=":material/undo:",
         type="primary",
         disabled=info is None,
-        help=f"The program stopped before it made `{target}`." if info is None else None,
+        help=f"The program stopped before it made {code(target)}." if info is None else None,
         on_click=_run_backward,
         args=(target,),
     )
@@ -432,13 +432,15 @@ def _backward_controls(trace: Trace) -> None:
     explain = trace.error is None or target == state.backward_target
     if explain and info is not None and info.shape and max(1, math.prod(info.shape)) > 1:
         st.caption(
-            f"`{target}` has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
+            f"{code(target)} has shape {tuple(info.shape)}: PyTorch says *grad can be implicitly "
             "created only for scalar outputs*. backward() needs to know how to weigh each "
             "element; a ones-like gradient weighs them equally (the same as "
-            f"`{target}.sum().backward()`)."
+            f"{code(f'{target}.sum().backward()')})."
         )
         st.checkbox(
-            f"Use torch.ones_like({target}) as the gradient", key="ones", persist_state=KEEP
+            f"Use {code(f'torch.ones_like({target})')} as the gradient",
+            key="ones",
+            persist_state=KEEP,
         )
 
 
@@ -524,7 +526,7 @@ def _walk_through(record) -> None:
         return
     steps = record.steps
     st.markdown(
-        f"Backward from **`{record.target}`** ran these {len(steps)} functions, in this order "
+        f"Backward from **{code(record.target)}** ran these {len(steps)} functions, in this order "
         "(each receives the gradient of the output, *upstream*, and passes one to each input):"
     )
     k = st.slider(
@@ -537,12 +539,10 @@ def _walk_through(record) -> None:
     )
     if k:
         step = steps[k - 1]
-        st.markdown(f"**Step {k}: {step.fn.split('::')[-1]}** — {rule_for(step.fn)}")
+        st.markdown(f"**Step {k}:** {code(step.fn.split('::')[-1])} — {escape(rule_for(step.fn))}")
         st.markdown(
-            message(
-                f"upstream: `{', '.join(step.upstream)}` → gradients for inputs: "
-                f"`{', '.join(step.produced) or '(into .grad)'}`"
-            )
+            f"upstream: {code(', '.join(step.upstream))} → gradients for inputs: "
+            f"{code(', '.join(step.produced) or '(into .grad)')}"
         )
     table(
         [

@@ -11,7 +11,7 @@ import streamlit as st
 from gradviz.program.calls import BackwardCall, OptimizerStep, ValueSummary
 from gradviz.program.results import Trace
 from gradviz.ui.common import KEEP, table
-from gradviz.util.mdtext import message
+from gradviz.util.mdtext import code, message
 
 WHOLE_RUN = 0  # the picker's choice for every call's graph together
 
@@ -73,7 +73,7 @@ def _call_summary(call: BackwardCall) -> None:
 def _step_table(step: OptimizerStep) -> None:
     more = f" ({step.more} more parameters not listed)" if step.more else ""
     st.markdown(
-        f"**Parameters before and after step {step.number}** (`{step.optimizer}`, line "
+        f"**Parameters before and after step {step.number}** ({code(step.optimizer)}, line "
         f"{step.line}, after backward call {step.after_call}){more}"
     )
     table(

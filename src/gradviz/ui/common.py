@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import html
 import platform
 
 import streamlit as st
@@ -13,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from gradviz.services import host
 from gradviz.ui.visitor import cookie_script
 from gradviz.util import mdtable
-from gradviz.util.mdtext import escape
+from gradviz.util.mdtext import escape, html_text
 from gradviz.util.version import VERSION
 
 # persist_state of a page's keyed widgets: their values survive a visit to another page
@@ -121,7 +120,7 @@ def png(data: bytes, alt: str) -> None:
     """A PNG drawn by a worker, shown as an <img> (st.image would import numpy in the server)."""
     encoded = base64.b64encode(data).decode("ascii")
     st.markdown(
-        f'<img alt="{html.escape(alt, quote=True)}" style="max-width:100%" '
+        f'<img alt="{html_text(alt)}" style="max-width:100%" '
         f'src="data:image/png;base64,{encoded}">',
         unsafe_allow_html=True,
     )

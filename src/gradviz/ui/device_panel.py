@@ -3,8 +3,6 @@ device errors explained. Kept apart from ui/autograd.py so that page changes sta
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from gradviz.devices import info as device_info
@@ -14,7 +12,7 @@ from gradviz.program.share import ALL_LEAVES
 from gradviz.services import host
 from gradviz.ui.common import KEEP, table
 from gradviz.util.format import fmt_bytes
-from gradviz.util.mdtext import escape, message
+from gradviz.util.mdtext import code, escape, html_text, message
 from gradviz.workers import jobs
 
 
@@ -76,7 +74,7 @@ def moves(trace) -> None:
     for m in trace.moves:
         st.info(
             # Devices are PyTorch's own names (torch.device parsed them); the name is quoted.
-            message(f"Moved `{m.name}`")
+            f"Moved {code(m.name)}"
             + f" (line {m.line}) from {m.from_device} to "
             + f"**{device_info.device_label(m.to_device, trace.simulated)}**",
             icon=":material/swap_horiz:",
@@ -93,7 +91,7 @@ def legend(trace) -> None:
     parts = []
     for dev in present:
         color = DEVICE_COLORS.get(dev, OTHER_DEVICE_COLOR)
-        label = html.escape(device_info.device_label(dev, trace.simulated))
+        label = html_text(device_info.device_label(dev, trace.simulated))
         parts.append(
             f'<span style="border:3px solid {color};padding:1px 6px;border-radius:4px">'
             f"{label}</span>"
@@ -141,8 +139,7 @@ def error_details(device: DeviceErrorDetails | None, rule: bool = True) -> None:
         st.caption(f"Message {message(device.source)}.")
     if device.tensors:
         st.markdown(
-            "Operands: "
-            + ", ".join(f"{message(f'`{name}`')} on **{dev}**" for name, dev in device.tensors)
+            "Operands: " + ", ".join(f"{code(name)} on **{dev}**" for name, dev in device.tensors)
         )
     if rule:
         st.markdown(f"**Rule:** {message(device.rule)}")

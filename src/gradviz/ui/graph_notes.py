@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.program.results import Trace
+from gradviz.util.mdtext import code
 
 
 def notes(trace: Trace) -> None:
@@ -38,7 +39,7 @@ def name_notes(trace: Trace) -> None:
         name, _, rest = line.split(" = ")[0].partition("·L")
         number = "".join(ch for ch in rest if ch.isdigit())
         parts.append(
-            f"`{line.split(' = ')[0]}` is {name} as the name at line {number}: a name bound "
+            f"{code(line.split(' = ')[0])} is {code(name)} as the name at line {number}: a name bound "
             "more than once gets a node per line, each with the value it had then (`y += 1` "
             "on a tensor autograd tracks is a new node; a tensor changed in place without "
             "a new node says so in its note on the Tensors tab)"
@@ -47,6 +48,8 @@ def name_notes(trace: Trace) -> None:
         parts.append("`name[2]` is the name in the loop's pass 2")
     alias = _example(labels, " = ")
     if alias:
-        parts.append(f"`{alias}` is one tensor, two names (the program assigned one to the other)")
+        parts.append(
+            f"{code(alias)} is one tensor, two names (the program assigned one to the other)"
+        )
     if parts:
         st.caption("Names: " + "; ".join(parts) + ".")

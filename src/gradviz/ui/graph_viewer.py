@@ -20,7 +20,7 @@ from gradviz.graph.interactive import asset, viewer_html
 from gradviz.graph.model import GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results import Trace
-from gradviz.util.mdtext import message
+from gradviz.util.mdtext import code, message
 
 VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
@@ -119,7 +119,7 @@ def marked_program(source: str) -> None:
     text = "\n".join(
         f"{'▶' if k == n else ' '} {k:>{width}}  {line}" for k, line in enumerate(lines, 1)
     )
-    st.caption(f"Clicked in the graph: `{chosen.get('title', '')}`, made on line {n}:")
+    st.caption(f"Clicked in the graph: {code(chosen.get('title', ''))}, made on line {n}:")
     st.code(text, language=None)
 
 

@@ -18,6 +18,7 @@ from gradviz.graph.render import dot_available, render_bytes, server_limits
 from gradviz.program.results import Trace
 from gradviz.services import slides
 from gradviz.util.hosting import public_mode
+from gradviz.util.mdtext import code
 
 GIF_MAX_SIDE = 1600  # pixels a side of a GIF frame: a slide's width; bigger drawings shrink
 MAX_STEPS = 60  # backward steps the page makes frames for (each is one Graphviz layout)
@@ -83,7 +84,7 @@ def downloads(trace: Trace, rankdir: str, theme: str) -> None:
         key="download_walk_gif",
     )
     st.caption(
-        f"{len(record.steps) + 1} pages or frames: one per backward step from `{record.target}` (the "
+        f"{len(record.steps) + 1} pages or frames: one per backward step from {code(record.target)} (the "
         "running function in red, those already run grey, only the gradients that have "
         "arrived), then the whole graph. Made when you click, so a large graph takes a moment."
     )

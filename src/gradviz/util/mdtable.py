@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import string
 
-from gradviz.util.mdtext import escape_all
+from gradviz.util.mdtext import JOINER, escape_all
 
 
 def number(value: float) -> str:
@@ -62,7 +62,7 @@ def _unescape(text: str) -> str:
         else:
             out.append(text[i])
             i += 1
-    return "".join(out).strip()
+    return "".join(out).replace(JOINER, "").strip()
 
 
 def _split(line: str) -> list[str]:
