@@ -426,7 +426,8 @@ def run(
     return out
 
 
-def report(out: dict, args) -> None:
+def report(out: dict, args) -> list[str]:
+    """Print the class's figures; return the attack outcomes that broke something."""
     lat, fin = out["latency"], out["finished"]
     print(f"machine: {machine()}")
     print(f"load average before: {args.load_before}; after: {os.getloadavg()}")
@@ -462,19 +463,29 @@ def report(out: dict, args) -> None:
     else:
         print(f"cpu s: client {out['client_cpu']:.1f}")
     print(f"errors={len(out['errors'])} leaks={len(out['leaks'])} server_alive={out['alive']}")
-    if out["attacks"]:
-        print(f"attackers: {args.attackers}, {out['attack_runs']} attack runs answered")
-        for label, outcomes in out["attacks"].items():
-            counts: dict[str, int] = {}
-            for o in outcomes:
-                counts[o] = counts.get(o, 0) + 1
-            print(f"  {label}:")
-            for o, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-                print(f"    {n:3d} x {o}")
     for e in out["errors"][:10]:
         print("  error:", e)
     for e in out["leaks"][:10]:
         print("  leak:", e)
+    if not out["attacks"]:
+        return []
+    print(f"attackers: {args.attackers}, {out['attack_runs']} attack runs answered")
+    return report_attacks(out)
+
+
+def report_attacks(out: dict) -> list[str]:
+    """Print each attack's outcomes with their counts; return the ones that broke something
+    (an internal error, a failed connection)."""
+    broken = []
+    for label, outcomes in out["attacks"].items():
+        counts: dict[str, int] = {}
+        for o in outcomes:
+            counts[o] = counts.get(o, 0) + 1
+        broken += [o for o in outcomes if o.startswith(("INTERNAL", "FAILED"))]
+        print(f"  {label}:")
+        for o, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            print(f"    {n:3d} x {o}")
+    return broken
 
 
 def main() -> None:
@@ -507,8 +518,7 @@ def main() -> None:
         app=args.app,
         attackers=args.attackers,
     )
-    report(out, args)
-    broken = [o for v in out["attacks"].values() for o in v if o.startswith(("INTERNAL", "FAILED"))]
+    broken = report(out, args)
     ok = not out["errors"] and not out["leaks"] and out["alive"] and not broken
     sys.exit(0 if ok else 1)
 

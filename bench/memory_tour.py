@@ -22,8 +22,16 @@ in 5 fresh sessions held open together, each tab rerun 3 times, then every tab c
 server's CPU seconds and memory are noted). Each step waits for a definite outcome on the
 page. --attack empty-unbind runs that last one alone.
 
+--attack crowd runs, instead of the tour, --crowd hostile tabs at once (bench/class_load.py's
+ATTACKS, each tab in turn: results that decode big, values-free tensors made into millions of
+objects, a broadcast in a list comparison, Markdown and bare URLs in names, a graph slow to
+lay out) while --victims other visitors run their own programs 3 times: the whole app's peak
+and the victims' submit -> own graph p50/p95 are reported; an internal error, a victim's
+error or a peak over the limit fails the run.
+
     python bench/memory_tour.py [--python /tmp/cpuvenv/bin/python] [--limit-mb 690] [--public]
-        [--attacks | --attacks-only | --attack empty-unbind]
+        [--attacks | --attacks-only | --attack empty-unbind | --attack crowd [--crowd 10]
+         [--victims 5]]
 """
 
 from __future__ import annotations
@@ -555,8 +563,12 @@ def main() -> None:
         "--attacks-only", action="store_true", help="only the hostile inputs, not the tour"
     )
     steps.add_argument(
-        "--attack", choices=["empty-unbind"], help="only this one hostile input, not the tour"
+        "--attack",
+        choices=["empty-unbind", "crowd"],
+        help="only this one hostile input, not the tour (crowd: many hostile tabs at once)",
     )
+    ap.add_argument("--crowd", type=int, default=10, help="hostile tabs for --attack crowd")
+    ap.add_argument("--victims", type=int, default=5, help="other visitors for --attack crowd")
     args = ap.parse_args()
     torch_version = subprocess.run(
         [args.python, "-c", "import torch; print(torch.__version__)"],
@@ -567,16 +579,20 @@ def main() -> None:
     proc = start(args.python, port, {"GRADVIZ_PUBLIC": "1"} if args.public else None)
     sampler = Sampler(proc.pid)
     sampler.start()
+    crowd = None
     try:
-        visited = tour(
-            f"http://127.0.0.1:{port}",
-            sampler,
-            args.batch,
-            normal=not (args.attacks_only or args.attack),
-            attacks=args.attacks or args.attacks_only,
-            public=args.public,
-            only=args.attack,
-        )
+        if args.attack == "crowd":
+            visited, crowd = [], crowd_attack(f"http://127.0.0.1:{port}", sampler, args)
+        else:
+            visited = tour(
+                f"http://127.0.0.1:{port}",
+                sampler,
+                args.batch,
+                normal=not (args.attacks_only or args.attack),
+                attacks=args.attacks or args.attacks_only,
+                public=args.public,
+                only=args.attack,
+            )
         time.sleep(1.0)
     finally:
         sampler.running = False
@@ -609,7 +625,39 @@ def main() -> None:
         print("attack steps and what the page answered:")
         for line in outcomes:
             print(f"  {line}")
-    sys.exit(0 if peak_mb <= args.limit_mb else 1)
+    ok = peak_mb <= args.limit_mb
+    if crowd is not None:
+        ok = report_crowd(crowd, args) and ok
+    sys.exit(0 if ok else 1)
+
+
+def crowd_attack(url: str, sampler: Sampler, args) -> dict:
+    """--attack crowd: class_load's hostile tabs and victims against this server at once."""
+    import asyncio
+
+    import class_load
+
+    sampler.phase = f"attack: crowd of {args.crowd}"
+    return asyncio.run(class_load.drive(url, args.victims, 3, False, None, args.crowd))
+
+
+def report_crowd(out: dict, args) -> bool:
+    """The victims' figures and every attack's outcomes; False if anything broke."""
+    from class_load import percentile, report_attacks
+
+    lat = out["latency"]
+    print(f"crowd: {args.crowd} hostile tabs, {args.victims} victims x 3 runs")
+    if lat:
+        print(
+            f"  victims' submit -> own graph s: p50={sorted(lat)[len(lat) // 2]:.2f} "
+            f"p95={percentile(lat, 0.95):.2f} max={max(lat):.2f} (n={len(lat)})"
+        )
+    print(f"  victims' errors: {len(out['errors'])}; leaks: {len(out['leaks'])}")
+    for e in out["errors"][:10]:
+        print(f"    error: {e}")
+    print(f"  attack runs answered: {out['attack_runs']}")
+    broken = report_attacks(out)
+    return not broken and not out["errors"] and not out["leaks"]
 
 
 if __name__ == "__main__":
