@@ -15,16 +15,19 @@ from gradviz.ui.visitor import COOKIE, client_address, identity_in, signed
 from gradviz.workers.pool import Pool, SandboxLimits
 from gradviz.workers.process import Busy
 
+# AppTest leaves this script as the process's __main__, which a later test's spawned
+# process (torch's DDP ranks) runs again without a Streamlit context: it must do nothing there.
 PAGE = """
 import uuid
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from gradviz.ui.visitor import cookie_script, visitor_key
 ctx = get_script_run_ctx()
-if ctx.session_id == "test session id":  # AppTest names every session alike; a tab's own
-    ctx.session_id = str(uuid.uuid4())
-st.text(visitor_key())
-st.text(cookie_script())
+if ctx is not None:
+    if ctx.session_id == "test session id":  # AppTest names every session alike; a tab's own
+        ctx.session_id = str(uuid.uuid4())
+    st.text(visitor_key())
+    st.text(cookie_script())
 """
 
 
