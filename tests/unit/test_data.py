@@ -77,15 +77,21 @@ def test_a_shuffled_pass_is_bounded_and_a_big_batch_is_the_dataset():
     source = (
         "x = torch.zeros(1_000_001, dtype=torch.bool)\n"
         "ds = torch.utils.data.TensorDataset(x)\n"
-        "a = torch.utils.data.DataLoader(ds, batch_size=10**9)\n"
+        "small = torch.utils.data.TensorDataset(x[:50_000])\n"
+        "a = torch.utils.data.DataLoader(small, batch_size=10**9)\n"
         "b = torch.utils.data.DataLoader(ds, shuffle=True)\n"
+        "c = torch.utils.data.DataLoader(ds, batch_size=10**9)\n"
     )
     interp = interpreter(source)
     (whole,) = next(iter(interp.state.env["a"]))  # sized as the dataset, not 10**9 rows
-    assert whole.shape == (1_000_001,)
+    assert whole.shape == (50_000,)
     with pytest.raises(ProgramError) as info:
         iter(interp.state.env["b"])
     assert info.value.kind == "limit" and "1,000,000 rows" in info.value.message
+    # PyTorch reads a batch row by row: a million rows are a million tuples, refused first
+    with pytest.raises(ProgramError) as info:
+        next(iter(interp.state.env["c"]))
+    assert info.value.kind == "limit" and "batch of 1,000,001 items" in info.value.message
 
 
 def test_batches_live_where_the_data_lives():

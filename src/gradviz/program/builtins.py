@@ -220,7 +220,7 @@ class Builtins:
 
     def items(self, iterable, node, what: str) -> list:
         """Every item of `iterable`: an implicit loop, under the loop caps."""
-        known = self.iteration.length(iterable)
+        known = self.iteration.passes(iterable)
         if known is not None:
             self.quotas.planned(known, node, what)
         out = []

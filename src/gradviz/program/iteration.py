@@ -77,6 +77,14 @@ class Iteration:
             return min(lengths) if lengths else 0
         return None
 
+    def passes(self, value) -> int | None:
+        """How many passes a loop over `value` will run, where known before the first: its
+        `length`, or one of the program's objects' own count (a loader's batches)."""
+        known = self.length(value)
+        if known is None and isinstance(value, ProgramObject):
+            return value.passes()
+        return known
+
     def truth(self, value, node) -> bool:
         if isinstance(value, bool):
             return value
