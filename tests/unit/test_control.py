@@ -327,5 +327,8 @@ def test_pieces_and_lists_of_a_tensor_count_as_items():
     refused(empty + "p = x.unbind()", "limit", 2, 5, "tuple (.unbind()) of 10,000,000 items")
     refused(empty + "p = x.chunk(10**6)", "limit", 2, 5, "1,000,000 items")
     refused(empty + "p = x.tolist()", "limit", 2, 5, "list of lists")
+    # sizes by keyword or as tensors are read as torch reads them
+    refused(empty + "p = x.split(split_size=1)", "limit", 2, 5, "10,000,000 items")
+    refused(empty + "p = x.chunk(torch.tensor(10**7))", "limit", 2, 5, "10,000,000 items")
     few = PUBLIC_PROGRAM_LIMITS
     refused("x = torch.zeros(20000, 0)\np = x.unbind()", "limit", 2, 5, "10,000 items", limits=few)

@@ -19,7 +19,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.values import list_cells
 from gradviz.program import tables
-from gradviz.program.budget import Budget
+from gradviz.program.budget import Budget, size_number
 from gradviz.program.errors import runtime_error
 from gradviz.program.language import ProgramError, did_you_mean
 from gradviz.program.placement import Placement
@@ -246,23 +246,19 @@ def objects_made(label: str, fn, args: tuple, kwargs: dict) -> tuple[int, int, s
     kind = PIECES.get(fn)
     if kind is None or t.dim() == 0:
         return None
+    # Where the arguments cannot be read here, the most pieces any could give: torch
+    # refuses the call, or makes no more than that.
     positional = args[1:] if kind == "unbind" else args[2:]  # where `dim` may be given
-    dim = kwargs.get("dim", positional[0] if positional else 0)
-    if not isinstance(dim, int) or not -t.dim() <= dim < t.dim():
-        return None
-    length = t.shape[dim]
-    if kind == "unbind":
-        count = length
-    else:
-        size = (
-            args[1]
-            if len(args) > 1
-            else kwargs.get("chunks" if kind == "chunk" else "split_size_or_sections")
-        )
+    dim = size_number(kwargs.get("dim", positional[0] if positional else 0))
+    valid = isinstance(dim, int) and -t.dim() <= dim < t.dim()
+    length = t.shape[dim] if valid else max(t.shape)
+    count = length
+    if kind != "unbind":
+        names = ("chunks",) if kind == "chunk" else ("split_size", "split_size_or_sections")
+        size = args[1] if len(args) > 1 else next((kwargs[n] for n in names if n in kwargs), None)
+        size = size_number(size)  # x.chunk(torch.tensor(10**7)) is x.chunk(10**7)
         if isinstance(size, list | tuple):
             count = len(size)
         elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
             count = min(size, max(length, 1)) if kind == "chunk" else math.ceil(length / size)
-        else:
-            return None
     return count, count, "tuple"
