@@ -132,3 +132,13 @@ def test_the_real_dataloader_is_single_process():
 def test_data_refusals(line, kind, words):
     err = refused(DATA + line, kind, words)
     assert err.line == 5
+
+
+def test_a_loop_over_a_loader_is_planned_from_its_batches():
+    source = (
+        "ds = torch.utils.data.TensorDataset(torch.zeros(10**7, 0))\n"
+        "l = torch.utils.data.DataLoader(ds, batch_size=1)\n"
+        "for i, b in enumerate(l):\n    pass\n"
+    )
+    err = refused(source, "limit", "would run 10,000,000 loop passes")
+    assert (err.line, err.col) == (3, 13), err
