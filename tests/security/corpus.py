@@ -285,13 +285,13 @@ CPU = [
         "empty-tensor-tolist",
         "a = torch.zeros(100000, 100000, 0)\nb = a.tolist()",
         "limit",
-        "values in all",
+        "items in all",
     ),
     (
         "empty-tensor-numpy",
         "a = torch.rand(100000, 100000, 1000000000, 0)\nb = a.numpy()",
         "limit",
-        "values in all",
+        "items per list",
     ),
     (
         "matmul-chain",
@@ -312,6 +312,44 @@ CPU = [
         "values in all",
     ),
     ("statements", "a = 1\n" * 1001, "limit", "lines"),
+]
+
+# Work no byte cap sees: a tensor with no values (shape (N, 0)) weighs 0 bytes yet makes N
+# Python objects when split into rows or lists, and Python compares tensors held in lists
+# in C. Each is refused before it runs (issue finding 5).
+EMPTY_ROWS = "x = torch.zeros(10000000, 0)\n"
+CROSSED = "a = torch.zeros(30000, 1)\nb = torch.zeros(1, 30000)\n"
+LOADER = "ds = torch.utils.data.TensorDataset(torch.zeros(10**7, 0))\n"
+OBJECTS = [
+    ("unbind-empty-rows", EMPTY_ROWS + "parts = x.unbind()", "limit", "items per list"),
+    ("tolist-empty-rows", EMPTY_ROWS + "rows = x.tolist()", "limit", "items per list"),
+    ("numpy-empty-rows", EMPTY_ROWS + "rows = x.numpy()", "limit", "items per list"),
+    ("chunk-into-pieces", EMPTY_ROWS + "parts = x.chunk(10**7)", "limit", "items per list"),
+    ("split-into-pieces", EMPTY_ROWS + "parts = torch.split(x, 1)", "limit", "items per list"),
+    ("loop-over-empty-rows", "for r in torch.zeros(10**7, 0):\n    pass", "limit", "would run"),
+    (
+        "loader-batches-of-one",
+        LOADER + "l = torch.utils.data.DataLoader(ds, batch_size=1)\nfor b in l:\n    pass",
+        "limit",
+        "would run",
+    ),
+    (
+        "loader-one-big-batch",
+        LOADER + "l = torch.utils.data.DataLoader(ds, batch_size=10**7)\nfor b in l:\n    pass",
+        "limit",
+        "DataLoader batch",
+    ),
+    ("list-equal-broadcast", CROSSED + "same = [a] == [b]", "limit", "would allocate"),
+    ("tuple-unequal-broadcast", CROSSED + "other = (a, 1) != (b, 1)", "limit", "would allocate"),
+    ("dict-equal-broadcast", CROSSED + 'same = {"k": a} == {"k": b}', "limit", "would allocate"),
+    ("in-list-broadcast", CROSSED + "found = a in [b]", "limit", "would allocate"),
+    ("list-count-broadcast", CROSSED + "n = [a, b].count(b)", "limit", "would allocate"),
+    ("list-index-broadcast", CROSSED + "i = [b, a].index(a)", "limit", "would allocate"),
+    ("list-remove-broadcast", CROSSED + "l = [b, a]\nl.remove(a)", "limit", "would allocate"),
+    ("max-of-list-broadcast", CROSSED + "m = max([a, b])", "limit", "would allocate"),
+    ("min-of-nested-broadcast", CROSSED + "m = min([[a], [b]])", "limit", "would allocate"),
+    ("sorted-nested-tensors", CROSSED + "s = sorted([[a], [b]])", "type", "sorting compares"),
+    ("tensor-in-long-range", "t = torch.tensor(-1)\nf = t in range(10**6)", "limit", "would run"),
 ]
 
 PARSER = [
@@ -832,7 +870,8 @@ CLASSES = [
 ]
 
 HOSTILE = (
-    ESCAPES + REFLECTION + FORMAT + TORCH_IO + GLOBAL_STATE + MEMORY + CPU + PARSER + ODD_TEXT
+    ESCAPES + REFLECTION + FORMAT + TORCH_IO + GLOBAL_STATE + MEMORY + CPU + OBJECTS + PARSER
+    + ODD_TEXT
     + FUNCTIONS + LOOPS + LAYERS + CLASSES
 )  # fmt: skip
 

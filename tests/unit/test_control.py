@@ -296,3 +296,39 @@ def test_tensors_format_as_python_formats_them():
     assert printed("t = torch.tensor(2.5)\nprint(f'{t:.2f} {t}', '%.1f' % t)\n") == [
         "2.50 tensor(2.5000) 2.5"
     ]
+
+
+# ------------------------------------------- objects made and comparisons done for a program
+
+
+def test_tensors_in_lists_compare_as_in_python_under_the_caps():
+    out = printed(
+        "t = torch.ones(2)\nu = torch.tensor(1.0)\nv = torch.tensor(3.0)\n"
+        "print([t] == [t], t in [t], [u, v].count(v), [u, v].index(v), (u,) != (v,))\n"
+        "print(max([u, v]).item(), min([[v], [u]])[0].item(), max([3, 1, 2]), min((1, 2), (0, 5)))\n"
+        "l = [u, v]\nl.remove(u)\nprint(len(l), u in range(3))\n"
+    )
+    assert out == ["True True 1 1 True", "3.0 1.0 3 (0, 5)", "1 True"]
+
+
+def test_a_comparison_inside_lists_is_sized_first():
+    crossed = "a = torch.zeros(30000, 1)\nb = torch.zeros(1, 30000)\n"
+    refused(crossed + "s = [a] == [b]", "limit", 3, 5, "would allocate", "30000x30000")
+    refused(crossed + "f = a in [b]", "limit", 3, 5, "would allocate")
+    refused(crossed + "m = max([a, b])", "limit", 3, 5, "would allocate")
+    refused(crossed + "s = sorted([[a], [b]])", "type", 3, 5, "sorting compares")
+
+
+def test_pieces_and_lists_of_a_tensor_count_as_items():
+    src = "x = torch.arange(24.0).reshape(2, 3, 4)\n"
+    src += "print(len(x.unbind(1)), len(x.split([1, 2], dim=1)), len(torch.chunk(x, 10)))\n"
+    assert printed(src + "print(len(x.tolist()), len(x.numpy()[0]))") == ["3 2 2", "2 3"]
+    empty = "x = torch.zeros(10**7, 0)\n"
+    refused(empty + "p = x.unbind()", "limit", 2, 5, "tuple (.unbind()) of 10,000,000 items")
+    refused(empty + "p = x.chunk(10**6)", "limit", 2, 5, "1,000,000 items")
+    refused(empty + "p = x.tolist()", "limit", 2, 5, "list of lists")
+    # sizes by keyword or as tensors are read as torch reads them
+    refused(empty + "p = x.split(split_size=1)", "limit", 2, 5, "10,000,000 items")
+    refused(empty + "p = x.chunk(torch.tensor(10**7))", "limit", 2, 5, "10,000,000 items")
+    few = PUBLIC_PROGRAM_LIMITS
+    refused("x = torch.zeros(20000, 0)\np = x.unbind()", "limit", 2, 5, "10,000 items", limits=few)

@@ -77,15 +77,21 @@ def test_a_shuffled_pass_is_bounded_and_a_big_batch_is_the_dataset():
     source = (
         "x = torch.zeros(1_000_001, dtype=torch.bool)\n"
         "ds = torch.utils.data.TensorDataset(x)\n"
-        "a = torch.utils.data.DataLoader(ds, batch_size=10**9)\n"
+        "small = torch.utils.data.TensorDataset(x[:50_000])\n"
+        "a = torch.utils.data.DataLoader(small, batch_size=10**9)\n"
         "b = torch.utils.data.DataLoader(ds, shuffle=True)\n"
+        "c = torch.utils.data.DataLoader(ds, batch_size=10**9)\n"
     )
     interp = interpreter(source)
     (whole,) = next(iter(interp.state.env["a"]))  # sized as the dataset, not 10**9 rows
-    assert whole.shape == (1_000_001,)
+    assert whole.shape == (50_000,)
     with pytest.raises(ProgramError) as info:
         iter(interp.state.env["b"])
     assert info.value.kind == "limit" and "1,000,000 rows" in info.value.message
+    # PyTorch reads a batch row by row: a million rows are a million tuples, refused first
+    with pytest.raises(ProgramError) as info:
+        next(iter(interp.state.env["c"]))
+    assert info.value.kind == "limit" and "batch of 1,000,001 items" in info.value.message
 
 
 def test_batches_live_where_the_data_lives():
@@ -126,3 +132,13 @@ def test_the_real_dataloader_is_single_process():
 def test_data_refusals(line, kind, words):
     err = refused(DATA + line, kind, words)
     assert err.line == 5
+
+
+def test_a_loop_over_a_loader_is_planned_from_its_batches():
+    source = (
+        "ds = torch.utils.data.TensorDataset(torch.zeros(10**7, 0))\n"
+        "l = torch.utils.data.DataLoader(ds, batch_size=1)\n"
+        "for i, b in enumerate(l):\n    pass\n"
+    )
+    err = refused(source, "limit", "would run 10,000,000 loop passes")
+    assert (err.line, err.col) == (3, 13), err

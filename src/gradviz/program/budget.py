@@ -222,6 +222,11 @@ class Budget:
         dtype = max(tensors, key=lambda t: t.element_size()).dtype
         self.account(label, [(shape, numel, size, dtype)], 0.0, node)
 
+    def precheck_comparison(self, left, right, node, label: str) -> None:
+        """Each pair of `compared_pairs(left, right)` sized as `a == b` on tensors is."""
+        for a, b in compared_pairs(left, right):
+            self.precheck_broadcast(label, (a, b), {}, node)
+
     def account(self, label: str, outputs, flops: float, node) -> None:
         """Refuse outputs or work over the caps; otherwise add them to the program's totals."""
         what = self.state.segment(node, 50) or label
@@ -372,6 +377,25 @@ class Budget:
                 f"the limit is {self.limits.max_int_bits:,} bits",
                 node,
             )
+
+
+def compared_pairs(left, right):
+    """Python compares two lists, tuples or dicts item by item in C (`[a] == [b]`,
+    `a in [b]`, `.count()`, `.index()`, `.remove()`, min() and max()), calling `==` or `<` on
+    the tensors it meets: the pairs it may so compare that hold a tensor. Pairs that are one
+    object Python does not compare; pairs past the shorter side it may not, given all the
+    same."""
+    stack = [(left, right)]
+    while stack:
+        a, b = stack.pop()
+        if a is b:
+            continue
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            yield a, b
+        elif type(a) is type(b) and isinstance(a, list | tuple):
+            stack.extend(zip(a, b, strict=False))
+        elif isinstance(a, dict) and isinstance(b, dict):
+            stack.extend((v, b[k]) for k, v in a.items() if k in b)
 
 
 def size_number(v):

@@ -76,6 +76,7 @@ ORIGINAL = {"len": len, "abs": abs, "min": min, "max": max, "round": round}
 ORIGINAL |= {"float": float, "int": int}
 RESERVED = ("print", *ORIGINAL)
 _NO_DEFAULT = object()
+ORDER = {"min": operator.lt, "max": operator.gt}  # what makes an item the new best
 TYPES = {"int": int, "float": float, "bool": bool, "str": str, "list": list, "tuple": tuple}
 TYPES["dict"] = dict
 _NUMBERS = (bool, int, float)
@@ -176,7 +177,7 @@ class Builtins:
         if name == "print" and set(kwargs) - {"sep", "end"}:
             raise self.state.error("type", "print() takes sep= and end= only", node)
         own = self.own[name]
-        if own is None or (name in ORIGINAL and not self._extended(args, kwargs)):
+        if own is None or (name in ORIGINAL and not self._extended(name, args, kwargs)):
             return self._original(builtin, args, kwargs, node)
         try:  # the built-in's own signature: refuse wrong arguments in plain words
             self.signatures[name].bind(node, *args, **kwargs)
@@ -185,12 +186,13 @@ class Builtins:
         return own(node, *args, **kwargs)
 
     @staticmethod
-    def _extended(args, kwargs) -> bool:
+    def _extended(name, args, kwargs) -> bool:
         """Calls the original rules did not take: key=/default=, one string, range, dict or
-        lazy sequence to read, a string to convert."""
-        kinds = (str, range, dict, LazySequence)
-        one_iterable = len(args) == 1 and isinstance(args[0], kinds)
-        return bool(kwargs) or one_iterable or any(isinstance(a, str) for a in args)
+        lazy sequence to read, a string to convert, min()/max() of lists or tuples (their
+        items compared a pair at a time, each pair sized first: `_compare`)."""
+        one_iterable = len(args) == 1 and isinstance(args[0], str | range | dict | LazySequence)
+        read = (str, list, tuple) if name in ORDER else str
+        return bool(kwargs) or one_iterable or any(isinstance(a, read) for a in args)
 
     def _original(self, builtin: Builtin, args, kwargs, node):
         """len, abs, min, max, round, float, int on numbers, tensors, lists and tuples."""
@@ -220,7 +222,7 @@ class Builtins:
 
     def items(self, iterable, node, what: str) -> list:
         """Every item of `iterable`: an implicit loop, under the loop caps."""
-        known = self.iteration.length(iterable)
+        known = self.iteration.passes(iterable)
         if known is not None:
             self.quotas.planned(known, node, what)
         out = []
@@ -254,10 +256,10 @@ class Builtins:
         return cifar_sample.for_program(self.state, self.library, node, n)
 
     def _min(self, node, *args, key=None, default=_NO_DEFAULT):
-        return self._extreme(node, "min", args, key, default, operator.lt)
+        return self._extreme(node, "min", args, key, default, ORDER["min"])
 
     def _max(self, node, *args, key=None, default=_NO_DEFAULT):
-        return self._extreme(node, "max", args, key, default, operator.gt)
+        return self._extreme(node, "max", args, key, default, ORDER["max"])
 
     def _extreme(self, node, name, args, key, default, better):
         values = self.items(args[0], node, f"{name}()") if len(args) == 1 else list(args)
@@ -278,6 +280,7 @@ class Builtins:
     def _compare(self, fn, a, b, node):
         if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
             return self.library.call("comparison", fn, (a, b), {}, node, "broadcast")
+        self.budget.precheck_comparison(a, b, node, "comparison")  # lists holding tensors
         try:
             return fn(a, b)
         except TypeError as exc:

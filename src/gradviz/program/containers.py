@@ -10,13 +10,12 @@ built-in function (gradviz.program.values.held).
 
 from __future__ import annotations
 
-import torch
-
+from gradviz.program.budget import Budget
 from gradviz.program.iteration import MAX_NESTING, Iteration, oversized
 from gradviz.program.language import did_you_mean
 from gradviz.program.quotas import Quotas
 from gradviz.program.state import RunState
-from gradviz.program.values import held, type_name
+from gradviz.program.values import held, tensors_in, type_name
 
 METHODS: dict[type, frozenset[str]] = {
     list: frozenset(
@@ -75,9 +74,12 @@ SEQUENCES = (list, tuple, str)
 class Containers:
     """Operators, items and methods of a program's lists, tuples, dicts and strings."""
 
-    def __init__(self, state: RunState, quotas: Quotas, iteration: Iteration, call_value):
+    def __init__(
+        self, state: RunState, quotas: Quotas, budget: Budget, iteration: Iteration, call_value
+    ):
         self.state = state
         self.quotas = quotas
+        self.budget = budget
         self.iteration = iteration
         self.call_value = call_value  # (function, args, kwargs, node) -> result
 
@@ -191,6 +193,8 @@ class Containers:
         if name in ("index", "count", "remove"):  # they compare every item, in C
             for value in (owner, *args):
                 self.bounded(value, node, f"`.{name}()`")
+            for item in owner if args else ():
+                self.budget.precheck_comparison(args[0], item, node, f".{name}()")
         if isinstance(owner, list):
             return self._list_method(owner, name, args, kwargs, node)
         if isinstance(owner, dict):
@@ -240,17 +244,14 @@ class Containers:
         if args:
             raise self.state.error("type", "sort() takes key= and reverse= only", node)
         keys = [item if key is None else self.call_value(key, (item,), {}, node) for item in items]
-        for k in keys:
-            if isinstance(k, torch.Tensor) or (
-                isinstance(k, tuple) and any(isinstance(v, torch.Tensor) for v in k)
-            ):
-                raise self.state.error(
-                    "type",
-                    "sorting compares numbers and strings here; for tensors use torch.sort, "
-                    "or sort by key=lambda t: t.item()",
-                    node,
-                )
         self.bounded(keys, node, "sorting")
+        if tensors_in((keys,), {}):  # a tensor inside a key too: `[t]`, `(1, t)`
+            raise self.state.error(
+                "type",
+                "sorting compares numbers and strings here; for tensors use torch.sort, "
+                "or sort by key=lambda t: t.item()",
+                node,
+            )
         order = list(range(len(items)))
         try:
             order.sort(key=keys.__getitem__, reverse=bool(reverse))

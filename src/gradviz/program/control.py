@@ -57,9 +57,10 @@ class Control:
     def for_(self, stmt: ast.For) -> None:
         iterable = self.evaluator.eval(stmt.iter)
         known = self.iteration.length(iterable)
-        if known is not None:
+        planned = self.iteration.passes(iterable)
+        if planned is not None:
             what = f"this loop over `{self.state.segment(stmt.iter, 40)}`"
-            self.quotas.planned(known, stmt.iter, what)
+            self.quotas.planned(planned, stmt.iter, what)
         items = self.iteration.over(iterable, stmt.iter)
         if self._passes(stmt, items, stmt.target, known):
             self.run_block(stmt.orelse)

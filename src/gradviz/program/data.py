@@ -83,6 +83,9 @@ class DatasetRef(ProgramObject):
     def length(self, node) -> int:
         return len(self.dataset)
 
+    def passes(self) -> int | None:
+        return len(self.dataset)
+
     def index(self, key, node):
         call = self.data.library.call
         return tuple(
@@ -135,6 +138,9 @@ class LoaderRef(ProgramObject):
     def length(self, node) -> int:
         return len(self.loader)
 
+    def passes(self) -> int | None:
+        return len(self.loader)
+
     def attribute(self, name: str, node):
         if name == "batch_size":
             return self.loader.batch_size
@@ -179,6 +185,9 @@ class Batches(ProgramObject):
         ]
         library.budget.ops += 1
         library.budget.account("a DataLoader batch", outputs, 0.0, node)
+        # PyTorch reads a batch row by row: a list of `size` indices, then `size` tuples of
+        # one row of each tensor, before it stacks them (rows with no values weigh nothing)
+        library.quotas.items(size, node, "DataLoader batch", made=size * (len(sources) + 1))
         with state.torch_rng():
             batch = next(self.batches)  # StopIteration at the end of the pass
         if state.shadow is not None:

@@ -60,7 +60,7 @@ class Evaluator:
         self.objects = Objects(library)  # layers, optimizers, data (nn, optim, utils.data)
         self.iteration = Iteration(state, library)
         self.strings = Strings(state, quotas)
-        self.containers = Containers(state, quotas, self.iteration, self.call_value)
+        self.containers = Containers(state, quotas, budget, self.iteration, self.call_value)
         self.operators = Operators(
             state, budget, library, self.iteration, self.strings, self.containers
         )

@@ -109,7 +109,7 @@ class Interpreter:
         self.budget = Budget(self.state)
         self.quotas = Quotas(self.state)
         self.placement = Placement(self.state)
-        self.library = Library(self.state, self.budget, self.placement)
+        self.library = Library(self.state, self.budget, self.placement, self.quotas)
         self.evaluator = Evaluator(self.state, self.budget, self.quotas, self.library)
         self.caught: list = []  # warnings caught while the program runs
         run_body = self.run_body

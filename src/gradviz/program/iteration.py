@@ -77,6 +77,18 @@ class Iteration:
             return min(lengths) if lengths else 0
         return None
 
+    def passes(self, value) -> int | None:
+        """How many passes a loop over `value` will run, where known before the first: its
+        `length`, or one of the program's objects' own count (a loader's batches), through
+        enumerate(), zip() and reversed() too."""
+        if isinstance(value, LazySequence):
+            counts = [self.passes(s) for s in value.sources]
+            return None if None in counts else min(counts, default=0)
+        known = self.length(value)
+        if known is None and isinstance(value, ProgramObject):
+            return value.passes()
+        return known
+
     def truth(self, value, node) -> bool:
         if isinstance(value, bool):
             return value

@@ -12,15 +12,18 @@ checks its cost first (gradviz.program.budget), simulated CUDA decides devices
 from __future__ import annotations
 
 import contextlib
+import math
 
 import torch
 
 from gradviz.devices import simulated as devices
+from gradviz.graph.values import list_cells
 from gradviz.program import tables
-from gradviz.program.budget import Budget
+from gradviz.program.budget import Budget, size_number
 from gradviz.program.errors import runtime_error
 from gradviz.program.language import ProgramError, did_you_mean
 from gradviz.program.placement import Placement
+from gradviz.program.quotas import Quotas
 from gradviz.program.recording import BackwardWatch
 from gradviz.program.state import RunState
 from gradviz.program.values import (
@@ -39,9 +42,10 @@ from gradviz.program.values import (
 class Library:
     """Dispatches a program's calls through the allow-lists, and runs them under the caps."""
 
-    def __init__(self, state: RunState, budget: Budget, placement: Placement):
+    def __init__(self, state: RunState, budget: Budget, placement: Placement, quotas: Quotas):
         self.state = state
         self.budget = budget
+        self.quotas = quotas
         self.placement = placement
         self.watch = BackwardWatch(state)
 
@@ -51,6 +55,7 @@ class Library:
         """`around`, when given, makes a context manager held around the real call only (a
         layer's: gradviz.program.forward.LayerCalls.recording), not its checks."""
         self.state.node = node
+        self.count_objects(label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
         inplace = self.state.inplace
@@ -73,6 +78,16 @@ class Library:
         self.placement.after_call(result, args, kwargs, fake_out)
         self.budget.after_call(result, args, node, check)
         return checked(self.state, result, node, label)
+
+    def count_objects(self, label: str, fn, args: tuple, kwargs: dict, node) -> None:
+        """A call that makes Python objects (unbind, split and chunk: a tuple of tensors;
+        tolist and numpy: nested lists) is held to the item quotas before it runs, and
+        before its pre-check (which would make as many shape-only tensors): a tensor with no
+        values, `torch.zeros(10**7, 0)`, weighs nothing but unbinds into 10**7 tensors."""
+        made = objects_made(label, fn, args, kwargs)
+        if made is not None:
+            longest, total, kind = made
+            self.quotas.items(longest, node, f"{kind} ({label})", made=total)
 
     # -- torch's namespaces and tensor methods
 
@@ -205,3 +220,45 @@ class Library:
         self.state.backward.append(record)
         self.state.calls.backward(tensor, record, self.watch.fns)
         return None
+
+
+PIECES = {
+    torch.unbind: "unbind",
+    torch.Tensor.unbind: "unbind",
+    torch.split: "split",
+    torch.Tensor.split: "split",
+    torch.chunk: "chunk",
+    torch.Tensor.chunk: "chunk",
+}
+
+
+def objects_made(label: str, fn, args: tuple, kwargs: dict) -> tuple[int, int, str] | None:
+    """(the longest list or tuple, the items in all, what) a call makes, or None for a call
+    that makes no container (or whose arguments torch will refuse with its own message). A
+    list of numbers is not counted here: its numbers are values the budget counts."""
+    t = args[0] if args else None
+    if not isinstance(t, torch.Tensor):
+        return None
+    if fn is torch.Tensor.tolist or label == ".numpy()":
+        if t.dim() < 2:
+            return None
+        return max(t.shape[:-1]), list_cells(t.shape), "list of lists"
+    kind = PIECES.get(fn)
+    if kind is None or t.dim() == 0:
+        return None
+    # Where the arguments cannot be read here, the most pieces any could give: torch
+    # refuses the call, or makes no more than that.
+    positional = args[1:] if kind == "unbind" else args[2:]  # where `dim` may be given
+    dim = size_number(kwargs.get("dim", positional[0] if positional else 0))
+    valid = isinstance(dim, int) and -t.dim() <= dim < t.dim()
+    length = t.shape[dim] if valid else max(t.shape)
+    count = length
+    if kind != "unbind":
+        names = ("chunks",) if kind == "chunk" else ("split_size", "split_size_or_sections")
+        size = args[1] if len(args) > 1 else next((kwargs[n] for n in names if n in kwargs), None)
+        size = size_number(size)  # x.chunk(torch.tensor(10**7)) is x.chunk(10**7)
+        if isinstance(size, list | tuple):
+            count = len(size)
+        elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            count = min(size, max(length, 1)) if kind == "chunk" else math.ceil(length / size)
+    return count, count, "tuple"

@@ -15,7 +15,7 @@ import torch
 
 from gradviz.program.budget import Budget
 from gradviz.program.containers import Containers
-from gradviz.program.iteration import Iteration
+from gradviz.program.iteration import Iteration, range_length
 from gradviz.program.library import Library
 from gradviz.program.state import RunState
 from gradviz.program.strings import Strings
@@ -87,6 +87,7 @@ class Operators:
                     "in", operator.contains, (right, left), {}, node, "bounded"
                 )
             elif isinstance(right, list | tuple | dict | str | range | torch.Size):
+                self.compared_in(left, right, node)
                 try:
                     found = left in right
                 except (TypeError, RuntimeError) as exc:
@@ -107,10 +108,23 @@ class Operators:
             self.require_operands(symbol, left, right, node, allow_str=True)
         for side in (left, right):  # containers are compared in full, in C
             self.containers.bounded(side, node, f"a side of `{symbol}`")
+        self.budget.precheck_comparison(left, right, node, symbol)
         try:
             return fn(left, right)
         except (TypeError, RuntimeError) as exc:
             raise self.containers.fail(exc, node) from None
+
+    def compared_in(self, left, right, node) -> None:
+        """`left in right` compares `left` with the items of `right` in C: each tensor
+        comparison is sized first; a tensor looked for in a range is compared with each
+        number of it, a loop the loop caps count."""
+        if isinstance(right, list | tuple):
+            for item in right:
+                self.budget.precheck_comparison(left, item, node, "in")
+        elif isinstance(left, torch.Tensor) and isinstance(right, range | torch.Size):
+            self.budget.precheck_broadcast("in", (left,), {}, node)
+            if isinstance(right, range):
+                self.containers.quotas.planned(range_length(right), node, "`in` over a range")
 
     def require_operands(self, symbol: str, left, right, node, allow_str: bool = False) -> None:
         ok = (torch.Tensor, bool, int, float) + (

@@ -129,6 +129,11 @@ class ProgramObject:
     def iterate(self, node) -> ProgramObject:
         raise self.refuse("cannot be iterated over", node)
 
+    def passes(self) -> int | None:
+        """How many values a loop over it will read, where known before the first (a
+        loader's batches): the loop caps refuse a loop that could not finish up front."""
+        return None
+
     def next_value(self, node):
         """The next value, or StopIteration at the end."""
         raise self.refuse("is not an iterator (use iter() first)", node)
