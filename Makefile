@@ -3,7 +3,9 @@
 #   run-cpu         the CPU-only set Community Cloud installs (requirements.txt), then the app
 #   test-fast       every test but the browser and slow ones; test-deploy: tests/deploy only
 #   lint, format, bench, screenshots (the browser tests, which write docs/screenshots/), clean
-.PHONY: setup setup-dev setup-cpu run run-cpu test test-fast test-deploy lint format bench screenshots clean
+#   gpu-check       every GPU claim on a real GPU, results in docs/gpu/ (DRY=1: no GPU, CPU halves;
+#                   OUT=DIR elsewhere; GPU_CHECK_PY=python to use; no set-up: a GPU machine's own)
+.PHONY: setup setup-dev setup-cpu run run-cpu test test-fast test-deploy lint format bench screenshots clean gpu-check
 
 setup:
 	scripts/setup.sh
@@ -43,6 +45,13 @@ lint:
 format:
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
+
+# A GPU machine is used as it is (its own Python and torch, nothing installed): .venv's Python
+# where there is one, else python3.
+GPU_CHECK_PY ?= $(shell test -x .venv/bin/python && echo .venv/bin/python || echo python3)
+
+gpu-check:
+	$(GPU_CHECK_PY) bench/gpu_check.py $(if $(DRY),--dry-run) $(if $(OUT),--out $(OUT))
 
 bench:
 	.venv/bin/python bench/render_bench.py

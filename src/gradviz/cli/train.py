@@ -260,7 +260,18 @@ def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
         "test_time_augmentation": "flip" if ev.flip_tta else None,
         "per_class_accuracy": {k: round(v, 4) for k, v in ev.per_class.items()},
         "stopped": result.stopped,
+        "peak_gpu_memory_bytes": _peak_gpu_memory(result.device),
     }
+
+
+def _peak_gpu_memory(device: str) -> int | None:
+    """The most memory PyTorch's CUDA allocator held for tensors in this process (None off
+    CUDA): training and evaluation together."""
+    import torch
+
+    if not str(device).startswith("cuda") or not torch.cuda.is_available():
+        return None
+    return int(torch.cuda.max_memory_allocated(torch.device(device)))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,12 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from gradviz.devices.transfer_reference import CPU_SYNC_NOTE, CPU_THREADS_NOTE, Measurement
+from gradviz.devices.transfer_reference import (
+    CPU_SYNC_NOTE,
+    CPU_THREADS_NOTE,
+    Measurement,
+    median_and_iqr,
+)
 
 
 def _is_cuda(device: str) -> bool:
@@ -216,6 +221,62 @@ def one_vs_many(device: str, pieces: int = 256, size: int = 1024, repeats: int =
     ]
 
 
+# The copy sweep's sizes: 4 KiB to 1 GiB, by fours (the Devices page's "copy speed by size").
+COPY_SWEEP_BYTES = tuple(4 * 1024 * 4**i for i in range(11))
+
+
+def copy_sweep(
+    device: str, sizes: tuple[int, ...] = COPY_SWEEP_BYTES, repeats: int = 5
+) -> list[dict]:
+    """Copy time and rate by size: on a GPU host to device and back, from pageable and from
+    pinned memory (one row each); on the CPU a host memory copy (the CPU side of a transfer).
+    Sizes over 64 MiB are timed 3 times. Rows: direction, memory, nbytes, seconds (median),
+    spread (interquartile range), gb_per_s."""
+    import torch
+
+    rows: list[dict] = []
+
+    def add(direction: str, memory: str, nbytes: int, times: list[float]) -> None:
+        median, iqr = median_and_iqr(times)
+        rate = nbytes / median / 1e9 if median > 0 else None
+        rows.append(
+            {
+                "direction": direction,
+                "memory": memory,
+                "nbytes": nbytes,
+                "seconds": median,
+                "spread": iqr,
+                "gb_per_s": rate,
+            }
+        )
+
+    for nbytes in sizes:
+        n = max(1, nbytes // 4)
+        reps = repeats if nbytes <= 64 * 2**20 else min(repeats, 3)
+        if not _is_cuda(device):
+            src, dst = torch.ones(n), torch.empty(n)
+            times = time_runs(lambda d=dst, s=src: d.copy_(s), "cpu", reps, 1)
+            add("host copy", "pageable", nbytes, times)
+            del src, dst
+            continue
+        dev = torch.empty(n, device=device)
+        for pinned in (False, True):
+            host = torch.empty(n, pin_memory=pinned)
+            memory = "pinned" if pinned else "pageable"
+            up = time_runs(
+                lambda h=host, p=pinned, d=dev: d.copy_(h, non_blocking=p), device, reps, 1
+            )
+            add(f"host → {device}", memory, nbytes, up)
+            down = time_runs(
+                lambda h=host, p=pinned, d=dev: h.copy_(d, non_blocking=p), device, reps, 1
+            )
+            add(f"{device} → host", memory, nbytes, down)
+            del host
+        del dev
+        torch.cuda.empty_cache()
+    return rows
+
+
 @contextmanager
 def one_cpu_thread(device: str) -> Iterator[None]:
     """On the CPU, time with one thread (CPU_THREADS_NOTE); on a GPU, change nothing."""
@@ -260,14 +321,20 @@ def device_name(device: str) -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def record(path: Path, device: str) -> dict:
-    """Measure on `device` and write the numbers with the device's name and the date."""
+def record(
+    path: Path, device: str, sweep: tuple[int, ...] | None = None, extra: dict | None = None
+) -> dict:
+    """Measure on `device` and write the numbers with the device's name and the date; with
+    `sweep`, also copy_sweep over those sizes ("sweep"); `extra`: more fields about the
+    machine (driver, ...)."""
     import torch
 
     data = {
         "device": device,
         "device_name": device_name(device),
         "torch": torch.__version__,
+        "cuda": str(torch.version.cuda),
+        **(extra or {}),
         "measured_on": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "measurements": [
             # NaN (not measurable here) is written as null: the file stays standard JSON
@@ -276,6 +343,8 @@ def record(path: Path, device: str) -> dict:
             for m in measure_all(device)
         ],
     }
+    if sweep:
+        data["sweep"] = copy_sweep(device, sweep)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
     return data
@@ -287,9 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gradviz.devices.transfer", description=__doc__)
     parser.add_argument("--device", default="cuda:0" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--record", type=Path, help="write the measurements as JSON here")
+    parser.add_argument(
+        "--sweep", action="store_true", help="with --record: also copies from 4 KiB to 1 GiB"
+    )
     args = parser.parse_args(argv)
     if args.record:
-        data = record(args.record, args.device)
+        data = record(args.record, args.device, COPY_SWEEP_BYTES if args.sweep else None)
         print(f"recorded {len(data['measurements'])} measurements on {data['device_name']}")
         return 0
     for m in measure_all(args.device):

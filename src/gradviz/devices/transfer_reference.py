@@ -11,7 +11,7 @@ from pathlib import Path
 from gradviz.util.reference import ReferenceFileError, ReferenceFormat, require_field
 
 REFERENCE_PATH = Path(__file__).resolve().parents[3] / "bench" / "transfer_reference.json"
-RECORD_COMMAND = "python -m gradviz.devices.transfer --record bench/transfer_reference.json"
+RECORD_COMMAND = "python -m gradviz.devices.transfer --record bench/transfer_reference.json --sweep"
 
 # Notes on the CPU rows, shown with them (the measuring is gradviz.devices.transfer's).
 CPU_SYNC_NOTE = (
@@ -80,6 +80,18 @@ def recorded_from(data: dict, name: str) -> dict:
             require_field(m, "spread", float, where, nullable=True)
         if not isinstance(m.get("note", ""), str):
             raise ReferenceFileError(f"{where}: field 'note' should be str")
+    sweep = data.get("sweep", [])
+    if not isinstance(sweep, list):
+        raise ReferenceFileError(f"{name}: 'sweep' should be a list")
+    for i, row in enumerate(sweep):
+        where = f"{name} sweep[{i}]"
+        if not isinstance(row, dict):
+            raise ReferenceFileError(f"{where}: should be an object")
+        for key in ("direction", "memory"):
+            require_field(row, key, str, where)
+        require_field(row, "nbytes", int, where)
+        require_field(row, "seconds", float, where)
+        require_field(row, "gb_per_s", float, where, nullable=True)
     return data
 
 

@@ -228,6 +228,26 @@ def _rows(measurements) -> list[dict]:
     return out
 
 
+def _sweep_rows(sweep: list[dict]) -> list[dict]:
+    """One row per size, one column per direction and memory kind (GB/s)."""
+    by_size: dict[int, dict] = {}
+    for row in sweep:
+        line = by_size.setdefault(row["nbytes"], {"size": fmt_bytes(row["nbytes"])})
+        rate = row.get("gb_per_s")
+        line[f"{row['direction']}, {row['memory']} (GB/s)"] = "" if not rate else f"{rate:.2f}"
+    return [by_size[n] for n in sorted(by_size)]
+
+
+def _sweep_table(sweep: list[dict]) -> None:
+    st.markdown("**Copy speed by size** (the same machine and run)")
+    st.caption(
+        "Small copies are dominated by the fixed cost of starting one, so their GB/s is low; "
+        "from a few MB on, a copy runs near the link's speed. Pinned (page-locked) host memory "
+        "skips the driver's staging copy, so it is faster than pageable memory."
+    )
+    table(_sweep_rows(sweep))
+
+
 MEASURED_KEY = "devices_measured"  # {"device", "rows", "count"}: the latest measurement
 CPU_DIFFERS = (
     "Where a CPU behaves unlike a GPU: a CPU has no queue of launched work, so `.item()`, "
@@ -291,3 +311,5 @@ def _costs(simulated: bool) -> None:
             f"{reference['measured_on']}, torch {reference['torch']}**"
         )
         table(_rows(reference["measurements"]))
+        if reference.get("sweep"):
+            _sweep_table(reference["sweep"])
