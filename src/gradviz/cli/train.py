@@ -243,7 +243,7 @@ def run_torchrun_rank(args: argparse.Namespace) -> int:
     return report(args, data, result, device)
 
 
-def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
+def _metrics(data: Dataset, result: TrainResult, ev: Evaluation, device) -> dict:
     """The --json object (its keys are documented in docs/training.md)."""
     return {
         "data": data.source,
@@ -260,18 +260,18 @@ def _metrics(data: Dataset, result: TrainResult, ev: Evaluation) -> dict:
         "test_time_augmentation": "flip" if ev.flip_tta else None,
         "per_class_accuracy": {k: round(v, 4) for k, v in ev.per_class.items()},
         "stopped": result.stopped,
-        "peak_gpu_memory_bytes": _peak_gpu_memory(result.device),
+        "peak_gpu_memory_bytes": _peak_gpu_memory(device),
     }
 
 
-def _peak_gpu_memory(device: str) -> int | None:
-    """The most memory PyTorch's CUDA allocator held for tensors in this process (None off
-    CUDA): training and evaluation together."""
+def _peak_gpu_memory(device) -> int | None:
+    """The most memory PyTorch's CUDA allocator held for tensors in this process on `device`
+    (a torch.device; None off CUDA): training and evaluation together."""
     import torch
 
-    if not str(device).startswith("cuda") or not torch.cuda.is_available():
+    if device.type != "cuda" or not torch.cuda.is_available():
         return None
-    return int(torch.cuda.max_memory_allocated(torch.device(device)))
+    return int(torch.cuda.max_memory_allocated(device))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -307,7 +307,7 @@ def report(args: argparse.Namespace, data: Dataset, result: TrainResult, device)
         print(f"error: {exc}", file=err)
         return 1
     if args.json:
-        print(json.dumps(_metrics(data, result, ev)))
+        print(json.dumps(_metrics(data, result, ev, device)))
     else:
         print("\n".join(ev.report_lines()))
         print(

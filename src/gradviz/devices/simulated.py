@@ -177,14 +177,83 @@ class FakeShadow:
         fargs, fkwargs = self.fakes_for(args, kwargs)
         fkwargs.pop("generator", None)
         check_index_devices(fn, fargs)
-        with torch.no_grad(), self.mode:
-            out = fn(*fargs, **fkwargs)
+        check_conv_devices(fn, fargs, self.device_of)
+        try:
+            with torch.no_grad(), self.mode:
+                out = fn(*fargs, **fkwargs)
+        except RuntimeError as exc:
+            raise older_fake_mismatch(exc) or exc from None
         from torch.utils._pytree import tree_flatten
 
         for leaf in tree_flatten(out)[0]:
             if isinstance(leaf, torch.Tensor):
                 check_simulated_index(leaf.device)
         return out
+
+
+# How FakeTensorMode before torch 2.14 words a device mismatch (later: PyTorch's own message,
+# FakeTensorDeviceMismatchError). Indexing is left out: its device rule is check_index_devices'.
+OLDER_FAKE_MISMATCH_RE = re.compile(
+    r"Unhandled FakeTensor Device Propagation for (aten\.[\w.]+), found two different "
+    r"devices ([\w:]+), ([\w:]+)"
+)
+
+
+def older_fake_mismatch(exc: RuntimeError) -> SimulatedDeviceError | None:
+    """An older FakeTensorMode's device mismatch as the error PyTorch raises on a real GPU
+    (its message text); None for any other error. Seen on torch 2.11, where the simulation
+    otherwise let every mix of devices run (bench/gpu_check.py, docs/gpu/)."""
+    m = OLDER_FAKE_MISMATCH_RE.search(str(exc))
+    if m is None or m.group(1).startswith("aten.index"):
+        return None
+    return SimulatedDeviceError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{m.group(2)} and {m.group(3)}!"
+    )
+
+
+CONV_LAYERS = (
+    torch.nn.Conv1d,
+    torch.nn.Conv2d,
+    torch.nn.Conv3d,
+    torch.nn.ConvTranspose1d,
+    torch.nn.ConvTranspose2d,
+    torch.nn.ConvTranspose3d,
+)
+LEGACY_TYPE = {
+    torch.float32: "FloatTensor",
+    torch.float64: "DoubleTensor",
+    torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor",
+}
+
+
+def legacy_type(t: torch.Tensor, device: torch.device) -> str:
+    """Tensor.type()'s name for `t` on `device` ("torch.cuda.FloatTensor")."""
+    name = LEGACY_TYPE.get(t.dtype, "Tensor")
+    return f"torch.cuda.{name}" if device.type == "cuda" else f"torch.{name}"
+
+
+def check_conv_devices(fn, args, device_of: Callable[[torch.Tensor], torch.device]) -> None:
+    """A convolution layer called with a GPU input while its weight is on the CPU: refused on a
+    real GPU by the convolution's own check, in its own words (seen on an H100, torch 2.11 and
+    docs/gpu/), which FakeTensorMode before torch 2.14 let through. Applied on every version,
+    so the simulated message is the real one."""
+    layer = getattr(fn, "module", fn)  # a layer, or the interpreter's call of one
+    if not isinstance(layer, CONV_LAYERS):
+        return
+    inputs = [a for a in args if isinstance(a, torch.Tensor)]
+    given = next((a for a in args if isinstance(a, dict)), {})  # the layer's tensors, if given
+    weight = given.get("weight", layer.weight)
+    if not inputs or not isinstance(weight, torch.Tensor):
+        return
+    x = inputs[0]
+    x_device, w_device = device_of(x), device_of(weight)
+    if x_device.type == "cuda" and w_device.type == "cpu":
+        raise SimulatedDeviceError(
+            f"Input type ({legacy_type(x, x_device)}) and weight type "
+            f"({legacy_type(weight, w_device)}) should be the same"
+        )
 
 
 def check_index_devices(fn, args) -> None:
@@ -343,6 +412,11 @@ def _same_device(message: str, tensors: dict[str, str]) -> _Involved:
         found = [got.group(2), got.group(1)]
     else:
         found = sorted(set(tensors.values()))
+    return _between(found, tensors)
+
+
+def _between(found: list[str], tensors: dict[str, str]) -> _Involved:
+    """Operands on the devices `found` (in PyTorch's order): which to move, and where."""
     found = list(dict.fromkeys(found))
     if "cpu" in found and len(found) >= 2:
         to, away = next(d for d in found if d != "cpu"), "cpu"
@@ -354,6 +428,25 @@ def _same_device(message: str, tensors: dict[str, str]) -> _Involved:
     target = f"{ref}.device" if ref else repr(to)
     fix = None if move else f"x = x.to({target!s})  # the {away} operand"
     return _Involved(case, found, move, target, move or "", to, away, fix)
+
+
+CONV_TYPES_RE = re.compile(
+    r"Input type \(([\w.]+)\) and weight type \(([\w.]+)\) should be the same"
+)
+
+
+def _conv_types(message: str, tensors: dict[str, str]) -> _Involved | None:
+    """A convolution's input and weight on different devices, as its CUDA kernel words it
+    ("Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the
+    same"); None when both are on one device (a dtype mismatch, not a device one)."""
+    m = CONV_TYPES_RE.search(message)
+    if m is None:
+        return None
+    gpu = next((d for d in tensors.values() if d.startswith("cuda")), "cuda:0")
+    found = [gpu if "cuda" in t.lower() else "cpu" for t in m.groups()]
+    if found[0] == found[1]:
+        return None
+    return _between(found, tensors)
 
 
 def _index_device(message: str, tensors: dict[str, str]) -> _Involved:
@@ -372,11 +465,14 @@ def _numpy_on_gpu(message: str, tensors: dict[str, str]) -> _Involved:
 
 
 # How each device error reads in PyTorch's message, tried in this order, and who it involves.
-RECOGNISED: tuple[tuple[re.Pattern[str], Callable[[str, dict[str, str]], _Involved]], ...] = (
+RECOGNISED: tuple[
+    tuple[re.Pattern[str], Callable[[str, dict[str, str]], _Involved | None]], ...
+] = (
     (
         re.compile(r"Expected all tensors to be on the same device|" + MISMATCH_RE.pattern),
         _same_device,
     ),
+    (CONV_TYPES_RE, _conv_types),
     (re.compile(r"indices should be either on"), _index_device),
     (re.compile(r"to numpy\. Use Tensor\.cpu\(\)|can't convert cuda"), _numpy_on_gpu),
     (
@@ -392,7 +488,7 @@ def explain_device_error(message: str, tensors_by_name: dict[str, str]) -> Devic
     tensors = dict(tensors_by_name)
     found = next(
         (who(message, tensors) for pattern, who in RECOGNISED if pattern.search(message)), None
-    )
+    )  # a case may still say None: not about devices after all
     if found is None:
         return None
     text = DEVICE_ERRORS[found.case]

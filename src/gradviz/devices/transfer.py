@@ -222,7 +222,7 @@ def one_vs_many(device: str, pieces: int = 256, size: int = 1024, repeats: int =
 
 
 # The copy sweep's sizes: 4 KiB to 1 GiB, by fours (the Devices page's "copy speed by size").
-COPY_SWEEP_BYTES = tuple(4 * 1024 * 4**i for i in range(11))
+COPY_SWEEP_BYTES = tuple(4 * 1024 * 4**i for i in range(10))
 
 
 def copy_sweep(

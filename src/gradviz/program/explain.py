@@ -106,7 +106,10 @@ EXPLANATIONS: list[tuple[str, Explanation]] = [
         ),
     ),
     (
-        r"Expected all tensors to be on the same device",
+        # the second form: a convolution's CUDA kernel on a real GPU
+        r"Expected all tensors to be on the same device|"
+        r"Input type \(torch\.cuda\.\w+\) and weight type \(torch\.(?!cuda\.)\w+\)|"
+        r"Input type \(torch\.(?!cuda\.)\w+\) and weight type \(torch\.cuda\.\w+\)",
         Explanation(
             "device_mismatch",
             "Tensors on different devices",

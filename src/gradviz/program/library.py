@@ -101,7 +101,7 @@ class Library:
         if member is MANUAL_SEED:
             if len(args) != 1 or kwargs or not isinstance(args[0], int):
                 raise self.state.error("type", "torch.manual_seed takes one integer", node)
-            self.state.generator.manual_seed(args[0] % 2**63)  # the run's own, not torch's
+            self.state.manual_seed(args[0] % 2**63)  # the run's own, not torch's
             return None
         if member is DEVICE:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
@@ -118,7 +118,8 @@ class Library:
             self.refuse_matrix_norm(args, kwargs, node)
         self.refuse_objects(label, args, kwargs, node)
         if member.random:
-            kwargs = {**kwargs, "generator": self.state.generator}
+            generator = self.state.generator_for(random_device(args, kwargs))
+            kwargs = {**kwargs, "generator": generator}
         return self.call(label, member.target, args, kwargs, node, member.check)
 
     def parameter(self, args, kwargs, node) -> torch.Tensor:
@@ -262,3 +263,16 @@ def objects_made(label: str, fn, args: tuple, kwargs: dict) -> tuple[int, int, s
         elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
             count = min(size, max(length, 1)) if kind == "chunk" else math.ceil(length / size)
     return count, count, "tuple"
+
+
+def random_device(args, kwargs) -> torch.device:
+    """Where a random call makes its numbers: its device=, else its first tensor's (rand_like,
+    normal, bernoulli, multinomial), else the CPU. A device PyTorch would refuse counts as
+    the CPU here: the call itself then says what is wrong."""
+    device = kwargs.get("device")
+    if device is None:
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.device("cpu")

@@ -87,7 +87,10 @@ class RunState:
         self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
         self.inplace = InplaceLog()  # in-place changes, and values from before them
+        self.seed = options.seed
         self.generator = torch.Generator().manual_seed(options.seed)
+        # the run's generators on real CUDA devices (generator_for), made on first use
+        self.device_generators: dict[str, torch.Generator] = {}
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
         self.skip_backward = skip_backward  # gradient checks re-run programs without backward()
@@ -167,6 +170,27 @@ class RunState:
         """Whether a name was bound to `tensor` as it is now (at its current version)."""
         version = tensor._version
         return any(b.tensor is tensor and b.version == version for b in reversed(self.bindings))
+
+    def manual_seed(self, seed: int) -> None:
+        """torch.manual_seed inside the program: the run's own generators, every device's
+        (as torch.manual_seed seeds each device), not torch's."""
+        self.seed = seed
+        self.generator.manual_seed(seed)
+        for generator in self.device_generators.values():
+            generator.manual_seed(seed)
+
+    def generator_for(self, device: torch.device) -> torch.Generator:
+        """The run's generator for random numbers made on `device`. A real CUDA device gets
+        its own, seeded as torch.manual_seed seeds each device (PyTorch refuses a CPU
+        generator there); on the CPU and on simulated CUDA (values made on the CPU), the
+        run's CPU generator."""
+        if device.type != "cuda" or self.shadow is not None:
+            return self.generator
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        key = f"cuda:{index}"
+        if key not in self.device_generators:
+            self.device_generators[key] = torch.Generator(device=key).manual_seed(self.seed)
+        return self.device_generators[key]
 
     def device_of(self, t: torch.Tensor) -> str:
         """Where a tensor lives: its real device, or the simulated one PyTorch's rules gave it."""
