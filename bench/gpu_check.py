@@ -152,10 +152,12 @@ def machine() -> dict:
             facts["driver"] = answer.stdout.strip().splitlines()[0] if answer.stdout else None
         except (OSError, subprocess.SubprocessError, IndexError):
             pass
+    from importlib import metadata
+
     for name in ("streamlit", "torchviz", "graphviz", "torchvision"):
         try:
-            facts[name] = __import__(name).__version__
-        except Exception:  # noqa: BLE001 - any failure to import means "not here"
+            facts[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
             facts[name] = None
     return facts
 
@@ -319,7 +321,9 @@ def step_simulated(check: Check) -> StepResult:
             row["real"] = real
             row["verdict"], row["differs"] = compare(sim, real)
         rows.append(row)
-    check.write("simulated_vs_real.json", {"rows": rows})
+    check.write(
+        "simulated_vs_real.json", {"machine": machine(), "dry_run": check.dry, "rows": rows}
+    )
     check.write("simulated_vs_real.md", simulated_markdown(rows, check.dry))
     counts: dict[str, int] = {}
     for row in rows:

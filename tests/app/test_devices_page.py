@@ -115,8 +115,15 @@ def test_devices_page():
     assert any("indices should be either on cpu" in e.value for e in at.error)
     at.selectbox(key="placement_device").select("cuda:0").run()
     assert any("PyTorch answers: **" + CUDA0 in m.value for m in at.markdown)
-    if SIMULATED:
-        assert any("No recorded GPU numbers yet" in i.value for i in at.info)
+    # recorded on a real GPU by `make gpu-check` (docs/gpu/, bench/transfer_reference.json)
+    assert any("Recorded on NVIDIA H100 80GB HBM3" in m.value for m in at.markdown)
+    sweep = mdtable.find((m.value for m in at.markdown), "size")
+    assert [r["size"] for r in sweep][:1] == [fmt_bytes(4096)] and len(sweep) == 10
+    assert any("pinned (GB/s)" in k for k in sweep[-1])
+    checked = next(c.value for c in at.caption if "Checked on a real GPU" in c.value)
+    assert "NVIDIA H100 80GB HBM3" in checked and "27 of 27 cases" in checked
+    verdicts = mdtable.find((m.value for m in at.markdown), "verdict")
+    assert len(verdicts) == 28 and {"match", "message differs"} <= {r["verdict"] for r in verdicts}
     at.button(key="measure").click().run()
     assert not at.exception
     rows = mdtable.find((m.value for m in at.markdown), "GB/s")
@@ -210,3 +217,18 @@ def test_allocator_table_reads_the_typed_figures():
             "total": fmt_bytes(8 * 10**10),
         }
     ]
+
+
+def test_devices_page_without_a_gpu_check_says_how_to_make_one(tmp_path, monkeypatch):
+    from gradviz.devices import lessons
+
+    monkeypatch.setattr(lessons, "GPU_CHECK_PATH", tmp_path / "absent.json")
+
+    def script():
+        from gradviz.ui import devices
+
+        devices.page()
+
+    at = AppTest.from_function(script, default_timeout=120).run()
+    assert not at.exception
+    assert any("No real GPU has checked these cases yet" in c.value for c in at.caption)

@@ -105,5 +105,10 @@ def test_make_gpu_check_dry_runs_every_step_and_writes_the_report(tmp_path):
         assert (tmp_path / name).is_file(), name
     sweep = json.loads((tmp_path / "transfer_reference.json").read_text())["sweep"]
     assert [r["nbytes"] for r in sweep] == [4096, 16384, 65536, 262144, 1048576]
+    from gradviz.devices import lessons
+    from gradviz.util.reference import ReferenceFileError, load_reference
+
+    with pytest.raises(ReferenceFileError, match="dry run"):  # the page shows real GPUs only
+        load_reference(tmp_path / "simulated_vs_real.json", lessons.GPU_CHECK_FORMAT)
     after = {p: p.read_bytes() if p.exists() else None for p in before}
     assert after == before  # a dry run writes nothing the pages read

@@ -7,6 +7,9 @@ tests that run the same programs on a real GPU.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from gradviz.util.reference import ReferenceFileError, ReferenceFormat, require_field
 
 
 @dataclass(frozen=True)
@@ -138,3 +141,37 @@ LESSONS: list[DeviceLesson] = [
 ]
 
 LESSONS_BY_KEY = {lesson.key: lesson for lesson in LESSONS}
+
+
+# Each case run on simulated CUDA and on a real GPU by bench/gpu_check.py (`make gpu-check`),
+# read with gradviz.util.reference.load_reference(GPU_CHECK_PATH, GPU_CHECK_FORMAT).
+GPU_CHECK_PATH = Path(__file__).resolve().parents[3] / "docs" / "gpu" / "simulated_vs_real.json"
+VERDICTS_SAME = ("match", "message differs")  # the same outcome, line and explanation
+
+
+def gpu_check_from(data: dict, name: str) -> dict:
+    """The file's contents, checked: the machine that ran it (gpu, torch, date) and one row
+    per case (case, verdict, and what each side gave). Raises ReferenceFileError."""
+    machine = data.get("machine")
+    if not isinstance(machine, dict):
+        raise ReferenceFileError(f"{name}: missing object 'machine'")
+    for key in ("torch", "date"):
+        require_field(machine, key, str, f"{name} machine")
+    if data.get("dry_run") is not False:
+        raise ReferenceFileError(f"{name}: a dry run, not a real GPU's")
+    require_field(machine, "gpu", str, f"{name} machine")
+    rows = data.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise ReferenceFileError(f"{name}: 'rows' should be a non-empty list")
+    for i, row in enumerate(rows):
+        where = f"{name} rows[{i}]"
+        if not isinstance(row, dict):
+            raise ReferenceFileError(f"{where}: should be an object")
+        for key in ("case", "title", "verdict"):
+            require_field(row, key, str, where)
+        if not isinstance(row.get("simulated"), dict):
+            raise ReferenceFileError(f"{where}: missing object 'simulated'")
+    return data
+
+
+GPU_CHECK_FORMAT = ReferenceFormat(gpu_check_from)

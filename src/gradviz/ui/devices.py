@@ -8,6 +8,7 @@ import math
 import streamlit as st
 
 from gradviz.devices import info as device_info
+from gradviz.devices import lessons as device_lessons
 from gradviz.devices import transfer_reference
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.program.results import RunOptions, Trace
@@ -128,6 +129,7 @@ def _lessons(simulated: bool) -> None:
             }
         )
     table(rows)
+    _checked_on_gpu()
     key = st.selectbox(
         "Look at one case",
         [x.key for x in LESSONS],
@@ -153,6 +155,53 @@ def _lessons(simulated: bool) -> None:
                 for t in trace.tensors
             ),
             icon=":material/check:",
+        )
+
+
+def _said(side: dict | None) -> str:
+    if side is None:
+        return "—"
+    if not side.get("error"):
+        return "runs"
+    return f"line {side.get('line')}: {side.get('message', '')}"
+
+
+def _checked_on_gpu() -> None:
+    """What a real GPU said to the same cases (docs/gpu/simulated_vs_real.json)."""
+    try:
+        found = load_reference(device_lessons.GPU_CHECK_PATH, device_lessons.GPU_CHECK_FORMAT)
+    except ReferenceFileError as exc:
+        st.warning(f"The real GPU's answers could not be read: {escape(exc)}")
+        return
+    if found is None:
+        st.caption(
+            "No real GPU has checked these cases yet: `make gpu-check` runs each one on "
+            "simulated CUDA and on a real GPU and compares them."
+        )
+        return
+    machine, rows = found["machine"], found["rows"]
+    compared = [r for r in rows if "real" in r]
+    same = [r for r in compared if r["verdict"] in device_lessons.VERDICTS_SAME]
+    worded = [r for r in compared if r["verdict"] == "message differs"]
+    st.caption(
+        f"Checked on a real GPU ({machine['gpu']}, torch {machine['torch']}, "
+        f"{machine['date']}) with `make gpu-check`: {len(same)} of {len(compared)} cases fail "
+        f"or run the same way, on the same line, with the same explanation and fix; in "
+        f"{len(worded)} of them the GPU's kernels word PyTorch's message differently (for a "
+        "matrix product: 'got mat2 is on cpu, different from other tensors on cuda:0'). "
+        f"{len(rows) - len(compared)} need more GPUs than it had."
+    )
+    with st.expander("Simulated CUDA against the real GPU, case by case"):
+        table(
+            [
+                {
+                    "case": r["title"],
+                    "simulated": _said(r["simulated"])[:110],
+                    "real GPU": _said(r.get("real"))[:110],
+                    "verdict": r["verdict"],
+                }
+                for r in rows
+            ]
         )
 
 
