@@ -875,6 +875,19 @@ HOSTILE = (
     + FUNCTIONS + LOOPS + LAYERS + CLASSES
 )  # fmt: skip
 
+CLOCKS = [
+    ("sleep-bomb", "import time\ntime.sleep(10 ** 9)", "runtime", "at most 1 s a call"),
+    ("sleep-inf", "import time\ntime.sleep(float('inf'))", "runtime", "at most 1 s a call"),
+    ("sleep-nan", "import time\ntime.sleep(float('nan'))", "runtime", "not NaN"),
+    ("sleep-not-a-number", "import time\ntime.sleep('1')", "runtime", "number of seconds"),
+    ("time-internals", "import time\nd = time.__dict__", "forbidden", "__dict__"),
+    ("time-unlisted", "import time\ntime.process_time_ns()", "name", "process_time_ns"),
+    ("time-from-import", "from time import sleep\nsleep(100)", "forbidden", "import time"),
+    ("time-rebind", "import time\ntime.sleep = print", "forbidden", "can be assigned"),
+]
+
+HOSTILE = HOSTILE + CLOCKS
+
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [
     ("empty-tensor-with-huge-dims", "x = torch.rand(100000, 100000, 1000000000, 0)"),
@@ -911,4 +924,6 @@ HARMLESS = [
 # these (torch.unique sorts 25 million values: seconds each on one thread).
 SANDBOX_ONLY = [
     ("unique-sorts", "a = torch.rand(5000, 5000)\nb = torch.unique(a)\nc = torch.unique(a)"),
+    # each sleep is within its 1 s cap; the run's wall-clock limit stops the loop
+    ("sleep-loop", "import time\nfor i in range(1000):\n    time.sleep(1)"),
 ]

@@ -50,6 +50,7 @@ from gradviz.program import tables
 from gradviz.program.budget import Budget
 from gradviz.program.builtins import MATH, RESERVED
 from gradviz.program.classes import Classes, UserModule
+from gradviz.program.clocks import TIME
 from gradviz.program.control import Break, Continue, Control
 from gradviz.program.evaluator import Evaluator
 from gradviz.program.functions import Functions, Return
@@ -412,6 +413,8 @@ def module_namespace(module: str) -> Namespace:
     empty one for an allowed module with nothing in it yet (torch.optim)."""
     if module == "math":
         return MATH
+    if module == "time":
+        return TIME
     if module == "torch.nn.functional":
         return NAMESPACES["F"]
     namespace: object = NAMESPACES["torch"]

@@ -259,6 +259,7 @@ IMPORTABLE = (
     "torch.optim.lr_scheduler",
     "torch.utils.data",
     "math",
+    "time",
 )
 IMPORT_NAMES = {
     "torch": "torch",

@@ -20,6 +20,7 @@ from gradviz.devices import simulated as devices
 from gradviz.graph.values import list_cells
 from gradviz.program import tables
 from gradviz.program.budget import Budget, size_number
+from gradviz.program.clocks import ClockWatch
 from gradviz.program.errors import runtime_error
 from gradviz.program.language import ProgramError, did_you_mean
 from gradviz.program.placement import Placement
@@ -48,6 +49,7 @@ class Library:
         self.quotas = quotas
         self.placement = placement
         self.watch = BackwardWatch(state)
+        self.clocks = ClockWatch(placement.device_notes, state.simulated)
 
     # -- the one place tensor work happens
 
@@ -76,6 +78,7 @@ class Library:
         if token is not None:
             inplace.after(token, self.state.where(node))
         self.placement.after_call(result, args, kwargs, fake_out)
+        self.clocks.after_call(label, args, result, node.lineno, self.state.device_of)
         self.budget.after_call(result, args, node, check)
         return checked(self.state, result, node, label)
 

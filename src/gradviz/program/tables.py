@@ -30,6 +30,13 @@ class FnSpec:
     random: bool = False
 
 
+def cuda_synchronize(device=None) -> None:
+    """torch.cuda.synchronize: waits for a real GPU; on simulated CUDA there is nothing to
+    wait for (the values were computed on the CPU already)."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize(device)
+
+
 def _specs(names: str, namespace, **kw) -> dict[str, FnSpec]:
     return {name: FnSpec(getattr(namespace, name), **kw) for name in names.split()}
 

@@ -163,6 +163,7 @@ def _namespaces() -> dict[str, Namespace]:
         {
             "is_available": tables.FnSpec(torch.cuda.is_available, check="bounded"),
             "device_count": tables.FnSpec(torch.cuda.device_count, check="bounded"),
+            "synchronize": tables.FnSpec(tables.cuda_synchronize, check="bounded"),
         },
     )
     linalg = Namespace("torch.linalg", dict(tables.LINALG))
