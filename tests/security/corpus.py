@@ -544,7 +544,7 @@ FUNCTIONS = [
     ("iter-of-a-list", "i = iter([1, 2])", "type", "loop over it with `for`"),
     ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "generators"),
     ("yield-in-def", "def f():\n    yield 1\ng = f()", "forbidden", "generators"),
-    ("decorator", "@print\ndef f():\n    pass", "forbidden", "decorators"),
+    ("decorator", "@print\ndef f():\n    pass", "forbidden", "this decorator is not part"),
     ("default-builtin", "def f(p=print):\n    return p\nf()('x')", "type", "cannot hold"),
     ("default-module", "def f(m=torch):\n    return m", "type", "cannot hold"),
     ("lambda-default-namespace", "f = lambda t=torch.nn: t", "type", "cannot hold"),
@@ -747,7 +747,7 @@ CLASSES = [
         "class-method-decorator",
         "class N(nn.Module):\n    @staticmethod\n    def f(x):\n        return x",
         "forbidden",
-        "decorators",
+        "this decorator is not part",
     ),
     ("class-object-base", "class N(object):\n    pass", "forbidden", "classes"),
     ("class-int-base", "class N(int):\n    pass", "forbidden", "classes"),
@@ -886,7 +886,41 @@ CLOCKS = [
     ("time-rebind", "import time\ntime.sleep = print", "forbidden", "can be assigned"),
 ]
 
-HOSTILE = HOSTILE + CLOCKS
+DECORATORS = [
+    ("decorator-builtin", "@len\ndef f():\n    return 1", "forbidden", "this decorator"),
+    (
+        "decorator-lambda",
+        "@(lambda f: print)\ndef f():\n    return 1",
+        "forbidden",
+        "this decorator",
+    ),
+    (
+        "decorator-class-of-no-grad",
+        "@torch.no_grad().__class__\ndef f():\n    return 1",
+        "forbidden",
+        "this decorator",
+    ),
+    (
+        "decorator-no-grad-argument",
+        "@torch.no_grad(print)\ndef f():\n    return 1",
+        "forbidden",
+        "this decorator",
+    ),
+    (
+        "decorator-stacked-unknown",
+        "@torch.no_grad()\n@torch.inference_mode()\ndef f():\n    return 1",
+        "forbidden",
+        "this decorator",
+    ),
+    (
+        "decorator-shadowed-torch",
+        "def f():\n    torch = 1\n    @torch.no_grad()\n    def g():\n        return 1\n    return g",
+        "forbidden",
+        "cannot be reassigned",
+    ),
+]
+
+HOSTILE = HOSTILE + CLOCKS + DECORATORS
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -65,7 +65,7 @@ FORBIDDEN = [
     ("import torch.nn as F\n", "forbidden", 1, 1, "cannot name torch.nn"),
     ("import math as print\n", "forbidden", 1, 1, "built-in name"),
     ("from . import x\n", "forbidden", 1, 1, "relative"),
-    ("@decorator\ndef f():\n    pass\n", "forbidden", 1, 2, "decorators"),
+    ("@decorator\ndef f():\n    pass\n", "forbidden", 1, 2, "this decorator is not part"),
     ("def f(*args):\n    pass\n", "forbidden", 1, 8, "*args"),
     ("def f(**kw):\n    pass\n", "forbidden", 1, 9, "**kwargs"),
     ("def f(a, a):\n    pass\n", "syntax", 1, 10, "twice"),

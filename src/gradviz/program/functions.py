@@ -13,10 +13,13 @@ with a `Return` signal; `global` and `nonlocal` are refused by the checker.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from gradviz.program.language import child_nodes
+import torch
+
+from gradviz.program.language import child_nodes, grad_decorator
 from gradviz.program.quotas import Quotas
 from gradviz.program.state import RunState, Scope
 from gradviz.program.values import held
@@ -39,6 +42,7 @@ class UserFunction:
     defaults: dict[str, object]  # parameter -> default value, computed at definition
     closure: Scope
     local: frozenset[str] = field(default_factory=frozenset)
+    grad_mode: str | None = None  # "no_grad" / "enable_grad": its decorator's, for each call
 
     type_label = "function"
 
@@ -76,7 +80,10 @@ class Functions:
         if isinstance(node, ast.Lambda):
             return UserFunction("<lambda>", node, defaults, self.state.scope, frozenset(params))
         local = frozenset(params | assigned_names(node.body))
-        return UserFunction(node.name, node, defaults, self.state.scope, local)
+        # decorators apply bottom-up, so the outermost one's mode is the one a call runs in
+        modes = [grad_decorator(d) for d in node.decorator_list]
+        mode = modes[0] if modes else None
+        return UserFunction(node.name, node, defaults, self.state.scope, local, mode)
 
     def call(self, fn: UserFunction, args: tuple, kwargs: dict, node):
         names = self.bind_arguments(fn, args, kwargs, node)
@@ -86,14 +93,31 @@ class Functions:
         try:
             if isinstance(fn.node, ast.Lambda):
                 return self.evaluate(fn.node.body)
-            try:
-                self.run_body(fn.node.body)
-            except Return as done:
-                return done.value
+            with self.grad_mode(fn.grad_mode):
+                try:
+                    self.run_body(fn.node.body)
+                except Return as done:
+                    return done.value
             return None
         finally:
             self.state.scope = outer
             self.quotas.leave_call()
+
+    @contextlib.contextmanager
+    def grad_mode(self, mode: str | None) -> Iterator[None]:
+        """A decorated function's call runs as `with torch.no_grad():` (or enable_grad) would
+        run its body; the mode before the call is back after it, however it ends."""
+        if mode is None:
+            yield
+            return
+        manager = torch.no_grad() if mode == "no_grad" else torch.enable_grad()
+        change = 1 if mode == "no_grad" else 0
+        with manager:
+            self.state.no_grad_depth += change
+            try:
+                yield
+            finally:
+                self.state.no_grad_depth -= change
 
     def bind_arguments(self, fn: UserFunction, args: tuple, kwargs: dict, node) -> dict:
         """The call's arguments by parameter name, as Python binds them."""

@@ -10,7 +10,8 @@ What is allowed (everything else is refused):
   `table[key]`, `t.grad`, `t.requires_grad`), augmented assignment, expression statements,
   `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
   `for` and `while` (with `break`, `continue` and `else`), `assert`, `def` (positional,
-  keyword and default arguments; no decorators, `*args` or `**kwargs`) and `return`, and
+  keyword and default arguments, `@torch.no_grad()`/`@torch.enable_grad()`; no other
+  decorators, `*args` or `**kwargs`) and `return`, and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
   torch.optim, math);
 - expressions: numbers, short strings, f-strings, True/False/None, lists, tuples and
@@ -249,6 +250,22 @@ REFUSALS: dict[type, str] = {
 
 CONTEXT_MANAGERS = ("no_grad", "enable_grad")
 
+
+def grad_decorator(node: ast.expr) -> str | None:
+    """The grad mode a function decorator sets (`@torch.no_grad()`, `@torch.no_grad`,
+    `@torch.enable_grad()`): "no_grad" or "enable_grad"; None for any other decorator."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "torch"
+        and node.attr in CONTEXT_MANAGERS
+    ):
+        return node.attr
+    return None
+
+
 # What a program may import (the interpreter binds them to what is available under those
 # names today), and the names that may only ever be bound to the module they already are.
 IMPORTABLE = (
@@ -485,13 +502,14 @@ class BlockRules:
 
     def check_function(self, node: ast.FunctionDef | ast.Lambda, method: bool = False) -> None:
         if isinstance(node, ast.FunctionDef):
-            if node.decorator_list:
-                raise self.error(
-                    "forbidden",
-                    "decorators (`@...`) are not part of this language: call the function "
-                    "you need inside your own",
-                    node.decorator_list[0],
-                )
+            for decorator in node.decorator_list:
+                if grad_decorator(decorator) is None:
+                    raise self.error(
+                        "forbidden",
+                        "this decorator is not part of this language: a function or method "
+                        "may be decorated with @torch.no_grad() or @torch.enable_grad() only",
+                        decorator,
+                    )
             if not method:  # a method's name was checked with its class
                 self.check_new_name(node.name, node, "function name")
         args = node.args
