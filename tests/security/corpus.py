@@ -920,7 +920,29 @@ DECORATORS = [
     ),
 ]
 
-HOSTILE = HOSTILE + CLOCKS + DECORATORS
+SETS = [
+    ("set-comprehension-bomb", "s = {i for i in range(10 ** 9)}", "limit", "loop"),
+    ("set-of-itself", "s = set()\ns.add(s)", "runtime", "unhashable"),
+    ("set-frozenset", "s = frozenset([1])", "name", "frozenset"),
+    ("set-dunder-and", "s = {1}\nt = s.__iand__({1})", "forbidden", "underscore"),
+    ("set-or-list", "s = {1} | [2]", "type", "not on a set"),
+    (
+        "mask-broadcast-bomb",
+        "a = torch.ones(100000, 1, dtype=torch.bool)\n"
+        "b = torch.ones(1, 100000, dtype=torch.bool)\nc = a | b",
+        "limit",
+        "",
+    ),
+    (
+        "set-update-many",
+        "s = set()\nfor i in range(20):\n    s.update(range(i * 10000, (i + 1) * 10000))",
+        "limit",
+        "items",
+    ),
+    ("set-print-huge", "s = set(range(60000))\nt = str(s) + str(s)", "limit", "characters"),
+]
+
+HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -53,6 +53,7 @@ NAMES = [
     "list",
     "tuple",
     "dict",
+    "set",
     "range",
     "enumerate",
     "zip",
@@ -79,6 +80,7 @@ _NO_DEFAULT = object()
 ORDER = {"min": operator.lt, "max": operator.gt}  # what makes an item the new best
 TYPES = {"int": int, "float": float, "bool": bool, "str": str, "list": list, "tuple": tuple}
 TYPES["dict"] = dict
+TYPES["set"] = set
 _NUMBERS = (bool, int, float)
 _SEQUENCE_KINDS = (
     list, tuple, str, range, dict, torch.Size, torch.Tensor, LazySequence, ProgramObject,
@@ -190,7 +192,9 @@ class Builtins:
         """Calls the original rules did not take: key=/default=, one string, range, dict or
         lazy sequence to read, a string to convert, min()/max() of lists or tuples (their
         items compared a pair at a time, each pair sized first: `_compare`)."""
-        one_iterable = len(args) == 1 and isinstance(args[0], str | range | dict | LazySequence)
+        one_iterable = len(args) == 1 and isinstance(
+            args[0], str | range | dict | set | LazySequence
+        )
         read = (str, list, tuple) if name in ORDER else str
         return bool(kwargs) or one_iterable or any(isinstance(a, read) for a in args)
 
@@ -202,7 +206,7 @@ class Builtins:
         if name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
             return args[0].length(node)  # len(net), len(loader): the object's own answer
         allowed = (bool, int, float, torch.Tensor, tuple, list, torch.Size)
-        allowed += (str, dict, range) if name == "len" else ()
+        allowed += (str, dict, set, range) if name == "len" else ()
         for a in args:
             if not isinstance(a, allowed):
                 raise self.state.error("type", f"{name}() does not take a {type_name(a)}", node)
@@ -338,6 +342,9 @@ class Builtins:
         self._made(list(out.values()), node, "dict")
         return out
 
+    def _set(self, node, iterable=()):
+        return self.containers.new_set(self.items(iterable, node, "set()"), node)
+
     def _range(self, node, *args):
         if not 1 <= len(args) <= 3:
             raise self.state.error("type", f"range() takes 1 to 3 integers, not {len(args)}", node)
@@ -417,7 +424,7 @@ class Builtins:
             else:
                 raise self.state.error(
                     "type",
-                    "isinstance() checks against int, float, bool, str, list, tuple, dict and "
+                    "isinstance() checks against int, float, bool, str, list, tuple, dict, set and "
                     f"torch.Tensor only, not {t!r}",
                     node,
                 )

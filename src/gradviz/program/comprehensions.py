@@ -37,8 +37,10 @@ class Comprehensions:
         self.containers = containers
         self.evaluate = evaluate
 
-    def run(self, node: ast.ListComp | ast.GeneratorExp | ast.DictComp):
-        out: list | dict = {} if isinstance(node, ast.DictComp) else []
+    def run(self, node: ast.ListComp | ast.GeneratorExp | ast.DictComp | ast.SetComp):
+        out: list | dict | set = (
+            {} if isinstance(node, ast.DictComp) else set() if isinstance(node, ast.SetComp) else []
+        )
         first = self.evaluate(node.generators[0].iter)  # in the scope around it, as Python does
         outer = self.state.scope
         self.state.scope = Scope({}, outer)
@@ -72,6 +74,12 @@ class Comprehensions:
                     out[key] = value
                 except TypeError as exc:
                     raise self.state.error("runtime", f"TypeError: {exc}", node.key) from None
+            elif isinstance(out, set):
+                value = self.evaluate(node.elt)
+                self.containers.new_set([value], node.elt)  # held and hashable
+                if value not in out:
+                    self.quotas.items(len(out) + 1, node, "set", made=1)
+                out.add(value)
             else:
                 value = held(self.state, self.evaluate(node.elt), node.elt, "a list")
                 self.quotas.items(len(out) + 1, node, "list", made=1)

@@ -65,7 +65,28 @@ METHODS: dict[type, frozenset[str]] = {
         ]
     ),
     tuple: frozenset(["index", "count"]),
+    set: frozenset(
+        [
+            "add",
+            "update",
+            "remove",
+            "discard",
+            "pop",
+            "clear",
+            "copy",
+            "union",
+            "intersection",
+            "difference",
+            "symmetric_difference",
+            "issubset",
+            "issuperset",
+            "isdisjoint",
+        ]
+    ),
 }
+# A set's methods that make or grow a set from other iterables, and its operators.
+_SET_GROWS = frozenset(["update", "union", "symmetric_difference"])
+SET_OPERATORS = {"|": "union", "&": "intersection", "-": "difference", "^": "symmetric_difference"}
 _SIZED = frozenset(["zfill", "ljust", "rjust", "center"])  # str methods taking a width
 _FAILURES = (IndexError, KeyError, ValueError, TypeError, RuntimeError, OverflowError)
 SEQUENCES = (list, tuple, str)
@@ -201,6 +222,8 @@ class Containers:
             return self._dict_method(owner, name, args, kwargs, node)
         if isinstance(owner, str):
             return self._str_method(owner, name, args, kwargs, node)
+        if isinstance(owner, set):
+            return self._set_method(owner, name, args, kwargs, node)
         return self._call(getattr(owner, name), args, kwargs, node)
 
     def _call(self, fn, args, kwargs, node):
@@ -208,6 +231,56 @@ class Containers:
             return fn(*args, **kwargs)
         except _FAILURES as exc:
             raise self.fail(exc, node) from None
+
+    def new_set(self, items, node, what: str = "a set") -> set:
+        """A set of `items` (each held, each hashable), sized before it is kept."""
+        for item in items:
+            held(self.state, item, node, what)
+            if isinstance(item, tuple):
+                self.key(item, node)  # hashing reads a tuple in full
+        try:
+            out = set(items)
+        except TypeError as exc:  # an unhashable item: a list, a dict, a set
+            raise self.fail(exc, node) from None
+        self.quotas.items(len(out), node, "set")
+        return out
+
+    def set_operator(self, symbol: str, left: set, right: set, node):
+        """a | b, a & b, a - b, a ^ b for two sets (None for other symbols)."""
+        name = SET_OPERATORS.get(symbol)
+        if name is None:
+            return None
+        if symbol in ("|", "^"):
+            self.quotas.items(len(left) + len(right), node, "set", made=0)
+        return self.new_set(list(getattr(left, name)(right)), node)
+
+    def _set_method(self, owner: set, name: str, args, kwargs, node):
+        if kwargs:
+            raise self.state.error("type", f"set.{name}() takes no keyword arguments", node)
+        if name in ("add", "remove", "discard") and len(args) != 1:
+            raise self.state.error("type", f"set.{name}() takes exactly one argument", node)
+        if name == "add":
+            self.new_set([args[0]], node)  # held and hashable
+            self.quotas.items(len(owner) + 1, node, "set", made=1)
+            owner.add(args[0])
+            return None
+        if name in ("remove", "discard"):
+            self.new_set([args[0]], node)  # held and hashable, as add's
+            return self._call(getattr(owner, name), args, {}, node)
+        if name in ("pop", "clear", "copy"):
+            if args:
+                raise self.state.error("type", f"set.{name}() takes no arguments", node)
+            return self._call(getattr(owner, name), (), {}, node)
+        others = [set(self.items_of(a, node)) if not isinstance(a, set) else a for a in args]
+        if name in _SET_GROWS:
+            grown = len(owner) + sum(len(o) for o in others)
+            self.quotas.items(grown, node, "set", made=0)
+            for other in others:
+                self.new_set(list(other), node)
+        result = self._call(getattr(owner, name), tuple(others) or args, {}, node)
+        if isinstance(result, set):
+            self.quotas.items(len(result), node, "set")
+        return result
 
     def items_of(self, iterable, node) -> list:
         """Every item of `iterable` as a list, sized before and while it is read."""

@@ -84,6 +84,7 @@ class Evaluator:
             ast.List: self.display,
             ast.Tuple: self.display,
             ast.Dict: self.dict_display,
+            ast.Set: self.set_display,
             ast.BinOp: self.binary,
             ast.UnaryOp: lambda n: self.operators.unary(n.op, self.eval(n.operand), n),
             ast.BoolOp: self.bool_op,
@@ -95,6 +96,7 @@ class Evaluator:
             ast.Slice: self.eval_index,
             ast.ListComp: self.comprehensions.run,
             ast.GeneratorExp: self.comprehensions.run,
+            ast.SetComp: self.comprehensions.run,
             ast.DictComp: self.comprehensions.run,
             ast.JoinedStr: lambda n: self.strings.fstring(n, self.eval),
             ast.Lambda: lambda n: self.functions.define(n),
@@ -132,6 +134,9 @@ class Evaluator:
                 raise self.state.error("runtime", f"TypeError: {exc}", k) from None
         self.quotas.items(len(out), node, "dict")
         return out
+
+    def set_display(self, node: ast.Set):
+        return self.containers.new_set([self.eval(e) for e in node.elts], node)
 
     def binary(self, node: ast.BinOp):
         left = self.eval(node.left)
@@ -309,7 +314,7 @@ class Evaluator:
                     self.containers.bounded(value, node, "an argument")
             if isinstance(owner, torch.Tensor):
                 return self.library.tensor_method(owner, func.attr, args, kwargs, node)
-            if isinstance(owner, list | dict | str | tuple):
+            if isinstance(owner, list | dict | str | tuple | set):
                 return self.containers.method(owner, func.attr, args, kwargs, node)
             if isinstance(owner, Namespace):
                 member = owner.members.get(func.attr)

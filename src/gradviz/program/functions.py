@@ -174,7 +174,9 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
             stack.extend(node.args.defaults)
             stack.extend(d for d in node.args.kw_defaults if d is not None)
             continue
-        if isinstance(node, ast.Lambda | ast.ListComp | ast.DictComp | ast.GeneratorExp):
+        if isinstance(
+            node, ast.Lambda | ast.ListComp | ast.DictComp | ast.SetComp | ast.GeneratorExp
+        ):
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             found.add(node.id)

@@ -25,7 +25,7 @@ from gradviz.program.library import Library
 from gradviz.program.state import RunState
 from gradviz.program.values import ProgramObject, type_name
 
-PLAIN_SEQUENCES = (list, tuple, str, range, dict, torch.Size)
+PLAIN_SEQUENCES = (list, tuple, str, range, dict, set, torch.Size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,10 +243,12 @@ def oversized(value, max_items: int, max_depth: int = MAX_NESTING) -> str | None
 
 
 def _items(v) -> tuple | list:
-    return (*v.keys(), *v.values()) if isinstance(v, dict) else v
+    if isinstance(v, dict):
+        return (*v.keys(), *v.values())
+    return tuple(v) if isinstance(v, set) else v
 
 
-CONTAINERS = (list, tuple, dict, range)
+CONTAINERS = (list, tuple, dict, set, range)
 
 
 def range_length(r: range) -> int:

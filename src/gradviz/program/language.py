@@ -166,9 +166,11 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.List,
     ast.Tuple,
     ast.Dict,
+    ast.Set,
     ast.ListComp,
     ast.DictComp,
     ast.GeneratorExp,
+    ast.SetComp,
     ast.comprehension,
     ast.JoinedStr,
     ast.FormattedValue,
@@ -191,6 +193,9 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Mod,
     ast.Pow,
     ast.MatMult,
+    ast.BitAnd,
+    ast.BitOr,
+    ast.BitXor,
     ast.USub,
     ast.UAdd,
     ast.Not,
@@ -214,7 +219,7 @@ _ALLOWED_TYPES = frozenset(ALLOWED_NODES)
 _NOTHING_TO_CHECK = frozenset(
     {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
     | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
-    | {ast.Compare, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr}
+    | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
     | {ast.FormattedValue}
     | {t for t in ALLOWED_NODES if issubclass(t, ast.operator | ast.unaryop | ast.cmpop)}
     | {ast.And, ast.Or}
@@ -235,15 +240,10 @@ REFUSALS: dict[type, str] = {
     ast.YieldFrom: "generators (`yield from`) are not part of this language",
     ast.Await: "`await` is not part of this language",
     ast.AsyncWith: "`async with` is not part of this language",
-    ast.SetComp: "set comprehensions are not part of this language; use a list",
-    ast.Set: "sets are not part of this language; use a list or a dict",
     ast.Starred: "star-arguments (`*args`) are not part of this language",
     ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
     ast.AnnAssign: "annotated assignments are not part of this language",
     ast.Match: "`match` is not part of this language",
-    ast.BitAnd: "the `&` operator is not part of this language; use torch.logical_and",
-    ast.BitOr: "the `|` operator is not part of this language; use torch.logical_or",
-    ast.BitXor: "the `^` operator is not part of this language; use torch.logical_xor",
     ast.LShift: "shift operators are not part of this language",
     ast.RShift: "shift operators are not part of this language",
 }
@@ -734,7 +734,7 @@ class Checker(BlockRules, ClassRules):
             self.check_keyword(node)
         elif isinstance(node, ast.Constant):
             self.check_constant(node)
-        elif isinstance(node, ast.List | ast.Tuple | ast.Dict):
+        elif isinstance(node, ast.List | ast.Tuple | ast.Dict | ast.Set):
             self.check_display(node)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
@@ -791,7 +791,7 @@ class Checker(BlockRules, ClassRules):
                 node,
             )
 
-    def check_display(self, node: ast.List | ast.Tuple | ast.Dict) -> None:
+    def check_display(self, node: ast.List | ast.Tuple | ast.Dict | ast.Set) -> None:
         items = node.keys if isinstance(node, ast.Dict) else node.elts
         if len(items) > self.limits.max_literal_elements:
             what = "dict" if isinstance(node, ast.Dict) else "list"

@@ -30,6 +30,9 @@ BINOPS = {
     ast.Mod: ("%", operator.mod),
     ast.Pow: ("**", operator.pow),
     ast.MatMult: ("@", operator.matmul),
+    ast.BitAnd: ("&", operator.and_),
+    ast.BitOr: ("|", operator.or_),
+    ast.BitXor: ("^", operator.xor),
 }
 UNARYOPS = {
     ast.USub: ("-", operator.neg),
@@ -86,7 +89,7 @@ class Operators:
                 found = self.library.call(
                     "in", operator.contains, (right, left), {}, node, "bounded"
                 )
-            elif isinstance(right, list | tuple | dict | str | range | torch.Size):
+            elif isinstance(right, list | tuple | dict | set | str | range | torch.Size):
                 self.compared_in(left, right, node)
                 try:
                     found = left in right
@@ -95,7 +98,7 @@ class Operators:
             else:
                 raise self.state.error(
                     "type",
-                    f"`in` looks into lists, tuples, dicts, strings, ranges and "
+                    f"`in` looks into lists, tuples, dicts, sets, strings, ranges and "
                     f"tensors, not a {type_name(right)}",
                     node,
                 )
@@ -104,7 +107,10 @@ class Operators:
         if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
             self.require_operands(symbol, left, right, node, allow_str=True)
             return self.library.call(symbol, fn, (left, right), {}, node, "broadcast")
-        if not (isinstance(left, list | tuple | dict) or isinstance(right, list | tuple | dict)):
+        if not (
+            isinstance(left, list | tuple | dict | set)
+            or isinstance(right, list | tuple | dict | set)
+        ):
             self.require_operands(symbol, left, right, node, allow_str=True)
         for side in (left, right):  # containers are compared in full, in C
             self.containers.bounded(side, node, f"a side of `{symbol}`")
@@ -118,7 +124,7 @@ class Operators:
         """`left in right` compares `left` with the items of `right` in C: each tensor
         comparison is sized first; a tensor looked for in a range is compared with each
         number of it, a loop the loop caps count."""
-        if isinstance(right, list | tuple):
+        if isinstance(right, list | tuple | set):
             for item in right:
                 self.budget.precheck_comparison(left, item, node, "in")
         elif isinstance(left, torch.Tensor) and isinstance(right, range | torch.Size):
@@ -148,6 +154,8 @@ class Operators:
                 made = self.containers.concat(left, right, node)
             elif symbol == "*":
                 made = self.containers.repeat(left, right, node)
+            elif isinstance(left, set) and isinstance(right, set):
+                made = self.containers.set_operator(symbol, left, right, node)
             if made is not None:
                 return made
         self.require_operands(symbol, left, right, node)

@@ -105,7 +105,7 @@ class Quotas:
             raise self.state.error(
                 "limit",
                 f"this would make a {what} of {length:,} items; the limit is "
-                f"{self.limits.max_container_length:,} items per list, tuple or dict",
+                f"{self.limits.max_container_length:,} items per list, tuple, dict or set",
                 node,
             )
         self.total_items += length if made is None else made

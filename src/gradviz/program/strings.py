@@ -111,6 +111,19 @@ class Strings:
                     put(", ")
                 self._write(item, parts, size, limit, depth + 1)
             put("]" if isinstance(value, list) else ("," if len(value) == 1 else "") + ")")
+        elif isinstance(value, set):
+            if not value:
+                put("set()")
+                return
+            if depth > _MAX_DEPTH:
+                put("{...}")
+                return
+            put("{")
+            for i, item in enumerate(value):
+                if i:
+                    put(", ")
+                self._write(item, parts, size, limit, depth + 1)
+            put("}")
         elif isinstance(value, dict):
             if depth > _MAX_DEPTH:
                 put("{...}")

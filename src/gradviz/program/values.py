@@ -237,6 +237,8 @@ def checked(state: RunState, value, node, label: str):
         if isinstance(value, str) and len(value) > 10_000:
             raise state.error("limit", f"{label} made a string that is too long", node)
         return value
+    if isinstance(value, set):  # a set's methods: items are the program's own, already held
+        return value
     if isinstance(value, tuple | list):
         leaves, _ = tree_flatten(value)
         if len(leaves) > 1_000_000:
