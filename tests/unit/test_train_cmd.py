@@ -159,7 +159,9 @@ def test_json_keys_are_the_documented_ones_and_ctrl_c_stops_cleanly(tmp_path, ca
         "test_time_augmentation",
         "per_class_accuracy",
         "stopped",
+        "peak_gpu_memory_bytes",
     }
+    assert metrics["peak_gpu_memory_bytes"] is None  # on the CPU
     assert metrics["stopped"] == "stop requested" and metrics["epochs_done"] < 50
     assert "Stopping after this step" in captured.err and "stopped: stop requested" in captured.err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handed back
