@@ -942,7 +942,28 @@ SETS = [
     ("set-print-huge", "s = set(range(60000))\nt = str(s) + str(s)", "limit", "characters"),
 ]
 
-HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS
+RAISES = [
+    ("raise-base-exception", "raise BaseException('x')", "forbidden", "raise ValueError"),
+    ("raise-keyboard-interrupt", "raise KeyboardInterrupt", "forbidden", "raise ValueError"),
+    ("raise-generator-exit", "raise GeneratorExit", "forbidden", "raise ValueError"),
+    (
+        "raise-from-cause",
+        "raise ValueError('a') from ValueError('b')",
+        "forbidden",
+        "raise ValueError",
+    ),
+    ("raise-instance-name", "e = 1\nraise e", "forbidden", "raise ValueError"),
+    ("raise-attribute", "raise torch.cuda.OutOfMemoryError('x')", "forbidden", "raise ValueError"),
+    ("raise-huge-message", "raise ValueError('x' * 10 ** 9)", "limit", ""),
+    (
+        "raise-recursive-message",
+        "a = []\na.append(a)\nraise ValueError(a)",
+        "runtime",
+        "ValueError",
+    ),
+]
+
+HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -96,6 +96,24 @@ class Control:
             passes.end()
             self.state.loops.pop()
 
+    def raise_(self, stmt: ast.Raise) -> None:
+        """An uncaught `raise` (checked: an exception of RAISABLE): the program ends with
+        Python's words for it, `ValueError: why`, at the raise's line."""
+        exc = stmt.exc
+        name = exc.func.id if isinstance(exc, ast.Call) else exc.id
+        said = [self.evaluator.eval(a) for a in exc.args] if isinstance(exc, ast.Call) else []
+        if len(said) == 1:
+            text = self.evaluator.strings.show(said[0], stmt, cap=-1)
+        elif said:
+            text = self.evaluator.strings.represent(tuple(said), stmt, cap=-1)
+        else:
+            text = ""
+        if name == "KeyError" and len(said) == 1:
+            text = self.evaluator.strings.represent(said[0], stmt, cap=-1)  # as Python shows it
+        err = self.state.error("runtime", f"{name}: {text}" if text else name, stmt)
+        err.details = ErrorDetails(exception=name, operation="raise")
+        raise err
+
     def assert_(self, stmt: ast.Assert) -> None:
         if self.iteration.truth(self.evaluator.eval(stmt.test), stmt.test):
             return

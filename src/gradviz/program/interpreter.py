@@ -213,6 +213,8 @@ class Interpreter:
             self.bind(stmt.name, self.classes.define(stmt), stmt)
         elif isinstance(stmt, ast.Assert):
             self.control.assert_(stmt)
+        elif isinstance(stmt, ast.Raise):
+            self.control.raise_(stmt)
         elif isinstance(stmt, ast.With):
             self.with_block(stmt)
         elif isinstance(stmt, ast.Import | ast.ImportFrom):

@@ -150,6 +150,7 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Break,
     ast.Continue,
     ast.Assert,
+    ast.Raise,
     ast.FunctionDef,
     ast.ClassDef,
     ast.arguments,
@@ -230,7 +231,6 @@ REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.Try: "`try` is not part of this language: errors are reported for you",
-    ast.Raise: "`raise` is not part of this language",
     ast.Delete: "`del` is not part of this language",
     ast.Global: "`global` is not part of this language: a function reads the variables around "
     "it; to change one, return the new value and assign it",
@@ -249,6 +249,19 @@ REFUSALS: dict[type, str] = {
 }
 
 CONTEXT_MANAGERS = ("no_grad", "enable_grad")
+# The exceptions a program may raise (and so end itself with, at that line).
+RAISABLE = (
+    "Exception",
+    "ValueError",
+    "TypeError",
+    "RuntimeError",
+    "KeyError",
+    "IndexError",
+    "NotImplementedError",
+    "AssertionError",
+    "ZeroDivisionError",
+    "StopIteration",
+)
 
 
 def grad_decorator(node: ast.expr) -> str | None:
@@ -631,6 +644,24 @@ class BlockRules:
             return
         raise self.error("forbidden", "this kind of assignment target is not supported", target)
 
+    def check_raise(self, node: ast.Raise) -> None:
+        """`raise ValueError("...")` (or a bare exception name) from RAISABLE: it ends the
+        program with that error at its line, as an uncaught raise does in Python."""
+        exc = node.exc
+        name = exc.func if isinstance(exc, ast.Call) else exc
+        if (
+            node.cause is not None
+            or not isinstance(name, ast.Name)
+            or name.id not in RAISABLE
+            or (isinstance(exc, ast.Call) and exc.keywords)
+        ):
+            raise self.error(
+                "forbidden",
+                '`raise` takes one of Python\'s exceptions here, as in `raise ValueError("why")`: '
+                + ", ".join(RAISABLE),
+                node,
+            )
+
     def check_with(self, node: ast.With) -> None:
         for item in node.items:
             expr = item.context_expr
@@ -747,6 +778,8 @@ class Checker(BlockRules, ClassRules):
             self.check_target(node.target)
         elif isinstance(node, ast.With):
             self.check_with(node)
+        elif isinstance(node, ast.Raise):
+            self.check_raise(node)
         elif isinstance(node, ast.FunctionDef | ast.Lambda):
             self.check_function(node, id(node) in self.methods)
         elif isinstance(node, ast.ClassDef):

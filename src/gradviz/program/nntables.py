@@ -190,6 +190,18 @@ OPTIMIZERS: dict[str, ObjectSpec] = {
     ),
     "Adam": _row(optim.Adam, "params lr betas eps weight_decay amsgrad", "maximize", "optimizer"),
     "AdamW": _row(optim.AdamW, "params lr betas eps weight_decay amsgrad", "maximize", "optimizer"),
+    "RMSprop": _row(
+        optim.RMSprop,
+        "params lr alpha eps weight_decay momentum centered",
+        "maximize",
+        "optimizer",
+    ),
+    "Adagrad": _row(
+        optim.Adagrad,
+        "params lr lr_decay weight_decay initial_accumulator_value eps",
+        "maximize",
+        "optimizer",
+    ),
 }
 OPTIMIZER_METHODS = frozenset(["step", "zero_grad"])
 

@@ -1,7 +1,8 @@
 """Optimizers and learning-rate schedulers a program makes (gradviz.program.nntables:
 OPTIMIZERS, SCHEDULERS).
 
-An optimizer's state (SGD's momentum, Adam's two moving averages) is counted against the
+An optimizer's state (SGD's momentum, Adam's two moving averages, RMSprop's and Adagrad's
+squared-gradient averages) is counted against the
 run's bytes in all when the optimizer is made, before any of it exists
 (gradviz.program.budget.Budget.reserve). `opt.step()` counts the values it reads, runs
 PyTorch's own step, and records each parameter it changed, before and after
@@ -29,6 +30,10 @@ def state_copies(spec: nntables.ObjectSpec, given: dict) -> int:
     """How many copies of its parameters an optimizer keeps as state."""
     if spec.target is optim.SGD:
         return 1 if given.get("momentum", 0) else 0
+    if spec.target is optim.RMSprop:  # square_avg, momentum_buffer, grad_avg
+        return 1 + bool(given.get("momentum", 0)) + bool(given.get("centered"))
+    if spec.target is optim.Adagrad:
+        return 1  # sum
     return 3 if given.get("amsgrad") else 2  # Adam, AdamW: exp_avg, exp_avg_sq (max_exp_avg_sq)
 
 

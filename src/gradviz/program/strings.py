@@ -161,11 +161,13 @@ class Strings:
             value = ascii(value)[1:-1] if conversion == ord("a") else value
         elif conversion == ord("s"):
             value = self.show(value, node)
+        if isinstance(value, torch.Tensor) and value.dim() == 0:
+            # Tensor.__format__: a one-value tensor formats as its number (f"{t}" is
+            # "3.107043981552124" where print(t) is "tensor(3.1070)")
+            value = value.item()
         if not spec:
             return self.show(value, node)
         self.check_spec(spec, node)
-        if isinstance(value, torch.Tensor) and value.dim() == 0:
-            value = value.item()
         if not isinstance(value, bool | int | float | str):
             raise self.state.error(
                 "type",

@@ -1,0 +1,81 @@
+"""Smaller pieces of the next lessons: `raise` of Python's exceptions (the program ends with
+Python's words at that line), torch.optim.RMSprop and Adagrad, and a one-value tensor in an
+f-string formatted as its number, as Tensor.__format__ does."""
+
+from __future__ import annotations
+
+import pytest
+from test_tutorials import same_as_python
+
+from gradviz.program.interpreter import run_program
+from gradviz.program.results import RunOptions
+
+
+def run(source: str):
+    return run_program(source, RunOptions(classic=False))
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "col", "message"),
+    [
+        ("x = 1\nif x > 0:\n    raise ValueError('x must be negative')\n", 3, 5,
+         "ValueError: x must be negative"),
+        ("raise NotImplementedError\n", 1, 1, "NotImplementedError"),
+        ("raise KeyError('k')\n", 1, 1, "KeyError: 'k'"),
+        ("raise ValueError('a', 2)\n", 1, 1, "ValueError: ('a', 2)"),
+        ("def f(x):\n    if x < 0:\n        raise ValueError(f'negative: {x}')\n    return x\n"
+         "y = f(2)\nz = f(-1)\n", 3, 9, "ValueError: negative: -1"),
+    ],
+)  # fmt: skip
+def test_raise_ends_the_program_with_pythons_words_at_its_line(source, line, col, message):
+    err = run(source).error
+    assert err is not None and err.kind == "runtime"
+    assert (err.line, err.col, err.message) == (line, col, message)
+    assert err.details.exception == message.split(":")[0]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "raise print('x')\n",
+        "raise ValueError('x') from None\n",
+        "raise SystemExit(0)\n",
+        "raise ValueError(msg='x')\n",
+        "raise KeyboardInterrupt\n",
+    ],
+)
+def test_other_raises_are_refused_with_what_may_be_raised(source):
+    err = run(source).error
+    assert err is not None and err.kind == "forbidden" and (err.line, err.col) == (1, 1)
+    assert "raise ValueError" in err.message and "RuntimeError" in err.message
+
+
+def test_a_long_raised_message_is_cut_not_a_crash():
+    err = run("s = 'a' * 9000\nraise ValueError(s + s)\n").error
+    assert err is not None and err.line == 2 and err.kind in ("runtime", "limit")
+
+
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad"])
+def test_more_optimizers_step_as_pytorchs(name):
+    same_as_python(
+        "torch.manual_seed(0)\n"
+        "w = torch.randn(3, requires_grad=True)\n"
+        f"opt = torch.optim.{name}([w], lr=0.1)\n"
+        "for i in range(3):\n"
+        "    opt.zero_grad()\n"
+        "    loss = (w ** 2).sum()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "print(w)\n",
+        ("w",),
+    )
+
+
+def test_a_one_value_tensor_in_an_f_string_is_its_number():
+    same_as_python(
+        "t = torch.tensor(3.107043981552124)\n"
+        "i = torch.tensor(7)\n"
+        "print(f'{t}', f'{i}', f'{t:.2f}', f'{t!s}', t)\n"
+        "v = torch.tensor([1.5, 2.5])\n"
+        "print(f'{v}')\n"
+    )
