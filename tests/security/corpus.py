@@ -963,7 +963,16 @@ RAISES = [
     ),
 ]
 
-HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES
+KEPT_FUNCTIONS = [
+    ("kept-function-dunder", "f = torch.zeros\ng = f.__wrapped__", "forbidden", "underscore"),
+    ("kept-function-target", "f = torch.zeros\ng = f.member", "type", "no attribute"),
+    ("kept-function-bomb", "f = torch.ones\nt = f(100000, 100000)", "limit", "would allocate"),
+    ("kept-class-bomb", "L = nn.Linear\nm = L(100000, 100000)", "limit", ""),
+    ("kept-load", "f = torch.load", "name", "torch.load"),
+    ("kept-marker", "f = torch.no_grad\nwith f():\n    pass", "type", "call it"),
+]
+
+HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -79,3 +79,39 @@ def test_a_one_value_tensor_in_an_f_string_is_its_number():
         "v = torch.tensor([1.5, 2.5])\n"
         "print(f'{v}')\n"
     )
+
+
+def test_torch_functions_and_classes_kept_as_values_are_called_as_if_named():
+    """`loss_func = F.cross_entropy` ("What is torch.nn really?"), `zeros = torch.zeros`, a
+    list of activations: 10 of 29 copied tutorials kept a torch function in a variable."""
+    trace = same_as_python(
+        "torch.manual_seed(0)\n"
+        "loss_func = F.cross_entropy\n"
+        "zeros = torch.zeros\n"
+        "acts = [F.relu, torch.tanh]\n"
+        "x = torch.randn(2, 3)\n"
+        "y = torch.tensor([0, 1])\n"
+        "l = loss_func(x, y)\n"
+        "z = zeros(2, 2)\n"
+        "h = [a(x) for a in acts]\n"
+        "print(l, z.shape, len(h), h[1].shape)\n",
+        ("l",),
+    )
+    assert trace.tensor("l").requires_grad is False
+    layer = run("make = nn.Linear\nlin = make(3, 4)\nout = lin(torch.randn(2, 3))\n")
+    assert layer.error is None and layer.tensor("out").shape == [2, 4]
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "words"),
+    [
+        ("f = torch.zeros\ng = f.__call__", "forbidden", "underscore"),
+        ("f = torch.zeros\nt = f(10**6, 10**6)", "limit", "would allocate"),
+        ("f = F.relu\ng = f.target", "type", "no attribute"),
+        ("f = torch.no_grad\n", "type", "is a function: call it"),
+        ("f = torch.manual_seed\n", "type", "is a function: call it"),
+    ],
+)
+def test_a_kept_function_is_only_called(source, kind, words):
+    err = run(source).error
+    assert err is not None and err.kind == kind and words in err.message, err

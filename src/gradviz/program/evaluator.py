@@ -40,6 +40,7 @@ from gradviz.program.values import (
     PARAMETER,
     Builtin,
     ClassRef,
+    FunctionRef,
     GradFnRef,
     Marker,
     Namespace,
@@ -250,7 +251,9 @@ class Evaluator:
         if isinstance(obj, Namespace):
             if name in obj.members:
                 member = obj.members[name]
-                if isinstance(member, tables.FnSpec | Marker | ObjectSpec):
+                if isinstance(member, tables.FnSpec | ObjectSpec):
+                    return FunctionRef(f"{obj.path}.{name}", member)
+                if isinstance(member, Marker):
                     raise self.state.error(
                         "type",
                         f"`{obj.path}.{name}` is a function: call it, e.g. {obj.path}.{name}(...)",
@@ -341,9 +344,14 @@ class Evaluator:
         return self.call_value(callee, args, kwargs, node)
 
     def call_value(self, callee, args: tuple, kwargs: dict, node):
-        """Call a built-in or one of the program's own functions."""
+        """Call a built-in, one of the program's own functions, or a torch function or class
+        it kept (as if it were named here)."""
         if isinstance(callee, Builtin):
             return self.builtins.call(callee, args, kwargs, node)
+        if isinstance(callee, FunctionRef):
+            if isinstance(callee.member, ObjectSpec):
+                return self.objects.make(callee.path, callee.member, args, kwargs, node)
+            return self.library.call_member(callee.path, callee.member, args, kwargs, node)
         if isinstance(callee, UserFunction):
             return self.functions.call(callee, args, kwargs, node)
         if isinstance(callee, ProgramObject):

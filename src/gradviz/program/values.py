@@ -80,6 +80,21 @@ class ClassRef:
         return f"<class '{self.path}'>"
 
 
+@dataclass(frozen=True)
+class FunctionRef:
+    """A torch function or class named without calling it (`loss_func = F.cross_entropy`,
+    `act = nn.ReLU`): a program may keep it and call it later, which calls it as if named
+    there (gradviz.program.library's allow-lists and caps); nothing of it can be read."""
+
+    path: str
+    member: object  # its row: a tables.FnSpec or an nntables.ObjectSpec
+
+    type_label = "function"
+
+    def __repr__(self) -> str:
+        return f"<function {self.path}>"
+
+
 class Marker:
     """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
 
@@ -201,6 +216,7 @@ SAFE_VALUE_TYPES = (
     slice,
     type(Ellipsis),
     ProgramObject,
+    FunctionRef,
 )
 
 
