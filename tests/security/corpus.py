@@ -969,7 +969,7 @@ KEPT_FUNCTIONS = [
     ("kept-function-bomb", "f = torch.ones\nt = f(100000, 100000)", "limit", "would allocate"),
     ("kept-class-bomb", "L = nn.Linear\nm = L(100000, 100000)", "limit", ""),
     ("kept-load", "f = torch.load", "name", "torch.load"),
-    ("kept-marker", "f = torch.no_grad\nwith f():\n    pass", "type", "call it"),
+    ("kept-marker", "f = torch.no_grad\nwith f():\n    pass", "forbidden", "`with` works with"),
 ]
 
 HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS
