@@ -143,7 +143,7 @@ TORCH_IO = [
         "num_workers must be 0",
     ),
     ("torch-package", 'torch.package.PackageImporter("x")', "name", "not available"),
-    ("torch-compile", "torch.compile(F.relu)", "type", "function"),
+    ("torch-compile", "torch.compile(F.relu)", "name", "torch.compile"),
     (
         "storage-from-file",
         'torch.UntypedStorage.from_file("pwned", True, 10)',
@@ -410,7 +410,7 @@ LAYERS = [
     ("nn-utils", NET + "nn.utils.clip_grad_norm_(net.parameters(), 1.0)", "name", "not available"),
     ("nn-jit-script", NET + "s = torch.jit.script(net)", "name", "not available"),
     ("nn-share-memory", NET + "net.share_memory()", "name", "shared memory"),
-    ("nn-bind-class", "L = nn.Linear", "type", "call it"),
+    ("nn-bind-class-bomb", "L = nn.Linear\nm = L(10 ** 6, 10 ** 6)", "limit", "parameters"),
     ("optim-bind-namespace", "o = optim", "type", "module"),
     ("nn-device-kwarg", "net = nn.Linear(2, 2, device='meta')", "forbidden", "device="),
     ("nn-to-callable", NET + "net.to(print)", "type", "device or a dtype"),
