@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gradviz.devices.info import device_label
+from gradviz.graph import layoutcost
 from gradviz.graph.model import GraphModel, GraphNode
 from gradviz.graph.textmetrics import svg_environment
 from gradviz.util.hosting import public_mode
@@ -557,7 +558,8 @@ def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> s
 class RenderLimits:
     """What one `dot` run may use: the server lays out graphs anyone can submit.
 
-    A graph over the ceiling for its format is refused before `dot` starts; `dot` itself
+    A graph over the ceiling for its format, or shaped to be slow to lay out (rows skipped
+    by arrows, clusters: graph/layoutcost.py), is refused before `dot` starts; `dot` itself
     runs with an address-space and CPU-time limit, a wall-clock timeout, and at most
     `concurrent` layouts at once in this process (0: no cap). PNGs are scaled down to fit
     `max_side` pixels a side, and output over `max_output_bytes` is refused."""
@@ -575,6 +577,10 @@ class RenderLimits:
     )
     max_side: int = 6000  # PNG pixels a side (at most 36 megapixels)
     max_output_bytes: int = 25 * 1024 * 1024
+    # The shape that makes a layout slow, counted before `dot` starts (graph/layoutcost.py):
+    # rows skipped by arrows, and layer boxes (clusters). None: not counted.
+    max_long_steps: int | None = None
+    max_clusters: int | None = None
 
 
 SERVER_LIMITS = RenderLimits()
@@ -593,6 +599,12 @@ PUBLIC_LIMITS = RenderLimits(
     max_edges=MappingProxyType({"svg": 3000, "pdf": 3000, "png": 2000}),
     max_side=5000,
     max_output_bytes=15 * 1024 * 1024,
+    # Rows skipped by arrows: the same leaf added at each of 50 steps skips 2,945 and takes
+    # `dot` 2.6 s of CPU here, 60 steps (4,145) 9.8 s; no preset skips more than 36.
+    # Clusters cost far less: 701 took 0.9 s, so only far more than any program within the
+    # node limits makes is refused (bench/layout_cost.py; docs/BENCHMARKS.md).
+    max_long_steps=3000,
+    max_clusters=800,
 )
 # `python -m gradviz render` on a lecturer's own machine: big graphs, still no runaway.
 CLI_LIMITS = RenderLimits(
@@ -770,7 +782,9 @@ def render_bytes(
     remembered = _FAILURES.get(key)
     if remembered is not None:
         raise RenderUnavailable(remembered)
-    refusal = _too_big(dot_source, fmt, limits)
+    refusal = _too_big(dot_source, fmt, limits) or layoutcost.refusal(
+        dot_source, limits.max_long_steps, limits.max_clusters
+    )
     if refusal is not None:
         _FAILURES.put(key, refusal)
         raise RenderUnavailable(refusal)

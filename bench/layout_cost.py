@@ -1,0 +1,125 @@
+"""What Graphviz's `dot` takes on graphs inside the public limits, against what
+gradviz.graph.layoutcost predicts from their shape: rows skipped by arrows (long steps) and
+layer boxes (clusters), and whether the public limits refuse each graph before `dot` runs.
+
+Graphs: every preset (none may be refused), ordinary big programs (a long chain, a deep
+stack with a weight per layer, a small RNN sharing its weight, a Sequential called in a
+loop), and a loop that adds the same leaf at every step (`h = h * 1.01 + x`): few nodes,
+each step's arrow from `x` skipping every row above it.
+
+    python bench/layout_cost.py [--timeout 20] [--steps 20,40,50,60,80]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from gradviz.graph.layoutcost import layout_cost, refusal  # noqa: E402
+from gradviz.graph.render import PUBLIC_LIMITS, draw, graph_size  # noqa: E402
+from gradviz.program.interpreter import run_program  # noqa: E402
+from gradviz.program.presets import PRESETS  # noqa: E402
+from gradviz.program.results import RunOptions  # noqa: E402
+
+
+def shared_leaf(steps: int) -> str:
+    return (
+        "x = torch.ones(2, requires_grad=True)\nh = x\n"
+        f"for i in range({steps}):\n    h = h * 1.01 + x\ny = h.sum()\n"
+    )
+
+
+# The same loop with each step inside a layer's call: `dot` ranks clusters on their own.
+_IN_LAYER = (
+    "class M(nn.Module):\n    def forward(self, h, x):\n        return h * 1.01 + x\n"
+    "m = M()\nx = torch.ones(2, requires_grad=True)\nh = x\n"
+    "for i in range(%d):\n    h = m(h, x)\ny = h.sum()\n"
+)
+ORDINARY = {
+    "chain, 700 steps": "h = torch.ones(2, requires_grad=True)\n"
+    "for i in range(700):\n    h = h * 1.01\ny = h.sum()\n",
+    "relu stack, 100 layers (a weight each)": "torch.manual_seed(0)\nh = torch.randn(4, 8)\n"
+    "for i in range(100):\n    W = torch.randn(8, 8, requires_grad=True)\n"
+    "    h = torch.relu(h @ W)\ny = h.sum()\n",
+    "RNN, 20 steps sharing W": "torch.manual_seed(0)\nW = torch.randn(8, 8, requires_grad=True)\n"
+    "h = torch.zeros(1, 8)\nfor t in range(20):\n    h = torch.tanh(h @ W + torch.randn(1, 8))\n"
+    "y = h.sum()\n",
+    "Sequential called 30 times (121 clusters)": "torch.manual_seed(0)\n"
+    "net = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))\n"
+    "h = torch.randn(2, 4)\nfor i in range(30):\n    h = net(h)\ny = h.sum()\n",
+    "Sequential called 90 times": "torch.manual_seed(0)\n"
+    "net = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))\n"
+    "h = torch.randn(2, 4)\nfor i in range(90):\n    h = net(h)\ny = h.sum()\n",
+    "the same leaf added in a layer's call, 700 calls": _IN_LAYER % 700,
+}
+# Slow outside layers, whatever else the program has: one layer call does not hide it.
+SLOW = {
+    "one layer call, then the same leaf added 50 times": "lin = nn.Linear(2, 2)\n"
+    "x = torch.ones(2, requires_grad=True)\nh = lin(x)\n"
+    "for i in range(50):\n    h = h * 1.01 + x\ny = h.sum()\n",
+}
+
+
+def dot_seconds(dot: str, timeout: float) -> tuple[float | None, bool]:
+    """(CPU seconds `dot -Tsvg` took, None past `timeout` (wall); whether it failed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        proc = subprocess.run(
+            ["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return None, False
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    took = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return took, proc.returncode != 0
+
+
+def row(name: str, source: str, backward: str | None, timeout: float) -> None:
+    trace = run_program(source, RunOptions(backward=backward))
+    dot = draw(trace)
+    nodes, edges = graph_size(dot)
+    started = time.perf_counter()
+    cost = layout_cost(dot)
+    predict_ms = (time.perf_counter() - started) * 1000
+    refused = refusal(dot, PUBLIC_LIMITS.max_long_steps, PUBLIC_LIMITS.max_clusters)
+    took, failed = dot_seconds(dot, timeout)
+    shown = f"{took:.2f} s" if took is not None else f"> {timeout:.0f} s (stopped)"
+    shown += " (dot failed)" if failed else ""
+    print(
+        f"| {name} | {nodes:,} / {edges:,} | {cost.long_steps:,} | {cost.clusters} | "
+        f"{predict_ms:.1f} ms | {shown} | {'refused' if refused else 'drawn'} |",
+        flush=True,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--steps", default="20,40,50,60,80")
+    ap.add_argument("--skip-presets", action="store_true")
+    args = ap.parse_args()
+    print(
+        f"public limits: {PUBLIC_LIMITS.max_long_steps:,} long steps, "
+        f"{PUBLIC_LIMITS.max_clusters} clusters; dot CPU {PUBLIC_LIMITS.cpu_seconds} s\n"
+    )
+    print("| graph | nodes / edges | long steps | clusters | predict | dot -Tsvg CPU | public |")
+    print("|---|---|---|---|---|---|---|")
+    if not args.skip_presets:
+        for preset in PRESETS:
+            row(f"preset {preset.key}", preset.source, preset.backward, args.timeout)
+    for name, source in ORDINARY.items():
+        row(name, source, None, args.timeout)
+    for name, source in SLOW.items():
+        row(name, source, None, args.timeout)
+    for steps in (int(s) for s in args.steps.split(",")):
+        row(f"same leaf added {steps} times", shared_leaf(steps), None, args.timeout)
+
+
+if __name__ == "__main__":
+    main()
