@@ -21,7 +21,8 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -654,6 +655,34 @@ def _slots(n: int) -> threading.BoundedSemaphore:
         return _SLOTS[n]
 
 
+# Visitors with a layout waiting for a slot or running: one each, so that one visitor's
+# drawings (more tabs, quick reruns) cannot fill the queue in front of everyone else's.
+_DRAWING: set[str] = set()
+_DRAWING_LOCK = threading.Lock()
+ONE_EACH = (
+    "Your previous drawing is still being laid out, and each visitor gets one at a time; "
+    "this one was not started. Wait for that one to finish (another tab or window of yours "
+    "may have asked for it) and try again, or export DOT (no drawing needed)."
+)
+
+
+@contextmanager
+def _one_each(visitor: str) -> Iterator[None]:
+    """Hold `visitor`'s one layout, or raise RenderUnavailable at once ("": not counted)."""
+    if not visitor:
+        yield
+        return
+    with _DRAWING_LOCK:
+        if visitor in _DRAWING:
+            raise RenderUnavailable(ONE_EACH)  # not remembered: theirs will end
+        _DRAWING.add(visitor)
+    try:
+        yield
+    finally:
+        with _DRAWING_LOCK:
+            _DRAWING.discard(visitor)
+
+
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _NODE_STMT = re.compile(r'(?:^|[{;])\s*("S"|[A-Za-z0-9_.]+)\s*\[', re.M)
 
@@ -755,12 +784,14 @@ def render_bytes(
     scale: float = 1.0,
     timeout: float | None = None,
     limits: RenderLimits | None = None,
+    visitor: str = "",
 ) -> bytes:
     """svg/png/pdf bytes from DOT via Graphviz's `dot`, or the DOT text itself.
 
     `limits` bound what `dot` may use (default: the server's); a refusal, a timeout or a
     failure raises RenderUnavailable with what to do, and is remembered so the same
-    request is refused at once next time."""
+    request is refused at once next time. `visitor` (the pages' visitor key) has one
+    layout at a time, waiting or running: a second one is refused at once, not queued."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "dot":
@@ -792,17 +823,18 @@ def render_bytes(
     source = dot_source
     if fmt == "png":
         source = _with_png_bounds(dot_source, int(96 * scale), limits.max_side)
-    slot = _slots(limits.concurrent) if limits.concurrent > 0 else None
-    if slot is not None and not slot.acquire(timeout=limits.wait_seconds):
-        raise RenderUnavailable(  # not remembered: the next try may find a free slot
-            "The server is drawing other graphs right now; try again in a few seconds, "
-            "or export DOT (no drawing needed)."
-        )
-    try:
-        message, out = _run_dot(cmd, source, fmt, limits)
-    finally:
-        if slot is not None:
-            slot.release()
+    with _one_each(visitor):
+        slot = _slots(limits.concurrent) if limits.concurrent > 0 else None
+        if slot is not None and not slot.acquire(timeout=limits.wait_seconds):
+            raise RenderUnavailable(  # not remembered: the next try may find a free slot
+                "The server is drawing other graphs right now; try again in a few seconds, "
+                "or export DOT (no drawing needed)."
+            )
+        try:
+            message, out = _run_dot(cmd, source, fmt, limits)
+        finally:
+            if slot is not None:
+                slot.release()
     if message is not None:
         _FAILURES.put(key, message)
         raise RenderUnavailable(message)
