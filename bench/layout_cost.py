@@ -35,6 +35,13 @@ def shared_leaf(steps: int) -> str:
     )
 
 
+# W used at every step, and an input without grad at every step: its arrow's label makes
+# `dot` double every arrow's rows.
+_RNN = (
+    "torch.manual_seed(0)\nW = torch.randn(8, 8, requires_grad=True)\n"
+    "h = torch.zeros(1, 8)\nfor t in range(%d):\n    h = torch.tanh(h @ W + torch.randn(1, 8))\n"
+    "y = h.sum()\n"
+)
 # The same loop with each step inside a layer's call: `dot` ranks clusters on their own.
 _IN_LAYER = (
     "class M(nn.Module):\n    def forward(self, h, x):\n        return h * 1.01 + x\n"
@@ -47,9 +54,8 @@ ORDINARY = {
     "relu stack, 100 layers (a weight each)": "torch.manual_seed(0)\nh = torch.randn(4, 8)\n"
     "for i in range(100):\n    W = torch.randn(8, 8, requires_grad=True)\n"
     "    h = torch.relu(h @ W)\ny = h.sum()\n",
-    "RNN, 20 steps sharing W": "torch.manual_seed(0)\nW = torch.randn(8, 8, requires_grad=True)\n"
-    "h = torch.zeros(1, 8)\nfor t in range(20):\n    h = torch.tanh(h @ W + torch.randn(1, 8))\n"
-    "y = h.sum()\n",
+    "RNN, 20 steps sharing W": _RNN % 20,
+    "RNN, 27 steps sharing W": _RNN % 27,
     "Sequential called 30 times (121 clusters)": "torch.manual_seed(0)\n"
     "net = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))\n"
     "h = torch.randn(2, 4)\nfor i in range(30):\n    h = net(h)\ny = h.sum()\n",
@@ -60,6 +66,8 @@ ORDINARY = {
 }
 # Slow outside layers, whatever else the program has: one layer call does not hide it.
 SLOW = {
+    "RNN, 30 steps sharing W": _RNN % 30,
+    "RNN, 40 steps sharing W": _RNN % 40,
     "one layer call, then the same leaf added 50 times": "lin = nn.Linear(2, 2)\n"
     "x = torch.ones(2, requires_grad=True)\nh = lin(x)\n"
     "for i in range(50):\n    h = h * 1.01 + x\ny = h.sum()\n",

@@ -64,6 +64,32 @@ def test_a_source_sits_next_to_what_it_feeds():
     assert layoutcost.layout_cost(dot).long_steps == 0
 
 
+def test_a_labelled_arrow_doubles_every_arrow_s_rows():
+    """`dot` makes room for an arrow's `label` by doubling every rank of the graph."""
+    plain = "digraph { a -> b -> c -> d; a -> d %s }"
+    assert layoutcost.layout_cost(plain % "").long_steps == 2
+    # every arrow's rows doubled: three of 1 row (1 hidden point each), one of 3 rows (5)
+    assert layoutcost.layout_cost(plain % '[label="input"]').long_steps == 8
+    assert layoutcost.layout_cost(plain % '; edge [label="x"]').long_steps == 8
+    for other in ('[xlabel="input"]', '[headlabel="x" taillabel="y"]', '; d [label="x"]'):
+        assert layoutcost.layout_cost(plain % other).long_steps == 2, other
+
+
+def test_an_rnn_sharing_its_weight_for_40_steps_is_refused_on_the_public_host():
+    """135 nodes, more than 30 s of `dot`: its inputs' labelled arrows double the rows."""
+    trace = run_program(
+        "torch.manual_seed(0)\nW = torch.randn(8, 8, requires_grad=True)\nh = torch.zeros(1, 8)\n"
+        "for t in range(40):\n    h = torch.tanh(h @ W + torch.randn(1, 8))\ny = h.sum()\n",
+        RunOptions(),
+    )
+    dot = render.draw(trace)
+    limits = render.PUBLIC_LIMITS
+    assert "label=" in dot and layoutcost.layout_cost(dot).long_steps > 2 * 2_600
+    assert "too long to lay out" in layoutcost.refusal(
+        dot, limits.max_long_steps, limits.max_clusters
+    )
+
+
 def test_a_cycle_is_counted_turned_round():
     cost = layoutcost.layout_cost("digraph { a -> b -> c -> a; c -> c }")
     assert cost.edges == 4 and cost.long_steps == 1  # c -> a turned round: a -> c skips b
@@ -109,4 +135,4 @@ def test_every_preset_is_drawn_on_the_public_host(preset):
         dots.append(render.draw(trace, view="classic"))
         for dot in filter(None, dots):
             assert layoutcost.refusal(dot, limits.max_long_steps, limits.max_clusters) is None
-            assert layoutcost.layout_cost(dot).long_steps <= 100  # far under the limit
+            assert layoutcost.layout_cost(dot).long_steps <= 300  # far under the limit

@@ -13,7 +13,10 @@ rows of a longest-path layering (each node one row below the lowest node pointin
 then each node with fewer arrows in than out moved down next to the first node it points
 at, as `dot`'s ranking would. Arrows into or out of a layer box (cluster) are left out:
 `dot` ranks each cluster on its own, and the same loop with each step inside a layer's call
-takes it 0.04 s. Clusters are counted as well, though they cost far less (701: 0.6 s).
+takes it 0.04 s. An arrow with a `label` (a small drawing's "input (no grad)") makes `dot`
+double every arrow's rows, so each arrow then counts 2 x rows - 1: a 40-step RNN sharing
+its weight, 135 nodes, took more than 30 s. Clusters are counted as well, though they cost
+far less (701: 0.6 s).
 """
 
 from __future__ import annotations
@@ -45,9 +48,31 @@ def _name(token: str) -> str | None:
     return token
 
 
-def _arrows(tokens: list[str]) -> tuple[list[tuple[str, str]], dict[str, int], int]:
-    """The arrows (tail, head) between named nodes, the layer box (cluster) each node is in
-    (0: none; where it is first named), and the number of clusters."""
+@dataclass
+class _Read:
+    arrows: list[tuple[str, str]]  # (tail, head) between named nodes
+    box: dict[str, int]  # the layer box (cluster) each node is in (0: none; first named in)
+    clusters: int
+    labelled: bool  # some arrow has a `label`: `dot` then doubles every arrow's rows
+
+
+def _labels_an_arrow(tokens: list[str], k: int, arrow: str) -> bool:
+    """Whether the attribute list opening at tokens[k] (a `[`) is an arrow's, or the arrows'
+    default, and sets `label` (not `xlabel`, `headlabel`, `taillabel`: those take no rows)."""
+    before = tokens[k - 2] if k >= 2 else ""
+    ported = k >= 4 and tokens[k - 2] == ":" and tokens[k - 4] == arrow
+    if not (before == arrow or ported or (k >= 1 and tokens[k - 1] == "edge")):
+        return False
+    for j in range(k + 1, len(tokens) - 1):
+        if tokens[j] == "]":
+            return False
+        if tokens[j] == "label" and tokens[j + 1] == "=":
+            return True
+    return False
+
+
+def _arrows(tokens: list[str]) -> _Read:
+    """What layout_cost needs from the DOT's tokens."""
     arrows = []
     box: dict[str, int] = {}
     clusters = 0
@@ -56,8 +81,11 @@ def _arrows(tokens: list[str]) -> tuple[list[tuple[str, str]], dict[str, int], i
     # A digraph's arrows are `->`; `--` is one only in an undirected graph.
     arrow = "->" if "digraph" in tokens[:2] else "--"
     last = len(tokens) - 1
+    labelled = False
     for i, tok in enumerate(tokens):
-        if tok == "{":
+        if tok == "[":
+            labelled = labelled or _labels_an_arrow(tokens, i, arrow)
+        elif tok == "{":
             stack.append(opening)
             opening = stack[-1]
         elif tok == "}":
@@ -82,7 +110,7 @@ def _arrows(tokens: list[str]) -> tuple[list[tuple[str, str]], dict[str, int], i
             name = _name(tok)
             if name is not None:  # a node statement
                 box.setdefault(name, stack[-1])
-    return arrows, box, clusters
+    return _Read(arrows, box, clusters, labelled)
 
 
 def _order(nodes: list[str], succ: dict[str, list[str]]) -> dict[str, int]:
@@ -155,13 +183,15 @@ def layout_cost(dot_source: str) -> LayoutCost:
     `dot` ranks each cluster on its own and then the clusters as blocks, and an arrow
     into or out of one cost it nothing like the same (a leaf added at each of 100 steps:
     more than 5 minutes outside layers, 0.04 s with each step inside a layer's call)."""
-    arrows, box, clusters = _arrows(_TOKEN.findall(dot_source))
-    rank = ranks(arrows, box)
+    read = _arrows(_TOKEN.findall(dot_source))
+    box = read.box
+    rank = ranks(read.arrows, box)
+    rows = 2 if read.labelled else 1
     long_steps = 0
-    for tail, head in arrows:
+    for tail, head in read.arrows:
         if tail != head and box[tail] == box[head]:
-            long_steps += abs(rank[head] - rank[tail]) - 1
-    return LayoutCost(len(rank), len(arrows), long_steps, clusters)
+            long_steps += rows * abs(rank[head] - rank[tail]) - 1
+    return LayoutCost(len(rank), len(read.arrows), long_steps, read.clusters)
 
 
 def cannot_be_slow(dot_source: str, max_long_steps: int | None, max_clusters: int | None) -> bool:
