@@ -4,8 +4,8 @@ layer boxes (clusters), and whether the public limits refuse each graph before `
 
 Graphs: every preset (none may be refused), ordinary big programs (a long chain, a deep
 stack with a weight per layer, a small RNN sharing its weight, a Sequential called in a
-loop), and a loop that adds the same leaf at every step (`h = h * 1.01 + x`): few nodes,
-each step's arrow from `x` skipping every row above it.
+loop, loops with layer calls), and a loop that adds the same leaf at every step
+(`h = h * 1.01 + x`): few nodes, each step's arrow from `x` skipping every row above it.
 
     python bench/layout_cost.py [--timeout 20] [--steps 20,40,50,60,80]
 """
@@ -48,6 +48,18 @@ _IN_LAYER = (
     "m = M()\nx = torch.ones(2, requires_grad=True)\nh = x\n"
     "for i in range(%d):\n    h = m(h, x)\ny = h.sum()\n"
 )
+# The whole loop inside one layer call: its steps' rows are fixed, and the leaf's arrows
+# into them are as long as outside layers.
+_AROUND = (
+    "class M(nn.Module):\n    def forward(self, x):\n        h = x\n"
+    "        for i in range(%d):\n            h = h * 1.01 + x\n        return h\n"
+    "x = torch.ones(2, requires_grad=True)\ny = M()(x).sum()\n"
+)
+# A layer's parameter (in the layer's cluster) added at every step outside it.
+_BIAS = (
+    "lin = nn.Linear(2, 2)\nx = torch.ones(2, requires_grad=True)\nh = lin(x)\n"
+    "for i in range(%d):\n    h = h * 1.01 + lin.bias\ny = h.sum()\n"
+)
 ORDINARY = {
     "chain, 700 steps": "h = torch.ones(2, requires_grad=True)\n"
     "for i in range(700):\n    h = h * 1.01\ny = h.sum()\n",
@@ -63,9 +75,13 @@ ORDINARY = {
     "net = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))\n"
     "h = torch.randn(2, 4)\nfor i in range(90):\n    h = net(h)\ny = h.sum()\n",
     "the same leaf added in a layer's call, 700 calls": _IN_LAYER % 700,
+    "a layer call around the whole leaf loop, 64 steps": _AROUND % 64,
+    "a layer's bias added at 46 steps": _BIAS % 46,
 }
 # Slow outside layers, whatever else the program has: one layer call does not hide it.
 SLOW = {
+    "a layer call around the whole leaf loop, 80 steps": _AROUND % 80,
+    "a layer's bias added at 60 steps": _BIAS % 60,
     "RNN, 30 steps sharing W": _RNN % 30,
     "RNN, 40 steps sharing W": _RNN % 40,
     "one layer call, then the same leaf added 50 times": "lin = nn.Linear(2, 2)\n"

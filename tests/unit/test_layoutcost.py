@@ -28,13 +28,17 @@ def slow_dot() -> str:
     return render.draw(trace)
 
 
-def _chain_dot(n: int, shortcuts: bool = False, boxed: bool = False) -> str:
+def _chain_dot(n: int, shortcuts: bool = False, boxed: bool = False, one_box: bool = False) -> str:
     """A chain n0 -> n1 -> ...; with `shortcuts`, x -> every node; with `boxed`, each chain
-    node in a cluster of its own (x outside them all)."""
+    node in a cluster of its own, with `one_box` all in one cluster (x outside)."""
     lines = ["digraph g {", '  "x" [label="x -> y"];']
+    if one_box:
+        lines.append('  subgraph "cluster_all" {')
     for i in range(n):
         node = f'  "n{i}" [label="step {i}"];'
         lines.append(f'  subgraph "cluster_{i}" {{ {node} }}' if boxed else node)
+    if one_box:
+        lines.append("  }")
     lines += [f'  "n{i}" -> "n{i + 1}";' for i in range(n - 1)]
     if shortcuts:
         lines += [f'  "x" -> "n{i}";' for i in range(n)]
@@ -54,8 +58,53 @@ def test_arrows_from_one_node_to_every_step_are_counted_row_by_row():
 
 
 def test_arrows_into_layer_boxes_are_not_counted_and_boxes_are():
+    """Each step in a cluster of its own: `dot` may fold the chain, as it does (0.07 s for a
+    leaf added at each of 100 steps, each step a layer call)."""
     cost = layoutcost.layout_cost(_chain_dot(100, shortcuts=True, boxed=True))
     assert cost.long_steps == 0 and cost.clusters == 100
+
+
+def test_arrows_into_one_box_count_the_rows_between_their_heads():
+    """The whole chain in one cluster: its rows are fixed, and x's arrows into it span them
+    however far x is moved (the same loop inside one layer call, 80 steps: 10 s of `dot`)."""
+    cost = layoutcost.layout_cost(_chain_dot(100, shortcuts=True, one_box=True))
+    assert cost.long_steps == sum(range(100)) and cost.clusters == 1
+
+
+LOOPS = {  # steps, and whether the public host refuses the drawing (dot CPU here)
+    "a layer call around the whole loop": (  # 80 steps: 10.5 s
+        "class M(nn.Module):\n    def forward(self, x):\n        h = x\n"
+        "        for i in range(80):\n            h = h * 1.01 + x\n        return h\n"
+        "x = torch.ones(2, requires_grad=True)\ny = M()(x).sum()\n",
+        True,
+    ),
+    "a layer's bias added at every step": (  # 60 steps: 5.6 s
+        "lin = nn.Linear(2, 2)\nx = torch.ones(2, requires_grad=True)\nh = lin(x)\n"
+        "for i in range(60):\n    h = h * 1.01 + lin.bias\ny = h.sum()\n",
+        True,
+    ),
+    "a layer call for every step": (  # 100 steps: 0.07 s
+        "class M(nn.Module):\n    def forward(self, h, x):\n        return h * 1.01 + x\n"
+        "m = M()\nx = torch.ones(2, requires_grad=True)\nh = x\n"
+        "for i in range(100):\n    h = m(h, x)\ny = h.sum()\n",
+        False,
+    ),
+    "a Sequential called 30 times": (  # 121 clusters: 0.05 s
+        "net = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))\n"
+        "h = torch.randn(2, 4)\nfor i in range(30):\n    h = net(h)\ny = h.sum()\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", LOOPS)
+def test_loops_with_layers_are_refused_only_when_dot_is_slow_on_them(name):
+    source, refused = LOOPS[name]
+    trace = run_program(source, RunOptions())
+    assert trace.error is None
+    limits = render.PUBLIC_LIMITS
+    why = layoutcost.refusal(render.draw(trace), limits.max_long_steps, limits.max_clusters)
+    assert (why is not None) == refused, why
 
 
 def test_a_source_sits_next_to_what_it_feeds():

@@ -11,9 +11,8 @@ arrows, but the rows the arrows skip: a 4-line loop that adds the same leaf at e
 `long_steps` counts them: for each arrow, the rows between its two ends less one, with the
 rows of a longest-path layering (each node one row below the lowest node pointing at it),
 then each node with fewer arrows in than out moved down next to the first node it points
-at, as `dot`'s ranking would. Arrows into or out of a layer box (cluster) are left out:
-`dot` ranks each cluster on its own, and the same loop with each step inside a layer's call
-takes it 0.04 s. An arrow with a `label` (a small drawing's "input (no grad)") makes `dot`
+at, as `dot`'s ranking would. Layer boxes (clusters) change which rows are fixed: see
+layout_cost. An arrow with a `label` (a small drawing's "input (no grad)") makes `dot`
 double every arrow's rows, so each arrow then counts 2 x rows - 1: a 40-step RNN sharing
 its weight, 135 nodes, took more than 30 s. Clusters are counted as well, though they cost
 far less (701: 0.6 s).
@@ -23,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # A quoted string (node ids, labels), an arrow, a word (bare ids, keywords), or one other
@@ -136,11 +136,10 @@ def _order(nodes: list[str], succ: dict[str, list[str]]) -> dict[str, int]:
     return {node: k for k, node in enumerate(reversed(post))}
 
 
-def ranks(arrows: list[tuple[str, str]], box: dict[str, int] | None = None) -> dict[str, int]:
+def ranks(arrows: list[tuple[str, str]]) -> dict[str, int]:
     """Each node's row: a longest-path layering, then each node with fewer arrows in than
     out moved down to just above the first node it points at (a source next to what it
-    feeds), as `dot`'s ranking would. With `box` (node -> cluster), an arrow into or out of
-    a cluster does not hold a node up. An arrow against the topological order counts
+    feeds), as `dot`'s ranking would. An arrow against the topological order counts
     turned round."""
     succ: dict[str, list[str]] = defaultdict(list)
     nodes: list[str] = []
@@ -165,40 +164,63 @@ def ranks(arrows: list[tuple[str, str]], box: dict[str, int] | None = None) -> d
     for node in by_place:
         rank[node] = max((rank[p] + 1 for p in pred[node]), default=0)
     for node in reversed(by_place):  # from the last: what they point at is placed already
-        if not down[node]:
-            continue
-        inside = box.get(node) if box is not None else None
-        held = sum(1 for p in pred[node] if box is None or box.get(p) == inside)
-        pulled = sum(1 for h in down[node] if box is None or box.get(h) == inside)
-        if held < pulled:
+        if down[node] and len(pred[node]) < len(down[node]):
             rank[node] = min(rank[h] for h in down[node]) - 1
     return rank
+
+
+def _blocks(nodes: Iterable[str], hard: list[tuple[str, str]]) -> dict[str, str]:
+    """Each node's block: the nodes joined to it by hard arrows (union-find)."""
+    parent = {n: n for n in nodes}
+
+    def find(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for tail, head in hard:
+        parent[find(tail)] = find(head)
+    return {n: find(n) for n in parent}
 
 
 def layout_cost(dot_source: str) -> LayoutCost:
     """The counts that make `dot` slow, read from DOT text (gradviz's own drawings and
     torchviz's; not a full DOT parser: arrows between subgraphs are not counted).
 
-    Only arrows inside one layer box, or outside all of them, count their skipped rows:
-    `dot` ranks each cluster on its own and then the clusters as blocks, and an arrow
-    into or out of one cost it nothing like the same (a leaf added at each of 100 steps:
-    more than 5 minutes outside layers, 0.04 s with each step inside a layer's call)."""
+    `dot` ranks the nodes of one cluster (or those outside every cluster) against each
+    other by their arrows, as fixed rows (hard arrows); an arrow between two clusters, or
+    between a cluster and the rest, it may shorten by moving the two apart or even turn
+    upwards (soft). So rows are counted block by block: nodes joined by hard arrows keep
+    the rows of their own layering, and two blocks joined by soft arrows are placed so the
+    shortest of those arrows takes one row. A leaf added at each of 100 steps costs more
+    than 5 minutes outside layers, and 0.07 s with each step in a layer call of its own,
+    where dot folds the chain; with all the steps inside one call it is slow again (80
+    steps: 10 s), and counted: the steps are one block, fed by the leaf's soft arrows."""
     read = _arrows(_TOKEN.findall(dot_source))
     box = read.box
-    rank = ranks(read.arrows, box)
+    arrows = [(t, h) for t, h in read.arrows if t != h]
+    hard = [(t, h) for t, h in arrows if box[t] == box[h]]
+    rank = ranks(hard)
+    nodes = {n for arrow in read.arrows for n in arrow}
+    block = _blocks(nodes, hard)
     rows = 2 if read.labelled else 1
-    long_steps = 0
-    for tail, head in read.arrows:
-        if tail != head and box[tail] == box[head]:
-            long_steps += rows * abs(rank[head] - rank[tail]) - 1
-    return LayoutCost(len(rank), len(read.arrows), long_steps, read.clusters)
+    long_steps = sum(rows * abs(rank[h] - rank[t]) - 1 for t, h in hard)
+    soft: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for t, h in arrows:
+        if box[t] != box[h]:
+            soft[block[t], block[h]].append(rank.get(h, 0) - rank.get(t, 0))
+    for lengths in soft.values():
+        shortest = min(lengths)
+        long_steps += sum(rows * (n - shortest + 1) - 1 for n in lengths)
+    return LayoutCost(len(nodes), len(read.arrows), long_steps, read.clusters)
 
 
 def cannot_be_slow(dot_source: str, max_long_steps: int | None, max_clusters: int | None) -> bool:
     """True when the DOT is too small to pass either limit, uncounted: E arrows skip fewer
-    than E rows each, and clusters need the word `subgraph`."""
+    than 2E rows each (E doubled by a label), and clusters need the word `subgraph`."""
     arrows = dot_source.count("->") + dot_source.count("--")
-    return (max_long_steps is None or arrows * arrows <= max_long_steps) and (
+    return (max_long_steps is None or 2 * arrows * arrows <= max_long_steps) and (
         max_clusters is None or dot_source.count("subgraph") <= max_clusters
     )
 

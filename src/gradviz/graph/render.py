@@ -601,7 +601,7 @@ PUBLIC_LIMITS = RenderLimits(
     max_side=5000,
     max_output_bytes=15 * 1024 * 1024,
     # Rows skipped by arrows: the same leaf added at each of 50 steps skips 2,945 and takes
-    # `dot` 2.7 s of CPU here, 60 steps (4,145) 10.7 s; no preset skips more than 91.
+    # `dot` 3 s of CPU here, 60 steps (4,145) 11 s; no preset skips more than 37.
     # Clusters cost far less: 701 took 0.9 s, so only far more than any program within the
     # node limits makes is refused (bench/layout_cost.py; docs/BENCHMARKS.md).
     max_long_steps=3000,
