@@ -8,6 +8,7 @@ loop, loops with layer calls), and a loop that adds the same leaf at every step
 (`h = h * 1.01 + x`): few nodes, each step's arrow from `x` skipping every row above it.
 
     python bench/layout_cost.py [--timeout 20] [--steps 20,40,50,60,80]
+    python bench/layout_cost.py --contention 60   # a student beside an attacker
 """
 
 from __future__ import annotations
@@ -16,13 +17,22 @@ import argparse
 import resource
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gradviz.graph.layoutcost import layout_cost, refusal  # noqa: E402
-from gradviz.graph.render import PUBLIC_LIMITS, draw, graph_size  # noqa: E402
+from gradviz.graph.render import (  # noqa: E402
+    PUBLIC_LIMITS,
+    RenderUnavailable,
+    draw,
+    forget_failures,
+    graph_size,
+    render_bytes,
+)
 from gradviz.program.interpreter import run_program  # noqa: E402
 from gradviz.program.presets import PRESETS  # noqa: E402
 from gradviz.program.results import RunOptions  # noqa: E402
@@ -122,12 +132,72 @@ def row(name: str, source: str, backward: str | None, timeout: float) -> None:
     )
 
 
+def contention(seconds: float, guarded: bool) -> None:
+    """A visitor drawing the lesson every 0.5 s while another, in 3 tabs, keeps asking for
+    slow drawings (the leaf loop at 70-99 steps, each new, so none is a remembered refusal),
+    through render_bytes under the public limits, with (`guarded`) or without the layout-cost
+    limit and the visitor keys. Prints the lesson's waits and refusals."""
+    lesson = draw(run_program(PRESETS[0].source, RunOptions(backward=PRESETS[0].backward)))
+    slow = [draw(run_program(shared_leaf(n), RunOptions())) for n in range(70, 100)]
+    limits = PUBLIC_LIMITS if guarded else replace(PUBLIC_LIMITS, max_long_steps=None)
+    stop = threading.Event()
+    attacks: list[str] = []
+
+    def attacker(tab: int) -> None:
+        for k in range(tab, len(slow), 3):
+            if stop.is_set():
+                return
+            try:
+                render_bytes(slow[k], "svg", limits=limits, visitor="attacker" if guarded else "")
+                attacks.append("drawn")
+            except RenderUnavailable as exc:
+                attacks.append(str(exc)[:40])
+                time.sleep(0.2)
+
+    tabs = [threading.Thread(target=attacker, args=(t,)) for t in range(3)]
+    for t in tabs:
+        t.start()
+    time.sleep(0.5)
+    waits, refused = [], 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        forget_failures()  # the lesson laid out each time, as a new program's graph would be
+        started = time.monotonic()
+        try:
+            render_bytes(lesson, "svg", limits=limits, visitor="student")
+            waits.append(time.monotonic() - started)
+        except RenderUnavailable:
+            refused += 1
+        time.sleep(0.5)
+    stop.set()
+    for t in tabs:
+        t.join()
+    waits.sort()
+    p50 = waits[len(waits) // 2] if waits else float("nan")
+    print(
+        f"{'guarded' if guarded else 'unguarded'}: lesson drawn {len(waits)} times, p50 "
+        f"{p50 * 1000:.0f} ms, max {max(waits, default=0) * 1000:.0f} ms, refused {refused}; "
+        f"attacker: {len(attacks)} asked, {attacks.count('drawn')} drawn",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--steps", default="20,40,50,60,80")
     ap.add_argument("--skip-presets", action="store_true")
+    ap.add_argument(
+        "--contention",
+        type=float,
+        default=0.0,
+        help="seconds of a student drawing beside an attacker, without then with the guards",
+    )
     args = ap.parse_args()
+    if args.contention:
+        contention(args.contention, guarded=False)
+        contention(args.contention, guarded=True)
+        return
     print(
         f"public limits: {PUBLIC_LIMITS.max_long_steps:,} long steps, "
         f"{PUBLIC_LIMITS.max_clusters} clusters; dot CPU {PUBLIC_LIMITS.cpu_seconds} s\n"
