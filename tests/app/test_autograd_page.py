@@ -347,3 +347,29 @@ def test_a_long_loop_s_backward_calls_are_one_message_each_not_one_per_call():
     assert ran == ["The program itself ran backward: `loss.backward()` (line 4, 30 times)"]
     added = [i for i in infos if "accumulates until zero_grad()" in i]
     assert len(added) == 1 and "29 of its 30 backward calls" in added[0] and "`w`" in added[0]
+
+
+def test_a_drawing_the_server_refuses_is_laid_out_by_the_browser_with_why(monkeypatch):
+    """A refusal (too slow to lay out, the visitor's other drawing still running, the
+    server busy) shows the graph drawn by the browser and a warning saying why: the
+    server is asked once a run, for this visitor, not again for the plain picture."""
+    from gradviz.graph.render import RenderUnavailable
+    from gradviz.ui import autograd as page
+
+    asked = []
+
+    def refuse(dot, fmt, scale=1.0, timeout=None, limits=None, visitor=""):
+        asked.append((fmt, visitor))
+        raise RenderUnavailable("This graph would take Graphviz too long to lay out here, why.")
+
+    page.drawings().clear()  # the lesson's drawing, from an earlier test
+    monkeypatch.setattr(page, "render_bytes", refuse)
+    at = _app().run()
+    assert not at.exception, at.exception
+    chart = at.get("graphviz_chart")
+    assert chart and "PowBackward0" in chart[0].proto.spec
+    warned = [w.value for w in at.warning if "too long to lay out here, why." in w.value]
+    assert warned and "in the browser instead" in warned[0]
+    assert not any("too long" in e.value for e in at.error)
+    assert len(asked) == 1, asked
+    assert re.fullmatch(r"[^|]+\|visitor [0-9a-f]{32}", asked[0][1]), asked

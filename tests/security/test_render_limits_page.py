@@ -94,3 +94,34 @@ def test_a_big_graph_the_server_refuses_is_not_laid_out_in_the_browser_unasked(m
     at.checkbox(key="browser_layout").check().run()
     assert not at.exception
     assert at.get("graphviz_chart")
+
+
+@needs_dot
+def test_a_graph_too_slow_to_lay_out_is_drawn_by_the_browser_with_why(monkeypatch):
+    """The same leaf added at each of 60 steps: 139 nodes, and about 10 s of `dot`'s CPU.
+    Under the public host's layout-cost limit the server does not start `dot`; the page
+    shows the graph laid out by the browser and says why, not an error."""
+    launches = []
+
+    def counted(cmd, *args, **kwargs):
+        if any(str(part).endswith("dot") for part in cmd) and b"1.01" in kwargs["input"]:
+            launches.append(cmd)  # the loop's graph, not the lesson's
+        return REAL_RUN(cmd, *args, **kwargs)
+
+    slow = render.RenderLimits(max_long_steps=render.PUBLIC_LIMITS.max_long_steps)
+    monkeypatch.setattr(render, "SERVER_LIMITS", slow)
+    monkeypatch.setattr(render.subprocess, "run", counted)
+    at = _app_with(
+        "x = torch.ones(2, requires_grad=True)\nh = x\n"
+        "for i in range(60):\n    h = h * 1.01 + x\ny = h.sum()\n",
+        tab="Tensors",
+    )
+    assert "1.01" in at.session_state["shown_dot"]
+    at.run()
+    assert not at.exception, at.exception
+    warned = _texts(at.warning)
+    assert "too long to lay out here" in warned and "in the browser instead" in warned
+    chart = at.get("graphviz_chart")
+    assert chart and "AddBackward0" in chart[0].proto.spec
+    assert not at.error
+    assert not launches  # `dot` never started on it

@@ -176,7 +176,7 @@ def test_sessions_waiting_on_a_killed_run_run_it_themselves(fake_runs, monkeypat
 def test_one_graph_asked_by_many_sessions_at_once_is_laid_out_once(monkeypatch):
     release, layouts = threading.Event(), []
 
-    def slow(dot, fmt, scale):
+    def slow(dot, fmt, scale, visitor=""):
         layouts.append(dot)
         release.wait(10)
         return b"<svg/>"

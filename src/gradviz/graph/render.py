@@ -21,11 +21,13 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from gradviz.devices.info import device_label
+from gradviz.graph import layoutcost
 from gradviz.graph.model import GraphModel, GraphNode
 from gradviz.graph.textmetrics import svg_environment
 from gradviz.util.hosting import public_mode
@@ -557,7 +559,8 @@ def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> s
 class RenderLimits:
     """What one `dot` run may use: the server lays out graphs anyone can submit.
 
-    A graph over the ceiling for its format is refused before `dot` starts; `dot` itself
+    A graph over the ceiling for its format, or shaped to be slow to lay out (rows skipped
+    by arrows, clusters: graph/layoutcost.py), is refused before `dot` starts; `dot` itself
     runs with an address-space and CPU-time limit, a wall-clock timeout, and at most
     `concurrent` layouts at once in this process (0: no cap). PNGs are scaled down to fit
     `max_side` pixels a side, and output over `max_output_bytes` is refused."""
@@ -575,6 +578,10 @@ class RenderLimits:
     )
     max_side: int = 6000  # PNG pixels a side (at most 36 megapixels)
     max_output_bytes: int = 25 * 1024 * 1024
+    # The shape that makes a layout slow, counted before `dot` starts (graph/layoutcost.py):
+    # rows skipped by arrows, and layer boxes (clusters). None: not counted.
+    max_long_steps: int | None = None
+    max_clusters: int | None = None
 
 
 SERVER_LIMITS = RenderLimits()
@@ -593,6 +600,12 @@ PUBLIC_LIMITS = RenderLimits(
     max_edges=MappingProxyType({"svg": 3000, "pdf": 3000, "png": 2000}),
     max_side=5000,
     max_output_bytes=15 * 1024 * 1024,
+    # Rows skipped by arrows: the same leaf added at each of 50 steps skips 2,945 and takes
+    # `dot` 3 s of CPU here, 60 steps (4,145) 11 s; no preset skips more than 37.
+    # Clusters cost far less: 701 took 0.9 s, so only far more than any program within the
+    # node limits makes is refused (bench/layout_cost.py; docs/BENCHMARKS.md).
+    max_long_steps=3000,
+    max_clusters=800,
 )
 # `python -m gradviz render` on a lecturer's own machine: big graphs, still no runaway.
 CLI_LIMITS = RenderLimits(
@@ -640,6 +653,34 @@ def _slots(n: int) -> threading.BoundedSemaphore:
         if n not in _SLOTS:
             _SLOTS[n] = threading.BoundedSemaphore(n)
         return _SLOTS[n]
+
+
+# Visitors with a layout waiting for a slot or running: one each, so that one visitor's
+# drawings (more tabs, quick reruns) cannot fill the queue in front of everyone else's.
+_DRAWING: set[str] = set()
+_DRAWING_LOCK = threading.Lock()
+ONE_EACH = (
+    "Your previous drawing is still being laid out, and each visitor gets one at a time; "
+    "this one was not started. Wait for that one to finish (another tab or window of yours "
+    "may have asked for it) and try again, or export DOT (no drawing needed)."
+)
+
+
+@contextmanager
+def _one_each(visitor: str) -> Iterator[None]:
+    """Hold `visitor`'s one layout, or raise RenderUnavailable at once ("": not counted)."""
+    if not visitor:
+        yield
+        return
+    with _DRAWING_LOCK:
+        if visitor in _DRAWING:
+            raise RenderUnavailable(ONE_EACH)  # not remembered: theirs will end
+        _DRAWING.add(visitor)
+    try:
+        yield
+    finally:
+        with _DRAWING_LOCK:
+            _DRAWING.discard(visitor)
 
 
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -743,12 +784,14 @@ def render_bytes(
     scale: float = 1.0,
     timeout: float | None = None,
     limits: RenderLimits | None = None,
+    visitor: str = "",
 ) -> bytes:
     """svg/png/pdf bytes from DOT via Graphviz's `dot`, or the DOT text itself.
 
     `limits` bound what `dot` may use (default: the server's); a refusal, a timeout or a
     failure raises RenderUnavailable with what to do, and is remembered so the same
-    request is refused at once next time."""
+    request is refused at once next time. `visitor` (the pages' visitor key) has one
+    layout at a time, waiting or running: a second one is refused at once, not queued."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "dot":
@@ -770,7 +813,9 @@ def render_bytes(
     remembered = _FAILURES.get(key)
     if remembered is not None:
         raise RenderUnavailable(remembered)
-    refusal = _too_big(dot_source, fmt, limits)
+    refusal = _too_big(dot_source, fmt, limits) or layoutcost.refusal(
+        dot_source, limits.max_long_steps, limits.max_clusters
+    )
     if refusal is not None:
         _FAILURES.put(key, refusal)
         raise RenderUnavailable(refusal)
@@ -778,17 +823,18 @@ def render_bytes(
     source = dot_source
     if fmt == "png":
         source = _with_png_bounds(dot_source, int(96 * scale), limits.max_side)
-    slot = _slots(limits.concurrent) if limits.concurrent > 0 else None
-    if slot is not None and not slot.acquire(timeout=limits.wait_seconds):
-        raise RenderUnavailable(  # not remembered: the next try may find a free slot
-            "The server is drawing other graphs right now; try again in a few seconds, "
-            "or export DOT (no drawing needed)."
-        )
-    try:
-        message, out = _run_dot(cmd, source, fmt, limits)
-    finally:
-        if slot is not None:
-            slot.release()
+    with _one_each(visitor):
+        slot = _slots(limits.concurrent) if limits.concurrent > 0 else None
+        if slot is not None and not slot.acquire(timeout=limits.wait_seconds):
+            raise RenderUnavailable(  # not remembered: the next try may find a free slot
+                "The server is drawing other graphs right now; try again in a few seconds, "
+                "or export DOT (no drawing needed)."
+            )
+        try:
+            message, out = _run_dot(cmd, source, fmt, limits)
+        finally:
+            if slot is not None:
+                slot.release()
     if message is not None:
         _FAILURES.put(key, message)
         raise RenderUnavailable(message)

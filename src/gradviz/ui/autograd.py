@@ -176,8 +176,9 @@ def drawings_in_flight() -> SingleFlight[bytes]:
     return SingleFlight()
 
 
-def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
-    """The drawing's bytes, laid out at most once per graph, theme and format.
+def cached_bytes(dot: str, fmt: str, scale: float, visitor: str = "") -> bytes:
+    """The drawing's bytes, laid out at most once per graph, theme and format; `visitor`
+    (who asks) has one layout at a time.
 
     render_bytes remembers refusals and failures itself, so those are not retried either."""
     key = (hashlib.sha256(dot.encode("utf-8", "surrogatepass")).hexdigest(), fmt, scale)
@@ -186,7 +187,7 @@ def cached_bytes(dot: str, fmt: str, scale: float) -> bytes:
     if data is None:
 
         def draw_once() -> bytes:
-            drawn = render_bytes(dot, fmt, scale)
+            drawn = render_bytes(dot, fmt, scale, visitor=visitor)
             cache.put(key, drawn)
             return drawn
 
@@ -497,7 +498,7 @@ def _graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
                 draw(trace, *style, False),
                 view,
                 style[2],
-                lambda d: cached_bytes(d, "svg", 1.0),
+                lambda d: cached_bytes(d, "svg", 1.0, visitor_key()),
             )
             slides.downloads(trace, st.session_state.rankdir, graph_theme())
     if tabs[5].open:
@@ -573,13 +574,20 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
     else:
         graph_viewer.toggle()
         view, theme = st.session_state.view, graph_theme()
-        if graph_viewer.wanted() and graph_viewer.show(
-            trace, dot, view, theme, lambda d: cached_bytes(d, "svg", 1.0)
-        ):
+        refused: list[RenderUnavailable] = []  # the server asked once a run, not again
+
+        def svg_of(d: str) -> bytes:
+            try:
+                return cached_bytes(d, "svg", 1.0, visitor_key())
+            except RenderUnavailable as exc:
+                refused.append(exc)
+                raise
+
+        if graph_viewer.wanted() and graph_viewer.show(trace, dot, view, theme, svg_of):
             with st.expander("Plain picture (if the viewer does not load)"):
                 show_graph(dot)
         else:
-            show_graph(dot)
+            show_graph(dot, refused[0] if refused else None)
         if st.session_state.view == "values":
             _role_legend(graph_theme())
         graph_notes.notes(trace)
@@ -609,30 +617,22 @@ def _share_tab(source: str) -> None:
 BROWSER_NODES = 300
 
 
-def show_graph(dot: str) -> None:
+def show_graph(dot: str, refused: RenderUnavailable | None = None) -> None:
     """The drawing on the page. With Graphviz installed it is laid out on the server,
     the same SVG that export gives, and shown as an image: that appears about twice as
     fast as laying it out in the browser (docs/BENCHMARKS.md), and an <img> runs no
-    script. Without Graphviz, or when the server cannot draw it, Streamlit lays the DOT
-    out in the browser; a big graph only when the visitor asks."""
+    script. Without Graphviz, or when the server cannot draw it (`refused`: it said so
+    already this run; busy, over a limit, too slow to lay out), Streamlit lays the DOT out
+    in the browser, with a warning that says why; a big graph only when the visitor asks."""
     st.session_state.shown_dot = dot
     if dot_available():
-        try:
-            svg = cached_bytes(dot, "svg", 1.0)
-        except RenderUnavailable as exc:
-            nodes, _ = graph_size(dot)
-            if nodes <= BROWSER_NODES:
-                st.warning(f"{message(exc)} Drawing it in the browser instead.")
-            else:
-                st.warning(message(exc))
-                if not st.checkbox(
-                    f"Lay out all {nodes:,} nodes in this browser (it can take minutes, "
-                    "and the tab does not answer meanwhile)",
-                    key="browser_layout",
-                    persist_state=KEEP,
-                ):
-                    return
-        else:
+        why = refused
+        if why is None:
+            try:
+                svg = cached_bytes(dot, "svg", 1.0, visitor_key())
+            except RenderUnavailable as exc:
+                why = exc
+        if why is None:
             data = base64.b64encode(svg).decode("ascii")
             # Scaled to fit the window (no scroll box of its own): the whole graph, output
             # included, is in view under the page's title.
@@ -642,6 +642,18 @@ def show_graph(dot: str) -> None:
                 unsafe_allow_html=True,
             )
             return
+        nodes, _ = graph_size(dot)
+        if nodes <= BROWSER_NODES:
+            st.warning(f"{message(why)} Drawing it in the browser instead.")
+        else:
+            st.warning(message(why))
+            if not st.checkbox(
+                f"Lay out all {nodes:,} nodes in this browser (it can take minutes, "
+                "and the tab does not answer meanwhile)",
+                key="browser_layout",
+                persist_state=KEEP,
+            ):
+                return
     st.graphviz_chart(dot, width="stretch")
 
 
@@ -714,7 +726,7 @@ def _export(dot: str | None) -> None:
         )
         fmt = "dot"
     try:
-        data = cached_bytes(dot, fmt, scale if fmt == "png" else 1.0)
+        data = cached_bytes(dot, fmt, scale if fmt == "png" else 1.0, visitor_key())
     except RenderUnavailable as exc:
         st.error(message(exc))
         return

@@ -20,7 +20,7 @@ from gradviz.graph.interactive import asset, viewer_html
 from gradviz.graph.model import GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results import Trace
-from gradviz.util.mdtext import code, message
+from gradviz.util.mdtext import code
 
 VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
@@ -184,8 +184,8 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
         return False
     try:
         svg = svg_of(dot)
-    except RenderUnavailable as exc:
-        st.caption(f"The interactive viewer is off for this graph: {message(exc)}")
+    except RenderUnavailable:  # the page's plain picture below says why
+        st.caption("The interactive viewer is off for this graph: the server did not draw it.")
         return False
     page = _page(trace, svg, view, theme, remember=True)
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
