@@ -972,7 +972,27 @@ KEPT_FUNCTIONS = [
     ("kept-marker", "f = torch.no_grad\nwith f():\n    pass", "forbidden", "`with` works with"),
 ]
 
-HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS
+RANDOM = [
+    (
+        "random-sample-bomb",
+        "import random\nx = random.sample(list(range(90000)), 10 ** 9)",
+        "runtime",
+        "items per list",
+    ),
+    ("random-instance", "import random\nr = random.Random()", "name", "random.Random"),
+    ("random-system", "import random\nr = random.SystemRandom()", "name", "SystemRandom"),
+    ("random-state", "import random\nrandom.setstate(None)", "name", "setstate"),
+    ("random-private", "import random\nr = random._urandom(10)", "forbidden", "underscore"),
+    (
+        "random-seed-object",
+        "import random\nrandom.seed(torch.ones(10 ** 4))",
+        "runtime",
+        "int, a float or a str",
+    ),
+    ("random-shuffle-dict", "import random\nd = {1: 2}\nrandom.shuffle(d)", "runtime", "in place"),
+]
+
+HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS + RANDOM
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -115,3 +115,42 @@ def test_torch_functions_and_classes_kept_as_values_are_called_as_if_named():
 def test_a_kept_function_is_only_called(source, kind, words):
     err = run(source).error
     assert err is not None and err.kind == kind and words in err.message, err
+
+
+RANDOM = """import random
+random.seed(42)
+print(random.random(), random.randint(1, 10), random.uniform(0, 1))
+xs = list(range(10))
+random.shuffle(xs)
+print(xs, random.choice('abc'), random.sample(range(100), 3), round(random.gauss(0, 1), 6))
+"""
+
+
+def test_random_seeded_prints_what_cpython_prints():
+    same_as_python(RANDOM)
+
+
+def test_random_unseeded_is_the_runs_own_and_repeatable():
+    source = "import random\nprint(random.random())\n"
+    first, again = run(source), run(source)
+    assert first.error is None and first.stdout == again.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "words"),
+    [
+        (
+            "import random\nx = random.sample(list(range(50000)), 10**6)",
+            "runtime",
+            "items per list",
+        ),
+        ("import random\nrandom.shuffle((1, 2))", "runtime", "in place"),
+        ("import random\nr = random.Random(1)", "name", "random.Random"),
+        ("import random\nrandom.seed([1])", "runtime", "int, a float or a str"),
+        ("import random\ns = random.getstate()", "name", "getstate"),
+        ("import random\ng = random._inst", "forbidden", "underscore"),
+    ],
+)
+def test_random_keeps_to_its_table(source, kind, words):
+    err = run(source).error
+    assert err is not None and err.kind == kind and words in err.message, err

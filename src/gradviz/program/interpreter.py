@@ -65,6 +65,7 @@ from gradviz.program.library import Library
 from gradviz.program.nntables import ObjectSpec
 from gradviz.program.operators import BINOPS
 from gradviz.program.placement import Placement
+from gradviz.program.pyrandom import ProgramRandom
 from gradviz.program.quotas import Quotas
 from gradviz.program.reports import RunStats, RunWarning
 from gradviz.program.results import RunOptions, Trace
@@ -112,6 +113,9 @@ class Interpreter:
         self.placement = Placement(self.state)
         self.library = Library(self.state, self.budget, self.placement, self.quotas)
         self.evaluator = Evaluator(self.state, self.budget, self.quotas, self.library)
+        # `import random`: this run's own generator (gradviz.program.pyrandom)
+        self.random = ProgramRandom(options.seed, self.state.limits.max_container_length)
+        self._random_namespace: Namespace | None = None
         self.caught: list = []  # warnings caught while the program runs
         run_body = self.run_body
         self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
@@ -236,13 +240,20 @@ class Interpreter:
             tops = [a.name.split(".")[0] for a in stmt.names if not a.asname]
             pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
         for module, bound in pairs:
-            value = (
-                module_namespace(module)
-                if module in IMPORTABLE
-                else imported_class(self.state, module, stmt)
-            )
+            if module == "random":
+                value = self.random_module()
+            elif module in IMPORTABLE:
+                value = module_namespace(module)
+            else:
+                value = imported_class(self.state, module, stmt)
             if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
                 self.state.scope.names[bound] = value
+
+    def random_module(self) -> Namespace:
+        """The run's `random` namespace, made on the first import (every import binds it)."""
+        if self._random_namespace is None:
+            self._random_namespace = self.random.namespace()
+        return self._random_namespace
 
     def with_block(self, stmt: ast.With) -> None:
         managers = []

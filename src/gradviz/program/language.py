@@ -290,6 +290,7 @@ IMPORTABLE = (
     "torch.utils.data",
     "math",
     "time",
+    "random",
 )
 IMPORT_NAMES = {
     "torch": "torch",
