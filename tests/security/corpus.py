@@ -992,7 +992,25 @@ RANDOM = [
     ("random-shuffle-dict", "import random\nd = {1: 2}\nrandom.shuffle(d)", "runtime", "in place"),
 ]
 
-HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS + RANDOM
+DATA_UPDATES = [
+    ("data-update-dunder", "x = torch.ones(2)\nx.__dict__.data += 1", "forbidden", "underscore"),
+    (
+        "data-update-bomb",
+        "x = torch.ones(2)\nx.data += torch.ones(10 ** 5, 10 ** 5)",
+        "limit",
+        "would allocate",
+    ),
+    (
+        "data-update-broadcast",
+        "x = torch.ones(1)\nx.data += torch.ones(3000, 3000)",
+        "runtime",
+        "output with shape",
+    ),
+    ("data-update-module", "x = torch\nx.data += 1", "type", "module"),
+    ("grad-update", "x = torch.ones(2)\nx.grad += 1", "forbidden", "t.data only"),
+]
+
+HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS + RANDOM + DATA_UPDATES
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -154,3 +154,41 @@ def test_random_unseeded_is_the_runs_own_and_repeatable():
 def test_random_keeps_to_its_table(source, kind, words):
     err = run(source).error
     assert err is not None and err.kind == kind and words in err.message, err
+
+
+def test_data_updates_as_zero_to_hero_writes_them_and_in_place_bitwise():
+    """`W.data += -0.1 * W.grad` (Karpathy's zero-to-hero), `p.data -= ...` over parameters,
+    and `|=` on masks and sets (which once stopped the interpreter with a KeyError)."""
+    same_as_python(
+        "torch.manual_seed(0)\n"
+        "W = torch.randn(3, requires_grad=True)\n"
+        "for k in range(3):\n"
+        "    loss = (W ** 2).sum()\n"
+        "    W.grad = None\n"
+        "    loss.backward()\n"
+        "    W.data += -0.1 * W.grad\n"
+        "net = torch.nn.Linear(2, 1)\n"
+        "for p in net.parameters():\n"
+        "    p.data -= 0.01 * torch.ones_like(p)\n"
+        "m = torch.tensor([True, False])\n"
+        "m |= torch.tensor([False, True])\n"
+        "m &= torch.tensor([True, True])\n"
+        "s = {1}\n"
+        "s |= {2}\n"
+        "print(W, m, s, net.weight.shape)\n",
+        ("W",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "words"),
+    [
+        ("x = torch.ones(2)\nx.__dict__.data += 1", "forbidden", "underscore"),
+        ("x = 1\nx.data += 1", "type", "no attribute `.data`"),
+        ("x = torch.ones(2)\nx.grad += 1", "forbidden", "names, t[...] and t.data only"),
+        ("x = torch.ones(2)\nx.data += torch.ones(10**5, 10**5)", "limit", "would allocate"),
+    ],
+)
+def test_data_updates_keep_the_rules(source, kind, words):
+    err = run(source).error
+    assert err is not None and err.kind == kind and words in err.message, err

@@ -92,6 +92,9 @@ INPLACE = {
     ast.MatMult: operator.imatmul,
     ast.FloorDiv: operator.ifloordiv,
     ast.Mod: operator.imod,
+    ast.BitAnd: operator.iand,
+    ast.BitOr: operator.ior,
+    ast.BitXor: operator.ixor,
 }
 
 
@@ -368,6 +371,12 @@ class Interpreter:
 
     def aug_assign(self, stmt: ast.AugAssign) -> None:
         value = self.evaluator.eval(stmt.value)
+        if isinstance(stmt.target, ast.Attribute):  # checked: t.data op= v
+            data = self.evaluator.eval(stmt.target)  # t.data, a tensor's own attribute
+            if not isinstance(data, torch.Tensor):
+                raise self.state.error("type", "`.data op= ...` works on tensors only", stmt.target)
+            self.updated(data, value, stmt)  # in place: the tensor's values change
+            return
         if isinstance(stmt.target, ast.Name):
             current = self.evaluator.lookup(stmt.target)
             self.bind(stmt.target.id, self.updated(current, value, stmt), stmt)

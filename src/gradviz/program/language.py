@@ -772,11 +772,17 @@ class Checker(BlockRules, ClassRules):
             for target in node.targets:
                 self.check_target(target)
         elif isinstance(node, ast.AugAssign):
-            if not isinstance(node.target, ast.Name | ast.Subscript):
+            target = node.target
+            if isinstance(target, ast.Attribute) and target.attr == "data":
+                return  # W.data += -lr * W.grad: in place on the tensor's data (its value is
+                # checked as an expression)
+            if not isinstance(target, ast.Name | ast.Subscript):
                 raise self.error(
-                    "forbidden", "augmented assignment works on names and t[...] only", node
+                    "forbidden",
+                    "augmented assignment works on names, t[...] and t.data only",
+                    node,
                 )
-            self.check_target(node.target)
+            self.check_target(target)
         elif isinstance(node, ast.With):
             self.check_with(node)
         elif isinstance(node, ast.Raise):
