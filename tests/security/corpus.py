@@ -1010,7 +1010,30 @@ DATA_UPDATES = [
     ("grad-update", "x = torch.ones(2)\nx.grad += 1", "forbidden", "t.data only"),
 ]
 
-HOSTILE = HOSTILE + CLOCKS + DECORATORS + SETS + RAISES + KEPT_FUNCTIONS + RANDOM + DATA_UPDATES
+AUTOGRAD = [
+    ("autograd-functional", "j = torch.autograd.functional", "name", "not available"),
+    ("autograd-function-class", "F2 = torch.autograd.Function", "name", "not available"),
+    ("autograd-grad-mode", "m = torch.autograd.grad_mode", "name", "not available"),
+    ("autograd-grad-attr", "g = torch.autograd.grad.__wrapped__", "forbidden", "underscore"),
+    (
+        "autograd-grad-huge-output",
+        "x = torch.ones(2, requires_grad=True)\ng = torch.autograd.grad(x.sum(), x, grad_outputs=torch.ones(10 ** 5, 10 ** 5))",
+        "limit",
+        "would allocate",
+    ),
+]
+
+HOSTILE = (
+    HOSTILE
+    + CLOCKS
+    + DECORATORS
+    + SETS
+    + RAISES
+    + KEPT_FUNCTIONS
+    + RANDOM
+    + DATA_UPDATES
+    + AUTOGRAD
+)
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -28,6 +28,7 @@ from gradviz.program.quotas import Quotas
 from gradviz.program.recording import BackwardWatch
 from gradviz.program.state import RunState
 from gradviz.program.values import (
+    AUTOGRAD_GRAD,
     DEVICE,
     ENABLE_GRAD,
     MANUAL_SEED,
@@ -110,6 +111,8 @@ class Library:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
         if member is PARAMETER:
             return self.parameter(args, kwargs, node)
+        if member is AUTOGRAD_GRAD:
+            return self.autograd_grad(args, kwargs, node)
         if self.state.shadow is not None and label in (
             "torch.cuda.is_available",
             "torch.cuda.device_count",
@@ -211,6 +214,41 @@ class Library:
                         "type", f"{label} takes tensors and numbers, not a {type_name(item)}", node
                     )
 
+    def autograd_grad(self, args, kwargs, node):
+        """torch.autograd.grad(outputs, inputs, ...): the gradients of `outputs` with respect
+        to `inputs`, returned rather than added to `.grad`; recorded step by step as a
+        backward call is (walk-through, call picker). With create_graph=True the gradients
+        have a graph of their own, drawn with the rest."""
+        given = dict(zip(AUTOGRAD_GRAD_ARGUMENTS, args, strict=False))
+        if len(args) > len(AUTOGRAD_GRAD_ARGUMENTS) or set(given) & set(kwargs):
+            raise self.state.error("type", "torch.autograd.grad: too many arguments", node)
+        given |= kwargs
+        extra = set(given) - set(AUTOGRAD_GRAD_ARGUMENTS)
+        if extra:
+            raise self.state.error(
+                "type",
+                f"torch.autograd.grad takes {', '.join(AUTOGRAD_GRAD_ARGUMENTS)}; not "
+                f"{', '.join(sorted(extra))}",
+                node,
+            )
+        outputs, inputs = tensor_list(given.get("outputs")), tensor_list(given.get("inputs"))
+        if outputs is None or inputs is None:
+            raise self.state.error(
+                "type",
+                "torch.autograd.grad(outputs, inputs): each a tensor or a list of tensors",
+                node,
+            )
+        first = outputs[0]
+        record = self.watch.begin(first, (), {}, node, "program")
+        with self.watch.hooks(first, record):
+            result = self.call(
+                "torch.autograd.grad", torch.autograd.grad, (), given, node, "bounded"
+            )
+        self.watch.done(record)
+        self.state.backward.append(record)
+        self.state.calls.backward(first, record, self.watch.fns)
+        return result
+
     def backward(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
     ):
@@ -224,6 +262,29 @@ class Library:
         self.state.backward.append(record)
         self.state.calls.backward(tensor, record, self.watch.fns)
         return None
+
+
+AUTOGRAD_GRAD_ARGUMENTS = (
+    "outputs",
+    "inputs",
+    "grad_outputs",
+    "retain_graph",
+    "create_graph",
+    "allow_unused",
+)
+
+
+def tensor_list(value) -> list | None:
+    """`value` as autograd.grad takes its outputs and inputs: one tensor, or a list or tuple of
+    tensors; None if it is neither."""
+    items = [value] if isinstance(value, torch.Tensor) else value
+    if (
+        isinstance(items, list | tuple)
+        and items
+        and all(isinstance(t, torch.Tensor) for t in items)
+    ):
+        return list(items)
+    return None
 
 
 PIECES = {

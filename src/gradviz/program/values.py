@@ -107,6 +107,7 @@ ENABLE_GRAD = Marker("enable_grad")
 MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.library
+AUTOGRAD_GRAD = Marker("grad")  # torch.autograd.grad: gradviz.program.library
 
 
 class ProgramObject:
@@ -182,6 +183,7 @@ def _namespaces() -> dict[str, Namespace]:
         },
     )
     linalg = Namespace("torch.linalg", dict(tables.LINALG))
+    autograd = Namespace("torch.autograd", {"grad": AUTOGRAD_GRAD})
     members: dict = {
         **tables.TORCH_FUNCTIONS,
         **tables.DTYPES,
@@ -191,6 +193,7 @@ def _namespaces() -> dict[str, Namespace]:
         "utils": utils,
         "cuda": cuda,
         "linalg": linalg,
+        "autograd": autograd,
         "no_grad": NO_GRAD,
         "enable_grad": ENABLE_GRAD,
         "manual_seed": MANUAL_SEED,
