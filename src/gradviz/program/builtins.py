@@ -144,6 +144,16 @@ def _signatures() -> dict[str, inspect.Signature]:
     }
 
 
+def extended(name, args, kwargs) -> bool:
+    """Calls of len/abs/min/max/round/float/int the original rules did not take: key=/default=,
+    one string, range, dict, set or lazy sequence to read, a string to convert, min()/max() of
+    lists or tuples (their items compared a pair at a time, each pair sized first:
+    Builtins._compare)."""
+    one_iterable = len(args) == 1 and isinstance(args[0], str | range | dict | set | LazySequence)
+    read = (str, list, tuple) if name in ORDER else str
+    return bool(kwargs) or one_iterable or any(isinstance(a, read) for a in args)
+
+
 class Builtins:
     """Calls of the built-ins, under the run's caps."""
 
@@ -179,24 +189,13 @@ class Builtins:
         if name == "print" and set(kwargs) - {"sep", "end"}:
             raise self.state.error("type", "print() takes sep= and end= only", node)
         own = self.own[name]
-        if own is None or (name in ORIGINAL and not self._extended(name, args, kwargs)):
+        if own is None or (name in ORIGINAL and not extended(name, args, kwargs)):
             return self._original(builtin, args, kwargs, node)
         try:  # the built-in's own signature: refuse wrong arguments in plain words
             self.signatures[name].bind(node, *args, **kwargs)
         except TypeError as exc:
             raise self.state.error("type", f"{name}(): {exc}", node) from None
         return own(node, *args, **kwargs)
-
-    @staticmethod
-    def _extended(name, args, kwargs) -> bool:
-        """Calls the original rules did not take: key=/default=, one string, range, dict or
-        lazy sequence to read, a string to convert, min()/max() of lists or tuples (their
-        items compared a pair at a time, each pair sized first: `_compare`)."""
-        one_iterable = len(args) == 1 and isinstance(
-            args[0], str | range | dict | set | LazySequence
-        )
-        read = (str, list, tuple) if name in ORDER else str
-        return bool(kwargs) or one_iterable or any(isinstance(a, read) for a in args)
 
     def _original(self, builtin: Builtin, args, kwargs, node):
         """len, abs, min, max, round, float, int on numbers, tensors, lists and tuples."""

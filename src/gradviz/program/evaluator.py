@@ -41,7 +41,6 @@ from gradviz.program.values import (
     Builtin,
     ClassRef,
     FunctionRef,
-    GradFnRef,
     Marker,
     Namespace,
     ProgramObject,
@@ -85,7 +84,7 @@ class Evaluator:
             ast.List: self.display,
             ast.Tuple: self.display,
             ast.Dict: self.dict_display,
-            ast.Set: self.set_display,
+            ast.Set: lambda n: self.containers.new_set([self.eval(e) for e in n.elts], n),
             ast.BinOp: self.binary,
             ast.UnaryOp: lambda n: self.operators.unary(n.op, self.eval(n.operand), n),
             ast.BoolOp: self.bool_op,
@@ -135,9 +134,6 @@ class Evaluator:
                 raise self.state.error("runtime", f"TypeError: {exc}", k) from None
         self.quotas.items(len(out), node, "dict")
         return out
-
-    def set_display(self, node: ast.Set):
-        return self.containers.new_set([self.eval(e) for e in node.elts], node)
 
     def binary(self, node: ast.BinOp):
         left = self.eval(node.left)
@@ -267,7 +263,7 @@ class Evaluator:
                 did_you_mean(name, obj.members),
             )
         if isinstance(obj, torch.Tensor):
-            return self.tensor_attribute(obj, name, node)
+            return self.library.tensor_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
             return obj.attribute(name, node)
         if isinstance(obj, torch.device) and name in ("type", "index"):
@@ -276,31 +272,6 @@ class Evaluator:
             return getattr(obj, name)
         raise self.state.error(
             "type", f"a {type_name(obj)} has no attribute `.{name}` in this language", node
-        )
-
-    def tensor_attribute(self, obj: torch.Tensor, name: str, node: ast.Attribute):
-        shadow = self.state.shadow
-        if name in tables.TENSOR_ATTRIBUTES:
-            if name == "grad_fn":
-                return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
-            if name == "data":  # writes through it leave no version: calls copy afresh
-                self.state.calls.aliased()
-            if shadow is not None and name in ("device", "is_cuda"):
-                where = shadow.device_of(obj)
-                return where if name == "device" else where.type == "cuda"
-            if shadow is not None and name == "grad":
-                grad = self.library.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
-                if isinstance(grad, torch.Tensor):  # a gradient lives on its tensor's device
-                    shadow.place(grad, shadow.device_of(obj))
-                return grad
-            return self.library.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
-        if name in tables.TENSOR_METHODS:
-            raise self.state.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
-        raise self.state.error(
-            "name",
-            f"tensors have no attribute `.{name}` in this language",
-            node,
-            did_you_mean(name, set(tables.TENSOR_ATTRIBUTES) | set(tables.TENSOR_METHODS)),
         )
 
     def call_node(self, node: ast.Call):

@@ -32,6 +32,7 @@ same gradviz.program.state.RunState:
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -118,7 +119,6 @@ class Interpreter:
         self.evaluator = Evaluator(self.state, self.budget, self.quotas, self.library)
         # `import random`: this run's own generator (gradviz.program.pyrandom)
         self.random = ProgramRandom(options.seed, self.state.limits.max_container_length)
-        self._random_namespace: Namespace | None = None
         self.caught: list = []  # warnings caught while the program runs
         run_body = self.run_body
         self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
@@ -244,7 +244,7 @@ class Interpreter:
             pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
         for module, bound in pairs:
             if module == "random":
-                value = self.random_module()
+                value = self.random.namespace()
             elif module in IMPORTABLE:
                 value = module_namespace(module)
             else:
@@ -252,27 +252,13 @@ class Interpreter:
             if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
                 self.state.scope.names[bound] = value
 
-    def random_module(self) -> Namespace:
-        """The run's `random` namespace, made on the first import (every import binds it)."""
-        if self._random_namespace is None:
-            self._random_namespace = self.random.namespace()
-        return self._random_namespace
-
     def with_block(self, stmt: ast.With) -> None:
-        managers = []
-        for item in stmt.items:
-            func = item.context_expr.func  # checked: torch.no_grad() / torch.enable_grad()
-            managers.append(torch.no_grad() if func.attr == "no_grad" else torch.enable_grad())
-        for m in managers:
-            m.__enter__()
-        depth_change = sum(1 if isinstance(m, torch.no_grad) else 0 for m in managers)
-        self.state.no_grad_depth += depth_change
-        try:
+        """`with torch.no_grad():` (checked: no_grad / enable_grad only), in the grad mode a
+        decorated function's call runs in."""
+        with contextlib.ExitStack() as modes:
+            for item in stmt.items:
+                modes.enter_context(self.functions.grad_mode(item.context_expr.func.attr))
             self.run_body(stmt.body)
-        finally:
-            self.state.no_grad_depth -= depth_change
-            for m in reversed(managers):
-                m.__exit__(None, None, None)
 
     def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:
         error, call = self.state.error, self.library.call

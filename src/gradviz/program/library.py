@@ -34,6 +34,7 @@ from gradviz.program.values import (
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
+    GradFnRef,
     ProgramObject,
     checked,
     tensors_in,
@@ -213,6 +214,33 @@ class Library:
                     raise self.state.error(
                         "type", f"{label} takes tensors and numbers, not a {type_name(item)}", node
                     )
+
+    def tensor_attribute(self, obj: torch.Tensor, name: str, node):
+        """t.name for a tensor attribute of the allow-list (a method named without its call,
+        or any other name, is refused with a hint)."""
+        shadow = self.state.shadow
+        if name in tables.TENSOR_ATTRIBUTES:
+            if name == "grad_fn":
+                return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+            if name == "data":  # writes through it leave no version: calls copy afresh
+                self.state.calls.aliased()
+            if shadow is not None and name in ("device", "is_cuda"):
+                where = shadow.device_of(obj)
+                return where if name == "device" else where.type == "cuda"
+            if shadow is not None and name == "grad":
+                grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+                if isinstance(grad, torch.Tensor):  # a gradient lives on its tensor's device
+                    shadow.place(grad, shadow.device_of(obj))
+                return grad
+            return self.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
+        if name in tables.TENSOR_METHODS:
+            raise self.state.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
+        raise self.state.error(
+            "name",
+            f"tensors have no attribute `.{name}` in this language",
+            node,
+            did_you_mean(name, set(tables.TENSOR_ATTRIBUTES) | set(tables.TENSOR_METHODS)),
+        )
 
     def autograd_grad(self, args, kwargs, node):
         """torch.autograd.grad(outputs, inputs, ...): the gradients of `outputs` with respect

@@ -18,6 +18,7 @@ class ProgramRandom:
     def __init__(self, seed: int, max_items: int):
         self.rng = random.Random(seed)
         self.max_items = max_items
+        self._namespace: Namespace | None = None
 
     def seed(self, a=None) -> None:
         if a is None or isinstance(a, bool) or not isinstance(a, int | float | str):
@@ -49,6 +50,12 @@ class ProgramRandom:
         return self.rng.choice(seq)
 
     def namespace(self) -> Namespace:
+        """The module a program imports, made on its first import (each import binds it)."""
+        if self._namespace is None:
+            self._namespace = self._make_namespace()
+        return self._namespace
+
+    def _make_namespace(self) -> Namespace:
         rng = self.rng
         plain = {
             "random": rng.random,
