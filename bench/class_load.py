@@ -113,6 +113,10 @@ ATTACKS = (
 )
 
 
+# What the Autograd page says while a program waits for a worker (gradviz.ui.visitor)
+WAIT_TEXT = re.compile(rb"Waiting for (?:your turn|a free worker)[^\x00-\x1f\"]*?\(about \d+ s\)")
+
+
 class Run:
     """What one script run sent: the time its drawing with `marker` arrived, every
     session/round marker seen, and the errors shown."""
@@ -122,6 +126,7 @@ class Run:
         self.graph_at: float | None = None
         self.seen: set[tuple[int, int]] = set()
         self.errors: list[str] = []
+        self.waits: list[str] = []  # "Waiting for your turn: ..." as the page said it
         self.widgets: dict[str, str] = {}  # label -> widget id (text_area, button)
         self.page_hash = ""
 
@@ -132,6 +137,9 @@ class Run:
             return
         el = msg.delta.new_element
         kind = el.WhichOneof("type")
+        raw = msg.SerializeToString()
+        for said in WAIT_TEXT.findall(raw):
+            self.waits.append(said.decode(errors="replace"))
         texts: list[bytes] = []
         if kind == "markdown":
             body = el.markdown.body
@@ -270,6 +278,8 @@ async def student(url: str, k: int, rounds: int, same: bool, out: dict, go: list
             done = time.perf_counter()
             for e in run.errors:
                 out["errors"].append((k, r, e))
+            if run.waits:
+                out.setdefault("waits", []).append((k, r, run.waits[0]))
             if run.graph_at is None:
                 out["errors"].append((k, r, "no drawing with this session's program arrived"))
             else:
@@ -462,6 +472,11 @@ def report(out: dict, args) -> list[str]:
         print(f"peak PSS of the server's processes: {out['peak_pss'] / 1e6:.0f} MB")
     else:
         print(f"cpu s: client {out['client_cpu']:.1f}")
+    waits = out.get("waits", [])
+    print(
+        f"runs told to wait (the page's 'Waiting for your turn'): {len(waits)}"
+        + (f"; e.g. session {waits[-1][0]} round {waits[-1][1]}: {waits[-1][2]!r}" if waits else "")
+    )
     print(f"errors={len(out['errors'])} leaks={len(out['leaks'])} server_alive={out['alive']}")
     for e in out["errors"][:10]:
         print("  error:", e)
