@@ -5,7 +5,7 @@ f-string formatted as its number, as Tensor.__format__ does."""
 from __future__ import annotations
 
 import pytest
-from test_tutorials import same_as_python
+from test_tutorials import python_run, same_as_python
 
 from gradviz.program.interpreter import run_program
 from gradviz.program.results import RunOptions
@@ -192,3 +192,17 @@ def test_data_updates_as_zero_to_hero_writes_them_and_in_place_bitwise():
 def test_data_updates_keep_the_rules(source, kind, words):
     err = run(source).error
     assert err is not None and err.kind == kind and words in err.message, err
+
+
+def test_a_state_dict_prints_as_pytorchs_ordered_dict():
+    """print(net.state_dict()) showed an internal object's address."""
+    source = (
+        "torch.manual_seed(0)\n"
+        "net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))\n"
+        "print(net.state_dict())\n"
+        "print(len(net.state_dict()), list(net.state_dict().keys()))\n"
+    )
+    trace = run_program(source, RunOptions(classic=False, simulate_cuda=False))
+    assert trace.error is None, trace.error
+    printed, _ = python_run(source)
+    assert "\n".join(trace.stdout).splitlines() == printed  # a tensor prints on several lines

@@ -134,6 +134,9 @@ class TensorTable(ProgramObject):
     def length(self, node) -> int:
         return len(self.items)
 
+    def entries(self) -> dict:
+        return self.items  # printed as PyTorch's OrderedDict of the layer's tensors
+
     def iterate(self, node) -> ProgramObject:
         return TensorIterator(self.state, list(self.items), "state dict iterator")
 

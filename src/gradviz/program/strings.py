@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import OrderedDict
 
 import torch
 
 from gradviz.devices import simulated as devices
 from gradviz.program.quotas import Quotas
 from gradviz.program.state import RunState
-from gradviz.program.values import type_name
+from gradviz.program.values import ProgramObject, type_name
 
 # [[fill]align][sign][z][#][0][width][grouping][.precision][type], Python's mini-language
 _SPEC = re.compile(
@@ -55,6 +56,16 @@ class _Pieces:
     def text(self) -> str:
         self.quotas.chars(self.size, self.node)
         return "".join(self.parts)
+
+
+class _Shown:
+    """A value's text as the program's print() makes it, where a repr() asks for it."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 class Strings:
@@ -136,6 +147,9 @@ class Strings:
                 put(": ")
                 self._write(v, parts, size, limit, depth + 1)
             put("}")
+        elif isinstance(value, ProgramObject) and value.entries() is not None:
+            shown = {k: _Shown(self.represent(v, cap=-1)) for k, v in value.entries().items()}
+            put(repr(OrderedDict(shown)))  # OrderedDict's own form, as this Python prints it
         elif isinstance(value, torch.Tensor) and self.state.shadow is not None:
             put(devices.tensor_repr(value, self.state.shadow.device_of(value)))
         else:

@@ -142,6 +142,11 @@ class ProgramObject:
     def length(self, node) -> int:
         raise self.refuse("has no len()", node)
 
+    def entries(self) -> dict | None:
+        """What print() shows as an OrderedDict of name -> value (a state dict), or None: it
+        prints as its own repr."""
+        return None
+
     def iterate(self, node) -> ProgramObject:
         raise self.refuse("cannot be iterated over", node)
 
