@@ -1010,6 +1010,15 @@ DATA_UPDATES = [
     ("grad-update", "x = torch.ones(2)\nx.grad += 1", "forbidden", "t.data only"),
 ]
 
+TENSOR_IN_TENSOR = [
+    (
+        "tensor-in-tensor-broadcast",
+        "a = torch.zeros(30000, 1)\nb = torch.zeros(1, 30000)\nf = a in b",
+        "limit",
+        "would allocate",
+    ),
+]
+
 AUTOGRAD = [
     ("autograd-functional", "j = torch.autograd.functional", "name", "not available"),
     ("autograd-function-class", "F2 = torch.autograd.Function", "name", "not available"),
@@ -1033,6 +1042,7 @@ HOSTILE = (
     + RANDOM
     + DATA_UPDATES
     + AUTOGRAD
+    + TENSOR_IN_TENSOR
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).

@@ -319,6 +319,11 @@ def test_a_comparison_inside_lists_is_sized_first():
     refused(crossed + "f = a in [b]", "limit", 3, 5, "would allocate")
     refused(crossed + "m = max([a, b])", "limit", 3, 5, "would allocate")
     refused(crossed + "s = sorted([[a], [b]])", "type", 3, 5, "sorting compares")
+    # a tensor looked for in a tensor: Tensor.__contains__ broadcasts (a == b).any()
+    refused(crossed + "f = a in b", "limit", 3, 5, "would allocate", "30000x30000")
+    assert printed(
+        "x = torch.tensor([1., 2.])\nprint(2.0 in x, 5.0 in x, torch.tensor(1.) in x)\n"
+    ) == ["True False True"]
 
 
 def test_pieces_and_lists_of_a_tensor_count_as_items():

@@ -86,6 +86,8 @@ class Operators:
             for side in (left, right):  # read in full, in C
                 self.containers.bounded(side, node, "a side of `in`")
             if isinstance(right, torch.Tensor):
+                # Tensor.__contains__ is (left == right).any(): sized as that comparison
+                self.budget.precheck_broadcast("in", (left, right), {}, node)
                 found = self.library.call(
                     "in", operator.contains, (right, left), {}, node, "bounded"
                 )
