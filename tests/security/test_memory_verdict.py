@@ -43,7 +43,9 @@ def test_a_grown_worker_is_replaced_before_its_next_job():
 def test_a_program_too_big_for_a_fresh_worker_is_refused_once():
     """The refusal in a fresh worker is the program's own: not run again."""
     with _pool(None) as p:
-        too_big = NEAR_CAP + "c = torch.ones(25000000)\n"
+        # held for a while (100 sums): the pool samples a worker's memory every 20 ms, and a
+        # loaded host once let the three allocations come and go between two samples
+        too_big = NEAR_CAP + "c = torch.ones(25000000)\nfor i in range(100):\n    s = c.sum()\n"
         trace = run_isolated(too_big, pool=p)
         assert trace.error.kind == "limit" and "more memory" in trace.error.message
         assert p.stats["retried"] == 0 and p.stats["jobs"] == 1
