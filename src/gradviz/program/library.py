@@ -268,28 +268,28 @@ class Library:
             )
         first = outputs[0]
         record = self.watch.begin(first, (), {}, node, "program")
-        with self.watch.hooks(first, record):
-            result = self.call(
-                "torch.autograd.grad", torch.autograd.grad, (), given, node, "bounded"
-            )
-        self.watch.done(record)
-        self.state.backward.append(record)
-        self.state.calls.backward(first, record, self.watch.fns)
-        return result
+        return self.recorded_pass(
+            first, record, "torch.autograd.grad", torch.autograd.grad, (), given, node
+        )
 
     def backward(
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
     ):
         """Run backward from `tensor`, recording each node's step (gradviz.program.recording)."""
         record = self.watch.begin(tensor, args, kwargs, node, origin, target)
+        backward = torch.Tensor.backward
+        self.recorded_pass(tensor, record, ".backward()", backward, (tensor, *args), kwargs, node)
+        return None
+
+    def recorded_pass(self, tensor: torch.Tensor, record, label: str, fn, args, kwargs, node):
+        """One backward pass from `tensor` (`fn`: backward() or autograd.grad): each node's
+        step recorded in `record`, which then joins the run's backward calls."""
         with self.watch.hooks(tensor, record):
-            self.call(
-                ".backward()", torch.Tensor.backward, (tensor, *args), kwargs, node, "bounded"
-            )
+            result = self.call(label, fn, args, kwargs, node, "bounded")
         self.watch.done(record)
         self.state.backward.append(record)
         self.state.calls.backward(tensor, record, self.watch.fns)
-        return None
+        return result
 
 
 AUTOGRAD_GRAD_ARGUMENTS = (
