@@ -102,14 +102,15 @@ class Control:
         exc = stmt.exc
         name = exc.func.id if isinstance(exc, ast.Call) else exc.id
         said = [self.evaluator.eval(a) for a in exc.args] if isinstance(exc, ast.Call) else []
-        if len(said) == 1:
-            text = self.evaluator.strings.show(said[0], stmt, cap=-1)
+        strings = self.evaluator.strings
+        if len(said) == 1 and name == "KeyError":
+            text = strings.represent(said[0], stmt, cap=-1)  # as Python shows a KeyError's
+        elif len(said) == 1:
+            text = strings.show(said[0], stmt, cap=-1)
         elif said:
-            text = self.evaluator.strings.represent(tuple(said), stmt, cap=-1)
+            text = strings.represent(tuple(said), stmt, cap=-1)
         else:
             text = ""
-        if name == "KeyError" and len(said) == 1:
-            text = self.evaluator.strings.represent(said[0], stmt, cap=-1)  # as Python shows it
         err = self.state.error("runtime", f"{name}: {text}" if text else name, stmt)
         err.details = ErrorDetails(exception=name, operation="raise")
         raise err

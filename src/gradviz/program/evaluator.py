@@ -299,10 +299,7 @@ class Evaluator:
                         func,
                         did_you_mean(func.attr, owner.members),
                     )
-                label = f"{owner.path}.{func.attr}"
-                if isinstance(member, ObjectSpec):
-                    return self.objects.make(label, member, args, kwargs, node)
-                return self.library.call_member(label, member, args, kwargs, node)
+                return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
             raise self.state.error(
@@ -320,15 +317,20 @@ class Evaluator:
         if isinstance(callee, Builtin):
             return self.builtins.call(callee, args, kwargs, node)
         if isinstance(callee, FunctionRef):
-            if isinstance(callee.member, ObjectSpec):
-                return self.objects.make(callee.path, callee.member, args, kwargs, node)
-            return self.library.call_member(callee.path, callee.member, args, kwargs, node)
+            return self.call_named(callee.path, callee.member, args, kwargs, node)
         if isinstance(callee, UserFunction):
             return self.functions.call(callee, args, kwargs, node)
         if isinstance(callee, ProgramObject):
             return callee.call(args, kwargs, node)
         if isinstance(callee, ClassRef):  # from torch.utils.data import DataLoader
-            return self.objects.make(callee.path, callee.spec, args, kwargs, node)
+            return self.call_named(callee.path, callee.spec, args, kwargs, node)
         if callee is PARAMETER:  # from torch.nn import Parameter
             return self.library.call_member("torch.nn.Parameter", callee, args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)
+
+    def call_named(self, path: str, member, args: tuple, kwargs: dict, node):
+        """A member of torch's tables called by its path, named there or kept: a class makes
+        an object (layers, optimizers, data), anything else is the library's call."""
+        if isinstance(member, ObjectSpec):
+            return self.objects.make(path, member, args, kwargs, node)
+        return self.library.call_member(path, member, args, kwargs, node)
