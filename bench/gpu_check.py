@@ -75,11 +75,11 @@ class Check:
     dry: bool
     data_dir: Path | None
     python: str = sys.executable
-    results: dict[str, StepResult] = field(default_factory=dict)
 
     @property
-    def gpu(self) -> bool:
-        return not self.dry
+    def ran(self) -> str:
+        """The status of a step that ran to its end: passed, or "dry run" without a GPU."""
+        return DRY if self.dry else PASSED
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -329,7 +329,7 @@ def step_simulated(check: Check) -> StepResult:
     for row in rows:
         counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
     bad = [r["case"] for r in rows if r["verdict"].startswith("MISMATCH")]
-    status = FAILED if bad else (DRY if check.dry else PASSED)
+    status = FAILED if bad else check.ran
     summary = [f"{len(rows)} cases: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
     if bad:
         summary.append("mismatched: " + ", ".join(bad))
@@ -406,7 +406,7 @@ def step_references(check: Check) -> StepResult:
         summary.append("dry run: measured on the CPU into the output folder, not the pages' files")
     return StepResult(
         "references",
-        DRY if check.dry else PASSED,
+        check.ran,
         summary=summary,
         data={"crossovers": crossovers, "speed_file": str(speed_out), "copies": str(copies_out)},
     )
@@ -522,7 +522,7 @@ def step_lesson(check: Check) -> StepResult:
             f"the lesson's CPU half at 1000 loops: about {per_loop * 1001:.1f} s, scaled from "
             f"{cpu['loops']} loops (not run in full)"
         )
-    return StepResult("lesson", DRY if check.dry else PASSED, summary=summary, data={"runs": runs})
+    return StepResult("lesson", check.ran, summary=summary, data={"runs": runs})
 
 
 # ----------------------------------------------------------------------------- 5. training
@@ -566,9 +566,7 @@ def step_training(check: Check) -> StepResult:
             f"epochs, {r['train_seconds']:.2f} s, {r['images_per_s']:,.0f} images/s"
             + (f", peak GPU memory {peak / 2**20:,.0f} MiB" if peak else "")
         )
-    return StepResult(
-        "training", DRY if check.dry else PASSED, summary=summary, data={"runs": runs}
-    )
+    return StepResult("training", check.ran, summary=summary, data={"runs": runs})
 
 
 # ----------------------------------------------------------------------------- 6. api
@@ -659,7 +657,7 @@ def step_api(check: Check) -> StepResult:
     if not data["ddp"]["ok"]:
         problems.append(data["ddp"]["summary"])
     summary.extend(f"FAILED: {p}" for p in problems)
-    status = FAILED if problems else (DRY if check.dry else PASSED)
+    status = FAILED if problems else check.ran
     check.write("api.json", data)
     return StepResult("api", status, summary=summary, data=data)
 
@@ -745,7 +743,7 @@ def step_estimates(check: Check) -> StepResult:
         summary.append("dry run: CPU points against a GPU's sheet, ratios mean nothing")
     return StepResult(
         "estimates",
-        DRY if check.dry else PASSED,
+        check.ran,
         summary=summary,
         data={"gpu": gpu.key, "ratios": ratios},
     )
@@ -781,7 +779,6 @@ def run_step(check: Check, name: str) -> StepResult:
     for line in result.summary:
         print(f"   {line}", flush=True)
     print(f"   -> {result.status} in {result.seconds:.1f} s", flush=True)
-    check.results[name] = result
     return result
 
 
