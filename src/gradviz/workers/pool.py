@@ -13,7 +13,9 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   re-armed for each job (RLIMIT_CPU), and one or two torch threads. RLIMIT_AS is not
   used: the CUDA build of torch maps gigabytes of address space at import.
 - The parent enforces a wall-clock timeout and a memory watchdog (anonymous plus
-  shared resident memory, read from /proc), kills the worker when either is passed,
+  shared resident memory, read from /proc every 20 ms; the worker reads its own peak after
+  each job, so what came and went between two samples has the same verdict), kills the
+  worker when either is passed,
   reports the death as an Outcome (gradviz.services.programs says it in words), and starts a fresh worker. Workers
   are recycled after a number of jobs, and at once if torch's global state in them
   (default dtype and device, threads, grad mode, the global RNG) is not as it started.
@@ -62,7 +64,10 @@ from gradviz.workers.process import (
     forkserver_context,
     job_function,
     limit_process,
+    peak_resident,
+    proc_status,
     release_memory,
+    reset_peak,
     resident,
     resolve,
     set_limit,
@@ -182,12 +187,18 @@ def _worker_main(conn, config: dict) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = usage.ru_utime + usage.ru_stime
         set_limit(resource.RLIMIT_CPU, int(used + cpu_seconds) + 1)
+        file_before = proc_status().get("RssFile", 0)
+        peaks = reset_peak()
         try:
             fn = job_function(kind, PROGRAM_JOBS, tests)
             reply = ("ok", fn(*args))
         except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
             reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
         dirty = torch_state() != state
+        peak = peak_resident(file_before) - start if peaks else 0
+        if peak > config["memory_bytes"]:
+            # over the cap between two of the parent's samples: the same verdict as theirs
+            reply, dirty = ("memory", peak), True
         conn.send_bytes(_encode_reply(reply, dirty, config))
         del reply
         if dirty:

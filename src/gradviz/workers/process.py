@@ -55,6 +55,25 @@ def resident(pid: int) -> int:
     return s.get("RssAnon", 0) + s.get("RssShmem", 0)
 
 
+def reset_peak() -> bool:
+    """Start this process's peak resident size (VmHWM) again from what it holds now; False
+    where the kernel does not allow it (then peak_resident means nothing)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_resident(file_before: int) -> int:
+    """The most anonymous plus shared memory this process held since reset_peak, never
+    more: its peak resident size less the file pages it holds (the larger of now and
+    `file_before`, RssFile at the reset; file pages only grow in a job, unless evicted)."""
+    s = proc_status()
+    return s.get("VmHWM", 0) - max(s.get("RssFile", 0), file_before)
+
+
 def set_limit(which: int, soft: int, hard: int | None = None) -> None:
     cur_soft, cur_hard = resource.getrlimit(which)
     if hard is None:

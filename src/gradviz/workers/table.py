@@ -33,6 +33,7 @@ TEST_PROGRAM_JOBS = MappingProxyType(
         "hang": "gradviz.workers.testing:pool_hang",
         "allocate": "gradviz.workers.testing:pool_allocate",
         "keep": "gradviz.workers.testing:pool_keep",
+        "spike": "gradviz.workers.testing:pool_spike",
         "pid": "gradviz.workers.testing:pool_pid",
         "state": "gradviz.program.worker:state",
         "dirty": "gradviz.workers.testing:pool_dirty",

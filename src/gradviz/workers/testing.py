@@ -44,6 +44,17 @@ def pool_allocate(nbytes: int, shared: bool):
     return len(hold_memory(nbytes, shared)) * TEST_STEP
 
 
+def pool_spike(nbytes: int):
+    """Touch `nbytes` of shared memory at once and let it go: a peak that can come and go
+    between two of the parent's samples."""
+    m = mmap.mmap(-1, nbytes)
+    buf = (ctypes.c_char * nbytes).from_buffer(m)
+    ctypes.memset(buf, 1, nbytes)
+    del buf
+    m.close()
+    return nbytes
+
+
 _KEPT: list = []
 
 
