@@ -170,6 +170,7 @@ def _worker_main(conn, config: dict) -> None:
         conn.send(("broken", os.getpid(), problem))
         return
     state = torch_state()
+    release_memory()  # what the self-test left: the start is what a job finds
     start = resident(os.getpid())
     conn.send(("ready", os.getpid(), start))
     tests = TEST_PROGRAM_JOBS if config["testing"] else None
