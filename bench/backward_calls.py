@@ -1,4 +1,4 @@
-"""What recording each backward call costs (gradviz.program.callwatch): the same programs run
+"""What recording each backward call costs (gradviz.program.recording.steps): the same programs run
 with the watch on and off, alternating, in one process. Prints median times and the ratio.
 
     python bench/backward_calls.py [--repeats 5]
@@ -10,11 +10,12 @@ import argparse
 import statistics
 import time
 
-from gradviz.program import callwatch
-from gradviz.program.interpreter import run_program
-from gradviz.program.language import Limits
+from gradviz.program.results.limits import Limits
+
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
+from gradviz.program.recording.backward import steps as callwatch
+from gradviz.program.results.trace import RunOptions
 
 SGD_300 = (
     PRESETS_BY_KEY["sgd_loop"]

@@ -217,9 +217,9 @@ def device_cases() -> list[Case]:
     """Every device lesson; every preset that names a device; every preset with its first
     leaf moved to the GPU by the device toggle (RunOptions.device_overrides)."""
     from gradviz.devices.lessons import LESSONS
-    from gradviz.program.interpreter import run_program
+    from gradviz.program.interpreter.run import run_program
     from gradviz.program.presets import PRESETS
-    from gradviz.program.results import RunOptions
+    from gradviz.program.results.trace import RunOptions
 
     cases = [Case(f"lesson:{x.key}", x.title, x.source, gpus=x.gpus, expected=x) for x in LESSONS]
     for preset in PRESETS:
@@ -294,8 +294,8 @@ def _against_table(case: Case, sim: dict) -> tuple[str, list[str]]:
 def step_simulated(check: Check) -> StepResult:
     import torch
 
-    from gradviz.program.interpreter import run_program
-    from gradviz.program.results import RunOptions
+    from gradviz.program.interpreter.run import run_program
+    from gradviz.program.results.trace import RunOptions
 
     rows = []
     for case in device_cases():
@@ -605,7 +605,7 @@ def _library_graph(device: str) -> dict:
 
 
 def step_api(check: Check) -> StepResult:
-    from gradviz.program.results import RunOptions
+    from gradviz.program.results.trace import RunOptions
     from gradviz.services.programs import run_isolated
     from gradviz.workers.pool import Pool, SandboxLimits
 

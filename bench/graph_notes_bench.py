@@ -1,5 +1,5 @@
 """What noting cut edges and in-place changes costs a run: run_program with both on
-(gradviz.program.sources.read_tensors for every tensor bound, gradviz.program.inplace's
+(gradviz.program.recording.sources.read_tensors for every tensor bound, gradviz.program.recording.inplace's
 watch on every in-place operation) against both off, side by side and alternating.
 
 Cases: the language bench's 1,000-step SGD loop (its manual `p -= lr * p.grad` updates are
@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
+from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from language_bench import SGD_PROGRAM, machine_line  # noqa: E402
 
-from gradviz.program import interpreter  # noqa: E402
-from gradviz.program.inplace import InplaceLog  # noqa: E402
-from gradviz.program.language import DEFAULT_LIMITS  # noqa: E402
-from gradviz.program.results import RunOptions  # noqa: E402
+from gradviz.program.interpreter.run import run as interpreter  # noqa: E402
+from gradviz.program.recording.inplace import InplaceLog  # noqa: E402
+from gradviz.program.results.trace import RunOptions  # noqa: E402
 
 INPLACE_LOOP = """x = torch.randn(64, requires_grad=True)
 for i in range(500):

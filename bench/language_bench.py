@@ -16,7 +16,7 @@ machine hits both sides; medians and the ratio are printed as a Markdown table.
 2. sgd: a 1,000-step SGD loop on a small MLP (8 -> 32 -> 1, MSE on 64 fixed samples):
      gradviz, bare: run_program(RunOptions(classic=False))
      gradviz, recorded: the same with RunOptions(quiet_passes=False): every pass recorded
-                    (the loop's middle passes run quiet otherwise: gradviz.program.quiet)
+                    (the loop's middle passes run quiet otherwise: gradviz.program.recording.quiet_passes)
      gradviz, page: run_program with the Autograd page's options (RunOptions() defaults:
                     classic=True, no backward target, the host's program limits), and the
                     page's drawing (to_dot + `dot -Tsvg`); the page runs it in a worker
@@ -50,12 +50,12 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
+from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
 from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
-from gradviz.program.interpreter import run_program  # noqa: E402
-from gradviz.program.language import DEFAULT_LIMITS  # noqa: E402
-from gradviz.program.results import RunOptions  # noqa: E402
+from gradviz.program.interpreter.run import run_program  # noqa: E402
+from gradviz.program.results.trace import RunOptions  # noqa: E402
 
 sys.setrecursionlimit(20_000)  # torchviz walks the graph recursively
 
@@ -165,7 +165,7 @@ def gradviz_sgd_bare() -> None:
 
 
 def gradviz_sgd_recorded() -> None:
-    """Every pass recorded, as before quiet passes (gradviz.program.quiet)."""
+    """Every pass recorded, as before quiet passes (gradviz.program.recording.quiet_passes)."""
     trace = run_program(SGD_PROGRAM, RunOptions(classic=False, quiet_passes=False))
     if trace.error is not None:
         raise RuntimeError(trace.error)

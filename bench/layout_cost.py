@@ -33,9 +33,9 @@ from gradviz.graph.render import (  # noqa: E402
     graph_size,
     render_bytes,
 )
-from gradviz.program.interpreter import run_program  # noqa: E402
+from gradviz.program.interpreter.run import run_program  # noqa: E402
 from gradviz.program.presets import PRESETS  # noqa: E402
-from gradviz.program.results import RunOptions  # noqa: E402
+from gradviz.program.results.trace import RunOptions  # noqa: E402
 
 
 def shared_leaf(steps: int) -> str:

@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.public:
         os.environ["GRADVIZ_PUBLIC"] = "1"
-    from gradviz.program.results import RunOptions
+    from gradviz.program.results.trace import RunOptions
     from gradviz.services.programs import run_isolated
     from gradviz.workers.pool import Pool, SandboxLimits
 

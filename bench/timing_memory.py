@@ -2,7 +2,7 @@
 
 Each size is timed as the Speed page times it (gradviz.speed.measure.run_job: warm-up and
 five repeats) in a process forked from one that has imported what the forkserver imports
-(gradviz.program.warm, so torch), as the page's worker is. A thread samples the worker's
+(gradviz.program.preload, so torch), as the page's worker is. A thread samples the worker's
 proportional set size every 3 ms; the table gives its peak growth over the worker's start,
 the tensors' own peak (Job.memory_needed), their ratio, and what gradviz.speed.timing
 expects (expected_growth, the public host's admission rule).
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    import gradviz.program.warm  # noqa: F401 - what the forkserver preloads
+    import gradviz.program.preload  # noqa: F401 - what the forkserver preloads
     from gradviz.speed import timing
 
     print(

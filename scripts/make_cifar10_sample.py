@@ -1,6 +1,6 @@
-"""Write src/gradviz/program/samples/cifar10_sample.bin: 20 real CIFAR-10 test images.
+"""Write src/gradviz/program/runtime/samples/cifar10_sample.bin: 20 real CIFAR-10 test images.
 
-The programs' `gradviz_cifar10_sample(n)` (gradviz.program.samples) reads it, standing in
+The programs' `gradviz_cifar10_sample(n)` (gradviz.program.runtime.cifar_sample) reads it, standing in
 for the tutorial's `torchvision.datasets.CIFAR10` + DataLoader where a program cannot read
 files. The images come from the project's CIFAR-10 subset (shared/data/cifar10-subset, the
 JPEGs of a public mirror of Krizhevsky's data set), test split, two per class, the first
@@ -19,7 +19,7 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data" / "cifar10-subset"
-OUT = ROOT / "src" / "gradviz" / "program" / "samples" / "cifar10_sample.bin"
+OUT = ROOT / "src" / "gradviz" / "program" / "runtime" / "samples" / "cifar10_sample.bin"
 CLASSES = [
     "airplane",
     "automobile",

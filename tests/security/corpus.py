@@ -389,7 +389,7 @@ OPT = NET + "opt = optim.SGD(net.parameters(), lr=0.1)\n"
 DS = "ds = torch.utils.data.TensorDataset(torch.ones(4, 2))\n"
 LOADER = "l = torch.utils.data.DataLoader"
 
-# Layers, optimizers and data loaders (gradviz.program.modules, .optimizers, .data).
+# Layers, optimizers and data loaders (gradviz.program.objects.layers, .optimizers, .data).
 LAYERS = [
     ("nn-dunder-class", NET + "c = net.__class__", "forbidden", UNDERSCORE),
     ("optim-dunder-dict", OPT + "d = opt.__dict__", "forbidden", UNDERSCORE),

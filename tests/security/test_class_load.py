@@ -66,7 +66,7 @@ def test_every_program_names_its_own_session_and_round():
 def test_every_attack_passes_the_checker_so_it_reaches_the_run():
     """The hostile programs are within the language as written: the checker lets each one
     through, so the load test exercises the caps that act while a program runs."""
-    from gradviz.program.language import parse
+    from gradviz.program.syntax.checker import parse
 
     bench = _bench()
     assert len({label for label, _ in bench.ATTACKS}) == len(bench.ATTACKS)

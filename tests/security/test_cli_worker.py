@@ -1,5 +1,5 @@
 """The command line's one-shot worker (Pool(one_shot=True)): its forkserver imports only torch
-and the interpreter (gradviz.program.worker), not the app's warm-up, so torch's lazily imported
+and the interpreter (gradviz.program.worker_hooks), not the app's warm-up, so torch's lazily imported
 parts (sympy, the FLOP counter, the meta kernels, torchviz) load under the worker's limits.
 Each test runs `python -m gradviz` in a fresh process, so a fresh forkserver, as a user's does.
 """
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gradviz.program.worker import CANARY
+from gradviz.program.worker_hooks import CANARY
 
 ROOT = Path(__file__).resolve().parents[2]
 

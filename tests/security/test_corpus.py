@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
-from gradviz.program.worker import state as torch_state
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.worker_hooks import state as torch_state
 from gradviz.services.programs import run_isolated
 from tests.security.corpus import HARMLESS, HOSTILE, SANDBOX_ONLY
 

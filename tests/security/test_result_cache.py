@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from gradviz.program.reports import RunError, RunStats
-from gradviz.program.results import Trace
+from gradviz.program.results.reports import RunError, RunStats
+from gradviz.program.results.trace import Trace
 
 autograd = pytest.importorskip("gradviz.ui.autograd")
 

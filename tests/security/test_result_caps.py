@@ -9,7 +9,7 @@ from __future__ import annotations
 import pickle
 
 from gradviz.graph.model import MAX_RESULT_VALUES, MAX_TENSORS_WITH_VALUES, TensorInfo
-from gradviz.program.results import MAX_RESULT_BYTES, PUBLIC_DECODED_BYTES, Trace, cap_result
+from gradviz.program.results.trace import MAX_RESULT_BYTES, PUBLIC_DECODED_BYTES, Trace, cap_result
 from gradviz.services.programs import run_isolated
 
 NAMES = ", ".join(f"a{i}" for i in range(2500))
@@ -68,7 +68,7 @@ def test_values_left_out_are_never_built_in_the_worker():
     which with the forkserver and server put the app over its 690 MB budget."""
     import tracemalloc
 
-    from gradviz.program.interpreter import run_program
+    from gradviz.program.interpreter.run import run_program
 
     tracemalloc.start()
     try:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 import pytest
 
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 from gradviz.services.programs import run_isolated
 from gradviz.workers import pool as pool_module
 from gradviz.workers.pool import Pool, SandboxLimits

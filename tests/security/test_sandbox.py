@@ -10,9 +10,9 @@ import time
 import pytest
 import torch
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
-from gradviz.program.worker import state as torch_state
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.worker_hooks import state as torch_state
 from gradviz.services.programs import check_isolated, describe, run_isolated
 from gradviz.workers.pool import Outcome, Pool, SandboxLimits
 from gradviz.workers.table import PROGRAM_JOBS
@@ -200,7 +200,7 @@ def test_allocator_failure_reads_as_the_memory_cap():
 
 def test_canary_is_refused_by_the_flop_cap():
     """Each worker runs CANARY under its limits and serves nothing unless it is refused."""
-    from gradviz.program.worker import CANARY
+    from gradviz.program.worker_hooks import CANARY
 
     err = run_program(CANARY).error
     assert err and "floating-point operations" in err.message

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from test_tutorials import same_as_python
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 SECOND_DERIVATIVE = """x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = (x ** 3).sum()

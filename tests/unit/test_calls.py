@@ -1,4 +1,4 @@
-"""gradviz.program.calls and .callwatch: each backward call of a run on its own (its graph, its
+"""gradviz.program.results.calls and .callwatch: each backward call of a run on its own (its graph, its
 gradients, the optimizer steps after it), the first and last few kept, and Trace.at_call."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import pickle
 from pathlib import Path
 
 import pytest
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 
 from gradviz.graph.render import draw
-from gradviz.program.interpreter import run_program
-from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions, cap_result
+from gradviz.program.results.trace import RunOptions, cap_result
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -153,7 +153,7 @@ def test_a_requested_backward_is_a_call_too_and_calls_survive_pickling_and_caps(
 def test_big_leaves_are_described_at_the_call_not_copied():
     """A call copies at most CALL_VALUES of its leaves' numbers; the rest keep a preview
     taken at the call, so an accumulating .grad still shows call by call."""
-    from gradviz.program import callwatch
+    from gradviz.program.recording.backward import steps as callwatch
 
     leaves = "".join(f"{n} = torch.ones(4000, requires_grad=True)\n" for n in "abcd")
     trace = run(leaves + "for i in range(2):\n    y = (a + b + c + d).sum()\n    y.backward()\n")

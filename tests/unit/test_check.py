@@ -3,9 +3,9 @@
 import pytest
 
 from gradviz.program.gradcheck import MAX_CHECK_ELEMENTS, check_gradients
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 
 
 def _shown(source, target, ones=False):

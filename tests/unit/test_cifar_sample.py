@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradviz.program import cifar_sample
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.runtime import cifar_sample
 
 SUBSET = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "cifar10-subset"
 # the sample's images: test/<class>/<file>.jpg of the subset (scripts/make_cifar10_sample.py)

@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 TUTORIAL_NET = """\
 import torch

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradviz.program.clocks import MAX_SLEEP_S
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.runtime.clocks import MAX_SLEEP_S
 
 # Seed 003's CPU-vs-GPU block as written, at a size the caps allow (the lesson: 100x1000x1000,
 # 1000 loops).

@@ -4,10 +4,11 @@ column, naming the cap, how far the program got and the limit."""
 
 from __future__ import annotations
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
-from gradviz.program.results import RunOptions, Trace
-from gradviz.program.state import NAMED_LOOP_PASSES
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
+
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.recording.state import NAMED_LOOP_PASSES
+from gradviz.program.results.trace import RunOptions, Trace
 
 
 def run(source: str, **options) -> Trace:
@@ -269,7 +270,7 @@ def test_imports_bind_what_is_there():
         "print(y, math.pi > 3, layers, optim)\n"
     )
     assert printed(source) == ["tensor([0., 2.]) True <module torch.nn> <module torch.optim>"]
-    # torch.optim is filled now (gradviz.program.optimizers): PyTorch's own error for no
+    # torch.optim is filled now (gradviz.program.objects.optimizers): PyTorch's own error for no
     # parameters, and a refusal, at its line and column, for an optimizer not in the table
     refused("import torch.optim as optim\nopt = optim.Adam([])\n", "runtime", 2, 7, "empty")
     refused("import torch.optim as optim\nopt = optim.LBFGS([])\n", "name", 2, 7, "not available")

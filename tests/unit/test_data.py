@@ -1,4 +1,4 @@
-"""gradviz.program.data: TensorDataset and DataLoader over a program's tensors batch and
+"""gradviz.program.objects.data: TensorDataset and DataLoader over a program's tensors batch and
 shuffle as PyTorch does, in the program's own process, under the byte caps.
 
 The language's `for` and next() come with the statements side of the language; they reach
@@ -10,10 +10,12 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.utils.data as torchdata
+from gradviz.program.results.limits import Limits
 
-from gradviz.program.interpreter import RESERVED_NAMES, Interpreter
-from gradviz.program.language import Limits, ProgramError, parse
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.syntax.checker import parse
+from gradviz.program.syntax.program_error import ProgramError
 from tests.unit.test_nn import ok, reference, refused
 
 DATA = (

@@ -14,8 +14,8 @@ from gradviz.devices import info as device_info
 from gradviz.devices import simulated as devices
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS, draw
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 SIM = {"simulate_cuda": True, "classic": False}
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 pytestmark = pytest.mark.gpu
 

@@ -9,10 +9,11 @@ import torch
 
 from gradviz.cli import train
 from gradviz.devices import simulated as devices
-from gradviz.program import library, state
-from gradviz.program.explain import explain_error
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.recording.backward import state
+from gradviz.program.results.explain import explain_error
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.runtime import torch_calls as library
 
 OLD_WORDS = (
     "Unhandled FakeTensor Device Propagation for aten.mm.default, found two different "

@@ -1,4 +1,4 @@
-"""gradviz.program.explain: each explanation matches PyTorch's real message for its mistake."""
+"""gradviz.program.results.explain: each explanation matches PyTorch's real message for its mistake."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from gradviz.graph.rules import RULES, rule_for
-from gradviz.program.explain import EXPLANATIONS, explain_error
+from gradviz.program.results.explain import EXPLANATIONS, explain_error
 
 
 def backward_twice():

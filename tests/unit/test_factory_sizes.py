@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradviz.program import factory_sizes
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.budgets import factory_sizes
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 CALLS = [
     (torch.arange, (5,), {}),
@@ -78,8 +78,8 @@ def test_the_lesson_runs_without_importing_sympy_or_dynamo():
     reference path, whose imports cost about 1.7 s in the CLI."""
     code = (
         "import sys\n"
-        "from gradviz.program.interpreter import run_program\n"
-        "from gradviz.program.results import RunOptions\n"
+        "from gradviz.program.interpreter.run import run_program\n"
+        "from gradviz.program.results.trace import RunOptions\n"
         "from gradviz.program.presets import PRESETS_BY_KEY\n"
         "t = run_program(PRESETS_BY_KEY['lesson'].source, RunOptions(backward='y'))\n"
         "assert t.error is None, t.error\n"

@@ -1,4 +1,4 @@
-"""gradviz.program.flops.FlopCount: the same total as torch's FlopCounterMode, with the same
+"""gradviz.program.budgets.flops.FlopCount: the same total as torch's FlopCounterMode, with the same
 formulas and extra ones, for the matrix work and layers the pre-check measures on the meta
 device; nothing is counted outside it."""
 
@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from gradviz.program.budget import WINDOW_WORK
-from gradviz.program.flops import FlopCount
+from gradviz.program.budgets.flops import FlopCount
+from gradviz.program.budgets.precheck import WINDOW_WORK
 
 
 def meta(*shape):
@@ -98,7 +98,7 @@ def _same(a, b):
 
 
 def test_every_shortcut_is_tested_and_never_decomposed():
-    from gradviz.program.flops import SHORTCUTS
+    from gradviz.program.budgets.flops import SHORTCUTS
 
     assert set(SHORTCUTS) == {*CALLS, torch.ops.aten.addmm.default}
     for op in SHORTCUTS:  # torch's counter would not have walked into them either
@@ -160,7 +160,7 @@ def test_shapes_as_torchs_shape_wrapper_gives_them():
     from torch.utils._pytree import tree_map
     from torch.utils.flop_counter import get_shape
 
-    from gradviz.program.flops import shapes_of
+    from gradviz.program.budgets.flops import shapes_of
 
     t = meta(2, 3)
     values = [

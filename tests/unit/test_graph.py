@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gradviz.graph.model import GraphModel
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +216,7 @@ def test_saved_values_read_with_what_nodes_held_before_backward_are_as_read_one_
 ):
     """The graph's saved values (freed or not) are the same whether build_graph knows what
     each node held before backward (RunRecord.saved_before) or reads every saved tensor."""
-    import gradviz.program.recording as recording
+    import gradviz.program.recording.backward as recording
 
     def saved(source):
         trace = run_program(source, RunOptions())

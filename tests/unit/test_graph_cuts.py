@@ -7,11 +7,12 @@ import re
 import shutil
 import subprocess
 
+from gradviz.program.results.limits import Limits
+
 from gradviz.graph import render
 from gradviz.graph.model import GraphModel
-from gradviz.program.interpreter import run_program
-from gradviz.program.language import Limits
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 BIG = Limits(max_lines=5_000, max_statements=10_000)
 
@@ -104,9 +105,9 @@ def test_read_tensors_keeps_what_the_graph_leaves_out():
 
     import torch
 
-    from gradviz.program.results import RunOptions
-    from gradviz.program.sources import read_tensors
-    from gradviz.program.state import RunState
+    from gradviz.program.recording.sources import read_tensors
+    from gradviz.program.recording.state import RunState
+    from gradviz.program.results.trace import RunOptions
 
     state = RunState("", RunOptions())
     w = torch.ones(2, requires_grad=True)

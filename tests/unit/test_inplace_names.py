@@ -4,7 +4,7 @@ backward's."""
 
 from __future__ import annotations
 
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 
 INPLACE = """\
 x = torch.tensor([0.0, 1.0], requires_grad=True)
@@ -54,7 +54,7 @@ def test_a_method_in_place_and_an_item_assignment_are_named_too():
 def test_log_reads_the_versions_in_pytorchs_message():
     import torch
 
-    from gradviz.program.inplace import InplaceLog
+    from gradviz.program.recording.inplace import InplaceLog
 
     log = InplaceLog()
     t = torch.zeros(2)

@@ -304,7 +304,7 @@ def test_training_wall_clock_is_the_time_limit_plus_a_margin():
 
 
 def test_a_running_job_does_not_hold_up_the_autograd_pool():
-    from gradviz.program.results import RunOptions
+    from gradviz.program.results.trace import RunOptions
     from gradviz.services.programs import run_isolated
     from gradviz.workers.pool import Pool, SandboxLimits
 

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from gradviz.program.presets import PRESETS
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 from gradviz.services import landing
 from gradviz.workers.pool import Pool, SandboxLimits
 

@@ -1,20 +1,15 @@
-"""gradviz.program.language: what the language refuses, with kind and 1-based line/column, and its caps."""
+"""gradviz.program.syntax.checker: what the language refuses, with kind and 1-based line/column, and its caps."""
 
 from __future__ import annotations
 
 import ast
 
 import pytest
+from gradviz.program.results.limits import PUBLIC_PROGRAM_LIMITS, Limits
 
-from gradviz.program.interpreter import RESERVED_NAMES, run_program
-from gradviz.program.language import (
-    PUBLIC_PROGRAM_LIMITS,
-    Limits,
-    ProgramError,
-    char_col,
-    did_you_mean,
-    parse,
-)
+from gradviz.program.interpreter.run import RESERVED_NAMES, run_program
+from gradviz.program.syntax.checker import parse
+from gradviz.program.syntax.program_error import ProgramError, char_col, did_you_mean
 from gradviz.util.format import fmt_bytes
 
 
@@ -389,8 +384,8 @@ d = {"a": [1, -2], **{}}
 
 
 def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
-    from gradviz.program.language import child_nodes
     from gradviz.program.presets import PRESETS
+    from gradviz.program.syntax.checker import child_nodes
 
     sources = [_EVERY_SHAPE] + [p.source for p in PRESETS] + [row[0] for row in FORBIDDEN]
     walked = 0
@@ -455,7 +450,7 @@ def test_bracket_check_refuses_where_the_character_walk_did():
 
 
 def test_source_segment_counts_offsets_in_utf8_bytes_on_any_line():
-    from gradviz.program.language import source_segment
+    from gradviz.program.syntax.program_error import source_segment
 
     source = 'x = torch.ones(3)\ns = "é→" + "abc"\ny = (x * 2).sum()  # ü\n'
     lines = source.splitlines()

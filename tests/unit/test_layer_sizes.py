@@ -1,4 +1,4 @@
-"""gradviz.program.layer_sizes: the parameters of a Linear or Conv2d worked out from its
+"""gradviz.program.budgets.layer_sizes: the parameters of a Linear or Conv2d worked out from its
 arguments are the ones the layer made on the meta device has (shapes, dtype, order), and
 whatever is not plain is left to the meta device (None); programs still refuse giant and
 invalid layers at their line."""
@@ -11,9 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.layer_sizes import made
-from gradviz.program.results import RunOptions
+from gradviz.program.budgets.layer_sizes import made
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 
 def on_meta(target, given):

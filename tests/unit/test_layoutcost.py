@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from gradviz.graph import layoutcost, render
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 
 
 def shared_leaf(steps: int) -> str:

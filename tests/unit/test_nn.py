@@ -1,4 +1,4 @@
-"""gradviz.program.modules: torch.nn layers in the language give PyTorch's own numbers, answer
+"""gradviz.program.objects.layers: torch.nn layers in the language give PyTorch's own numbers, answer
 what the table allows, and refuse the rest with a line and column."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions, Trace
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions, Trace
 
 
 def run(source: str, **options) -> Trace:
@@ -223,8 +223,8 @@ def test_module_list_is_not_callable():
 def test_parameters_iterate_through_python_protocol():
     """A `for` loop or next() (the statements side) reaches the values through Python's
     iterator protocol on the objects: checked here directly."""
-    from gradviz.program.interpreter import RESERVED_NAMES, Interpreter
-    from gradviz.program.language import parse
+    from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+    from gradviz.program.syntax.checker import parse
 
     source = (
         "net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\nps = net.parameters()\n"
@@ -343,8 +343,8 @@ def test_gradient_check_covers_layer_parameters():
 def test_next_parameters_device_follows_the_device_mode(move, expected):
     """`next(net.parameters()).device`: next() is Python's on the object (the statements side
     binds the built-in), .device is the language's own attribute read."""
-    from gradviz.program.interpreter import RESERVED_NAMES, Interpreter
-    from gradviz.program.language import parse
+    from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+    from gradviz.program.syntax.checker import parse
 
     source = "net = nn.Sequential(nn.Linear(3, 4))\n" + move + "ps = net.parameters()\n"
     options = RunOptions(simulate_cuda=True)

@@ -1,4 +1,4 @@
-"""The budgets of layers (gradviz.program.language.Limits): parameters per model and in all,
+"""The budgets of layers (gradviz.program.results.limits.Limits): parameters per model and in all,
 FLOPs per operation and in all, each refused at its line and column with the budget named,
 smaller on a public host; and every layer of the table is sized on the meta device first."""
 
@@ -8,12 +8,13 @@ import ast
 
 import pytest
 import torch
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 
-from gradviz.program import nntables
-from gradviz.program.forward import LayerForward, layer_tensors
-from gradviz.program.interpreter import Interpreter
-from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits, ProgramError
-from gradviz.program.results import RunOptions
+from gradviz.program.allowlists import nntables
+from gradviz.program.interpreter.run import Interpreter
+from gradviz.program.objects.forward import LayerForward, layer_tensors
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.syntax.program_error import ProgramError
 from tests.unit.test_nn import ok, refused
 
 

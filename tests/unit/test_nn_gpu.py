@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 pytestmark = pytest.mark.gpu
 

@@ -1,12 +1,12 @@
-"""gradviz.program.optimizers: optimizer steps and schedules give PyTorch's own numbers, each
+"""gradviz.program.objects.optimizers: optimizer steps and schedules give PyTorch's own numbers, each
 step is recorded before and after, and an optimizer's state is counted before it exists."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from gradviz.program.results.limits import Limits
 
-from gradviz.program.language import Limits
 from tests.unit.test_nn import ok, reference, refused
 
 STEP = "opt.zero_grad()\nloss = loss_fn(net(x), y)\nloss.backward()\nopt.step()\n"

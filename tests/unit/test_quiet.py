@@ -1,4 +1,4 @@
-"""Quiet passes (gradviz.program.quiet): a long loop's middle passes skip the recording no
+"""Quiet passes (gradviz.program.recording.quiet_passes): a long loop's middle passes skip the recording no
 result shows. A run with them must give what a run recording every pass gives (node and
 layer-call ids aside: those count what was recorded), and where its prediction fails (a
 later pass makes no backward call, a quiet pass's tensor is kept, an error) the run is made
@@ -9,10 +9,11 @@ import re
 import pytest
 
 from gradviz.graph.render import to_dot
-from gradviz.program import interpreter, quiet
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run as interpreter
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS
-from gradviz.program.results import RunOptions
+from gradviz.program.recording.backward import quiet_passes as quiet
+from gradviz.program.results.trace import RunOptions
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 HEADER += "import torch.optim as optim\n"

@@ -1,4 +1,4 @@
-"""gradviz.program.recording: the backward walk-through keeps the steps of a run's last backward,
+"""gradviz.program.recording.backward: the backward walk-through keeps the steps of a run's last backward,
 with the previews of the gradients as they were when each step ran."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from gradviz.graph.values import part_preview, preview_part, tensor_values
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 HEADER = "import torch\n"
 
@@ -138,7 +138,7 @@ def test_a_gradient_that_became_grad_is_previewed_as_it_flowed():
 
 
 def test_a_pass_past_its_room_copies_first_values_only(monkeypatch):
-    from gradviz.program import recording
+    from gradviz.program.recording.backward import backward as recording
 
     monkeypatch.setattr(recording, "WHOLE_COPIES", 3)
     trace = run(LOOP)

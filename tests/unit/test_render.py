@@ -9,9 +9,9 @@ import pytest
 
 from gradviz.graph import render
 from gradviz.graph.model import GraphModel
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 
 LESSON = PRESETS_BY_KEY["lesson"].source
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")

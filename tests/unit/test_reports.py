@@ -1,4 +1,4 @@
-"""gradviz.program.reports: a run's error, warnings, device moves and figures as frozen
+"""gradviz.program.results.reports: a run's error, warnings, device moves and figures as frozen
 dataclasses. They cross from a worker to the torch-free server pickled inside a Trace, and
 the command line's JSON (Trace.to_json, README) writes them as the same objects as before
 they were typed: keys, values and key order."""
@@ -17,9 +17,8 @@ import pytest
 
 from gradviz.cli.run import format_error, json_safe
 from gradviz.devices.info import CudaMemory
-from gradviz.program.interpreter import run_program
-from gradviz.program.language import ProgramError
-from gradviz.program.reports import (
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.reports import (
     DeviceErrorDetails,
     DeviceMove,
     ErrorDetails,
@@ -27,7 +26,8 @@ from gradviz.program.reports import (
     RunStats,
     RunWarning,
 )
-from gradviz.program.results import MAX_RESULT_BYTES, RunOptions, Trace, cap_result
+from gradviz.program.results.trace import MAX_RESULT_BYTES, RunOptions, Trace, cap_result
+from gradviz.program.syntax.program_error import ProgramError
 from gradviz.services.programs import describe
 from gradviz.workers.pool import Outcome
 

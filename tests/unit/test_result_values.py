@@ -13,8 +13,8 @@ from gradviz.graph.model import (
     TensorInfo,
     ValueBudget,
 )
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import Trace, cap_result
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import Trace, cap_result
 
 
 def _with_values(trace: Trace) -> list[str]:

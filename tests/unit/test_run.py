@@ -1,4 +1,4 @@
-"""gradviz.program.interpreter: gradients match torch's own, errors are placed and explained, caps hold."""
+"""gradviz.program.interpreter.run: gradients match torch's own, errors are placed and explained, caps hold."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gradviz.program.cifar_sample import cifar10_sample
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.program.results import RunOptions, Trace
-from gradviz.program.values import GradFnRef
+from gradviz.program.results.trace import RunOptions, Trace
+from gradviz.program.runtime.cifar_sample import cifar10_sample
+from gradviz.program.runtime.values import GradFnRef
 
 LESSON = PRESETS_BY_KEY["lesson"].source
 
@@ -177,7 +177,7 @@ def test_int_bomb_refused():
 
 
 def test_statement_cap():
-    from gradviz.program.language import Limits
+    from gradviz.program.results.limits import Limits
 
     err = refused("x = 1\n" * 10, "limit", limits=Limits(max_statements=5))
     assert "statements" in err.message

@@ -1,17 +1,17 @@
 """What a run lets go of when it ends (run_program's _release): the program's syntax tree is
 freed as the run returns, not left in cycles for the cyclic garbage collector, and the
-names an expression reads (gradviz.program.sources) come in ast.walk's order."""
+names an expression reads (gradviz.program.recording.sources) come in ast.walk's order."""
 
 from __future__ import annotations
 
 import ast
 import gc
 
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
-from gradviz.program.sources import read_names
-from gradviz.program.state import RunState
+from gradviz.program.recording.sources import read_names
+from gradviz.program.recording.state import RunState
+from gradviz.program.results.trace import RunOptions
 
 CHAIN = (
     "h = torch.ones(4)\n"

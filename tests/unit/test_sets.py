@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from test_tutorials import same_as_python
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 VOCABULARY = """\
 words = ["emma", "olivia", "ava", "isabella", "sophia"]

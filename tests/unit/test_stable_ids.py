@@ -2,9 +2,9 @@
 label (viewer.js restoreView), so a program that grows at the end must keep its nodes' ids,
 and within one graph a tensor's label must name one node (the fallback when ids shift)."""
 
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 
 LESSON = PRESETS_BY_KEY["lesson"].source
 

@@ -1,4 +1,4 @@
-"""gradviz.program.tables: every "meta"-checked entry really runs on meta tensors.
+"""gradviz.program.allowlists.tables: every "meta"-checked entry really runs on meta tensors.
 
 The interpreter's size pre-check (Budget.precheck) runs each "meta" operation on
 shape-only tensors first. If an entry had no meta kernel (or were listed with
@@ -13,11 +13,12 @@ import ast
 
 import pytest
 import torch
+from gradviz.program.results.limits import Limits
 
-from gradviz.program import tables
-from gradviz.program.interpreter import Interpreter
-from gradviz.program.language import Limits, ProgramError
-from gradviz.program.results import RunOptions
+from gradviz.program.allowlists import tables
+from gradviz.program.interpreter.run import Interpreter
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.syntax.program_error import ProgramError
 
 
 def A():
@@ -322,7 +323,7 @@ def test_broadcast_function_size_matches_real_output(name):
 
 
 def test_broadcast_bomb_refused_before_allocation():
-    from gradviz.program.interpreter import run_program
+    from gradviz.program.interpreter.run import run_program
 
     trace = run_program("a = torch.ones(1, 20000)\nb = torch.ones(20000, 1)\nc = a * b\n")
     assert trace.error.kind == "limit" and trace.error.line == 3
@@ -330,7 +331,7 @@ def test_broadcast_bomb_refused_before_allocation():
 
 
 def test_spectral_norm_refused():
-    from gradviz.program.interpreter import run_program
+    from gradviz.program.interpreter.run import run_program
 
     for program in (
         "x = torch.ones(3, 3)\ny = x.norm(p='nuc')\n",

@@ -25,7 +25,7 @@ def test_integer_bool_and_empty_tensors():
 
 
 def test_a_programs_tensors_carry_them_the_librarys_drawing_does_not_ask_for_them():
-    from gradviz.program.interpreter import run_program
+    from gradviz.program.interpreter.run import run_program
 
     trace = run_program("w = torch.arange(4.0, requires_grad=True)\ny = (w * 2).sum()\n")
     stats = {t.label: t.stats for t in trace.graph.tensors}

@@ -18,8 +18,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions, Trace
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions, Trace
 
 
 def python_run(source: str, seed: int = 0) -> tuple[list[str], dict]:

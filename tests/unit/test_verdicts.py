@@ -1,18 +1,18 @@
-"""gradviz.program.verdicts: the size pre-check measures a call once per key, and every call,
+"""gradviz.program.budgets.precheck_memo: the size pre-check measures a call once per key, and every call,
 measured or found, is still charged to the budgets and refused over a cap as before."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from gradviz.program.results.limits import Limits
 from torch import nn
 
-from gradviz.program import budget as budget_module
-from gradviz.program.forward import LayerForward
-from gradviz.program.interpreter import run_program
-from gradviz.program.language import Limits
-from gradviz.program.results import RunOptions
-from gradviz.program.verdicts import MAX_KEY_ITEMS, Verdicts, call_key
+from gradviz.program.budgets import precheck as budget_module
+from gradviz.program.budgets.precheck_memo import MAX_KEY_ITEMS, Verdicts, call_key
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.objects.forward import LayerForward
+from gradviz.program.results.trace import RunOptions
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

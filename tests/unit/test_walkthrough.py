@@ -11,9 +11,9 @@ from pypdf import PdfReader
 
 from gradviz.cli.main import main
 from gradviz.graph import render, walkthrough
-from gradviz.program.interpreter import run_program
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.results import RunOptions
+from gradviz.program.results.trace import RunOptions
 
 needs_dot = pytest.mark.skipif(not render.dot_available(), reason="Graphviz `dot` not installed")
 LESSON = PRESETS_BY_KEY["lesson"].source

@@ -1,4 +1,4 @@
-"""gradviz.program.worker: the hooks a worker calls (the quick self-test of the command line's
+"""gradviz.program.worker_hooks: the hooks a worker calls (the quick self-test of the command line's
 one-shot worker) and the size checks' FLOP counter, which must neither pull in torch._dynamo
 nor, when a part of torch cannot load, let a call run unmeasured."""
 
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from gradviz.program import worker
-from gradviz.program.interpreter import run_program
-from gradviz.program.results import RunOptions
+from gradviz.program import worker_hooks as worker
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_quick_self_test_passes_with_the_temp_dir_named_and_the_size_cap_on():
-    assert tempfile.tempdir is not None  # named when gradviz.program.worker was imported
+    assert tempfile.tempdir is not None  # named when gradviz.program.worker_hooks was imported
     assert worker.quick_self_test() is None
 
 
@@ -46,7 +46,9 @@ def test_a_size_check_that_cannot_load_stops_the_program(monkeypatch, error):
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr("gradviz.program.budget._flop_counter", lambda mapping=None: Broken())
+    monkeypatch.setattr(
+        "gradviz.program.budgets.precheck._flop_counter", lambda mapping=None: Broken()
+    )
     trace = run_program(worker.CANARY + "c = 1\n", RunOptions(classic=False))
     assert trace.error is not None and trace.error.line == 2
     assert "c" not in {t.label for t in trace.tensors} and "b" not in {
@@ -56,11 +58,11 @@ def test_a_size_check_that_cannot_load_stops_the_program(monkeypatch, error):
 
 def test_the_flop_count_does_not_import_torch_dynamo():
     """A dispatch mode's wrapper imports torch._dynamo (~0.6 s) on its first dispatch unless
-    gradviz.program.flops hands it the mode's own function; the count is the same."""
+    gradviz.program.budgets.flops hands it the mode's own function; the count is the same."""
     code = (
         "import sys\n"
-        "from gradviz.program.interpreter import run_program\n"
-        "from gradviz.program.worker import CANARY\n"
+        "from gradviz.program.interpreter.run import run_program\n"
+        "from gradviz.program.worker_hooks import CANARY\n"
         "print(run_program(CANARY).error.message)\n"
         "print('torch._dynamo' in sys.modules)\n"
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
 from gradviz.graph import interactive, render
-from gradviz.program.results import Trace
+from gradviz.program.results.trace import Trace
 
 HTML = "html"
 GIF = "gif"

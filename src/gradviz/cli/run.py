@@ -18,8 +18,8 @@ import math
 import os
 import sys
 
-from gradviz.program.reports import RunError
-from gradviz.program.results import RunOptions, Trace
+from gradviz.program.results.reports import RunError
+from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services.programs import run_isolated
 from gradviz.workers.pool import Pool, SandboxLimits
 from gradviz.workers.process import enabled
@@ -130,7 +130,7 @@ def run_from_args(args: argparse.Namespace) -> Trace:
     if args.no_sandbox or not enabled():
         # Imported here: the sandboxed path never imports torch in this process (the
         # worker does), which keeps `render` and `run` near a plain torch script's cost.
-        from gradviz.program.interpreter import run_program
+        from gradviz.program.interpreter.run import run_program
 
         return run_program(source, options)
     seconds = float(os.environ.get("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds))

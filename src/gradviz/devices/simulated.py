@@ -7,7 +7,7 @@ No Streamlit here. The pieces:
 - Simulated CUDA: values are computed on the CPU while PyTorch's own FakeTensorMode
   decides device semantics (which device an output lives on, and PyTorch's own
   "Expected all tensors to be on the same device" error). `FakeShadow` keeps a fake twin
-  for each real tensor; gradviz.program.placement uses it around `Library.call`.
+  for each real tensor; gradviz.program.runtime.placement uses it around `Library.call`.
 - `explain_device_error(message, tensors_by_name)`: the rule in plain words, the devices
   named, and the fix as code naming the tensor to move.
 - `memory_summary()` (the real allocators) and `model_placement(device)` (lesson 003's

@@ -3,10 +3,10 @@
 A detach() or torch.no_grad() result is not in the autograd graph: it would float alone,
 and where the graph was cut would never be drawn. An input that does not require grad
 (`x` in `F.linear(x, W, b)`) is not in it either. From what the interpreter noted of each
-binding (Binding.sources, gradviz.program.sources) this adds a "cut" edge from the tensor a
+binding (Binding.sources, gradviz.program.recording.sources) this adds a "cut" edge from the tensor a
 result was made of to the result, labelled "detached" or "no_grad", and an "input" edge from
 an input without grad to the backward function that saved it (or, when none did, the one
-that made the result), found when the result was bound (gradviz.program.sources)."""
+that made the result), found when the result was bound (gradviz.program.recording.sources)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,9 @@ class Binding:
     # named tensors its expression read that autograd does not link to it, each with the
     # function that used it (None for a cut result): program.sources
     sources: tuple = ()
-    quiet: bool = False  # bound in a quiet pass (gradviz.program.quiet): no sources read
+    quiet: bool = (
+        False  # bound in a quiet pass (gradviz.program.recording.quiet_passes): no sources read
+    )
     # the tensor as it was when bound: an in-place change later gives it a new grad_fn
     grad_fn: object = field(default=None, init=False)
     output_nr: int = field(default=0, init=False)

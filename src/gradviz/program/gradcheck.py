@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 import torch
 
-from gradviz.program.interpreter import RESERVED_NAMES, Interpreter
-from gradviz.program.language import ProgramError, parse
-from gradviz.program.results import GradCheckResult, LeafCheck, RunOptions
+from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+from gradviz.program.results.trace import GradCheckResult, LeafCheck, RunOptions
+from gradviz.program.syntax.checker import parse
+from gradviz.program.syntax.program_error import ProgramError
 
 MAX_CHECK_ELEMENTS = 200
 

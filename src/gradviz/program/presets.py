@@ -1,7 +1,7 @@
 """Ready-made programs: the lesson, common patterns and the classic mistakes.
 
 Each preset says which tensor to run backward on and, for the mistakes, which of
-gradviz.program.explain's explanations its error is (tests check both against PyTorch).
+gradviz.program.results.explain's explanations its error is (tests check both against PyTorch).
 """
 
 from __future__ import annotations

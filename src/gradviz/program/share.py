@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gradviz.program.language import DEFAULT_LIMITS
+from gradviz.program.results.limits import DEFAULT_LIMITS
 
 MAX_PARAM_CHARS = 16_000
 VIEWS = ("values", "classic")

@@ -16,7 +16,7 @@ for local and for public mode (`make`, written by `python scripts/landing_result
 - tests/unit/test_landing.py compares the file with a fresh isolated run, so a change to the
   interpreter or the result's shape that makes it stale fails the tests until it is rewritten.
 
-No torch here: the file holds plain data (gradviz.program.results.Trace) that this project
+No torch here: the file holds plain data (gradviz.program.results.trace.Trace) that this project
 wrote itself; it is never read from anywhere else.
 """
 
@@ -31,9 +31,9 @@ import re
 import threading
 from pathlib import Path
 
-from gradviz.program.language import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, tightest
 from gradviz.program.presets import PRESETS
-from gradviz.program.results import RunOptions, Trace
+from gradviz.program.results.trace import RunOptions, Trace
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, tightest
 from gradviz.services.programs import default_pool, program_limits, run_isolated
 from gradviz.util import first_page
 from gradviz.util.hosting import public_mode

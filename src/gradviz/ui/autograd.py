@@ -20,8 +20,8 @@ from gradviz.graph.render import (
 )
 from gradviz.graph.rules import rule_for
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.program.reports import RunError
-from gradviz.program.results import RunOptions, Trace
+from gradviz.program.results.reports import RunError
+from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services import landing
 from gradviz.services.programs import check_isolated, run_isolated
 from gradviz.ui import backward_calls, device_panel, graph_notes, graph_viewer, slides, tensors

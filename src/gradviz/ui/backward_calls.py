@@ -1,15 +1,15 @@
 """The autograd page's picker for a program that ran backward several times (a training
 loop): which call's graph the graph, Tensors and walk-through tabs show (the last by
 default, or the whole run), that call's gradients, and the parameters before and after the
-optimizer step that followed it. The calls are gradviz.program.calls' (kept by the worker:
+optimizer step that followed it. The calls are gradviz.program.results.calls' (kept by the worker:
 the first and the last few)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.program.calls import BackwardCall, OptimizerStep, ValueSummary
-from gradviz.program.results import Trace
+from gradviz.program.results.calls import BackwardCall, OptimizerStep, ValueSummary
+from gradviz.program.results.trace import Trace
 from gradviz.ui.common import KEEP, table
 from gradviz.util.mdtext import code, message
 

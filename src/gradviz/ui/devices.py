@@ -11,7 +11,7 @@ from gradviz.devices import info as device_info
 from gradviz.devices import lessons as device_lessons
 from gradviz.devices import transfer_reference
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
-from gradviz.program.results import RunOptions, Trace
+from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services import host
 from gradviz.services import programs as sandbox
 from gradviz.services.jobs import run_now

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.program.results import Trace
+from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
 
 

@@ -19,7 +19,7 @@ from gradviz.graph.collapse import call_depths, fold_calls
 from gradviz.graph.interactive import asset, viewer_html
 from gradviz.graph.model import GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
-from gradviz.program.results import Trace
+from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
 
 VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor

@@ -15,7 +15,7 @@ import streamlit as st
 
 from gradviz.graph import walkthrough
 from gradviz.graph.render import dot_available, render_bytes, server_limits
-from gradviz.program.results import Trace
+from gradviz.program.results.trace import Trace
 from gradviz.services import slides
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import code

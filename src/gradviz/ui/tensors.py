@@ -14,7 +14,7 @@ from gradviz.graph.model import (
     MAX_TENSORS_WITH_VALUES,
     TensorInfo,
 )
-from gradviz.program.results import Trace
+from gradviz.program.results.trace import Trace
 from gradviz.ui import device_panel
 from gradviz.ui.common import table
 from gradviz.util import mdtable

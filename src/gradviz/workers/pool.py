@@ -1,6 +1,6 @@
 """Run user programs outside the server process: a small pool of warm, limited workers.
 
-The interpreter (gradviz.program.interpreter) already refuses anything outside the language and checks
+The interpreter (gradviz.program.interpreter.run) already refuses anything outside the language and checks
 sizes before allocating. This module is the second wall, for what an allow-list cannot
 promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
 
@@ -336,7 +336,7 @@ class Pool:
     ):
         """one_shot: for one program in a short-lived process (the command line): the
         forkserver imports table.CLI_PRELOAD, not the app's warm-up, and workers run the
-        quick self-test (gradviz.program.worker.quick_self_test)."""
+        quick self-test (gradviz.program.worker_hooks.quick_self_test)."""
         self.limits = limits or SandboxLimits()
         self.testing = testing
         self.ctx = forkserver_context(CLI_PRELOAD if one_shot else PRELOAD)

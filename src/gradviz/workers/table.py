@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-PRELOAD = ("gradviz.program.warm",)
-CLI_PRELOAD = ("gradviz.program.worker",)
-HOOKS = "gradviz.program.worker"
+PRELOAD = ("gradviz.program.preload",)
+CLI_PRELOAD = ("gradviz.program.worker_hooks",)
+HOOKS = "gradviz.program.worker_hooks"
 
 PROGRAM_JOBS = MappingProxyType(
     {
-        "run": "gradviz.program.worker:run_job",
-        "check": "gradviz.program.worker:check_job",
+        "run": "gradviz.program.worker_hooks:run_job",
+        "check": "gradviz.program.worker_hooks:check_job",
     }
 )
 TEST_PROGRAM_JOBS = MappingProxyType(
@@ -35,7 +35,7 @@ TEST_PROGRAM_JOBS = MappingProxyType(
         "keep": "gradviz.workers.testing:pool_keep",
         "spike": "gradviz.workers.testing:pool_spike",
         "pid": "gradviz.workers.testing:pool_pid",
-        "state": "gradviz.program.worker:state",
+        "state": "gradviz.program.worker_hooks:state",
         "dirty": "gradviz.workers.testing:pool_dirty",
     }
 )

@@ -1,0 +1,94 @@
+"""The size pre-check's verdicts of one run, kept so a loop does not measure the same call twice.
+
+`Budget.precheck` (gradviz.program.budgets.precheck) learns what a call would make (each output's
+shape, count, element size and dtype) and how much matrix work it does by running it on
+shape-only tensors on the meta device under torch's FLOP counter. That is the same for
+every call with the same function, the same tensor shapes, strides, dtypes and devices and
+the same other arguments: `Verdicts` keeps it under that key, so the 1,000 passes of a
+training loop measure `net(x)` once. Only the measuring is skipped: every call, found here
+or not, is still charged to the budgets and refused over a cap by `Budget.account`.
+
+A call is keyed only when all of its arguments are plain (tensors, numbers, strings, None,
+dtypes, devices, and tuples, lists and dicts of them, `MAX_KEY_ITEMS` in all); anything
+else (a program's object, a huge list) is measured every time, as before. A layer's forward
+(a `Metered` call) is keyed by `Metered.cache_key`: the layers inside it, their modes, and
+(through its arguments) its parameters' shapes. The store is per run and holds at most
+`MAX_VERDICTS` verdicts, the oldest dropped first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import torch
+
+MAX_VERDICTS = 1024  # verdicts one run keeps
+MAX_KEY_ITEMS = 256  # values (tensors, numbers, containers) one call's key may hold
+
+# One call's verdict: [(shape, numel, element size, dtype) per output], FLOPs of work.
+Verdict = tuple[list[tuple[torch.Size, int, int, torch.dtype]], float]
+
+_PLAIN = (bool, int, str, bytes, complex, type(None), type(...), torch.dtype, torch.device)
+_PLAIN += (torch.layout, torch.memory_format)
+
+
+class Unkeyable(Exception):
+    """An argument the key cannot hold: the call is measured, not looked up."""
+
+
+def call_key(fn, args: tuple, kwargs: dict) -> Hashable | None:
+    """The key of fn(*args, **kwargs) for the pre-check, or None when it has none."""
+    try:
+        if hasattr(fn, "cache_key"):  # a layer's forward: its layers, not the call object
+            head = fn.cache_key()
+            if head is None:
+                return None
+        else:
+            hash(fn)
+            head = fn
+        budget = [MAX_KEY_ITEMS]
+        return (
+            head,
+            torch.get_default_dtype(),
+            tuple(_key(a, budget) for a in args),
+            tuple(sorted((k, _key(v, budget)) for k, v in kwargs.items())),
+        )
+    except (Unkeyable, TypeError, RuntimeError):
+        return None
+
+
+def _key(v, budget: list[int]) -> Hashable:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise Unkeyable
+    if isinstance(v, torch.Tensor):
+        return (type(v), v.shape, v.stride(), v.dtype, v.device, v.layout)
+    if isinstance(v, float):
+        return (float, v.hex())  # -0.0 and 0.0 apart, every NaN alike
+    if isinstance(v, _PLAIN):
+        return (type(v), v)
+    if isinstance(v, torch.Generator):
+        return (torch.Generator,)  # the pre-check never draws from it
+    if type(v) in (tuple, list, torch.Size):
+        return (type(v), tuple(_key(x, budget) for x in v))
+    if type(v) is dict:
+        return (dict, tuple((_key(k, budget), _key(x, budget)) for k, x in v.items()))
+    raise Unkeyable
+
+
+class Verdicts:
+    """One run's pre-check verdicts by call key, at most MAX_VERDICTS of them."""
+
+    def __init__(self, size: int = MAX_VERDICTS):
+        self.size = size
+        self.found: dict[Hashable, Verdict] = {}
+
+    def get(self, key: Hashable | None) -> Verdict | None:
+        return None if key is None else self.found.get(key)
+
+    def put(self, key: Hashable | None, verdict: Verdict) -> None:
+        if key is None:
+            return
+        if len(self.found) >= self.size:
+            del self.found[next(iter(self.found))]
+        self.found[key] = verdict

@@ -1,0 +1,336 @@
+"""Expressions: what a program's right-hand sides evaluate to.
+
+`Evaluator.eval` walks one checked expression (gradviz.program.syntax.checker has already
+refused everything outside the language; anything unknown here is refused again):
+constants, names (read through the scopes of the program's functions), lists, tuples and
+dicts, arithmetic and comparisons, `and`/`or`, conditional expressions, indexing and
+slices, attributes, f-strings, lambdas, comprehensions and calls. Every node is one step
+against the run's cap (gradviz.program.budgets.language_caps). It never runs user text: operators on
+tensors, indexing, attribute reads and calls go to gradviz.program.runtime.torch_calls.Library.call,
+under the run's caps; operators on plain numbers run here, after the budget has checked the
+result's size; lists, dicts and strings go to gradviz.program.runtime.containers and
+gradviz.program.runtime.strings, built-ins to gradviz.program.runtime.builtins, the program's own functions
+to gradviz.program.runtime.functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+import torch
+
+from gradviz.program.allowlists import tables
+from gradviz.program.allowlists.nntables import ObjectSpec
+from gradviz.program.budgets.language_caps import Quotas
+from gradviz.program.budgets.precheck import Budget
+from gradviz.program.objects.makers import Objects
+from gradviz.program.recording.state import RunState
+from gradviz.program.runtime.builtins import Builtins
+from gradviz.program.runtime.comprehensions import Comprehensions
+from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.functions import Functions, UserFunction
+from gradviz.program.runtime.iteration import Iteration
+from gradviz.program.runtime.operators import Operators
+from gradviz.program.runtime.strings import Strings
+from gradviz.program.runtime.torch_calls import Library
+from gradviz.program.runtime.values import (
+    NAMESPACES,
+    PARAMETER,
+    Builtin,
+    ClassRef,
+    FunctionRef,
+    Marker,
+    Namespace,
+    ProgramObject,
+    held,
+    type_name,
+)
+from gradviz.program.syntax.program_error import did_you_mean
+
+
+class Evaluator:
+    """Evaluates a program's expressions against the run's variables."""
+
+    def __init__(self, state: RunState, budget: Budget, quotas: Quotas, library: Library):
+        self.state = state
+        self.budget = budget
+        self.quotas = quotas
+        self.library = library
+        self.objects = Objects(library)  # layers, optimizers, data (nn, optim, utils.data)
+        self.iteration = Iteration(state, library)
+        self.strings = Strings(state, quotas)
+        self.containers = Containers(state, quotas, budget, self.iteration, self.call_value)
+        self.operators = Operators(
+            state, budget, library, self.iteration, self.strings, self.containers
+        )
+        self.builtins = Builtins(
+            state,
+            budget,
+            quotas,
+            library,
+            self.iteration,
+            self.strings,
+            self.containers,
+            self.call_value,
+            lambda a, b, node: self.operators.binop(ast.Add(), a, b, node),
+        )
+        self.comprehensions = Comprehensions(
+            state, quotas, self.iteration, self.containers, self.eval
+        )
+        self.functions: Functions | None = None  # set by the interpreter, which runs bodies
+        self.dispatch = {
+            ast.Name: self.lookup,
+            ast.List: self.display,
+            ast.Tuple: self.display,
+            ast.Dict: self.dict_display,
+            ast.Set: lambda n: self.containers.new_set([self.eval(e) for e in n.elts], n),
+            ast.BinOp: self.binary,
+            ast.UnaryOp: lambda n: self.operators.unary(n.op, self.eval(n.operand), n),
+            ast.BoolOp: self.bool_op,
+            ast.IfExp: self.if_expression,
+            ast.Compare: self.compare,
+            ast.Subscript: self.subscript,
+            ast.Attribute: self.attribute,
+            ast.Call: self.call_node,
+            ast.Slice: self.eval_index,
+            ast.ListComp: self.comprehensions.run,
+            ast.GeneratorExp: self.comprehensions.run,
+            ast.SetComp: self.comprehensions.run,
+            ast.DictComp: self.comprehensions.run,
+            ast.JoinedStr: lambda n: self.strings.fstring(n, self.eval),
+            ast.Lambda: lambda n: self.functions.define(n),
+        }
+
+    def eval(self, node: ast.AST):
+        self.state.node = node
+        self.quotas.step(node)
+        if type(node) is ast.Constant:
+            return node.value
+        handler = self.dispatch.get(type(node))
+        if handler is None:
+            raise self.state.error(
+                "forbidden", f"`{type(node).__name__}` is not part of this language", node
+            )
+        return handler(node)
+
+    def display(self, node: ast.List | ast.Tuple):
+        kind = "list" if isinstance(node, ast.List) else "tuple"
+        items = [self.eval(e) for e in node.elts]
+        for item, e in zip(items, node.elts, strict=True):
+            if not (kind == "tuple" and self.builtins.is_type(item)):  # isinstance(x, (int, float))
+                held(self.state, item, e, f"a {kind}")
+        self.quotas.items(len(items), node, kind)
+        return items if kind == "list" else tuple(items)
+
+    def dict_display(self, node: ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = self.containers.key(self.eval(k), k)
+            value = held(self.state, self.eval(v), v, "a dict")
+            try:
+                out[key] = value
+            except TypeError as exc:  # an unhashable key
+                raise self.state.error("runtime", f"TypeError: {exc}", k) from None
+        self.quotas.items(len(out), node, "dict")
+        return out
+
+    def binary(self, node: ast.BinOp):
+        left = self.eval(node.left)
+        return self.operators.binop(node.op, left, self.eval(node.right), node)
+
+    def bool_op(self, node: ast.BoolOp):
+        """`a and b`, `a or b`: the deciding operand, as Python gives it."""
+        last = len(node.values) - 1
+        for i, operand in enumerate(node.values):
+            value = self.eval(operand)
+            if i == last:
+                return value
+            truth = self.iteration.truth(value, operand)
+            if truth != isinstance(node.op, ast.And):
+                return value
+        return None  # not reached: a BoolOp has two operands or more
+
+    def if_expression(self, node: ast.IfExp):
+        test = self.iteration.truth(self.eval(node.test), node.test)
+        return self.eval(node.body if test else node.orelse)
+
+    def compare(self, node: ast.Compare):
+        """`a < b`, chains `a < b < c` (each operand evaluated once, stopping at the first
+        false link), `in`, `is`."""
+        left = self.eval(node.left)
+        result = True
+        for i, (op, right_node) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            right = self.eval(right_node)
+            result = self.operators.compare(op, left, right, node)
+            if i < len(node.ops) - 1 and not self.iteration.truth(result, node):
+                return result
+            left = right
+        return result
+
+    def subscript(self, node: ast.Subscript):
+        obj = self.eval(node.value)
+        if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
+            return obj.index(self.eval(node.slice), node)
+        if isinstance(obj, dict):
+            return self.containers.get_item(obj, self.eval(node.slice), node)
+        index = self.eval_index(node.slice)
+        if isinstance(obj, torch.Tensor):
+            self.containers.bounded(index, node, "an index")
+            return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
+        if isinstance(obj, tuple | list | torch.Size):
+            try:
+                item = obj[index]
+            except (IndexError, TypeError) as exc:
+                raise self.state.error("runtime", str(exc), node) from None
+            if isinstance(index, slice) and isinstance(item, list | tuple):
+                self.quotas.items(len(item), node, type(item).__name__)
+            return item
+        if isinstance(obj, str | range):
+            return self.containers.get_item(obj, index, node)
+        raise self.state.error("type", f"a {type_name(obj)} cannot be indexed", node)
+
+    def eval_index(self, node: ast.AST):
+        if isinstance(node, ast.Slice):
+            parts = [
+                None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)
+            ]
+            for p in parts:
+                if p is not None and not isinstance(p, int | torch.Tensor):
+                    raise self.state.error("type", "slice bounds must be integers", node)
+            return slice(*parts)
+        if isinstance(node, ast.Tuple):
+            return tuple(self.eval_index(e) for e in node.elts)
+        value = self.eval(node)
+        if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
+            return value
+        if not isinstance(value, int | torch.Tensor | type(None) | type(Ellipsis) | slice):
+            raise self.state.error(
+                "type",
+                f"an index must be an integer, slice or tensor, not a {type_name(value)}",
+                node,
+            )
+        return value
+
+    def lookup(self, node: ast.Name):
+        name = node.id
+        scope, builtins = self.state.scope, self.builtins.table
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            if name in scope.local:
+                raise self.state.error(
+                    "name",
+                    f"`{name}` is used in `{scope.owner}` before it is assigned: a name the "
+                    "function assigns anywhere is its own from the start, as in Python",
+                    node,
+                    "Pass the value in as an argument, or assign it first.",
+                )
+            scope = scope.parent
+        if name in NAMESPACES:
+            return NAMESPACES[name]
+        if name in builtins:
+            return builtins[name]
+        known = list(NAMESPACES) + list(builtins)
+        scope = self.state.scope
+        while scope is not None:
+            known.extend(scope.names)
+            scope = scope.parent
+        hint = did_you_mean(name, known)
+        if hint is None and name in tables.all_known_names():
+            hint = f"Did you mean `torch.{name}`?"
+        raise self.state.error("name", f"`{name}` is not defined", node, hint)
+
+    def attribute(self, node: ast.Attribute):
+        obj = self.eval(node.value)
+        name = node.attr
+        if isinstance(obj, Namespace):
+            if name in obj.members:
+                member = obj.members[name]
+                if isinstance(member, tables.FnSpec | ObjectSpec):
+                    return FunctionRef(f"{obj.path}.{name}", member)
+                if isinstance(member, Marker):
+                    raise self.state.error(
+                        "type",
+                        f"`{obj.path}.{name}` is a function: call it, e.g. {obj.path}.{name}(...)",
+                        node,
+                    )
+                return member
+            raise self.state.error(
+                "name",
+                f"`{obj.path}.{name}` is not available in this language",
+                node,
+                did_you_mean(name, obj.members),
+            )
+        if isinstance(obj, torch.Tensor):
+            return self.library.tensor_attribute(obj, name, node)
+        if isinstance(obj, ProgramObject):
+            return obj.attribute(name, node)
+        if isinstance(obj, torch.device) and name in ("type", "index"):
+            return getattr(obj, name)
+        if isinstance(obj, torch.dtype) and name in ("is_floating_point", "itemsize"):
+            return getattr(obj, name)
+        raise self.state.error(
+            "type", f"a {type_name(obj)} has no attribute `.{name}` in this language", node
+        )
+
+    def call_node(self, node: ast.Call):
+        args = tuple(self.eval(a) for a in node.args)
+        kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        self.state.node = node
+        func = node.func
+        # Method call on a tensor: t.name(...)
+        if isinstance(func, ast.Attribute):
+            owner = self.eval(func.value)
+            self.state.node = node
+            if isinstance(owner, torch.Tensor | Namespace):  # torch reads nested lists in C
+                for value in (*args, *kwargs.values()):
+                    self.containers.bounded(value, node, "an argument")
+            if isinstance(owner, torch.Tensor):
+                return self.library.tensor_method(owner, func.attr, args, kwargs, node)
+            if isinstance(owner, list | dict | str | tuple | set):
+                return self.containers.method(owner, func.attr, args, kwargs, node)
+            if isinstance(owner, Namespace):
+                member = owner.members.get(func.attr)
+                if member is None:
+                    raise self.state.error(
+                        "name",
+                        f"`{owner.path}.{func.attr}` is not available in this language",
+                        func,
+                        did_you_mean(func.attr, owner.members),
+                    )
+                return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
+            if isinstance(owner, ProgramObject):
+                return owner.method(func.attr, args, kwargs, node)
+            raise self.state.error(
+                "type",
+                f"a {type_name(owner)} has no method `.{func.attr}` in this language",
+                func,
+            )
+        callee = self.eval(func)
+        self.state.node = node
+        return self.call_value(callee, args, kwargs, node)
+
+    def call_value(self, callee, args: tuple, kwargs: dict, node):
+        """Call a built-in, one of the program's own functions, or a torch function or class
+        it kept (as if it were named here)."""
+        if isinstance(callee, Builtin):
+            return self.builtins.call(callee, args, kwargs, node)
+        if isinstance(callee, FunctionRef):
+            return self.call_named(callee.path, callee.member, args, kwargs, node)
+        if isinstance(callee, UserFunction):
+            return self.functions.call(callee, args, kwargs, node)
+        if isinstance(callee, ProgramObject):
+            return callee.call(args, kwargs, node)
+        if isinstance(callee, ClassRef):  # from torch.utils.data import DataLoader
+            return self.call_named(callee.path, callee.spec, args, kwargs, node)
+        if callee is PARAMETER:  # from torch.nn import Parameter
+            return self.library.call_member("torch.nn.Parameter", callee, args, kwargs, node)
+        raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)
+
+    def call_named(self, path: str, member, args: tuple, kwargs: dict, node):
+        """A member of torch's tables called by its path, named there or kept: a class makes
+        an object (layers, optimizers, data), anything else is the library's call."""
+        if isinstance(member, ObjectSpec):
+            return self.objects.make(path, member, args, kwargs, node)
+        return self.library.call_member(path, member, args, kwargs, node)

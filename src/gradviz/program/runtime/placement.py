@@ -1,0 +1,158 @@
+"""Where a program's tensors live: simulated CUDA, leaf moves, and the devices of graph nodes.
+
+On a host without CUDA, a run simulates it (gradviz.devices.simulated.FakeShadow): every
+tensor is real and on the CPU, and next to it FakeTensorMode keeps a fake twin on the device
+PyTorch's rules give it. `Placement.before_call` runs a call on the twins first (so PyTorch
+itself decides the output's device, or raises its own device error), then hands back the
+same call for the real CPU tensors; `after_call` records where the outputs live. It also
+keeps the run's device bookkeeping: the leaves moved by `RunOptions.device_overrides`
+(`moves`), notes shown next to the result (`device_notes`), and the device of each autograd
+node (`fn_devices`, read by gradviz.graph.build).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from gradviz.devices import simulated as devices
+from gradviz.devices.info import SIMULATED_CUDA_COUNT
+from gradviz.program.recording.state import RunState
+from gradviz.program.results.reports import DeviceMove
+from gradviz.program.runtime.errors import runtime_error
+from gradviz.program.runtime.values import tensors_in
+
+_NO_FAKE = object()  # no fake run for this call
+_MOVES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu)
+# backward() cannot run on fake CUDA tensors (hasPrimaryContext): values and gradients come
+# from the real CPU run; setting attributes and reading them need no device rules.
+_NO_FAKE_FNS = (torch.Tensor.backward, setattr, getattr)
+
+
+class Placement:
+    """The devices of one run's tensors and autograd nodes, real or simulated."""
+
+    def __init__(self, state: RunState):
+        self.state = state
+        self.shadow = state.shadow
+        self.device_overrides = dict(state.options.device_overrides or {})
+        self.moves: list[DeviceMove] = []
+        self.device_notes: list[str] = []
+        self.fn_devices: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, device)
+
+    def move_leaf(self, name: str, value: torch.Tensor, device: str, stmt) -> torch.Tensor:
+        """device_overrides: the leaf is made on `device`, as if the program had said so."""
+        before = self.state.device_of(value)
+        if before == str(torch.device(device)) or (device == "cuda" and before == "cuda:0"):
+            return value
+        requires_grad = value.requires_grad
+        if self.shadow is not None and torch.device(device).type == "cuda":
+            moved = value.detach().clone().requires_grad_(requires_grad)
+            self.shadow.place(moved, device)
+        elif self.shadow is not None:  # back to the CPU from a simulated device
+            moved = value.detach().clone().requires_grad_(requires_grad)
+        else:
+            try:
+                moved = value.detach().to(device).requires_grad_(requires_grad)
+            except Exception as exc:
+                raise runtime_error(self.state, exc, stmt, f"moving {name} to {device}") from None
+        self.moves.append(DeviceMove(name, stmt.lineno, before, self.state.device_of(moved)))
+        return moved
+
+    def simulated_cuda_answer(self, label: str) -> bool | int:
+        """torch.cuda.is_available() / device_count() under simulated CUDA, with a note."""
+        note = (
+            f"{label}() answered as simulated CUDA: this host has no CUDA GPU, so gradviz "
+            f"simulates {SIMULATED_CUDA_COUNT} (cuda:0, cuda:1): values are computed "
+            "on the CPU, device rules are PyTorch's own (FakeTensorMode)."
+        )
+        if note not in self.device_notes:
+            self.device_notes.append(note)
+        return True if label.endswith("is_available") else SIMULATED_CUDA_COUNT
+
+    # -- around each call: PyTorch decides devices on fake twins, values come from the CPU
+
+    def before_call(self, label: str, fn, args, kwargs, node):
+        """(fake output, function, args, kwargs) for the real call: under simulated CUDA
+        the fake twins run first and the real call gets CPU devices."""
+        fake_out = _NO_FAKE
+        if self.shadow is not None and fn not in _NO_FAKE_FNS:
+            if fn in _MOVES or self.shadow.needed(args, kwargs):
+                fake_out = self.fake_call(label, fn, args, kwargs, node)
+                fn, args, kwargs = self.real_call(fn, args, kwargs, fake_out)
+        return fake_out, fn, args, kwargs
+
+    def after_call(self, result, args, kwargs, fake_out) -> None:
+        """Record where the outputs live, and the device of each autograd node made."""
+        if self.shadow is not None and fake_out is not _NO_FAKE:
+            if not self.shadow.record(result, fake_out):
+                self.shadow_fallback(result, args, kwargs)
+        elif self.shadow is not None and self.shadow.active:
+            self.shadow_fallback(result, args, kwargs)
+        if self.shadow is None or self.shadow.active:  # before that, everything is on the CPU
+            self.note_fn_devices(result)
+
+    def fake_call(self, label: str, fn, args, kwargs, node):
+        try:
+            return self.shadow.run(fn, args, kwargs)
+        except Exception as exc:
+            if devices.is_device_error(exc):
+                raise runtime_error(
+                    self.state,
+                    exc,
+                    node,
+                    label,
+                    tensors_in(args, kwargs),
+                    rule_by_gradviz=isinstance(exc, devices.SimulatedDeviceError),
+                ) from None
+            return _NO_FAKE  # e.g. data-dependent outputs: the real run decides
+
+    def real_call(self, fn, args, kwargs, fake_out):
+        """The same call on the real CPU tensors: devices become "cpu"; a move is a copy."""
+
+        def cpu(v):  # simulated CUDA only; a real device (e.g. Apple's mps) stays real
+            return "cpu" if devices.is_device_like(v) and torch.device(v).type == "cuda" else v
+
+        kwargs = {k: cpu(v) if k == "device" else v for k, v in kwargs.items()}
+        if fn not in _MOVES:
+            return fn, args, kwargs
+        src = args[0]
+        moved = isinstance(fake_out, torch.Tensor) and fake_out.device != self.shadow.device_of(src)
+        if fn is torch.Tensor.to:
+            args = tuple(cpu(a) for a in args)
+            if moved:
+                kwargs = {**kwargs, "copy": True}
+            return fn, args, kwargs
+        # .cuda(...) / .cpu(): a copy when the device changes, the tensor itself otherwise
+        return (lambda t, *a, **k: t.to("cpu", copy=True) if moved else t), args, {}
+
+    def shadow_fallback(self, result, args, kwargs) -> None:
+        """Outputs FakeTensorMode could not compute (data-dependent shapes, Python numbers):
+        they live where their first tensor input lives."""
+        inputs = tensors_in(args, kwargs)
+        if not inputs:
+            return
+        where = self.shadow.device_of(inputs[0])
+        if where.type == "cpu":
+            return
+        leaves, _ = tree_flatten(result)
+        for t in leaves:
+            if isinstance(t, torch.Tensor) and self.shadow.device_of(t).type == "cpu":
+                self.shadow.place(t, where)
+
+    def note_fn_devices(self, result) -> None:
+        """The device of each autograd node this operation made (its output's device)."""
+        leaves, _ = tree_flatten(result)
+        for t in leaves:
+            if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+                continue
+            if id(t.grad_fn) in self.fn_devices:
+                continue
+            where = self.state.device_of(t)
+            stack = [t.grad_fn]
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in self.fn_devices or hasattr(fn, "variable"):
+                    continue
+                self.fn_devices[id(fn)] = (fn, where)
+                stack.extend(n for n, _ in fn.next_functions)

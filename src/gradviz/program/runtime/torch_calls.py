@@ -1,0 +1,370 @@
+"""Calls a program makes into torch: torch functions and tensor methods.
+
+Everything a program calls in torch goes through `Library`: members of the `torch` and `F`
+namespaces (gradviz.program.runtime.values.NAMESPACES, built from the allow-lists in
+gradviz.program.allowlists.tables) and tensor methods (tables.TENSOR_METHODS); Python's built-ins are
+gradviz.program.runtime.builtins'. `Library.call` is the one place tensor work happens: the budget
+checks its cost first (gradviz.program.budgets.precheck), simulated CUDA decides devices
+(gradviz.program.runtime.placement), torch runs it, and only plain values come back
+(gradviz.program.runtime.values.checked). `backward()` runs watched (gradviz.program.recording.backward).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import torch
+
+from gradviz.devices import simulated as devices
+from gradviz.graph.values import list_cells
+from gradviz.program.allowlists import tables
+from gradviz.program.budgets.language_caps import Quotas
+from gradviz.program.budgets.precheck import Budget, size_number
+from gradviz.program.recording.backward import BackwardWatch
+from gradviz.program.recording.state import RunState
+from gradviz.program.runtime.clocks import ClockWatch
+from gradviz.program.runtime.errors import runtime_error
+from gradviz.program.runtime.placement import Placement
+from gradviz.program.runtime.values import (
+    AUTOGRAD_GRAD,
+    DEVICE,
+    ENABLE_GRAD,
+    MANUAL_SEED,
+    NO_GRAD,
+    PARAMETER,
+    GradFnRef,
+    ProgramObject,
+    checked,
+    tensors_in,
+    type_name,
+)
+from gradviz.program.syntax.program_error import ProgramError, did_you_mean
+
+
+class Library:
+    """Dispatches a program's calls through the allow-lists, and runs them under the caps."""
+
+    def __init__(self, state: RunState, budget: Budget, placement: Placement, quotas: Quotas):
+        self.state = state
+        self.budget = budget
+        self.quotas = quotas
+        self.placement = placement
+        self.watch = BackwardWatch(state)
+        self.clocks = ClockWatch(placement.device_notes, state.simulated)
+
+    # -- the one place tensor work happens
+
+    def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str, around=None):
+        """`around`, when given, makes a context manager held around the real call only (a
+        layer's: gradviz.program.objects.forward.LayerCalls.recording), not its checks."""
+        self.state.node = node
+        self.count_objects(label, fn, args, kwargs, node)
+        self.budget.before_call(label, fn, args, kwargs, node, check)
+        fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
+        inplace = self.state.inplace
+        token = None
+        if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
+            token = inplace.before(args[0], self.state.bound_now(args[0]))
+        try:
+            with around() if around is not None else contextlib.nullcontext():
+                result = real_fn(*args, **kwargs)
+        except ProgramError:
+            raise
+        except (RecursionError, MemoryError) as exc:
+            raise self.state.error(
+                "limit", f"{label} ran out of resources ({type(exc).__name__})", node
+            ) from None
+        except Exception as exc:
+            raise runtime_error(self.state, exc, node, label, tensors_in(args, kwargs)) from None
+        if token is not None:
+            inplace.after(token, self.state.where(node))
+        self.placement.after_call(result, args, kwargs, fake_out)
+        self.clocks.after_call(label, args, result, node.lineno, self.state.device_of)
+        self.budget.after_call(result, args, node, check)
+        return checked(self.state, result, node, label)
+
+    def count_objects(self, label: str, fn, args: tuple, kwargs: dict, node) -> None:
+        """A call that makes Python objects (unbind, split and chunk: a tuple of tensors;
+        tolist and numpy: nested lists) is held to the item quotas before it runs, and
+        before its pre-check (which would make as many shape-only tensors): a tensor with no
+        values, `torch.zeros(10**7, 0)`, weighs nothing but unbinds into 10**7 tensors."""
+        made = objects_made(label, fn, args, kwargs)
+        if made is not None:
+            longest, total, kind = made
+            self.quotas.items(longest, node, f"{kind} ({label})", made=total)
+
+    # -- torch's namespaces and tensor methods
+
+    def call_member(self, label: str, member, args, kwargs, node):
+        if member is NO_GRAD or member is ENABLE_GRAD:
+            raise self.state.error(
+                "type",
+                f"{label}() is used as `with {label}():` followed by an indented block",
+                node,
+            )
+        if member is MANUAL_SEED:
+            if len(args) != 1 or kwargs or not isinstance(args[0], int):
+                raise self.state.error("type", "torch.manual_seed takes one integer", node)
+            self.state.manual_seed(args[0] % 2**63)  # the run's own, not torch's
+            return None
+        if member is DEVICE:
+            return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
+        if member is PARAMETER:
+            return self.parameter(args, kwargs, node)
+        if member is AUTOGRAD_GRAD:
+            return self.autograd_grad(args, kwargs, node)
+        if self.state.shadow is not None and label in (
+            "torch.cuda.is_available",
+            "torch.cuda.device_count",
+        ):
+            return self.placement.simulated_cuda_answer(label)
+        if not isinstance(member, tables.FnSpec):
+            raise self.state.error("type", f"`{label}` cannot be called", node)
+        if label.endswith("norm"):
+            self.refuse_matrix_norm(args, kwargs, node)
+        self.refuse_objects(label, args, kwargs, node)
+        if member.random:
+            generator = self.state.generator_for(random_device(args, kwargs))
+            kwargs = {**kwargs, "generator": generator}
+        return self.call(label, member.target, args, kwargs, node, member.check)
+
+    def parameter(self, args, kwargs, node) -> torch.Tensor:
+        """nn.Parameter(data, requires_grad=True): a leaf that a class registers as its
+        parameter when set on `self` (gradviz.program.interpreter.classes)."""
+        state = self.state
+        if len(args) > 2 or set(kwargs) - {"data", "requires_grad"} or (args and "data" in kwargs):
+            raise state.error("type", "nn.Parameter takes a tensor and requires_grad=", node)
+        data = args[0] if args else kwargs.get("data")
+        requires_grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+        if not isinstance(data, torch.Tensor):
+            raise state.error(
+                "type",
+                f"nn.Parameter wraps a tensor, not {type_name(data)}",
+                node,
+                "Make the tensor first, e.g. nn.Parameter(torch.randn(3)).",
+            )
+        if not isinstance(requires_grad, bool):
+            raise state.error("type", "nn.Parameter's requires_grad must be True or False", node)
+        if requires_grad and not (data.is_floating_point() or data.is_complex()):
+            raise state.error(
+                "type",
+                "Only Tensors of floating point and complex dtype can require gradients: "
+                f"this nn.Parameter's tensor is {str(data.dtype).replace('torch.', '')}",
+                node,
+                "Make it a float tensor (torch.randn, or .float()), or pass requires_grad=False.",
+            )
+        return self.call(
+            "nn.Parameter", torch.nn.Parameter, (data, requires_grad), {}, node, "bounded"
+        )
+
+    def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
+        check = tables.TENSOR_METHODS.get(name)
+        if check is None:
+            if name in tables.TENSOR_ATTRIBUTES:
+                raise self.state.error(
+                    "type", f"`.{name}` is an attribute, not a method: write t.{name}", node
+                )
+            raise self.state.error(
+                "name",
+                f"tensors have no method `.{name}` in this language",
+                node.func,
+                did_you_mean(name, set(tables.TENSOR_METHODS) | set(tables.TENSOR_ATTRIBUTES)),
+            )
+        if name == "backward":
+            if self.state.skip_backward:
+                return None
+            return self.backward(tensor, args, kwargs, node, origin="program")
+        if name == "numpy" and self.state.shadow is not None:
+            where = self.state.shadow.device_of(tensor)
+            if where.type != "cpu":  # PyTorch's own message; FakeTensorMode cannot run .numpy()
+                exc = TypeError(devices.numpy_message(where))
+                raise runtime_error(
+                    self.state, exc, node, ".numpy()", (tensor,), rule_by_gradviz=True
+                )
+        if name == "numpy":
+            # torch decides (and refuses, for GPU tensors or ones that require grad);
+            # the program gets plain numbers, never an ndarray.
+            return self.call(
+                ".numpy()", lambda t: t.numpy().tolist(), (tensor,), {}, node, "bounded"
+            )
+        if name == "norm":
+            self.refuse_matrix_norm(args, kwargs, node)
+        self.refuse_objects(f".{name}()", args, kwargs, node)
+        method = getattr(torch.Tensor, name)
+        return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
+
+    def refuse_matrix_norm(self, args, kwargs, node) -> None:
+        """Nuclear and spectral norms run an SVD (cubic cost the FLOP counter cannot see)."""
+        for v in (*args, kwargs.get("p"), kwargs.get("ord")):
+            if isinstance(v, str) and v != "fro":
+                raise self.state.error(
+                    "forbidden",
+                    f"the '{v}' norm is not available here (it needs a matrix decomposition); "
+                    "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
+                    node,
+                )
+
+    def refuse_objects(self, label: str, args, kwargs, node) -> None:
+        """A layer, an optimizer or a loader is not data: torch's functions never get one."""
+        for v in (*args, *kwargs.values()):
+            items = v if isinstance(v, tuple | list) else (v,)
+            for item in items:
+                if isinstance(item, ProgramObject):
+                    raise self.state.error(
+                        "type", f"{label} takes tensors and numbers, not a {type_name(item)}", node
+                    )
+
+    def tensor_attribute(self, obj: torch.Tensor, name: str, node):
+        """t.name for a tensor attribute of the allow-list (a method named without its call,
+        or any other name, is refused with a hint)."""
+        shadow = self.state.shadow
+        if name in tables.TENSOR_ATTRIBUTES:
+            if name == "grad_fn":
+                return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+            if name == "data":  # writes through it leave no version: calls copy afresh
+                self.state.calls.aliased()
+            if shadow is not None and name in ("device", "is_cuda"):
+                where = shadow.device_of(obj)
+                return where if name == "device" else where.type == "cuda"
+            if shadow is not None and name == "grad":
+                grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+                if isinstance(grad, torch.Tensor):  # a gradient lives on its tensor's device
+                    shadow.place(grad, shadow.device_of(obj))
+                return grad
+            return self.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
+        if name in tables.TENSOR_METHODS:
+            raise self.state.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
+        raise self.state.error(
+            "name",
+            f"tensors have no attribute `.{name}` in this language",
+            node,
+            did_you_mean(name, set(tables.TENSOR_ATTRIBUTES) | set(tables.TENSOR_METHODS)),
+        )
+
+    def autograd_grad(self, args, kwargs, node):
+        """torch.autograd.grad(outputs, inputs, ...): the gradients of `outputs` with respect
+        to `inputs`, returned rather than added to `.grad`; recorded step by step as a
+        backward call is (walk-through, call picker). With create_graph=True the gradients
+        have a graph of their own, drawn with the rest."""
+        given = dict(zip(AUTOGRAD_GRAD_ARGUMENTS, args, strict=False))
+        if len(args) > len(AUTOGRAD_GRAD_ARGUMENTS) or set(given) & set(kwargs):
+            raise self.state.error("type", "torch.autograd.grad: too many arguments", node)
+        given |= kwargs
+        extra = set(given) - set(AUTOGRAD_GRAD_ARGUMENTS)
+        if extra:
+            raise self.state.error(
+                "type",
+                f"torch.autograd.grad takes {', '.join(AUTOGRAD_GRAD_ARGUMENTS)}; not "
+                f"{', '.join(sorted(extra))}",
+                node,
+            )
+        outputs, inputs = tensor_list(given.get("outputs")), tensor_list(given.get("inputs"))
+        if outputs is None or inputs is None:
+            raise self.state.error(
+                "type",
+                "torch.autograd.grad(outputs, inputs): each a tensor or a list of tensors",
+                node,
+            )
+        first = outputs[0]
+        record = self.watch.begin(first, (), {}, node, "program")
+        return self.recorded_pass(
+            first, record, "torch.autograd.grad", torch.autograd.grad, (), given, node
+        )
+
+    def backward(
+        self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
+    ):
+        """Run backward from `tensor`, recording each node's step (gradviz.program.recording.backward)."""
+        record = self.watch.begin(tensor, args, kwargs, node, origin, target)
+        backward = torch.Tensor.backward
+        self.recorded_pass(tensor, record, ".backward()", backward, (tensor, *args), kwargs, node)
+        return None
+
+    def recorded_pass(self, tensor: torch.Tensor, record, label: str, fn, args, kwargs, node):
+        """One backward pass from `tensor` (`fn`: backward() or autograd.grad): each node's
+        step recorded in `record`, which then joins the run's backward calls."""
+        with self.watch.hooks(tensor, record):
+            result = self.call(label, fn, args, kwargs, node, "bounded")
+        self.watch.done(record)
+        self.state.backward.append(record)
+        self.state.calls.backward(tensor, record, self.watch.fns)
+        return result
+
+
+AUTOGRAD_GRAD_ARGUMENTS = (
+    "outputs",
+    "inputs",
+    "grad_outputs",
+    "retain_graph",
+    "create_graph",
+    "allow_unused",
+)
+
+
+def tensor_list(value) -> list | None:
+    """`value` as autograd.grad takes its outputs and inputs: one tensor, or a list or tuple of
+    tensors; None if it is neither."""
+    items = [value] if isinstance(value, torch.Tensor) else value
+    if (
+        isinstance(items, list | tuple)
+        and items
+        and all(isinstance(t, torch.Tensor) for t in items)
+    ):
+        return list(items)
+    return None
+
+
+PIECES = {
+    torch.unbind: "unbind",
+    torch.Tensor.unbind: "unbind",
+    torch.split: "split",
+    torch.Tensor.split: "split",
+    torch.chunk: "chunk",
+    torch.Tensor.chunk: "chunk",
+}
+
+
+def objects_made(label: str, fn, args: tuple, kwargs: dict) -> tuple[int, int, str] | None:
+    """(the longest list or tuple, the items in all, what) a call makes, or None for a call
+    that makes no container (or whose arguments torch will refuse with its own message). A
+    list of numbers is not counted here: its numbers are values the budget counts."""
+    t = args[0] if args else None
+    if not isinstance(t, torch.Tensor):
+        return None
+    if fn is torch.Tensor.tolist or label == ".numpy()":
+        if t.dim() < 2:
+            return None
+        return max(t.shape[:-1]), list_cells(t.shape), "list of lists"
+    kind = PIECES.get(fn)
+    if kind is None or t.dim() == 0:
+        return None
+    # Where the arguments cannot be read here, the most pieces any could give: torch
+    # refuses the call, or makes no more than that.
+    positional = args[1:] if kind == "unbind" else args[2:]  # where `dim` may be given
+    dim = size_number(kwargs.get("dim", positional[0] if positional else 0))
+    valid = isinstance(dim, int) and -t.dim() <= dim < t.dim()
+    length = t.shape[dim] if valid else max(t.shape)
+    count = length
+    if kind != "unbind":
+        names = ("chunks",) if kind == "chunk" else ("split_size", "split_size_or_sections")
+        size = args[1] if len(args) > 1 else next((kwargs[n] for n in names if n in kwargs), None)
+        size = size_number(size)  # x.chunk(torch.tensor(10**7)) is x.chunk(10**7)
+        if isinstance(size, list | tuple):
+            count = len(size)
+        elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            count = min(size, max(length, 1)) if kind == "chunk" else math.ceil(length / size)
+    return count, count, "tuple"
+
+
+def random_device(args, kwargs) -> torch.device:
+    """Where a random call makes its numbers: its device=, else its first tensor's (rand_like,
+    normal, bernoulli, multinomial), else the CPU. A device PyTorch would refuse counts as
+    the CPU here: the call itself then says what is wrong."""
+    device = kwargs.get("device")
+    if device is None:
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.device("cpu")

@@ -1,0 +1,286 @@
+"""The values a program can hold, and the check every result passes before it may.
+
+A program's variables hold plain values (`SAFE_VALUE_TYPES`: tensors, numbers, strings,
+dtypes, devices, sizes, ...), the lists, tuples and dicts it makes of them, its own functions
+(gradviz.program.runtime.functions.UserFunction) and the `ProgramObject`s it made from the tables of
+gradviz.program.allowlists.nntables (layers, optimizers, data loaders), which answer only what those
+tables allow. The names a program can reach without making them, `torch`, `F`
+(torch.nn.functional), `nn` and `optim` (and what imports bind), are `Namespace`s built from
+the allow-lists in gradviz.program.allowlists.tables and .nntables: a program can call what they hold,
+never keep a module, a built-in function or a type (`TypeRef`: torch.Tensor, for isinstance)
+in a variable, a container or a default argument (`held`). `checked` is the gate between a
+call's result and the program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from gradviz.program.allowlists import nntables, tables
+from gradviz.program.recording.state import RunState
+
+
+@dataclass(frozen=True)
+class Namespace:
+    path: str
+    members: dict
+
+    def __repr__(self) -> str:
+        return f"<module {self.path}>"
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    fn: object
+
+    type_label = "built-in function"
+
+    def __repr__(self) -> str:
+        return f"<built-in {self.name}>"
+
+
+@dataclass(frozen=True)
+class GradFnRef:
+    """What `t.grad_fn` gives a program: a name to print, nothing to reach through."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+@dataclass(frozen=True)
+class TypeRef:
+    """A type a program may name for isinstance() (torch.Tensor), never call or keep."""
+
+    path: str
+    type: type
+
+    type_label = "type"
+
+    def __repr__(self) -> str:
+        return f"<class '{self.path}'>"
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    """A class a program imported by name (`from torch.utils.data import DataLoader`): it may
+    call it, never keep it in another variable or a container."""
+
+    path: str
+    spec: object  # the class's row of gradviz.program.allowlists.nntables (an ObjectSpec)
+
+    type_label = "class"
+
+    def __repr__(self) -> str:
+        return f"<class '{self.path}'>"
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A torch function or class named without calling it (`loss_func = F.cross_entropy`,
+    `act = nn.ReLU`): a program may keep it and call it later, which calls it as if named
+    there (gradviz.program.runtime.torch_calls's allow-lists and caps); nothing of it can be read."""
+
+    path: str
+    member: object  # its row: a tables.FnSpec or an nntables.ObjectSpec
+
+    type_label = "function"
+
+    def __repr__(self) -> str:
+        return f"<function {self.path}>"
+
+
+class Marker:
+    """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+NO_GRAD = Marker("no_grad")
+ENABLE_GRAD = Marker("enable_grad")
+MANUAL_SEED = Marker("manual_seed")
+DEVICE = Marker("device")
+PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
+AUTOGRAD_GRAD = Marker("grad")  # torch.autograd.grad: gradviz.program.runtime.torch_calls
+
+
+class ProgramObject:
+    """A value a program holds that is more than data: a layer, an optimizer, a data loader
+    (gradviz.program.objects.layers, .optimizers, .data). A program reaches it only through these
+    methods, each answering from the allow-lists of gradviz.program.allowlists.nntables; by default
+    each refuses. `iterate` and `next_value` are Python's iter() and next() for it (a `for`
+    loop over it), `named_tensors` what the graph calls its tensors once it has a name."""
+
+    def __init__(self, state: RunState):
+        self.state = state
+
+    def describe(self) -> str:
+        """How messages name it after "a": "torch.nn.Linear layer", "DataLoader", ..."""
+        return type(self).__name__
+
+    def refuse(self, what: str, node):
+        return self.state.error("type", f"a {self.describe()} {what} in this language", node)
+
+    def attribute(self, name: str, node):
+        raise self.refuse(f"has no attribute `.{name}`", node)
+
+    def method(self, name: str, args: tuple, kwargs: dict, node):
+        raise self.refuse(f"has no method `.{name}`", node)
+
+    def call(self, args: tuple, kwargs: dict, node):
+        raise self.refuse("cannot be called", node)
+
+    def index(self, key, node):
+        raise self.refuse("cannot be indexed", node)
+
+    def length(self, node) -> int:
+        raise self.refuse("has no len()", node)
+
+    def entries(self) -> dict | None:
+        """What print() shows as an OrderedDict of name -> value (a state dict), or None: it
+        prints as its own repr."""
+        return None
+
+    def iterate(self, node) -> ProgramObject:
+        raise self.refuse("cannot be iterated over", node)
+
+    def passes(self) -> int | None:
+        """How many values a loop over it will read, where known before the first (a
+        loader's batches): the loop caps refuse a loop that could not finish up front."""
+        return None
+
+    def next_value(self, node):
+        """The next value, or StopIteration at the end."""
+        raise self.refuse("is not an iterator (use iter() first)", node)
+
+    def named_tensors(self, name: str, line: int) -> list[tuple[str, torch.Tensor, str]]:
+        """(name the graph shows, tensor, what it is) for each tensor it holds, once bound to
+        `name` on `line`."""
+        return []
+
+    def __iter__(self):
+        return self.iterate(self.state.node)
+
+    def __next__(self):
+        return self.next_value(self.state.node)
+
+
+def _namespaces() -> dict[str, Namespace]:
+    functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
+    nn = Namespace(
+        "torch.nn", {"functional": functional, "Parameter": PARAMETER, **nntables.LAYERS}
+    )
+    schedulers = Namespace("torch.optim.lr_scheduler", dict(nntables.SCHEDULERS))
+    optim = Namespace("torch.optim", {**nntables.OPTIMIZERS, "lr_scheduler": schedulers})
+    utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", dict(nntables.DATA))})
+    cuda = Namespace(
+        "torch.cuda",
+        {
+            "is_available": tables.FnSpec(torch.cuda.is_available, check="bounded"),
+            "device_count": tables.FnSpec(torch.cuda.device_count, check="bounded"),
+            "synchronize": tables.FnSpec(tables.cuda_synchronize, check="bounded"),
+        },
+    )
+    linalg = Namespace("torch.linalg", dict(tables.LINALG))
+    autograd = Namespace("torch.autograd", {"grad": AUTOGRAD_GRAD})
+    members: dict = {
+        **tables.TORCH_FUNCTIONS,
+        **tables.DTYPES,
+        **tables.CONSTANTS,
+        "nn": nn,
+        "optim": optim,
+        "utils": utils,
+        "cuda": cuda,
+        "linalg": linalg,
+        "autograd": autograd,
+        "no_grad": NO_GRAD,
+        "enable_grad": ENABLE_GRAD,
+        "manual_seed": MANUAL_SEED,
+        "device": DEVICE,
+        "Tensor": TypeRef("torch.Tensor", torch.Tensor),
+    }
+    return {"torch": Namespace("torch", members), "F": functional, "nn": nn, "optim": optim}
+
+
+NAMESPACES = _namespaces()
+
+SAFE_VALUE_TYPES = (
+    torch.Tensor,
+    bool,
+    int,
+    float,
+    str,
+    type(None),
+    torch.dtype,
+    torch.device,
+    torch.Size,
+    GradFnRef,
+    slice,
+    type(Ellipsis),
+    ProgramObject,
+    FunctionRef,
+)
+
+
+def type_name(value) -> str:
+    """A value's type as error messages name it."""
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, Namespace):
+        return f"module ({value.path})"
+    if isinstance(value, ProgramObject):
+        return value.describe()
+    label = getattr(type(value), "type_label", None)  # the interpreter's own kinds of value
+    return label if isinstance(label, str) else type(value).__name__
+
+
+def held(state: RunState, value, node, where: str):
+    """A value a program keeps (in a list, a dict, a default argument): never a module, a
+    built-in function or a type, which a program may only call or name."""
+    if isinstance(value, Namespace | Builtin | Marker | TypeRef | ClassRef):
+        raise state.error(
+            "type",
+            f"{where} cannot hold {value!r}: modules and built-in functions can only be "
+            "called or named where they are used",
+            node,
+        )
+    return value
+
+
+def checked(state: RunState, value, node, label: str):
+    """Only plain, safe values reach a program's variables."""
+    if isinstance(value, tuple) and type(value) is not tuple and not isinstance(value, torch.Size):
+        value = tuple(value)  # torch.return_types.* (named tuples of tensors)
+    if isinstance(value, SAFE_VALUE_TYPES):
+        if isinstance(value, str) and len(value) > 10_000:
+            raise state.error("limit", f"{label} made a string that is too long", node)
+        return value
+    if isinstance(value, set):  # a set's methods: items are the program's own, already held
+        return value
+    if isinstance(value, tuple | list):
+        leaves, _ = tree_flatten(value)
+        if len(leaves) > 1_000_000:
+            raise state.error("limit", f"{label} made a list with {len(leaves):,} items", node)
+        for leaf in leaves:
+            if not isinstance(leaf, SAFE_VALUE_TYPES):
+                raise state.error(
+                    "type",
+                    f"{label} gave a {type(leaf).__name__}, which programs cannot hold",
+                    node,
+                )
+        return value
+    raise state.error(
+        "type", f"{label} gave a {type(value).__name__}, which programs cannot hold", node
+    )
+
+
+def tensors_in(args, kwargs) -> list[torch.Tensor]:
+    """The tensors among a call's arguments, nested ones included."""
+    leaves, _ = tree_flatten((args, kwargs))
+    return [v for v in leaves if isinstance(v, torch.Tensor)]

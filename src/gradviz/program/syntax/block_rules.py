@@ -1,0 +1,218 @@
+"""The rules of blocks and names: where `return`, `break`, `continue` and `raise` may stand,
+which names a program may bind, and the shape of `def`, `with` and `import`."""
+
+from __future__ import annotations
+
+import ast
+
+from gradviz.program.syntax.grammar import (
+    CLASS_SOURCES,
+    CONTEXT_MANAGERS,
+    IMPORT_NAMES,
+    IMPORTABLE,
+    RAISABLE,
+    grad_decorator,
+)
+
+
+class BlockRules:
+    """The rules of the statements that open blocks or bind names: `def`, `lambda`, loops,
+    imports and assignment targets (the Checker below walks the tree and calls them)."""
+
+    known_names: set[str]
+    self_targets: set[int]  # `self.name = ...` targets in methods (ClassRules)
+
+    def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
+        raise NotImplementedError
+
+    def check_identifier(self, name: str, node: ast.AST, what: str) -> None:
+        if name.startswith("_") and not (name == "_" and what in ("name", "loop variable")):
+            raise self.error(
+                "forbidden",
+                f"the {what} `{name}` starts with an underscore: names beginning with `_` "
+                "(private and 'dunder' names) are not allowed",
+                node,
+            )
+
+    def check_new_name(self, name: str, node: ast.AST, what: str = "name") -> None:
+        """A name a statement binds: not private, not one of the language's own names."""
+        self.check_identifier(name, node, what)
+        if name in self.known_names:
+            raise self.error(
+                "forbidden",
+                f"`{name}` is a built-in name of this language and cannot be reassigned; "
+                "pick another name",
+                node,
+            )
+
+    def check_function(self, node: ast.FunctionDef | ast.Lambda, method: bool = False) -> None:
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                if grad_decorator(decorator) is None:
+                    raise self.error(
+                        "forbidden",
+                        "this decorator is not part of this language: a function or method "
+                        "may be decorated with @torch.no_grad() or @torch.enable_grad() only",
+                        decorator,
+                    )
+            if not method:  # a method's name was checked with its class
+                self.check_new_name(node.name, node, "function name")
+        args = node.args
+        if args.vararg is not None:
+            raise self.error(
+                "forbidden", "`*args` parameters are not part of this language", args.vararg
+            )
+        if args.kwarg is not None:
+            raise self.error(
+                "forbidden", "`**kwargs` parameters are not part of this language", args.kwarg
+            )
+        seen: set[str] = set()
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            self.check_new_name(a.arg, a, "parameter")
+            if a.arg in seen:
+                raise self.error("syntax", f"the parameter `{a.arg}` is named twice", a)
+            seen.add(a.arg)
+
+    def check_loop_target(self, target: ast.AST) -> None:
+        """`for` and comprehension targets: names, or (nested) tuples of names."""
+        if isinstance(target, ast.Name):
+            self.check_new_name(target.id, target, "loop variable")
+        elif isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                self.check_loop_target(elt)
+        else:
+            raise self.error(
+                "forbidden",
+                "a loop assigns to plain names only: for i, (a, b) in enumerate(pairs): ...",
+                target,
+            )
+
+    def check_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.ImportFrom):
+            if node.level or not node.module:
+                raise self.error(
+                    "forbidden", "relative imports are not part of this language", node
+                )
+            pairs = []
+            for alias in node.names:
+                if alias.name == "*":
+                    raise self.error(
+                        "forbidden",
+                        f"`from {node.module} import *` is not allowed: name what you need",
+                        node,
+                    )
+                full = f"{node.module}.{alias.name}"
+                pairs.append((full, alias.asname or alias.name, full))
+        else:  # `import torch.nn` binds `torch`; `import torch.nn as nn` binds torch.nn
+            pairs = [
+                (a.name, a.asname, a.name) if a.asname else (a.name, *[a.name.split(".")[0]] * 2)
+                for a in node.names
+            ]
+        for module, bound, bound_module in pairs:
+            source = getattr(node, "module", None)
+            if module not in IMPORTABLE and source in CLASS_SOURCES:
+                self.check_identifier(module.rsplit(".", 1)[1], node, "imported name")
+            elif module not in IMPORTABLE:
+                if source in IMPORTABLE:  # from math import sqrt
+                    raise self.error(
+                        "forbidden",
+                        f"`{module}` is not a module: imports bring in modules only here; "
+                        f"write `import {source}` and use `{module}`",
+                        node,
+                    )
+                raise self.error(
+                    "forbidden",
+                    f"`{source or module}` is not available: imports can bring in "
+                    + ", ".join(IMPORTABLE)
+                    + " only (torch, F, nn and optim are already there)",
+                    node,
+                )
+            if bound in IMPORT_NAMES and IMPORT_NAMES[bound] != bound_module:
+                raise self.error(
+                    "forbidden",
+                    f"`{bound}` is {IMPORT_NAMES[bound]} in this language and cannot name "
+                    f"{module}; pick another name",
+                    node,
+                )
+            if bound not in IMPORT_NAMES:
+                self.check_new_name(bound, node)
+
+    def check_target(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.check_new_name(target.id, target)
+            return
+        if isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                if not isinstance(elt, ast.Name | ast.Tuple | ast.List):
+                    raise self.error(
+                        "forbidden", "unpacking works into plain names only: a, (b, c) = ...", elt
+                    )
+                self.check_target(elt)
+            return
+        if isinstance(target, ast.Subscript):
+            inner = target.value
+            while isinstance(inner, ast.Subscript):
+                inner = inner.value
+            if not isinstance(inner, ast.Name):
+                raise self.error(
+                    "forbidden",
+                    "item assignment works on a named tensor, list or dict only: t[0] = 1",
+                    target,
+                )
+            return
+        if isinstance(target, ast.Attribute):  # in a method, self.fc = ... (checked when run)
+            if id(target) in self.self_targets:
+                return
+            if not isinstance(target.value, ast.Name) or target.attr not in (
+                "grad",
+                "requires_grad",
+            ):
+                raise self.error(
+                    "forbidden",
+                    "only `t.grad = ...` and `t.requires_grad = ...` can be assigned to (and "
+                    "`self.name = ...` in a class's methods)",
+                    target,
+                )
+            return
+        raise self.error("forbidden", "this kind of assignment target is not supported", target)
+
+    def check_raise(self, node: ast.Raise) -> None:
+        """`raise ValueError("...")` (or a bare exception name) from RAISABLE: it ends the
+        program with that error at its line, as an uncaught raise does in Python."""
+        exc = node.exc
+        name = exc.func if isinstance(exc, ast.Call) else exc
+        if (
+            node.cause is not None
+            or not isinstance(name, ast.Name)
+            or name.id not in RAISABLE
+            or (isinstance(exc, ast.Call) and exc.keywords)
+        ):
+            raise self.error(
+                "forbidden",
+                '`raise` takes one of Python\'s exceptions here, as in `raise ValueError("why")`: '
+                + ", ".join(RAISABLE),
+                node,
+            )
+
+    def check_with(self, node: ast.With) -> None:
+        for item in node.items:
+            expr = item.context_expr
+            ok = (
+                isinstance(expr, ast.Call)
+                and not expr.args
+                and not expr.keywords
+                and isinstance(expr.func, ast.Attribute)
+                and isinstance(expr.func.value, ast.Name)
+                and expr.func.value.id == "torch"
+                and expr.func.attr in CONTEXT_MANAGERS
+            )
+            if not ok:
+                raise self.error(
+                    "forbidden",
+                    "`with` works with torch.no_grad() and torch.enable_grad() only",
+                    expr,
+                )
+            if item.optional_vars is not None:
+                raise self.error(
+                    "forbidden", "`with ... as name` is not supported here", item.optional_vars
+                )

@@ -1,0 +1,379 @@
+"""The program language's checker: source text -> checked `ast.Module`, or one `ProgramError`.
+
+User text is parsed with `ast.parse` and then walked against an allow-list of node
+types and rules. It never reaches eval, exec or compile. Every refusal is a
+`ProgramError` with a kind, a message, a 1-based line and column and, where it
+helps, a hint ("did you mean ...?").
+
+What is allowed (everything else is refused):
+- statements: assignment (to names, nested tuples of names, `t[...]`, `items[i]`,
+  `table[key]`, `t.grad`, `t.requires_grad`), augmented assignment, expression statements,
+  `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
+  `for` and `while` (with `break`, `continue` and `else`), `assert`, `def` (positional,
+  keyword and default arguments, `@torch.no_grad()`/`@torch.enable_grad()`; no other
+  decorators, `*args` or `**kwargs`) and `return`, and
+  the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
+  torch.optim, math);
+- expressions: numbers, short strings, f-strings, True/False/None, lists, tuples and
+  dicts, comprehensions and generator expressions, `lambda`, arithmetic
+  (+ - * / // % ** @, unary - + ~ not), comparisons (chained, `in`, `is`), `and`/`or`,
+  conditional expressions, indexing and slicing, attribute access and calls. Which names,
+  attributes and functions exist is decided by the interpreter's tables
+  (gradviz.program.allowlists.tables).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
+from gradviz.program.syntax.block_rules import BlockRules
+from gradviz.program.syntax.class_rules import ClassRules
+from gradviz.program.syntax.grammar import (
+    ALLOWED_TYPES,
+    INTERNAL_ATTRIBUTES,
+    NOTHING_TO_CHECK,
+    REFUSALS,
+    dotted,
+)
+from gradviz.program.syntax.program_error import ProgramError, char_col
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a node sits: inside a function (may `return`) and inside a loop (may `break`)."""
+
+    function: bool = False
+    loop: bool = False
+
+
+class Checker(BlockRules, ClassRules):
+    """Walks a parsed program and refuses anything outside the language."""
+
+    def __init__(self, source: str, limits: Limits, known_names: Iterable[str] = ()):
+        self.lines = source.splitlines()
+        self.limits = limits
+        self.known_names = set(known_names)
+        self.anchor: ast.AST | None = None  # nearest node with a position (operators have none)
+        self.top_classes, self.methods, self.supers = set(), set(), set()
+        self.self_targets: set[int] = set()
+
+    def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
+        if getattr(node, "lineno", None) is None:
+            node = self.anchor
+        line = getattr(node, "lineno", None)
+        col = char_col(self.lines, line, getattr(node, "col_offset", None))
+        return ProgramError(kind, message, line, col, hint)
+
+    def check(self, tree: ast.Module) -> None:
+        self.find_classes(tree)
+        count = 0
+        max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth
+        check_node = self.check_node
+        # Iterative walk with depth, so a deep tree cannot exhaust Python's stack here.
+        stack: list[tuple[ast.AST, int, ast.AST | None, _Where]] = [(tree, 0, None, _Where())]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, depth, anchor, where = pop()
+            if getattr(node, "lineno", None) is not None:
+                anchor = node
+            self.anchor = anchor
+            count += 1
+            if count > max_nodes:
+                raise self.error(
+                    "limit",
+                    f"the program has more than {max_nodes:,} syntax elements; that is the limit",
+                    node,
+                )
+            if depth > max_depth:
+                raise self.error(
+                    "limit",
+                    f"expressions are nested more than {max_depth} levels deep; "
+                    "that is the limit: split it into several lines",
+                    node,
+                )
+            check_node(node, where)
+            depth += 1
+            kids = child_nodes(node)
+            if not kids:
+                continue
+            if isinstance(node, ast.FunctionDef | ast.Lambda | ast.For | ast.While):
+                for child, inner in _children(node, where, kids):
+                    push((child, depth, anchor, inner))
+            else:
+                for child in kids:
+                    push((child, depth, anchor, where))
+
+    def check_node(self, node: ast.AST, where: _Where) -> None:
+        kind = type(node)
+        if kind in NOTHING_TO_CHECK:
+            return
+        if kind not in ALLOWED_TYPES:
+            reason = REFUSALS.get(
+                type(node), f"`{type(node).__name__}` is not part of this language"
+            )
+            raise self.error("forbidden", reason[0].upper() + reason[1:], node)
+        if isinstance(node, ast.Name):
+            if node.id == "super":
+                self.check_super(node)
+            self.check_identifier(node.id, node, "name")
+        elif isinstance(node, ast.Attribute):
+            if id(node) not in self.supers:
+                if isinstance(node.value, ast.Call) and dotted(node.value.func) == "super":
+                    self.check_super(node.value.func)  # super(Odd, args).__init__()
+                self.check_attribute(node)
+        elif isinstance(node, ast.keyword):
+            self.check_keyword(node)
+        elif isinstance(node, ast.Constant):
+            self.check_constant(node)
+        elif isinstance(node, ast.List | ast.Tuple | ast.Dict | ast.Set):
+            self.check_display(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self.check_target(target)
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+            if isinstance(target, ast.Attribute) and target.attr == "data":
+                return  # W.data += -lr * W.grad: in place on the tensor's data (its value is
+                # checked as an expression)
+            if not isinstance(target, ast.Name | ast.Subscript):
+                raise self.error(
+                    "forbidden",
+                    "augmented assignment works on names, t[...] and t.data only",
+                    node,
+                )
+            self.check_target(target)
+        elif isinstance(node, ast.With):
+            self.check_with(node)
+        elif isinstance(node, ast.Raise):
+            self.check_raise(node)
+        elif isinstance(node, ast.FunctionDef | ast.Lambda):
+            self.check_function(node, id(node) in self.methods)
+        elif isinstance(node, ast.ClassDef):
+            self.check_class(node)
+        elif isinstance(node, ast.For | ast.comprehension):
+            if getattr(node, "is_async", 0):
+                raise self.error("forbidden", "`async for` is not part of this language", node)
+            self.check_loop_target(node.target)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            self.check_import(node)
+        else:
+            self.check_placement(node, where)
+
+    def check_placement(self, node: ast.AST, where: _Where) -> None:
+        """`return` inside a function, `break` and `continue` inside a loop."""
+        if isinstance(node, ast.Return) and not where.function:
+            raise self.error("syntax", "`return` outside a function", node)
+        if isinstance(node, ast.Break | ast.Continue) and not where.loop:
+            word = "break" if isinstance(node, ast.Break) else "continue"
+            raise self.error("syntax", f"`{word}` outside a loop", node)
+
+    def check_attribute(self, node: ast.Attribute) -> None:
+        self.check_identifier(node.attr, node, "attribute")
+        if node.attr in INTERNAL_ATTRIBUTES:
+            raise self.error(
+                "forbidden",
+                f"`.{node.attr}` reaches into Python's own machinery (generator frames, code, "
+                "globals) and is not part of this language",
+                node,
+            )
+
+    def check_keyword(self, node: ast.keyword) -> None:
+        if node.arg is None:
+            raise self.error(
+                "forbidden", "`**` keyword unpacking is not part of this language", node
+            )
+        self.check_identifier(node.arg, node, "keyword argument")
+        if node.arg == "out":
+            raise self.error(
+                "forbidden",
+                "the `out=` argument is not supported: assign the result instead (y = ...)",
+                node,
+            )
+
+    def check_display(self, node: ast.List | ast.Tuple | ast.Dict | ast.Set) -> None:
+        items = node.keys if isinstance(node, ast.Dict) else node.elts
+        if len(items) > self.limits.max_literal_elements:
+            what = "dict" if isinstance(node, ast.Dict) else "list"
+            raise self.error(
+                "limit",
+                f"a {what} literal has {len(items):,} elements; the limit is "
+                f"{self.limits.max_literal_elements:,}: use torch.arange, torch.linspace or torch.rand",
+                node,
+            )
+        if isinstance(node, ast.Dict) and any(k is None for k in node.keys):
+            raise self.error(
+                "forbidden", "`**` unpacking in a dict is not part of this language", node
+            )
+
+    def check_constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if isinstance(value, str):
+            # The source is capped as a whole (max_source_chars); a literal (a docstring, a
+            # tutorial's text) is held to what any string a program makes may be.
+            if len(value) > self.limits.max_string_length:
+                raise self.error(
+                    "limit",
+                    f"a string of {len(value):,} characters; a string may have at most "
+                    f"{self.limits.max_string_length:,}",
+                    node,
+                )
+        elif isinstance(value, bytes):
+            raise self.error("forbidden", "bytes literals are not part of this language", node)
+        elif isinstance(value, complex):
+            raise self.error("forbidden", "complex literals are not part of this language", node)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if value.bit_length() > self.limits.max_int_bits:
+                raise self.error(
+                    "limit",
+                    f"an integer of {value.bit_length():,} bits; the limit is "
+                    f"{self.limits.max_int_bits:,} bits",
+                    node,
+                )
+
+
+def _children(
+    node: ast.AST, where: _Where, kids: list[ast.AST]
+) -> Iterable[tuple[ast.AST, _Where]]:
+    """The children (`kids`) of a function or a loop (the checker's walk gives every other
+    node's children its own `where`), each with where it sits: a function's body may
+    `return` (and leaves the loops around it), a loop's body may `break`."""
+    if isinstance(node, ast.FunctionDef | ast.Lambda):
+        inner = _Where(function=True)
+        return [(c, inner) for c in kids]
+    loop = _Where(function=where.function, loop=True)
+    body = {id(s) for s in node.body}
+    return [(c, loop if id(c) in body else where) for c in kids]
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """list(ast.iter_child_nodes(node)), the same nodes in the same order, without its two
+    generators per node (the checker's walk of a 1,000-line program spent half its time
+    there): each field in `_fields` order, a node as it is, a list's nodes in turn."""
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(kind._fields)
+    out: list[ast.AST] = []
+    for name in names:
+        try:
+            value = getattr(node, name)
+        except AttributeError:  # as ast.iter_fields: a field left unset is skipped
+            continue
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend([item for item in value if isinstance(item, ast.AST)])
+    return out
+
+
+_BRACKET_EVENTS = re.compile(r"""[\n'"#()\[\]{}]""")  # the characters the check acts on
+
+
+def _bracket_depth_check(source: str, limits: Limits) -> None:
+    """Refuse deep bracket nesting before the parser sees it (the parser recurses). Only
+    the characters in _BRACKET_EVENTS change what it knows (each other one only moves the
+    column on, as its distance from the line's start says), so only they are visited."""
+    depth = 0
+    line, line_start = 1, -1  # line_start: where the line's newline is (-1: none before)
+    quote: str | None = None
+    for match in _BRACKET_EVENTS.finditer(source):
+        i = match.start()
+        ch = source[i]
+        if ch == "\n":
+            line, line_start, quote = line + 1, i, None
+            continue
+        if quote:
+            if ch == quote and source[i - 1] != "\\":
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            quote = "\n"
+        elif ch in "([{":
+            depth += 1
+            if depth > limits.max_nesting:
+                raise ProgramError(
+                    "limit",
+                    f"brackets are nested more than {limits.max_nesting} levels deep; "
+                    "that is the limit: split the expression into several lines",
+                    line,
+                    i - line_start,
+                )
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+
+
+def parse(
+    source: object, limits: Limits = DEFAULT_LIMITS, known_names: Iterable[str] = ()
+) -> ast.Module:
+    """Parse and check a program. Raises ProgramError; never anything else."""
+    if not isinstance(source, str):
+        raise ProgramError("type", f"a program must be text, not {type(source).__name__}")
+    if len(source) > limits.max_source_chars:
+        raise ProgramError(
+            "limit",
+            f"the program has {len(source):,} characters; the limit is {limits.max_source_chars:,}",
+            1,
+            1,
+        )
+    if "\x00" in source:
+        before = source[: source.index("\x00")]
+        line = before.count("\n") + 1
+        raise ProgramError(
+            "syntax",
+            "the program contains a NUL character (binary data?); paste plain text",
+            line,
+            len(before) - (before.rfind("\n") + 1) + 1,
+        )
+    n_lines = source.count("\n") + 1
+    if n_lines > limits.max_lines:
+        raise ProgramError(
+            "limit", f"the program has {n_lines:,} lines; the limit is {limits.max_lines:,}", 1, 1
+        )
+    if not source.strip():
+        raise ProgramError(
+            "syntax", "the program is empty: type a few lines, or pick a preset", 1, 1
+        )
+    _bracket_depth_check(source, limits)
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source, mode="exec")
+    except SyntaxError as exc:
+        msg = exc.msg or "invalid syntax"
+        if "integer string conversion" in msg:  # Python's own cap on digits in a literal
+            raise ProgramError(
+                "limit",
+                f"an integer literal is too long (over 4,300 digits); the limit is "
+                f"{limits.max_int_bits:,} bits",
+                exc.lineno,
+                exc.offset,
+            ) from None
+        line = exc.lineno
+        col = exc.offset
+        text = lines[line - 1] if line and 1 <= line <= len(lines) else ""
+        hint = None
+        if "indent" in msg.lower():
+            hint = (
+                "Lines at the top level start in the first column; the lines of a block "
+                "(after `def`, `if`, `for`, `while` or `with` and a colon) are indented "
+                "by the same amount."
+            )
+        elif text.rstrip().endswith(":"):
+            hint = "A line ending with `:` opens a block: indent the lines that follow it."
+        raise ProgramError("syntax", f"syntax error: {msg}", line, col, hint) from None
+    except (RecursionError, MemoryError):
+        raise ProgramError(
+            "limit", "the program is nested too deeply to read; split it into several lines", 1, 1
+        ) from None
+    except ValueError as exc:  # e.g. source the tokenizer rejects
+        raise ProgramError("syntax", f"cannot read the program: {exc}", 1, 1) from None
+    Checker(source, limits, known_names).check(tree)
+    return tree

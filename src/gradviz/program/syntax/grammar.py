@@ -1,0 +1,238 @@
+"""The grammar of the program language as data: the node types it allows, plain words for
+the ones it refuses, the context managers, decorators, exceptions and imports it takes, and
+small readers of syntax the rules share (`dotted`, `super_init_call`)."""
+
+from __future__ import annotations
+
+import ast
+
+ALLOWED_NODES: tuple[type, ...] = (
+    ast.Module,
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.Pass,
+    ast.With,
+    ast.withitem,
+    ast.If,
+    ast.For,
+    ast.While,
+    ast.Break,
+    ast.Continue,
+    ast.Assert,
+    ast.Raise,
+    ast.FunctionDef,
+    ast.ClassDef,
+    ast.arguments,
+    ast.arg,
+    ast.Return,
+    ast.Lambda,
+    ast.Import,
+    ast.ImportFrom,
+    ast.alias,
+    ast.Name,
+    ast.Load,
+    ast.Store,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.SetComp,
+    ast.comprehension,
+    ast.JoinedStr,
+    ast.FormattedValue,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.IfExp,
+    ast.Compare,
+    ast.Call,
+    ast.keyword,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    # operators
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.MatMult,
+    ast.BitAnd,
+    ast.BitOr,
+    ast.BitXor,
+    ast.USub,
+    ast.UAdd,
+    ast.Not,
+    ast.Invert,
+    ast.And,
+    ast.Or,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.Is,
+    ast.IsNot,
+    ast.In,
+    ast.NotIn,
+)
+
+ALLOWED_TYPES = frozenset(ALLOWED_NODES)
+# Allowed nodes with no rule of their own (their children are checked): the fast path.
+NOTHING_TO_CHECK = frozenset(
+    {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
+    | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
+    | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
+    | {ast.FormattedValue}
+    | {t for t in ALLOWED_NODES if issubclass(t, ast.operator | ast.unaryop | ast.cmpop)}
+    | {ast.And, ast.Or}
+)
+
+# Plain words for constructs that are refused, by node type.
+REFUSALS: dict[type, str] = {
+    ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
+    ast.AsyncFor: "loops (`async for`) are not part of this language",
+    ast.Try: "`try` is not part of this language: errors are reported for you",
+    ast.Delete: "`del` is not part of this language",
+    ast.Global: "`global` is not part of this language: a function reads the variables around "
+    "it; to change one, return the new value and assign it",
+    ast.Nonlocal: "`nonlocal` is not part of this language: a function reads the variables "
+    "around it; to change one, return the new value and assign it",
+    ast.Yield: "generators (`yield`) are not part of this language",
+    ast.YieldFrom: "generators (`yield from`) are not part of this language",
+    ast.Await: "`await` is not part of this language",
+    ast.AsyncWith: "`async with` is not part of this language",
+    ast.Starred: "star-arguments (`*args`) are not part of this language",
+    ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
+    ast.AnnAssign: "annotated assignments are not part of this language",
+    ast.Match: "`match` is not part of this language",
+    ast.LShift: "shift operators are not part of this language",
+    ast.RShift: "shift operators are not part of this language",
+}
+
+CONTEXT_MANAGERS = ("no_grad", "enable_grad")
+# The exceptions a program may raise (and so end itself with, at that line).
+RAISABLE = (
+    "Exception",
+    "ValueError",
+    "TypeError",
+    "RuntimeError",
+    "KeyError",
+    "IndexError",
+    "NotImplementedError",
+    "AssertionError",
+    "ZeroDivisionError",
+    "StopIteration",
+)
+
+
+def grad_decorator(node: ast.expr) -> str | None:
+    """The grad mode a function decorator sets (`@torch.no_grad()`, `@torch.no_grad`,
+    `@torch.enable_grad()`): "no_grad" or "enable_grad"; None for any other decorator."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "torch"
+        and node.attr in CONTEXT_MANAGERS
+    ):
+        return node.attr
+    return None
+
+
+# What a program may import (the interpreter binds them to what is available under those
+# names today), and the names that may only ever be bound to the module they already are.
+IMPORTABLE = (
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.optim",
+    "torch.optim.lr_scheduler",
+    "torch.utils.data",
+    "math",
+    "time",
+    "random",
+)
+IMPORT_NAMES = {
+    "torch": "torch",
+    "F": "torch.nn.functional",
+    "nn": "torch.nn",
+    "optim": "torch.optim",
+}
+# Modules whose classes a program may import by name (`from torch.utils.data import
+# DataLoader`, `from torch.nn import Linear`): the interpreter binds the class if the
+# module's table has it, and refuses any other name at its line.
+CLASS_SOURCES = ("torch.nn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data")
+
+# Attributes that reach Python's own machinery (frames, code, globals) on objects that have
+# them. Every attribute is allow-listed at run time anyway; these get a plain refusal first.
+INTERNAL_ATTRIBUTES = frozenset(
+    (
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "gi_running",
+        "gi_suspended",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "f_lasti",
+        "tb_frame",
+        "tb_next",
+        "tb_lasti",
+        "func_globals",
+        "func_code",
+        "func_closure",
+        "func_defaults",
+        "co_code",
+        "co_consts",
+        "co_names",
+    )
+)
+
+
+# Classes: `class Net(nn.Module):` with methods only (gradviz.program.interpreter.classes runs them).
+MODULE_BASES = ("nn.Module", "torch.nn.Module")
+MAX_CLASSES = 20  # classes in one program
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`torch.nn.Module` as text, for a chain of plain names; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def super_init_call(stmt: ast.stmt) -> ast.Call | None:
+    """The `super()` call of a statement `super().__init__()` (or `super(Net, self)...`)."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    func = call.func
+    if call.args or call.keywords or not isinstance(func, ast.Attribute):
+        return None
+    inner = func.value
+    ok = func.attr == "__init__" and isinstance(inner, ast.Call)
+    ok = ok and isinstance(inner.func, ast.Name) and inner.func.id == "super"
+    return inner if ok and not inner.keywords else None
