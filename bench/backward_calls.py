@@ -10,11 +10,10 @@ import argparse
 import statistics
 import time
 
-from gradviz.program.results.limits import Limits
-
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
-from gradviz.program.recording.backward import steps as callwatch
+from gradviz.program.recording import steps as callwatch
+from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 
 SGD_300 = (

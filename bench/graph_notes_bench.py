@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
-from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from language_bench import SGD_PROGRAM, machine_line  # noqa: E402
 
-from gradviz.program.interpreter.run import run as interpreter  # noqa: E402
+from gradviz.program.interpreter import run as interpreter  # noqa: E402
 from gradviz.program.recording.inplace import InplaceLog  # noqa: E402
+from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from gradviz.program.results.trace import RunOptions  # noqa: E402
 
 INPLACE_LOOP = """x = torch.randn(64, requires_grad=True)

@@ -50,11 +50,11 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
-from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
 from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
 from gradviz.program.interpreter.run import run_program  # noqa: E402
+from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from gradviz.program.results.trace import RunOptions  # noqa: E402
 
 sys.setrecursionlimit(20_000)  # torchviz walks the graph recursively

@@ -22,12 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch  # noqa: E402
-from gradviz.program.results.limits import Limits  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
 from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
 from gradviz.program.interpreter.run import run_program  # noqa: E402
 from gradviz.program.presets import PRESETS_BY_KEY  # noqa: E402
+from gradviz.program.results.limits import Limits  # noqa: E402
 from gradviz.program.results.trace import RunOptions
 
 sys.setrecursionlimit(20_000)  # torchviz walks the graph recursively

@@ -7,11 +7,11 @@ within the caps; never an exception. Fixed budget and derandomized, so CI is sta
 from __future__ import annotations
 
 import torch
-from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.program.share import encode_program, from_params
 from gradviz.program.worker_hooks import state as torch_state

@@ -5,14 +5,14 @@ warm worker: about 340 MB) stays under Community Cloud's 690 MB."""
 from __future__ import annotations
 
 import pytest
+
+from gradviz.program.presets import PRESETS
 from gradviz.program.results.limits import (
     DEFAULT_LIMITS,
     PUBLIC_PROGRAM_LIMITS,
     Limits,
     tightest,
 )
-
-from gradviz.program.presets import PRESETS
 from gradviz.program.results.trace import RunOptions
 from gradviz.services import programs as sandbox
 from gradviz.services.programs import check_isolated, run_isolated

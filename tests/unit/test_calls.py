@@ -8,11 +8,11 @@ import pickle
 from pathlib import Path
 
 import pytest
-from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 
 from gradviz.graph.render import draw
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 from gradviz.program.results.trace import RunOptions, cap_result
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -153,7 +153,7 @@ def test_a_requested_backward_is_a_call_too_and_calls_survive_pickling_and_caps(
 def test_big_leaves_are_described_at_the_call_not_copied():
     """A call copies at most CALL_VALUES of its leaves' numbers; the rest keep a preview
     taken at the call, so an accumulating .grad still shows call by call."""
-    from gradviz.program.recording.backward import steps as callwatch
+    from gradviz.program.recording import steps as callwatch
 
     leaves = "".join(f"{n} = torch.ones(4000, requires_grad=True)\n" for n in "abcd")
     trace = run(leaves + "for i in range(2):\n    y = (a + b + c + d).sum()\n    y.backward()\n")

@@ -4,10 +4,9 @@ column, naming the cap, how far the program got and the limit."""
 
 from __future__ import annotations
 
-from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
-
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.recording.state import NAMED_LOOP_PASSES
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 from gradviz.program.results.trace import RunOptions, Trace
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.utils.data as torchdata
-from gradviz.program.results.limits import Limits
 
 from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError

@@ -10,7 +10,7 @@ import torch
 from gradviz.cli import train
 from gradviz.devices import simulated as devices
 from gradviz.program.interpreter.run import run_program
-from gradviz.program.recording.backward import state
+from gradviz.program.recording import state
 from gradviz.program.results.explain import explain_error
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.runtime import torch_calls as library

@@ -7,11 +7,10 @@ import re
 import shutil
 import subprocess
 
-from gradviz.program.results.limits import Limits
-
 from gradviz.graph import render
 from gradviz.graph.model import GraphModel
 from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 
 BIG = Limits(max_lines=5_000, max_statements=10_000)

@@ -111,7 +111,7 @@ def test_each_layer_is_hooked_once_and_records_only_its_real_calls(monkeypatch):
     import torch
     from torch import nn
 
-    from gradviz.program.objects.makers import forward
+    from gradviz.program.objects import forward
 
     hooked = []
     real = forward.LayerCalls.recording

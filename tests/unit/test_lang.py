@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 import pytest
-from gradviz.program.results.limits import PUBLIC_PROGRAM_LIMITS, Limits
 
 from gradviz.program.interpreter.run import RESERVED_NAMES, run_program
+from gradviz.program.results.limits import PUBLIC_PROGRAM_LIMITS, Limits
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError, char_col, did_you_mean
 from gradviz.util.format import fmt_bytes

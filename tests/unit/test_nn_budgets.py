@@ -8,11 +8,11 @@ import ast
 
 import pytest
 import torch
-from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 
 from gradviz.program.allowlists import nntables
 from gradviz.program.interpreter.run import Interpreter
 from gradviz.program.objects.forward import LayerForward, layer_tensors
+from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.program_error import ProgramError
 from tests.unit.test_nn import ok, refused

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gradviz.program.results.limits import Limits
 
+from gradviz.program.results.limits import Limits
 from tests.unit.test_nn import ok, reference, refused
 
 STEP = "opt.zero_grad()\nloss = loss_fn(net(x), y)\nloss.backward()\nopt.step()\n"

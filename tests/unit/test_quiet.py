@@ -9,10 +9,10 @@ import re
 import pytest
 
 from gradviz.graph.render import to_dot
-from gradviz.program.interpreter.run import run as interpreter
+from gradviz.program.interpreter import run as interpreter
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS
-from gradviz.program.recording.backward import quiet_passes as quiet
+from gradviz.program.recording import quiet_passes as quiet
 from gradviz.program.results.trace import RunOptions
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

@@ -138,7 +138,7 @@ def test_a_gradient_that_became_grad_is_previewed_as_it_flowed():
 
 
 def test_a_pass_past_its_room_copies_first_values_only(monkeypatch):
-    from gradviz.program.recording.backward import backward as recording
+    from gradviz.program.recording import backward as recording
 
     monkeypatch.setattr(recording, "WHOLE_COPIES", 3)
     trace = run(LOOP)

@@ -13,10 +13,10 @@ import ast
 
 import pytest
 import torch
-from gradviz.program.results.limits import Limits
 
 from gradviz.program.allowlists import tables
 from gradviz.program.interpreter.run import Interpreter
+from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.program_error import ProgramError
 

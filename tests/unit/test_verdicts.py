@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gradviz.program.results.limits import Limits
 from torch import nn
 
 from gradviz.program.budgets import precheck as budget_module
 from gradviz.program.budgets.precheck_memo import MAX_KEY_ITEMS, Verdicts, call_key
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.objects.forward import LayerForward
+from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

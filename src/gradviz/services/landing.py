@@ -32,8 +32,8 @@ import threading
 from pathlib import Path
 
 from gradviz.program.presets import PRESETS
-from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, tightest
+from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services.programs import default_pool, program_limits, run_isolated
 from gradviz.util import first_page
 from gradviz.util.hosting import public_mode

@@ -11,14 +11,14 @@ import threading
 import time
 from dataclasses import replace
 
-from gradviz.program.results.reports import ErrorDetails, RunStats
-from gradviz.program.results.trace import GradCheckResult, RunOptions, Trace
 from gradviz.program.results.limits import (
     DEFAULT_LIMITS,
     PUBLIC_PROGRAM_LIMITS,
     Limits,
     tightest,
 )
+from gradviz.program.results.reports import ErrorDetails, RunStats
+from gradviz.program.results.trace import GradCheckResult, RunOptions, Trace
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError
 from gradviz.util.format import fmt_bytes

@@ -22,6 +22,7 @@ from gradviz.graph.model import (
     ValueBudget,
 )
 from gradviz.program.results.calls import BackwardCalls
+from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
 from gradviz.program.results.reports import (
     DeviceMove,
     ParameterUpdate,
@@ -29,7 +30,6 @@ from gradviz.program.results.reports import (
     RunStats,
     RunWarning,
 )
-from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
 from gradviz.util.hosting import public_mode
 from gradviz.util.plainsize import NotPlain, decoded_size
 
