@@ -223,7 +223,7 @@ def test_module_list_is_not_callable():
 def test_parameters_iterate_through_python_protocol():
     """A `for` loop or next() (the statements side) reaches the values through Python's
     iterator protocol on the objects: checked here directly."""
-    from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+    from gradviz.program.interpreter.statements import RESERVED_NAMES, Interpreter
     from gradviz.program.syntax.checker import parse
 
     source = (
@@ -343,7 +343,7 @@ def test_gradient_check_covers_layer_parameters():
 def test_next_parameters_device_follows_the_device_mode(move, expected):
     """`next(net.parameters()).device`: next() is Python's on the object (the statements side
     binds the built-in), .device is the language's own attribute read."""
-    from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+    from gradviz.program.interpreter.statements import RESERVED_NAMES, Interpreter
     from gradviz.program.syntax.checker import parse
 
     source = "net = nn.Sequential(nn.Linear(3, 4))\n" + move + "ps = net.parameters()\n"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+from gradviz.program.interpreter.statements import RESERVED_NAMES, Interpreter
 from gradviz.program.results.trace import GradCheckResult, LeafCheck, RunOptions
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError

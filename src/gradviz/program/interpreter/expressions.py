@@ -48,6 +48,31 @@ from gradviz.program.runtime.values import (
 )
 from gradviz.program.syntax.program_error import did_you_mean
 
+# The handler of each expression (with gradviz.program.interpreter.statements.STATEMENTS, the
+# language's index); a constant is read in `eval` itself.
+EXPRESSIONS: dict[type[ast.expr], str] = {
+    ast.Name: "lookup",
+    ast.List: "display",
+    ast.Tuple: "display",
+    ast.Dict: "dict_display",
+    ast.Set: "set_display",
+    ast.BinOp: "binary",
+    ast.UnaryOp: "unary",
+    ast.BoolOp: "bool_op",
+    ast.IfExp: "if_expression",
+    ast.Compare: "compare",
+    ast.Subscript: "subscript",
+    ast.Attribute: "attribute",
+    ast.Call: "call_node",
+    ast.Slice: "eval_index",
+    ast.ListComp: "comprehension",
+    ast.GeneratorExp: "comprehension",
+    ast.SetComp: "comprehension",
+    ast.DictComp: "comprehension",
+    ast.JoinedStr: "fstring",
+    ast.Lambda: "lambda_",
+}
+
 
 class Evaluator:
     """Evaluates a program's expressions against the run's variables."""
@@ -79,28 +104,7 @@ class Evaluator:
             state, quotas, self.iteration, self.containers, self.eval
         )
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
-        self.dispatch = {
-            ast.Name: self.lookup,
-            ast.List: self.display,
-            ast.Tuple: self.display,
-            ast.Dict: self.dict_display,
-            ast.Set: lambda n: self.containers.new_set([self.eval(e) for e in n.elts], n),
-            ast.BinOp: self.binary,
-            ast.UnaryOp: lambda n: self.operators.unary(n.op, self.eval(n.operand), n),
-            ast.BoolOp: self.bool_op,
-            ast.IfExp: self.if_expression,
-            ast.Compare: self.compare,
-            ast.Subscript: self.subscript,
-            ast.Attribute: self.attribute,
-            ast.Call: self.call_node,
-            ast.Slice: self.eval_index,
-            ast.ListComp: self.comprehensions.run,
-            ast.GeneratorExp: self.comprehensions.run,
-            ast.SetComp: self.comprehensions.run,
-            ast.DictComp: self.comprehensions.run,
-            ast.JoinedStr: lambda n: self.strings.fstring(n, self.eval),
-            ast.Lambda: lambda n: self.functions.define(n),
-        }
+        self.dispatch = {kind: getattr(self, name) for kind, name in EXPRESSIONS.items()}
 
     def eval(self, node: ast.AST):
         self.state.node = node
@@ -113,6 +117,21 @@ class Evaluator:
                 "forbidden", f"`{type(node).__name__}` is not part of this language", node
             )
         return handler(node)
+
+    def set_display(self, node: ast.Set):
+        return self.containers.new_set([self.eval(e) for e in node.elts], node)
+
+    def unary(self, node: ast.UnaryOp):
+        return self.operators.unary(node.op, self.eval(node.operand), node)
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
+        return self.comprehensions.run(node)
+
+    def fstring(self, node: ast.JoinedStr):
+        return self.strings.fstring(node, self.eval)
+
+    def lambda_(self, node: ast.Lambda):
+        return self.functions.define(node)
 
     def display(self, node: ast.List | ast.Tuple):
         kind = "list" if isinstance(node, ast.List) else "tuple"

@@ -1,6 +1,6 @@
 """The state one program run shares between the interpreter's parts.
 
-A `RunState` is made per run (gradviz.program.interpreter.run.Interpreter makes it) and every
+A `RunState` is made per run (gradviz.program.interpreter.statements.Interpreter makes it) and every
 part holds a reference to the same one: the evaluator, the library, the budget, the device
 placement and the backward watch. It owns what the run has made so far (the variables,
 the tensors bound to names, printed text, warnings, the backward passes), the node being

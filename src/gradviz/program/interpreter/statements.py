@@ -1,0 +1,444 @@
+"""Statements: the `Interpreter` that runs a checked program's statements one by one
+(assignments, `with`, `def`, `class`, `return`, imports; `if`, loops, `assert` and `raise`
+through gradviz.program.interpreter.control), and the language's index: `STATEMENTS` here
+and gradviz.program.interpreter.expressions.EXPRESSIONS name the handler of every node the
+checker allows, `PARTS` the nodes read only as parts of their parents."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import operator
+import sys
+import warnings
+from operator import attrgetter
+
+import torch
+
+from gradviz.graph.record import Binding, RunRecord
+from gradviz.program.allowlists import tables
+from gradviz.program.allowlists.nntables import ObjectSpec
+from gradviz.program.budgets.language_caps import Quotas
+from gradviz.program.budgets.precheck import Budget
+from gradviz.program.interpreter.classes import Classes, UserModule
+from gradviz.program.interpreter.control import Break, Continue, Control
+from gradviz.program.interpreter.expressions import Evaluator
+from gradviz.program.recording.sources import read_tensors
+from gradviz.program.recording.state import RunState
+from gradviz.program.results.reports import RunWarning
+from gradviz.program.results.trace import RunOptions
+from gradviz.program.runtime.builtins import MATH, RESERVED
+from gradviz.program.runtime.clocks import TIME
+from gradviz.program.runtime.functions import Functions, Return
+from gradviz.program.runtime.operators import BINOPS
+from gradviz.program.runtime.placement import Placement
+from gradviz.program.runtime.pyrandom import ProgramRandom
+from gradviz.program.runtime.torch_calls import Library
+from gradviz.program.runtime.values import (
+    NAMESPACES,
+    Builtin,
+    ClassRef,
+    Marker,
+    Namespace,
+    ProgramObject,
+    TypeRef,
+)
+from gradviz.program.syntax.grammar import IMPORTABLE, super_init_call
+from gradviz.program.syntax.program_error import did_you_mean
+
+# Names a program cannot assign: the namespaces and the built-ins it always had (the
+# built-ins added since, such as sum or list, may be shadowed by a variable, as in Python).
+RESERVED_NAMES = frozenset(NAMESPACES) | frozenset(RESERVED)
+
+PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
+
+# The language's index, with gradviz.program.interpreter.expressions.EXPRESSIONS: the
+# handler of each statement (a method of the Interpreter, or of its `control`), and below the nodes read only as parts of their parents. The
+# checker's allowed node types (gradviz.program.syntax.grammar.ALLOWED_NODES) are exactly
+# these three tables (tests/unit/test_language_index.py).
+STATEMENTS: dict[type[ast.stmt], str] = {
+    ast.Expr: "expression_statement",
+    ast.Assign: "assign_statement",
+    ast.AugAssign: "aug_assign",
+    ast.If: "control.if_",
+    ast.For: "control.for_",
+    ast.While: "control.while_",
+    ast.Break: "break_statement",
+    ast.Continue: "continue_statement",
+    ast.Return: "return_statement",
+    ast.FunctionDef: "def_statement",
+    ast.ClassDef: "class_statement",
+    ast.Assert: "control.assert_",
+    ast.Raise: "control.raise_",
+    ast.With: "with_block",
+    ast.Import: "import_modules",
+    ast.ImportFrom: "import_modules",
+    ast.Pass: "pass_statement",
+}
+# Read by their parents' handlers: the program itself, a `with` item, a function's
+# arguments, an import's names, a call's keywords, a comprehension's `for`, an f-string's
+# parts, a constant (read in Evaluator.eval itself), a name's load or store, and the
+# operators (gradviz.program.runtime.operators).
+PARTS: frozenset[type] = frozenset(
+    {ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword}
+    | {ast.comprehension, ast.FormattedValue, ast.Constant, ast.Load, ast.Store}
+    | {ast.And, ast.Or, ast.Not, ast.Invert, ast.USub, ast.UAdd}
+    | {ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn}
+    | {ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult}
+    | {ast.BitAnd, ast.BitOr, ast.BitXor}
+)
+
+INPLACE = {
+    ast.Add: operator.iadd,
+    ast.Sub: operator.isub,
+    ast.Mult: operator.imul,
+    ast.Div: operator.itruediv,
+    ast.Pow: operator.ipow,
+    ast.MatMult: operator.imatmul,
+    ast.FloorDiv: operator.ifloordiv,
+    ast.Mod: operator.imod,
+    ast.BitAnd: operator.iand,
+    ast.BitOr: operator.ior,
+    ast.BitXor: operator.ixor,
+}
+
+
+class Interpreter:
+    """Runs a checked program statement by statement."""
+
+    def __init__(
+        self,
+        source: str,
+        tree: ast.Module,
+        options: RunOptions,
+        leaf_overrides: dict[tuple[str, int], torch.Tensor] | None = None,
+        skip_backward: bool = False,  # gradient checks re-run programs without their backward()
+    ):
+        self.tree = tree
+        self.state = RunState(source, options, leaf_overrides, skip_backward)
+        self.budget = Budget(self.state)
+        self.quotas = Quotas(self.state)
+        self.placement = Placement(self.state)
+        self.library = Library(self.state, self.budget, self.placement, self.quotas)
+        self.evaluator = Evaluator(self.state, self.budget, self.quotas, self.library)
+        # `import random`: this run's own generator (gradviz.program.runtime.pyrandom)
+        self.random = ProgramRandom(options.seed, self.state.limits.max_container_length)
+        self.caught: list = []  # warnings caught while the program runs
+        run_body = self.run_body
+        self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
+        self.evaluator.functions = self.functions
+        layers = self.evaluator.objects.layers
+        self.classes = Classes(layers, self.functions, self.evaluator.call_value)
+        self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
+        self.handlers = {kind: attrgetter(name)(self) for kind, name in STATEMENTS.items()}
+
+    def run(self) -> None:
+        # A program's own calls nest the interpreter's (about 20 Python frames a call):
+        # its call-depth cap (Limits.max_call_depth) is what stops recursion, not Python's.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, PYTHON_FRAMES))
+        try:
+            self._run_warned()
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _run_warned(self) -> None:
+        # Every run sees every warning: Python's "once" registries are bypassed by "always",
+        # and PyTorch's warn-once warnings (TORCH_WARN_ONCE: backward(create_graph=True),
+        # .T on 3-D tensors) by set_warn_always, so a warning shown to the first program a
+        # worker ran is shown to the next one too, and does not tell it what ran before.
+        was_always = torch.is_warn_always_enabled()
+        torch.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.resetwarnings()
+                warnings.simplefilter("always")
+                self.caught = caught
+                self.run_body(self.tree.body)
+        finally:
+            torch.set_warn_always(was_always)
+
+    def record(self) -> RunRecord:
+        """What the graph is built from (gradviz.graph.build)."""
+        state = self.state
+        return RunRecord(
+            state.bindings,
+            state.registry,
+            state.device_of,
+            self.placement.fn_devices,
+            state.backward,
+            bool(state.simulated),
+            state.module_calls,
+            state.fn_modules,
+            state.inplace.snapshots,
+            state.saved_before,
+        )
+
+    # -- statements
+
+    def run_body(self, body: list[ast.stmt]) -> None:
+        caught = self.caught
+        for stmt in body:
+            self.budget.count_statement(stmt)
+            self.quotas.step(stmt)
+            self.quotas.clock(stmt)
+            self.state.node = stmt
+            before = len(caught)
+            try:
+                self._exec(stmt)
+            finally:
+                for w in caught[before:]:
+                    self.state.warnings.append(
+                        RunWarning(
+                            line=stmt.lineno,
+                            message=str(w.message).split("\n")[0],
+                            category=w.category.__name__,
+                        )
+                    )
+                del caught[before:]
+
+    def _exec(self, stmt: ast.stmt) -> None:
+        handler = self.handlers.get(type(stmt))
+        if handler is None:  # the checker refuses everything else; a second line of defence
+            raise self.state.error(
+                "forbidden", f"`{type(stmt).__name__}` is not part of this language", stmt
+            )
+        handler(stmt)
+
+    def expression_statement(self, stmt: ast.Expr) -> None:
+        if super_init_call(stmt) is not None:  # checked: in a class's __init__
+            self.classes.super_init(stmt)
+            return
+        self.evaluator.eval(stmt.value)
+
+    def assign_statement(self, stmt: ast.Assign) -> None:
+        value = self.evaluator.eval(stmt.value)
+        for target in stmt.targets:
+            self.assign(target, value, stmt)
+
+    def break_statement(self, stmt: ast.Break) -> None:
+        raise Break()
+
+    def continue_statement(self, stmt: ast.Continue) -> None:
+        raise Continue()
+
+    def return_statement(self, stmt: ast.Return) -> None:
+        raise Return(None if stmt.value is None else self.evaluator.eval(stmt.value))
+
+    def def_statement(self, stmt: ast.FunctionDef) -> None:
+        self.bind(stmt.name, self.functions.define(stmt), stmt)
+
+    def class_statement(self, stmt: ast.ClassDef) -> None:
+        self.bind(stmt.name, self.classes.define(stmt), stmt)
+
+    def pass_statement(self, stmt: ast.Pass) -> None:
+        return
+
+    def import_modules(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """Bind what the import names (checked: only gradviz.program.syntax.grammar.IMPORTABLE, and
+        classes of CLASS_SOURCES by name)."""
+        if isinstance(stmt, ast.ImportFrom):
+            pairs = [(f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names]
+        else:
+            pairs = [(a.name, a.asname) for a in stmt.names if a.asname]
+            tops = [a.name.split(".")[0] for a in stmt.names if not a.asname]
+            pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
+        for module, bound in pairs:
+            if module == "random":
+                value = self.random.namespace()
+            elif module in IMPORTABLE:
+                value = module_namespace(module)
+            else:
+                value = imported_class(self.state, module, stmt)
+            if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
+                self.state.scope.names[bound] = value
+
+    def with_block(self, stmt: ast.With) -> None:
+        """`with torch.no_grad():` (checked: no_grad / enable_grad only), in the grad mode a
+        decorated function's call runs in."""
+        with contextlib.ExitStack() as modes:
+            for item in stmt.items:
+                modes.enter_context(self.functions.grad_mode(item.context_expr.func.attr))
+            self.run_body(stmt.body)
+
+    def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:
+        error, call = self.state.error, self.library.call
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value, stmt)
+        elif isinstance(target, ast.Tuple | ast.List):
+            items = self.evaluator.iteration.unpack(value, len(target.elts), target)
+            for elt, v in zip(target.elts, items, strict=True):
+                self.assign(elt, v, stmt)
+        elif isinstance(target, ast.Subscript):
+            obj = self.evaluator.eval(target.value)
+            if isinstance(obj, dict):
+                key = self.evaluator.eval(target.slice)
+                self.evaluator.containers.set_item(obj, key, value, target)
+                return
+            index = self.evaluator.eval_index(target.slice)
+            if isinstance(obj, list):
+                self.evaluator.containers.set_item(obj, index, value, target)
+                return
+            if not isinstance(obj, torch.Tensor):
+                raise error(
+                    "type", "item assignment works on tensors, lists and dicts only", target
+                )
+            for part in (index, value):
+                self.evaluator.containers.bounded(part, target, "an item assignment")
+            call("item assignment", operator.setitem, (obj, index, value), {}, target, "bounded")
+        elif isinstance(target, ast.Attribute):
+            obj = self.evaluator.lookup(target.value)
+            if isinstance(obj, UserModule):  # self.fc = nn.Linear(4, 2)
+                self.classes.set_attribute(obj, target.attr, value, target)
+                return
+            if not isinstance(obj, torch.Tensor) or target.attr not in ("grad", "requires_grad"):
+                raise error(
+                    "type",
+                    f"`.{target.attr}` cannot be set here: only `t.grad`, `t.requires_grad` "
+                    "and the attributes of your own modules (`self.fc = ...`) can",
+                    target,
+                )
+            if target.attr == "grad" and not (value is None or isinstance(value, torch.Tensor)):
+                raise error("type", "`t.grad` can be set to None or a tensor", target)
+            if target.attr == "requires_grad" and not isinstance(value, bool):
+                raise error("type", "`t.requires_grad` can be set to True or False", target)
+            call(
+                f"setting .{target.attr}", setattr, (obj, target.attr, value), {}, target, "bounded"
+            )
+
+    def bind(self, name: str, value, stmt: ast.stmt) -> None:
+        state = self.state
+        if isinstance(value, Namespace | Builtin | Marker | TypeRef | ClassRef):
+            raise state.error(
+                "type", f"`{name}` cannot hold a module or a function; call it instead", stmt
+            )
+        if isinstance(value, torch.Tensor):
+            value = self.bind_tensor(name, value, stmt)
+        if isinstance(value, ProgramObject):  # a layer's parameters: net.0.weight, ...
+            for qualified, tensor, what in value.named_tensors(name, stmt.lineno):
+                state.add_binding(Binding(qualified, tensor, stmt.lineno, what, False, "parameter"))
+        state.scope.names[name] = value
+
+    def bind_tensor(self, name: str, value: torch.Tensor, stmt: ast.stmt) -> torch.Tensor:
+        """A tensor bound to a name: moved or replaced as the run's options ask, and named
+        for the graph."""
+        state = self.state
+        key = (name, stmt.lineno)
+        if key in state.leaf_overrides and value.is_leaf:
+            value = state.leaf_overrides[key]
+        elif state.leaf_overrides and value.is_leaf and value.is_floating_point():
+            value = value.to(torch.float64)  # gradient checks run every constant in float64
+        overrides = self.placement.device_overrides
+        target = overrides.get(name, overrides.get("*"))
+        if target and value.is_leaf:  # "*": every leaf
+            value = self.placement.move_leaf(name, value, target, stmt)
+        if state.options.retain_intermediate and value.requires_grad and not value.is_leaf:
+            value.retain_grad()
+        op = op_name(stmt.value) if isinstance(stmt, ast.Assign) else ""
+        shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign) else stmt
+        shown = stmt.iter if isinstance(stmt, ast.For) else shown
+        no_grad = state.no_grad_depth > 0
+        cut = not value.requires_grad and (no_grad or op in ("detach", "detach_"))
+        quiet = (
+            state.quiet
+        )  # a pass no result shows (gradviz.program.recording.quiet_passes): no sources
+        state.add_binding(
+            Binding(
+                name,
+                value,
+                stmt.lineno,
+                state.segment(shown),
+                no_grad,
+                op,
+                op in tables.CONSTRUCTORS or op in ("Constant", "List"),
+                tuple(state.loops),
+                () if quiet else read_tensors(state, shown, value, cut),
+                quiet,
+            )
+        )
+        return value
+
+    def aug_assign(self, stmt: ast.AugAssign) -> None:
+        value = self.evaluator.eval(stmt.value)
+        if isinstance(stmt.target, ast.Attribute):  # checked: t.data op= v
+            data = self.evaluator.eval(stmt.target)  # t.data, a tensor's own attribute
+            if not isinstance(data, torch.Tensor):
+                raise self.state.error("type", "`.data op= ...` works on tensors only", stmt.target)
+            self.updated(data, value, stmt)  # in place: the tensor's values change
+            return
+        if isinstance(stmt.target, ast.Name):
+            current = self.evaluator.lookup(stmt.target)
+            self.bind(stmt.target.id, self.updated(current, value, stmt), stmt)
+            return
+        obj = self.evaluator.eval(stmt.target.value)  # x[i] += v: read, update, write back
+        if isinstance(obj, list | dict):
+            containers = self.evaluator.containers
+            if isinstance(obj, dict):
+                index = self.evaluator.eval(stmt.target.slice)
+            else:
+                index = self.evaluator.eval_index(stmt.target.slice)
+            current = containers.get_item(obj, index, stmt.target)
+            containers.set_item(obj, index, self.updated(current, value, stmt), stmt.target)
+            return
+        if not isinstance(obj, torch.Tensor):
+            raise self.state.error("type", "item assignment works on tensors only", stmt.target)
+        call = self.library.call
+        index = self.evaluator.eval_index(stmt.target.slice)
+        current = call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
+        updated = call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "broadcast")
+        call("item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded")
+
+    def updated(self, current, value, stmt: ast.AugAssign):
+        """current op= value: in place for a tensor (as Python's `t += v`) and a list
+        (`items += more` extends it); a new value otherwise."""
+        if isinstance(current, torch.Tensor):
+            symbol = BINOPS[type(stmt.op)][0]
+            check = "meta" if symbol == "@" else "broadcast"
+            fn = INPLACE[type(stmt.op)]
+            return self.library.call(f"{symbol}=", fn, (current, value), {}, stmt, check)
+        if isinstance(current, list) and isinstance(stmt.op, ast.Add):
+            self.evaluator.containers.method(current, "extend", (value,), {}, stmt)
+            return current
+        return self.evaluator.operators.binop(stmt.op, current, value, stmt)
+
+
+def imported_class(state: RunState, path: str, stmt: ast.stmt) -> ClassRef | Namespace | Marker:
+    """`from torch.utils.data import DataLoader`: the class of that module's table."""
+    source, _, name = path.rpartition(".")
+    members = module_namespace(source).members
+    member = members.get(name)
+    if isinstance(member, ObjectSpec):
+        return ClassRef(path, member)
+    if isinstance(member, Namespace | Marker):  # from torch.nn import Parameter
+        return member
+    raise state.error(
+        "name",
+        f"`{path}` is not available in this language",
+        stmt,
+        did_you_mean(name, [n for n, m in members.items() if isinstance(m, ObjectSpec)]),
+    )
+
+
+def module_namespace(module: str) -> Namespace:
+    """What an import binds: the namespace a program already reaches under that name, or an
+    empty one for an allowed module with nothing in it yet (torch.optim)."""
+    if module == "math":
+        return MATH
+    if module == "time":
+        return TIME
+    if module == "torch.nn.functional":
+        return NAMESPACES["F"]
+    namespace: object = NAMESPACES["torch"]
+    for part in module.split(".")[1:]:
+        namespace = namespace.members.get(part) if isinstance(namespace, Namespace) else None
+    return namespace if isinstance(namespace, Namespace) else Namespace(module, {})
+
+
+def op_name(node: ast.AST) -> str:
+    """The operation a binding's value came from: the function or method called, or the
+    expression's kind ("BinOp", "Constant", ...)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
+    return type(node).__name__
