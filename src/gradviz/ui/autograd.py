@@ -56,7 +56,7 @@ MIME = {
 
 
 # Results kept for every session: bounded in bytes and age, so a few huge results (the
-# worker caps one at trace.MAX_RESULT_BYTES) cannot hold the host's memory for long.
+# worker caps one at gradviz.program.results.MAX_RESULT_BYTES) cannot hold the host's memory for long.
 RESULTS_BYTES = 64 * 1024 * 1024
 PUBLIC_RESULTS_BYTES = 24 * 1024 * 1024
 RESULTS_SECONDS = 3600.0
