@@ -181,6 +181,20 @@ def test_big_graph_drawn_on_request():
     assert _graph_shown(at)
 
 
+@pytest.mark.parametrize("dot", [True, False], ids=["dot", "no-dot"])
+def test_big_graph_warning_says_where_it_is_laid_out(monkeypatch, dot):
+    import gradviz.ui.autograd as page
+
+    monkeypatch.setattr(page, "dot_available", lambda: dot)
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
+    at = _app().run()
+    at.text_area(key="program").input("\n".join(lines) + "\n")
+    at.button[0].click().run()
+    warned = next(w.value for w in at.warning if "nodes" in w.value)
+    where = "on the server" if dot else "in your browser"
+    assert f"Laying it out {where}" in warned, warned
+
+
 def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
     import base64
     import re

@@ -564,8 +564,9 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
     if dot is None:
         st.info("torchviz draws only tensors that autograd tracks; nothing here requires grad yet.")
     elif n_nodes > BIG_GRAPH and st.session_state.get("draw_big") != source:
+        where = "on the server" if dot_available() else "in your browser"
         st.warning(
-            f"This graph has {n_nodes:,} nodes. Laying it out in your browser "
+            f"This graph has {n_nodes:,} nodes. Laying it out {where} "
             "can take a while; the tables, the walk-through and export work without it."
         )
         if st.button("Draw it anyway", icon=":material/draw:"):
