@@ -87,3 +87,11 @@ def test_layers_come_from_pyproject():
     assert layers[0] == ["ui", "cli"] and layers[-1] == ["util"]
     rows = architecture.packages_block().splitlines()[2:]
     assert len(rows) == len({m.package for m in architecture.modules()} - {""})
+
+
+def test_the_table_and_the_diagram_agree_on_who_imports_whom():
+    """The table's imports (read with ast) are the diagram's edges (read with grimp)."""
+    pytest.importorskip("grimp")
+    table = architecture.package_imports(architecture.modules())
+    edges = {(a, b) for a, deps in table.items() for b in deps}
+    assert edges == set(architecture.package_edges())
