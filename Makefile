@@ -41,6 +41,7 @@ lint:
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	PYTHONPATH=src .venv/bin/lint-imports
+	.venv/bin/python scripts/architecture.py --check
 
 format:
 	.venv/bin/ruff check --fix .

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.program.presets import PRESETS_BY_KEY
 from gradviz.program.share import encode_program
-from gradviz.util import mdtable
+from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -32,7 +32,7 @@ def _graph_dot(at: AppTest) -> str:
 def _tensor_table(at: AppTest) -> dict[str, dict]:
     """The Tensors tab's table: name -> row (strings); the tab is opened."""
     open_tab(at, "Tensors")
-    rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    rows = markdown_tables.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
 
@@ -181,6 +181,20 @@ def test_big_graph_drawn_on_request():
     assert _graph_shown(at)
 
 
+@pytest.mark.parametrize("dot", [True, False], ids=["dot", "no-dot"])
+def test_big_graph_warning_says_where_it_is_laid_out(monkeypatch, dot):
+    import gradviz.ui.autograd as page
+
+    monkeypatch.setattr(page, "dot_available", lambda: dot)
+    lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
+    at = _app().run()
+    at.text_area(key="program").input("\n".join(lines) + "\n")
+    at.button[0].click().run()
+    warned = next(w.value for w in at.warning if "nodes" in w.value)
+    where = "on the server" if dot else "in your browser"
+    assert f"Laying it out {where}" in warned, warned
+
+
 def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
     import base64
     import re
@@ -240,7 +254,7 @@ def test_a_network_shows_layer_clusters_steps_and_accumulation():
     assert 'label="net: Sequential (line 5)"' in dot and 'label="net.0: Linear"' in dot
     assert "{net.0.weight = " in dot
     open_tab(at, "Tensors")  # its optimizer steps table
-    steps = mdtable.find((m.value for m in at.markdown), "before")
+    steps = markdown_tables.find((m.value for m in at.markdown), "before")
     assert [r["parameter"] for r in steps] == [
         "net.0.weight",
         "net.0.bias",
@@ -274,7 +288,7 @@ def test_a_training_loop_picks_which_backward_call_to_show():
     assert "-4.7832" in first and "-11.3949" not in first
     table = _tensor_table(at)
     assert table["w"]["grad"] == "[-4.7832]" and table["w"]["value"] == "[0.0000]"
-    steps = mdtable.find((m.value for m in at.markdown), "norm before")
+    steps = markdown_tables.find((m.value for m in at.markdown), "norm before")
     assert [(r["parameter"], r["before"], r["after"]) for r in steps] == [
         ("w", "[0.0000]", "[0.4783]"),
         ("b", "[0.0000]", "[0.1284]"),
@@ -322,7 +336,7 @@ def test_a_first_view_makes_only_the_graph_tab_and_a_step_survives_closing_its_t
     at = _app().run()
     assert _graph_shown(at)
     assert not at.get("download_button") and not at.get("slider")
-    assert mdtable.find((m.value for m in at.markdown), "requires_grad") is None
+    assert markdown_tables.find((m.value for m in at.markdown), "requires_grad") is None
     _run_backward(at)
     open_tab(at, "Backward walk-through").slider(key="step").set_value(2).run()
     highlighted = _graph_dot(at)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.program.presets import PRESETS_BY_KEY
 from gradviz.program.share import encode_program
-from gradviz.util import mdtable
+from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -31,7 +31,7 @@ def _open_page(at: AppTest, title: str) -> AppTest:
 
 def _tensor_table(at: AppTest) -> dict[str, dict]:
     open_tab(at, "Tensors")
-    rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    rows = markdown_tables.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
 

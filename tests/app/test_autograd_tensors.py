@@ -6,7 +6,7 @@ from pathlib import Path
 from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
-from gradviz.util import mdtable
+from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -21,7 +21,7 @@ def _run(source: str) -> AppTest:
 
 def _tensor_table(at: AppTest) -> dict[str, dict]:
     open_tab(at, "Tensors")
-    rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    rows = markdown_tables.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
 
@@ -38,7 +38,7 @@ def test_tensors_tab_summarises_every_tensor_and_shows_a_matrix_as_a_grid():
     assert table["huge"]["mean"] == "1" and table["huge"]["norm"] == "70.71"
 
     at.selectbox(key="tensor_values").select("W").run()
-    grid = mdtable.find((m.value for m in at.markdown), "col 2")
+    grid = markdown_tables.find((m.value for m in at.markdown), "col 2")
     assert grid == [
         {"": "row 0", "col 0": "0", "col 1": "1", "col 2": "2"},
         {"": "row 1", "col 0": "3", "col 1": "4", "col 2": "5"},

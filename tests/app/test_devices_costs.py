@@ -6,7 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from gradviz.devices.transfer_reference import Measurement
-from gradviz.util import mdtable
+from tests import markdown_tables
 
 PAGE = "from gradviz.ui import devices\ndevices.page()\n"
 
@@ -27,10 +27,10 @@ def test_measure_again_measures_again(monkeypatch):
     monkeypatch.setattr(devices, "run_now", run_now)
     at = AppTest.from_string(PAGE, default_timeout=120).run()
     at.button(key="measure").click().run()
-    first = mdtable.find((m.value for m in at.markdown), "GB/s")
+    first = markdown_tables.find((m.value for m in at.markdown), "GB/s")
     at.button(key="measure").click().run()
     assert not at.exception
-    second = mdtable.find((m.value for m in at.markdown), "GB/s")
+    second = markdown_tables.find((m.value for m in at.markdown), "GB/s")
     assert [kind for kind, _ in calls] == ["transfer", "transfer"]  # not a cached answer
     assert first[0]["median"] == "10.0 µs" and second[0]["median"] == "20.0 µs"
     assert second[0]["spread (IQR)"] == "1.0 µs"

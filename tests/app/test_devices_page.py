@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.devices.lessons import LESSONS_BY_KEY
 from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS
-from gradviz.util import mdtable
 from gradviz.util.format import fmt_bytes
+from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SIMULATED = not torch.cuda.is_available()
@@ -63,7 +63,7 @@ def test_toggle_a_leaf_to_cuda_colours_the_graph_by_device():
     assert DEVICE_COLORS["cuda:0"] in dot and CUDA0 in dot
     next(b for b in at.button if b.label == "Run backward").click().run()
     at = open_tab(at, "Tensors")  # the table of tensors, made while its tab is open
-    table = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    table = markdown_tables.find((m.value for m in at.markdown), "requires_grad")
     assert {r["device"] for r in table} == {"cuda:0"}
     x = next(r for r in table if r["name"] == "x")
     assert x["grad"] == "[2.0000, 2.6667, 3.3333]"  # same gradients as on the CPU
@@ -108,7 +108,7 @@ def test_devices_page():
 
     at = AppTest.from_function(script, default_timeout=120).run()
     assert not at.exception
-    cases = mdtable.find((m.value for m in at.markdown), "PyTorch")
+    cases = markdown_tables.find((m.value for m in at.markdown), "PyTorch")
     assert len(cases) >= 10
     assert any("Expected all tensors" in c["PyTorch"] for c in cases)
     at.selectbox(key="device_lesson").select("index_gpu_index").run()
@@ -117,16 +117,16 @@ def test_devices_page():
     assert any("PyTorch answers: **" + CUDA0 in m.value for m in at.markdown)
     # recorded on a real GPU by `make gpu-check` (docs/gpu/, bench/transfer_reference.json)
     assert any("Recorded on NVIDIA H100 80GB HBM3" in m.value for m in at.markdown)
-    sweep = mdtable.find((m.value for m in at.markdown), "size")
+    sweep = markdown_tables.find((m.value for m in at.markdown), "size")
     assert [r["size"] for r in sweep][:1] == [fmt_bytes(4096)] and len(sweep) == 10
     assert any("pinned (GB/s)" in k for k in sweep[-1])
     checked = next(c.value for c in at.caption if "Checked on a real GPU" in c.value)
     assert "NVIDIA H100 80GB HBM3" in checked and "27 of 27 cases" in checked
-    verdicts = mdtable.find((m.value for m in at.markdown), "verdict")
+    verdicts = markdown_tables.find((m.value for m in at.markdown), "verdict")
     assert len(verdicts) == 28 and {"match", "message differs"} <= {r["verdict"] for r in verdicts}
     at.button(key="measure").click().run()
     assert not at.exception
-    rows = mdtable.find((m.value for m in at.markdown), "GB/s")
+    rows = markdown_tables.find((m.value for m in at.markdown), "GB/s")
     assert any("host" in r["what"] for r in rows)
 
 
@@ -207,7 +207,7 @@ def test_allocator_table_reads_the_typed_figures():
     )
     at = AppTest.from_string(script, default_timeout=60).run()
     assert not at.exception
-    rows = mdtable.find((m.value for m in at.markdown), "reserved")
+    rows = markdown_tables.find((m.value for m in at.markdown), "reserved")
     assert rows == [
         {
             "device": "cuda:0",

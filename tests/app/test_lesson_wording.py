@@ -18,7 +18,7 @@ from gradviz.cli import main as cli_main
 from gradviz.program.presets import PRESETS
 from gradviz.speed import gpus, measure, timing
 from gradviz.ui.autograd import TABS
-from gradviz.util import mdtable
+from tests import markdown_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -98,7 +98,7 @@ def test_speed_page_says_lesson(tmp_path, monkeypatch):
         "The lesson used 100,000,000 elements per tensor",
     ):
         assert shown in text  # the scan sees the page
-    assert mdtable.find((m.value for m in at.markdown), "naive (lesson)")  # the reference's
+    assert markdown_tables.find((m.value for m in at.markdown), "naive (lesson)")  # the reference's
     assert lesson_called_seed(text) == []
 
 

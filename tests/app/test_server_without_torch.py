@@ -40,8 +40,8 @@ for label in [*TABS[2:], "Tensors"]:
     at.session_state[TAB_KEY] = label
     at = at.run()
     problems += [f"{label}: {e.value}" for e in at.exception]
-from gradviz.util import mdtable
-tensors = mdtable.find((m.value for m in at.markdown), "requires_grad") or []
+from tests import markdown_tables
+tensors = markdown_tables.find((m.value for m in at.markdown), "requires_grad") or []
 grads = " ".join(r["grad"] for r in tensors)
 
 page = "from gradviz.ui import devices\\ndevices.page()\\n"
@@ -49,7 +49,7 @@ dev = AppTest.from_string(page, default_timeout=180).run()
 dev.selectbox(key="placement_device").select("cuda:0").run()
 problems += [str(e.value) for e in dev.exception]
 placement = any("PyTorch answers: **cuda:0" in m.value for m in dev.markdown)
-lessons = len(mdtable.find((m.value for m in dev.markdown), "PyTorch") or [])
+lessons = len(markdown_tables.find((m.value for m in dev.markdown), "PyTorch") or [])
 
 # every page as app.py draws it: the sidebar, then the page
 opened = {}

@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.speed import estimate, gpus, timing
 from gradviz.ui import speed, speed_estimate
-from gradviz.util import mdtable
 from gradviz.util.format import fmt_seconds
+from tests import markdown_tables
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
@@ -56,7 +56,7 @@ def _text(elements) -> str:
 
 
 def _table(at: AppTest, column: str) -> list[dict]:
-    return mdtable.find((m.value for m in at.markdown), column)
+    return markdown_tables.find((m.value for m in at.markdown), column)
 
 
 def _expander(at: AppTest):
@@ -108,7 +108,7 @@ def test_the_assumptions_are_one_click_away(no_reference):
     assert "5 µs per eager op" in text and "PCIe at 80%" in text
     assert "**Bytes per element**: float32 4, bfloat16 2, float16 2" in text
     assert gpus.BY_KEY["T4"].source in text
-    figures = mdtable.find((m.value for m in expander.markdown), "figure")
+    figures = markdown_tables.find((m.value for m in expander.markdown), "figure")
     assert {"figure": "memory_gbps", "value": "300"} in figures
     assert {"figure": "tf32_tflops", "value": "no TF32: the FP32 rate"} in figures
 

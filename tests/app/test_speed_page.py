@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from gradviz.devices import info as device_info
 from gradviz.speed import timing
 from gradviz.ui import charts, speed
-from gradviz.util import mdtable
 from gradviz.workers import resources
+from tests import markdown_tables
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
@@ -62,7 +62,7 @@ def _spec(chart) -> dict:
 
 
 def _table(at: AppTest, column: str) -> list[dict]:
-    return mdtable.find((m.value for m in at.markdown), column)
+    return markdown_tables.find((m.value for m in at.markdown), column)
 
 
 def test_page_renders_on_cpu_and_says_no_gpu_reference(no_reference):

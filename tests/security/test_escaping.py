@@ -11,6 +11,7 @@ import html
 import pytest
 
 from gradviz.util import mdtable, mdtext
+from tests import markdown_tables
 from tests.security.injection import CORPUS, HOST, live_markdown, live_markup, shown_text
 
 ONE_LINE = {k: v.replace("\n", " ") for k, v in CORPUS.items()}
@@ -43,7 +44,7 @@ def test_message_quoting_program_text_makes_no_link(text):
 def test_table_cells_make_no_link_and_parse_back(text):
     out = mdtable.to_markdown([{"parameter": text, "norm": 1.0}])
     assert not live_markdown(out), live_markdown(out)
-    assert mdtable.parse(out) == [{"parameter": text, "norm": "1"}]
+    assert markdown_tables.parse(out) == [{"parameter": text, "norm": "1"}]
 
 
 @pytest.mark.parametrize("text", CORPUS.values(), ids=CORPUS)

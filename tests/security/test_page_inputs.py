@@ -18,7 +18,7 @@ from gradviz.devices.info import HostFacts
 from gradviz.program.share import encode_program
 from gradviz.services import host
 from gradviz.ui.autograd import TAB_KEY
-from gradviz.util import mdtable
+from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -124,7 +124,7 @@ def test_a_link_is_checked_against_a_cuda_host_with_one_gpu(monkeypatch):
 def _tensor_rows(at: AppTest) -> dict[str, dict]:
     at.session_state[TAB_KEY] = "Tensors"  # made only while open
     at.run()
-    rows = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    rows = markdown_tables.find((m.value for m in at.markdown), "requires_grad")
     return {r["name"]: r for r in rows}
 
 
@@ -184,5 +184,5 @@ def test_page_still_works_after_hostile_input():
     at.session_state[TAB_KEY] = "Tensors"  # made only while open
     at.button[0].click().run()
     assert not at.error
-    table = mdtable.find((m.value for m in at.markdown), "requires_grad")
+    table = markdown_tables.find((m.value for m in at.markdown), "requires_grad")
     assert next(r for r in table if r["name"] == "k")["value"] == "[5.0000, 5.0000]"

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.utils.data as torchdata
 
-from gradviz.program.interpreter.run import RESERVED_NAMES, Interpreter
+from gradviz.program.interpreter.statements import RESERVED_NAMES, Interpreter
 from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.checker import parse

@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from gradviz.program.interpreter.run import RESERVED_NAMES, run_program
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.interpreter.statements import RESERVED_NAMES
 from gradviz.program.results.limits import PUBLIC_PROGRAM_LIMITS, Limits
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError, char_col, did_you_mean

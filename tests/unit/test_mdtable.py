@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradviz.util import mdtable
+from tests import markdown_tables
 
 
 def test_round_trip_and_column_order():
     rows = [{"name": "x", "shape": "[2, 3]", "grad": None}, {"name": "y", "extra": 1.5}]
     text = mdtable.to_markdown(rows)
     assert text.splitlines()[0] == "| name | shape | grad | extra |"
-    assert mdtable.parse(text) == [
+    assert markdown_tables.parse(text) == [
         {"name": "x", "shape": "[2, 3]", "grad": "", "extra": ""},
         {"name": "y", "shape": "", "grad": "", "extra": "1.5"},
     ]
@@ -24,7 +25,7 @@ def test_round_trip_and_column_order():
 def test_given_columns_and_empty():
     assert mdtable.to_markdown([{"a": 1, "b": 2}], ["b"]) == "| b |\n| --- |\n| 2 |"
     assert mdtable.to_markdown([]) == ""
-    assert mdtable.parse("no table here") == []
+    assert markdown_tables.parse("no table here") == []
 
 
 def _bare_punctuation(text: str) -> str:
@@ -46,7 +47,7 @@ def test_cells_are_escaped():
     body = text.splitlines()[2]
     assert _bare_punctuation(body.strip("| ")) == ""  # every special character is escaped
     assert "\n" not in body
-    assert mdtable.parse(text) == [{"v": hostile.replace("\n", " ")}]
+    assert markdown_tables.parse(text) == [{"v": hostile.replace("\n", " ")}]
 
 
 def test_values():
@@ -81,7 +82,7 @@ def test_any_text_round_trips(rows):
         assert text == ""
         return
     want = [{c: " ".join(str(r.get(c, "")).splitlines()).strip() for c in columns} for r in rows]
-    got = mdtable.parse(text)
+    got = markdown_tables.parse(text)
     assert got == [{c: v.strip() for c, v in row.items()} for row in want]
 
 
@@ -92,9 +93,9 @@ def test_find_and_tables_in_page_texts():
         "a | b without a separator line",
         mdtable.to_markdown([{"name": "x", "grad": "[1.0]"}]),
     ]
-    assert mdtable.find(texts, "grad") == [{"name": "x", "grad": "[1.0]"}]
-    assert mdtable.find(texts, "missing") is None
-    assert mdtable.tables_in(texts) == [
+    assert markdown_tables.find(texts, "grad") == [{"name": "x", "grad": "[1.0]"}]
+    assert markdown_tables.find(texts, "missing") is None
+    assert markdown_tables.tables_in(texts) == [
         [{"device": "cpu", "bytes": "24"}],
         [{"name": "x", "grad": "[1.0]"}],
     ]

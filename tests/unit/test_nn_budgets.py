@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from gradviz.program.allowlists import nntables
-from gradviz.program.interpreter.run import Interpreter
+from gradviz.program.interpreter.statements import Interpreter
 from gradviz.program.objects.forward import LayerForward, layer_tensors
 from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, Limits
 from gradviz.program.results.trace import RunOptions

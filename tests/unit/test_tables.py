@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from gradviz.program.allowlists import tables
-from gradviz.program.interpreter.run import Interpreter
+from gradviz.program.interpreter.statements import Interpreter
 from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.program_error import ProgramError

@@ -56,7 +56,7 @@ MIME = {
 
 
 # Results kept for every session: bounded in bytes and age, so a few huge results (the
-# worker caps one at trace.MAX_RESULT_BYTES) cannot hold the host's memory for long.
+# worker caps one at gradviz.program.results.trace.MAX_RESULT_BYTES) cannot hold the host's memory for long.
 RESULTS_BYTES = 64 * 1024 * 1024
 PUBLIC_RESULTS_BYTES = 24 * 1024 * 1024
 RESULTS_SECONDS = 3600.0
@@ -564,8 +564,9 @@ def _graph_tab(trace: Trace, source: str, dot: str | None, highlight: str | None
     if dot is None:
         st.info("torchviz draws only tensors that autograd tracks; nothing here requires grad yet.")
     elif n_nodes > BIG_GRAPH and st.session_state.get("draw_big") != source:
+        where = "on the server" if dot_available() else "in your browser"
         st.warning(
-            f"This graph has {n_nodes:,} nodes. Laying it out in your browser "
+            f"This graph has {n_nodes:,} nodes. Laying it out {where} "
             "can take a while; the tables, the walk-through and export work without it."
         )
         if st.button("Draw it anyway", icon=":material/draw:"):

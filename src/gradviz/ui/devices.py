@@ -13,8 +13,8 @@ from gradviz.devices import transfer_reference
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services import host
-from gradviz.services import programs as sandbox
 from gradviz.services.jobs import run_now
+from gradviz.services.programs import run_isolated
 from gradviz.ui import device_panel, training_ddp
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
@@ -28,9 +28,10 @@ MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and p
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def lesson_trace(source: str) -> Trace:
-    """A lesson runs in a sandbox worker like any program: the simulated-CUDA machinery
-    (FakeTensorMode, which imports much of torch's compiler) stays out of the server."""
-    return sandbox.run_isolated(source, RunOptions(classic=False))
+    """A lesson runs in a warm worker like any program (gradviz.services.programs): the
+    simulated-CUDA machinery (FakeTensorMode, which imports much of torch's compiler) stays
+    out of the server."""
+    return run_isolated(source, RunOptions(classic=False))
 
 
 def _measure(device: str) -> list[transfer_reference.Measurement]:

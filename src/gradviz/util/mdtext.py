@@ -31,7 +31,7 @@ _LINE_BREAKS = dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " ")  #
 _TRANSLATE_LINE_BREAKS = str.maketrans(_LINE_BREAKS)
 _TRANSLATE = str.maketrans({**{c: "\\" + c for c in UNSAFE}, **_LINE_BREAKS})
 # Tables escape every ASCII punctuation character (CommonMark allows it): a cell shows as
-# typed and parses back (mdtable.parse), whatever it holds.
+# typed and parses back (tests/markdown_tables.py), whatever it holds.
 _TRANSLATE_ALL = str.maketrans({**{c: "\\" + c for c in string.punctuation}, **_LINE_BREAKS})
 JOINER = "\u2060"  # WORD JOINER: invisible, and breaks the autolink patterns it sits in
 # What GitHub autolinks with no angle brackets: scheme://, www. and user@host (and mailto:).

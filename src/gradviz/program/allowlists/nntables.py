@@ -203,7 +203,6 @@ OPTIMIZERS: dict[str, ObjectSpec] = {
         "optimizer",
     ),
 }
-OPTIMIZER_METHODS = frozenset(["step", "zero_grad"])
 
 SCHEDULERS: dict[str, ObjectSpec] = {
     "StepLR": _row(optim.lr_scheduler.StepLR, "optimizer step_size gamma", "", "scheduler"),

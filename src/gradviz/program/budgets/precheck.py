@@ -1,4 +1,4 @@
-"""The caps a program runs under (gradviz.program.results.trace.Limits), checked before work runs.
+"""The caps a program runs under (gradviz.program.results.limits.Limits), checked before work runs.
 
 `Budget` counts what a run has done (statements, operations, bytes, values, FLOPs of matrix
 work) and refuses, with a "limit" error, the step that would pass a cap, before that step
