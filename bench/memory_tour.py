@@ -54,7 +54,7 @@ from _app import CHROMIUM, CHROMIUM_ARGS, descendants, free_port, machine, pss, 
 
 from gradviz.program.presets import PRESETS  # noqa: E402
 from gradviz.program.share import encode_program  # noqa: E402
-from gradviz.workers import resources  # noqa: E402
+from gradviz.util import resources  # noqa: E402
 
 # What the page says, as the app words it (grep src/gradviz for each):
 TOO_BIG = "too big to draw as"  # graph/render._too_big: the server refuses to lay it out

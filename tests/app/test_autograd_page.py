@@ -201,7 +201,7 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     """The page passes who asks (its address and signed identity) to the
     pool, and a turn that did not come reads as a plain warning, not an error report."""
     from gradviz.services import cache
-    from gradviz.workers.process import Busy
+    from gradviz.util.busy import Busy
 
     asked = []
 

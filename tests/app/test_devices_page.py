@@ -159,10 +159,10 @@ def test_lessons_run_in_workers_not_in_the_server():
 def test_no_worker_to_ask_is_a_plain_message(monkeypatch):
     """Host facts come from a worker; when none can answer, the pages say so and keep working."""
     from gradviz.services import host
-    from gradviz.workers import jobs
+    from gradviz.services.jobs import JobFailed
 
     def no_worker():
-        raise jobs.JobFailed("The worker process ended unexpectedly.")
+        raise JobFailed("The worker process ended unexpectedly.")
 
     monkeypatch.setattr(host, "facts", no_worker)
     for name in ("_facts", "_failed", "_asking"):  # nothing asked yet in this server

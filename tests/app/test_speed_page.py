@@ -12,10 +12,10 @@ from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
 from gradviz.devices import info as device_info
+from gradviz.services.following import Followed
 from gradviz.speed import timing
 from gradviz.ui import charts, speed
-from gradviz.util import mdtable
-from gradviz.workers import resources
+from gradviz.util import mdtable, resources
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
@@ -298,7 +298,7 @@ def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
         "done": False,
         "error": None,
     }
-    at.session_state[speed.JOB_KEY] = {"job": job, "seen": 0, "state": speed.SWEEP_KEY}
+    at.session_state[speed.JOB_KEY] = {"job": Followed(job), "state": speed.SWEEP_KEY}
     at.run()
     assert not at.exception
     assert job.stop_requested

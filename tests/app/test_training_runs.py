@@ -10,6 +10,8 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
+from gradviz.services.following import Followed
+
 SCRIPT = str(Path(__file__).resolve().parent / "training_page_script.py")
 
 
@@ -52,7 +54,7 @@ def test_train_after_an_old_run_starts_a_new_one(tiny_folder):
     old, settings = _old_run(tiny_folder, time_limit=1.0)
     assert old.wait(60) and old.status == "done"
     at = _app(tiny_folder, epochs=1)
-    at.session_state["training_run"] = {"job": old, "settings": settings}
+    at.session_state["training_run"] = {"job": Followed(old), "settings": settings}
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
@@ -68,7 +70,7 @@ def test_train_while_an_old_run_lives_stops_it_and_starts_anew(tiny_folder):
         old.next_events(len(old.events), 1.0)
         assert not old.finished, old.describe_failure()
     at = _app(tiny_folder, epochs=1)
-    at.session_state["training_run"] = {"job": old, "settings": settings}
+    at.session_state["training_run"] = {"job": Followed(old), "settings": settings}
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
@@ -101,7 +103,7 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
-    job = at.session_state["training_run"]["job"]
+    job = at.session_state["training_run"]["job"].job
     # No next script run follows it (as after Streamlit's Stop): stopped ADOPT_S later.
     deadline = time.monotonic() + training.ADOPT_S + 10
     while not job.stop_requested and time.monotonic() < deadline:
@@ -133,7 +135,7 @@ def test_a_click_during_a_run_adopts_it(tiny_folder, monkeypatch):
     at = _app(tiny_folder, epochs=3)
     at.button(key="training_start").click()
     at.run()
-    job = at.session_state["training_run"]["job"]
+    job = at.session_state["training_run"]["job"].job
     at.run()  # the click's script run, at once: follows the run to its end
     assert not at.exception, at.exception
     time.sleep(training.ADOPT_S + 0.5)

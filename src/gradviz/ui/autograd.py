@@ -33,8 +33,8 @@ from gradviz.ui.autograd_state import (
 )
 from gradviz.ui.common import KEEP, show_unexpected, table
 from gradviz.ui.visitor import visitor_key, wait_shown
+from gradviz.util.busy import Busy
 from gradviz.util.mdtext import code, escape, message
-from gradviz.workers.process import Busy
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}

@@ -11,8 +11,8 @@ import streamlit as st
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.share import ALL_LEAVES, ShareState, from_params, to_params
 from gradviz.services import host
+from gradviz.services.jobs import JobFailed
 from gradviz.ui import device_panel, graph_viewer
-from gradviz.workers.jobs import JobFailed
 
 THEME_LABELS = {
     "auto": "follow page",

@@ -8,7 +8,7 @@ are kept in session state after every step, so pressing Stop (which makes Stream
 rerun, interrupting the script at its next update, at most POLL_S away) keeps what was
 measured, and the rerun asks the worker to end before its next call, killing it if a call is
 still running workers.jobs.STOP_GRACE_S later (services.jobs.end). A closed tab ends its job
-the same way.
+the same way (services.following).
 
 The server never imports torch: what it knows of the GPU comes from host.facts() (asked of a
 worker once), dtypes are names with their sizes in a table, and what a worker sends back is
@@ -22,16 +22,16 @@ from dataclasses import asdict
 import streamlit as st
 
 from gradviz.services import host
-from gradviz.services.jobs import end, follow, run_now, start_in_line
+from gradviz.services.following import Followed
+from gradviz.services.jobs import JobFailed, run_now, start_in_line
 from gradviz.speed import gpus, timing, trust
 from gradviz.ui import charts, speed_estimate
 from gradviz.ui.common import show_unexpected, tab_open, table
+from gradviz.util import resources
+from gradviz.util.busy import Busy
 from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
-from gradviz.workers import resources
-from gradviz.workers.jobs import JobFailed
-from gradviz.workers.process import Busy
 
 SWEEP_KEY = "speed_sweep"
 COMPARE_KEY = "speed_compare"
@@ -122,10 +122,10 @@ def _stop_running_job() -> None:
     running = st.session_state.pop(JOB_KEY, None)
     if not running:
         return
-    job, state = running["job"], st.session_state.get(running["state"])
-    end(job)
+    followed, state = running["job"], st.session_state.get(running["state"])
+    followed.end()
     if state is not None:
-        for event in job.events[running["seen"] :]:
+        for event in followed.unread():
             if not isinstance(event, timing.Progress):
                 KEEPERS[running["state"]](state, event)
 
@@ -143,40 +143,39 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
             "of you); timings run one at a time so they do not slow each other down."
         )
 
-    job = start_in_line(kind, args, timing.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
+    followed = Followed(
+        start_in_line(kind, args, timing.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
+    )
     wait_box.empty()
-    running = {"job": job, "seen": 0, "state": state_key}
-    st.session_state[JOB_KEY] = running
+    st.session_state[JOB_KEY] = {"job": followed, "state": state_key}
     keep = KEEPERS[state_key]
     state = st.session_state[state_key]
     bar = st.progress(0.0, text=label)
     shown = (0.0, label)
     try:
-        for new in follow(job, running["seen"], POLL_S, tab_open):
-            for event in new:
-                running["seen"] += 1
-                if isinstance(event, timing.Progress):
-                    if event.done >= event.total:
-                        shown = (1.0, f"{label}: done")
-                    else:
-                        step = f"step {event.done + 1} of {event.total}, {event.label}"
-                        shown = (event.done / event.total, f"{label}: {step}")
+        for event in followed.events(POLL_S, tab_open):
+            if event is None:
+                # A Streamlit call on every poll, even without news: Streamlit stops a script
+                # for a rerun (Stop, any widget) only inside one, and one call can be long.
+                bar.progress(shown[0], text=shown[1])
+            elif isinstance(event, timing.Progress):
+                if event.done >= event.total:
+                    shown = (1.0, f"{label}: done")
                 else:
-                    keep(state, event)
-            # A Streamlit call on every poll, even without news: Streamlit stops a script for
-            # a rerun (Stop, any widget) only inside one, and one timing call can be long.
-            bar.progress(shown[0], text=shown[1])
-        if not job.finished:  # the tab closed: follow() ended the job
+                    step = f"step {event.done + 1} of {event.total}, {event.label}"
+                    shown = (event.done / event.total, f"{label}: {step}")
+            else:
+                keep(state, event)
+        if not followed.job.finished:  # the tab closed: the job was ended
             return
     finally:
-        end(job)  # interrupted by a rerun, or failed: never leave it running
+        followed.end()  # interrupted by a rerun, or failed: never leave it running
     st.session_state.pop(JOB_KEY, None)
-    if job.status == "error" and job.error_type in ("SizeTooLarge", "ValueError"):
-        raise JobFailed(job.message)
+    job = followed.job
     if job.status == "error" and job.error_type == "OutOfMemoryError":
         raise JobFailed("The device ran out of memory; choose a smaller size.")
-    if job.status != "done":
-        raise JobFailed(job.describe_failure("the timing"))
+    if failure := followed.failure("the timing", plain=("SizeTooLarge", "ValueError")):
+        raise JobFailed(failure)
 
 
 def _reference_panel(gpu: str | None) -> timing.Reference | None:

@@ -20,8 +20,6 @@ gradviz.training.events (numbers, text, PNG bytes), read here by field.
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +28,8 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from gradviz.services import host
-from gradviz.services.jobs import end, follow, start_in_line
+from gradviz.services.following import Followed
+from gradviz.services.jobs import start_in_line
 from gradviz.training.events import (
     DataRead,
     Evaluating,
@@ -68,15 +67,14 @@ from gradviz.training.sources import (
 from gradviz.ui import charts, training_ddp, training_runs, uploads
 from gradviz.ui.common import png, show_unexpected, tab_open
 from gradviz.ui.training_runs import X_SEEN
+from gradviz.util.busy import Busy
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape, message
-from gradviz.workers.jobs import STOP_GRACE_S, Job
-from gradviz.workers.process import Busy
-from gradviz.workers.resources import available_cpus
+from gradviz.util.resources import available_cpus
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
-RUN_KEY = "training_run"  # the job in progress: {"job", "settings"}
+RUN_KEY = "training_run"  # the job in progress: {"job": a Followed, "settings"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
 UPLOAD_KEY = "training_upload_result"  # (file name, outcome) of the last upload, drawn on reruns
 UPLOAD_WIDGET = "training_upload"  # the uploader's key, with UPLOAD_ROUND after it
@@ -230,7 +228,7 @@ def _start_training(source: Source, settings: dict) -> None:
     finally:
         wait_box.empty()
     st.session_state.pop(RESULT_KEY, None)
-    st.session_state[RUN_KEY] = {"job": job, "settings": run_settings}
+    st.session_state[RUN_KEY] = {"job": Followed(job), "settings": run_settings}
 
 
 def _follow(run: dict) -> None:
@@ -239,10 +237,11 @@ def _follow(run: dict) -> None:
     A click on any widget (the page's Stop too) or Streamlit's own Stop (top right), or the
     end of the session, stops the script at its next element (StopException); a click starts
     the next script run at once, which follows the run again (adopts it). When none does
-    (Streamlit's Stop, a session gone), the run is asked to stop (_stop_unless_adopted; it
-    still sends what it learned) and the page's next run shows that result and why it ended.
-    A closed tab ends it (follow's `connected`)."""
-    job = run["job"]
+    (Streamlit's Stop, a session gone), the run is asked to stop ADOPT_S later (it still sends
+    what it learned) and the page's next run shows that result and why it ended. A closed
+    tab ends it (services.following)."""
+    followed = run["job"]
+    job = followed.job
     live = st.empty()
     with live.container():
         st.button(
@@ -258,7 +257,7 @@ def _follow(run: dict) -> None:
             loss_box = st.empty()
         with right:
             acc_box = st.empty()
-    if run.get("page_stopped"):
+    if followed.page_stopped:
         status.info(f"{PAGE_STOPPED[:1].upper()}{PAGE_STOPPED[1:]}; evaluating what it learned...")
     elif job.stop_requested:
         status.info("Stopping after this step, then evaluating what was learned...")
@@ -267,41 +266,27 @@ def _follow(run: dict) -> None:
     history: list[Progress] = []
     shown = (0.0, "")
     try:
-        for new in follow(job, 0, POLL_S, tab_open):
-            for ev in new:
+        for ev in followed.events(POLL_S, tab_open, since=0):
+            if ev is None:
+                bar.progress(*shown)  # on every poll: where Streamlit can stop the script
+            else:
                 shown = _draw_event(ev, job, history, status, (loss_box, acc_box)) or shown
-            bar.progress(*shown)  # on every poll: where Streamlit can stop the script
     except StopException:
-        _stop_unless_adopted(run)
+        followed.stop_unless_read_within(ADOPT_S)
         raise
     live.empty()
-    if not job.finished:  # the tab closed: follow() ended the run, nobody sees it
+    if not job.finished:  # the tab closed: the run was ended, nobody sees it
         return
     st.session_state.pop(RUN_KEY, None)
     if job.status == "done":
-        _keep_result(_explain_stop(job.result, job.abandoned, run.get("page_stopped", False)))
+        _keep_result(_explain_stop(job.result, job.abandoned, followed.page_stopped))
     elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
         st.error(message(job.message))
     else:
         st.error(message(job.describe_failure("training")) + " Nothing else was affected.")
 
 
-def _stop_unless_adopted(run: dict) -> None:
-    """The script stopped while following `run`: unless a next script run reads the job's
-    events within ADOPT_S (a widget click), the page was stopped; stop the run too."""
-    job, left = run["job"], time.monotonic()
-
-    def check() -> None:
-        if job.last_read <= left and not job.finished:
-            run["page_stopped"] = True
-            job.stop()
-
-    timer = threading.Timer(ADOPT_S, check)
-    timer.daemon = True
-    timer.start()
-
-
-def _draw_event(ev, job: Job, history: list[Progress], status, boxes) -> tuple | None:
+def _draw_event(ev, job, history: list[Progress], status, boxes) -> tuple | None:
     """Show one event of the run; for a reading, the progress bar's (fraction, text)."""
     if isinstance(ev, DataRead):
         status.info(f"Read {ev.describe}. Building the network...")
@@ -609,11 +594,11 @@ def _checked_source(settings: dict) -> Source | None:
 def _current_run() -> dict | None:
     """The run this session started and still follows (asked to stop if Stop was pressed)."""
     run = st.session_state.get(RUN_KEY)
-    if run and not isinstance(run.get("job"), Job):
+    if run and not isinstance(run.get("job"), Followed):
         st.session_state.pop(RUN_KEY, None)  # not a run this page started: forget it
         run = None
     if run and st.session_state.get("training_stop"):
-        run["job"].stop()
+        run["job"].job.stop()
     return run
 
 
@@ -622,11 +607,11 @@ def _retire(run: dict) -> None:
     Streamlit's Stop, or finished since): that run ends here and is never shown as the new
     one; a result it finished with goes to the table of this session's runs only."""
     st.session_state.pop(RUN_KEY, None)
-    job = run["job"]
-    end(job)
-    job.wait(STOP_GRACE_S + 5.0)  # its CPU free before the new run's images/s are measured
+    followed = run["job"]
+    followed.retire()  # its CPU free before the new run's images/s are measured
+    job = followed.job
     if job.status == "done":
-        _keep_result(_explain_stop(job.result, job.abandoned, run.get("page_stopped", False)))
+        _keep_result(_explain_stop(job.result, job.abandoned, followed.page_stopped))
         st.session_state.pop(RESULT_KEY, None)
 
 
