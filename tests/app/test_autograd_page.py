@@ -185,13 +185,13 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
     import base64
     import re
 
-    import gradviz.ui.autograd as page
+    from gradviz.ui.autograd import graph_tab
 
     at = _run_backward(_app().run())
     image = next(m.value for m in at.markdown if 'alt="autograd graph"' in m.value)
     svg = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", image).group(1))
     assert b"<svg" in svg and b"PowBackward0" in svg and b"2.0000, 2.6667, 3.3333" in svg
-    monkeypatch.setattr(page, "dot_available", lambda: False)
+    monkeypatch.setattr(graph_tab, "dot_available", lambda: False)
     at = _app().run()
     assert at.get("graphviz_chart")
     assert "PowBackward0" in at.get("graphviz_chart")[0].proto.spec

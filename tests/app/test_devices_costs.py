@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from gradviz.devices.transfer_reference import Measurement
 from gradviz.util import mdtable
 
-PAGE = "from gradviz.ui import devices\ndevices.page()\n"
+PAGE = "from gradviz.ui.devices import page\npage.page()\n"
 
 
 def test_measure_again_measures_again(monkeypatch):

@@ -139,7 +139,7 @@ import json, sys
 folder, script = sys.argv[1], sys.argv[2]
 import streamlit  # noqa: F401
 
-import gradviz.ui.training  # noqa: F401  (as the server imports the page)
+import gradviz.ui.training.page  # noqa: F401  (as the server imports the page)
 
 at_import = sorted(m for m in ("torch", "numpy", "pandas") if m in sys.modules)
 from streamlit.testing.v1 import AppTest
@@ -199,10 +199,10 @@ def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, mo
 
 
 def test_busy_server_says_so_and_keeps_working(tiny_folder, monkeypatch):
-    from gradviz.ui import training
+    from gradviz.ui.training import live
     from gradviz.workers import jobs
 
-    monkeypatch.setattr(training, "QUEUE_S", 1.0)
+    monkeypatch.setattr(live, "QUEUE_S", 1.0)
     slot = jobs.slots("training")
     assert slot.try_acquire()  # another visitor's run
     try:
@@ -280,7 +280,7 @@ def _reading(kind, images_seen, loss, accuracy, test_accuracy):
 
 
 def test_curves_keep_test_accuracy_from_epoch_rows():
-    from gradviz.ui.training import curve_rows
+    from gradviz.ui.training.curves import curve_rows
 
     history = [
         _reading("progress", 10, loss=2.0, accuracy=0.1, test_accuracy=None),
