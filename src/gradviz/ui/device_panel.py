@@ -1,5 +1,5 @@
 """Device pieces of the autograd page: move leaves to another device, where tensors live,
-device errors explained. Kept apart from ui/autograd.py so that page changes stay small."""
+device errors explained. Shared by the Autograd and Devices pages."""
 
 from __future__ import annotations
 
