@@ -7,23 +7,12 @@ import base64
 
 import streamlit as st
 
-from gradviz.graph.render import (
-    ROLE_TEXT,
-    THEMES,
-    RenderUnavailable,
-    dot_available,
-    graph_size,
-)
+from gradviz.graph.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, graph_size
 from gradviz.program.results import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.ui import device_panel
-from gradviz.ui.autograd import (
-    graph_notes,
-    graph_viewer,
-)
-from gradviz.ui.autograd.state import (
-    graph_theme,
-)
+from gradviz.ui.autograd import graph_notes, graph_viewer
+from gradviz.ui.autograd.state import graph_theme
 from gradviz.ui.common import KEEP
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.mdtext import message
@@ -33,8 +22,6 @@ GRAPH_ALT = "autograd graph"
 
 # The drawing fits the window's height less the title and the tabs above it.
 GRAPH_STYLE = "display:block;max-width:100%;max-height:max(24rem, calc(100vh - 21rem))"
-
-
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 
 

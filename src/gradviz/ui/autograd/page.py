@@ -16,26 +16,14 @@ from gradviz.program.results import Trace
 from gradviz.services import landing
 from gradviz.services.cache import run_cached
 from gradviz.ui import device_panel
-from gradviz.ui.autograd import (
-    backward_calls,
-    backward_controls,
-    graph_viewer,
-    tabs,
-)
-from gradviz.ui.autograd.state import (
-    THEME_LABELS,
-    init_state,
-    load_preset,
-    update_share_link,
-)
+from gradviz.ui.autograd import backward_calls, backward_controls, graph_viewer, tabs
+from gradviz.ui.autograd.state import THEME_LABELS, init_state, load_preset, update_share_link
 from gradviz.ui.common import KEEP, show_unexpected
 from gradviz.ui.visitor import visitor_key, wait_shown
 from gradviz.util.busy import Busy
 from gradviz.util.mdtext import message
 
 VIEW_LABELS = {"values": "gradviz (values + grads)", "classic": "torchviz classic"}
-
-
 RANKDIR_LABELS = {"TB": "top-down", "LR": "left-right"}
 
 

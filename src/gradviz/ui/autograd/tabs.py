@@ -5,25 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.graph.render import (
-    RenderUnavailable,
-    dot_available,
-    draw,
-)
+from gradviz.graph.render import RenderUnavailable, dot_available, draw
 from gradviz.graph.rules import rule_for
 from gradviz.program.results import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.services.programs import check_isolated
-from gradviz.ui.autograd import (
-    graph_tab,
-    graph_viewer,
-    slides,
-    tensors,
-)
-from gradviz.ui.autograd.state import (
-    graph_theme,
-    share_params,
-)
+from gradviz.ui.autograd import graph_tab, graph_viewer, slides, tensors
+from gradviz.ui.autograd.state import graph_theme, share_params
 from gradviz.ui.common import KEEP, table
 from gradviz.ui.visitor import visitor_key, wait_shown
 from gradviz.util.mdtext import code, escape, message
@@ -37,8 +25,6 @@ MIME = {
 
 
 TABS = ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
-
-
 TAB_KEY = "graph_tab"  # the open tab (st.tabs' state: its label)
 
 

@@ -21,8 +21,6 @@ from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
 
 LONG_RUN_S = 60.0  # warn before a comparison estimated to take longer than this
-
-
 EXPLAIN = """
 **Why the two figures differ**
 

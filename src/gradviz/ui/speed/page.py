@@ -25,11 +25,7 @@ from gradviz.services.jobs import JobFailed
 from gradviz.speed import timing
 from gradviz.ui.speed import estimate
 from gradviz.ui.speed.compare import comparison_section
-from gradviz.ui.speed.running import (
-    COMPARE_KEY,
-    SWEEP_KEY,
-    stop_running_job,
-)
+from gradviz.ui.speed.running import COMPARE_KEY, SWEEP_KEY, stop_running_job
 from gradviz.ui.speed.sweep import sweep_section
 from gradviz.util import resources
 from gradviz.util.mdtext import escape, message

@@ -19,20 +19,10 @@ from gradviz.util import resources
 from gradviz.util.mdtext import message
 
 SWEEP_KEY = "speed_sweep"
-
-
 COMPARE_KEY = "speed_compare"
-
-
 JOB_KEY = "speed_job"  # the worker job of this session still running, if any
-
-
 QUEUE_S = 30.0  # how long a run waits for another visitor's timing to finish
-
-
 CALIBRATION_TTL_S = 120.0  # a quick run older than this is measured again
-
-
 POLL_S = 0.5  # while a timing runs, the page checks its tab and the Stop button this often
 
 

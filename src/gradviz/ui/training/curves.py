@@ -4,9 +4,7 @@ results.
 
 from __future__ import annotations
 
-from gradviz.training.events import (
-    Progress,
-)
+from gradviz.training.events import Progress
 from gradviz.ui import charts
 from gradviz.ui.training.runs import X_SEEN
 

@@ -22,11 +22,7 @@ from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
-
-
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
-
-
 NO_PUBLIC_FOLDER = (
     "This public server offers no image folder (its operator lists them in "
     "GRADVIZ_DATA_ROOTS); choose CIFAR-10."

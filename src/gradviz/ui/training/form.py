@@ -7,23 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.services import host
-from gradviz.training.settings import (
-    MAX_BATCH,
-    PRESETS,
-    TrainingDevices,
-    max_batch_size,
-)
-from gradviz.training.sources import (
-    default_cache_dir,
-    public_folder_choices,
-    shared_subset_dir,
-)
+from gradviz.training.settings import MAX_BATCH, PRESETS, TrainingDevices, max_batch_size
+from gradviz.training.sources import default_cache_dir, public_folder_choices, shared_subset_dir
 from gradviz.ui import training_ddp
-from gradviz.ui.training.data import (
-    CIFAR,
-    FOLDER,
-    NO_PUBLIC_FOLDER,
-)
+from gradviz.ui.training.data import CIFAR, FOLDER, NO_PUBLIC_FOLDER
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape
 

@@ -12,22 +12,14 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from gradviz.services.following import Followed
 from gradviz.services.jobs import start_in_line
-from gradviz.training.events import (
-    DataRead,
-    Evaluating,
-    Progress,
-    Started,
-    TrainingSummary,
-)
+from gradviz.training.events import DataRead, Evaluating, Progress, Started, TrainingSummary
 from gradviz.training.settings import (
     STOP_REASONS,
     effective_time_limit,
     preset_unavailable_reason,
     training_limits,
 )
-from gradviz.training.sources import (
-    DataError,
-)
+from gradviz.training.sources import DataError
 from gradviz.ui.common import show_unexpected, tab_open
 from gradviz.ui.training import runs
 from gradviz.ui.training.curves import curve_rows, draw_curves
@@ -37,23 +29,11 @@ from gradviz.util.mdtext import message
 from gradviz.util.resources import available_cpus
 
 RUN_KEY = "training_run"  # the job in progress: {"job": a Followed, "settings"}
-
-
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
-
-
 QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
-
-
 ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
-
-
 ADOPT_S = 3.0  # a run no script run follows this long after the script stopped is stopped
-
-
 POLL_S = 0.5  # while a run streams, the page redraws (where Streamlit can stop it) this often
-
-
 PAGE_STOPPED = "the page was stopped (Streamlit's Stop, top right), so the run was stopped"
 
 

@@ -25,24 +25,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.training.settings import (
-    max_training_seconds,
-)
-from gradviz.training.sources import (
-    torchvision_missing,
-)
+from gradviz.training.settings import max_training_seconds
+from gradviz.training.sources import torchvision_missing
 from gradviz.ui.common import show_unexpected
 from gradviz.ui.training import runs
-from gradviz.ui.training.data import (
-    checked_source,
-)
+from gradviz.ui.training.data import checked_source
 from gradviz.ui.training.form import settings_form, training_devices
-from gradviz.ui.training.live import (
-    RESULT_KEY,
-    current_run,
-    retire,
-    run_area,
-)
+from gradviz.ui.training.live import RESULT_KEY, current_run, retire, run_area
 from gradviz.ui.training.result import show_result
 from gradviz.ui.training.weights import evaluate_upload
 from gradviz.util.busy import Busy

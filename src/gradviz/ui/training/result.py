@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gradviz.training.events import (
-    TrainingSummary,
-)
+from gradviz.training.events import TrainingSummary
 from gradviz.ui.common import png
 from gradviz.ui.training.curves import chart, curve_rows
 from gradviz.util.mdtext import escape

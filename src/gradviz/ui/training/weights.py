@@ -9,31 +9,18 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from gradviz.services.jobs import start_in_line
-from gradviz.training.events import (
-    WeightsEvaluation,
-)
-from gradviz.training.settings import (
-    EVALUATE_SECONDS,
-    MEGABYTE,
-    evaluate_limits,
-    max_upload_bytes,
-)
+from gradviz.training.events import WeightsEvaluation
+from gradviz.training.settings import EVALUATE_SECONDS, MEGABYTE, evaluate_limits, max_upload_bytes
 from gradviz.ui.common import png
 from gradviz.ui.training import uploads
 from gradviz.ui.training.data import Source
-from gradviz.ui.training.live import (
-    QUEUE_S,
-)
+from gradviz.ui.training.live import QUEUE_S
 from gradviz.util.busy import Busy
 from gradviz.util.mdtext import escape, message
 from gradviz.util.resources import available_cpus
 
 UPLOAD_KEY = "training_upload_result"  # (file name, outcome) of the last upload, drawn on reruns
-
-
 UPLOAD_WIDGET = "training_upload"  # the uploader's key, with UPLOAD_ROUND after it
-
-
 UPLOAD_ROUND = "training_upload_round"  # one more per upload taken: the uploader starts empty
 
 
