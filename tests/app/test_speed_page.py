@@ -262,10 +262,10 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
 
     peak = {"rss": rss()}
     before = peak["rss"]
-    running = True
+    sampling = True
 
     def sample() -> None:
-        while running:
+        while sampling:
             peak["rss"] = max(peak["rss"], rss())
             threading.Event().wait(0.01)
 
@@ -274,7 +274,7 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
     try:
         _button(at, "Time it both ways").click().run()
     finally:
-        running = False
+        sampling = False
         sampler.join()
     assert not at.exception and not at.error
     result = at.session_state[running.COMPARE_KEY]["results"][0]
