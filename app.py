@@ -1,6 +1,6 @@
 """gradviz: Streamlit entry point. Routes to the pages in src/gradviz/ui/.
 
-Run with `streamlit run app.py`. Each page is a function in its own module;
+Run with `streamlit run app.py`. Each page is `page()` in its package's `page` module;
 add a page by adding a line to PAGE_TABLE.
 """
 
@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 
 from gradviz.ui.common import sidebar  # noqa: E402
 from gradviz.ui.preload import preload_script  # noqa: E402
-from gradviz.ui.uploads import budget_store, cap_server_uploads  # noqa: E402
+from gradviz.ui.training.uploads import budget_store, cap_server_uploads  # noqa: E402
 from gradviz.util import first_page, hosting  # noqa: E402
 from gradviz.util.mdtext import escape  # noqa: E402
 
@@ -27,13 +27,13 @@ def lazy(module: str):
     visit does not wait for every page's imports (torchvision, benchmark tools, ...)."""
 
     def page() -> None:
-        importlib.import_module(f"gradviz.ui.{module}").page()
+        importlib.import_module(f"gradviz.ui.{module}.page").page()
 
     page.__name__ = module
     return page
 
 
-# (module in gradviz.ui, title, icon); the first is the landing page.
+# (page package in gradviz.ui, title, icon); the first is the landing page.
 PAGE_TABLE = [
     ("autograd", "Autograd", ":material/account_tree:"),
     ("devices", "Devices", ":material/memory:"),

@@ -58,9 +58,9 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates  # noqa: E402
 from tornado.websocket import websocket_connect  # noqa: E402
 
-EDITOR_LABEL = "Program"  # gradviz.ui.autograd._editor's text_area
+EDITOR_LABEL = "Program"  # gradviz.ui.autograd.page._editor's text_area
 SUBMIT_LABEL = "Run program"  # and its form's submit button
-GRAPH_ALT = 'alt="autograd graph"'  # the plain picture's <img> (gradviz.ui.autograd)
+GRAPH_ALT = 'alt="autograd graph"'  # the plain picture's <img> (gradviz.ui.autograd.graph_tab)
 MARKER = re.compile(rb"s(\d+)r(\d+)_x")
 DATA_URI = re.compile(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)")
 RUN_TIMEOUT = 300.0  # seconds one script run may take before it counts as an error

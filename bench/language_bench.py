@@ -128,7 +128,7 @@ def cnn_program(class_form: bool) -> str:
 
 
 def page_options() -> RunOptions:
-    """What the Autograd page asks for a program just submitted (ui/autograd.run_cached):
+    """What the Autograd page asks for a program just submitted (services/cache.run_cached):
     no backward target yet, not ones, not retained, the classic DOT too, the host's limits
     (services.programs.program_limits on a private host: DEFAULT_LIMITS)."""
     return RunOptions(

@@ -54,17 +54,17 @@ from _app import CHROMIUM, CHROMIUM_ARGS, descendants, free_port, machine, pss, 
 
 from gradviz.program.presets import PRESETS  # noqa: E402
 from gradviz.program.share import encode_program  # noqa: E402
-from gradviz.workers import resources  # noqa: E402
+from gradviz.util import resources  # noqa: E402
 
 # What the page says, as the app words it (grep src/gradviz for each):
 TOO_BIG = "too big to draw as"  # graph/render._too_big: the server refuses to lay it out
-BROWSER_LAYOUT = "Lay out all"  # ui/autograd.show_graph: the opt-in checkbox
-DRAW_ANYWAY = "Draw it anyway"  # ui/autograd._graph_and_tabs: graphs over BIG_GRAPH nodes
+BROWSER_LAYOUT = "Lay out all"  # ui/autograd/graph_tab.show_graph: the opt-in checkbox
+DRAW_ANYWAY = "Draw it anyway"  # ui/autograd/graph_tab.tab: graphs over BIG_GRAPH nodes
 LEFT_OUT = "values are shown for"  # program/results.cap_result: over the value budget
 WOULD_ALLOCATE = "would allocate"  # program/budget: over the per-tensor or total caps
 PUBLIC_TIMING_CAP = "one timing may use on this public server"  # speed/timing.check_public_cap
 SMALLER = "Choose a smaller size"  # speed/timing.check_memory and check_public_cap
-COMPARED = "Why the two figures differ"  # ui/speed.EXPLAIN, under a finished comparison
+COMPARED = "Why the two figures differ"  # ui/speed/compare.EXPLAIN, under a finished comparison
 ALERT_ERROR = '[data-testid="stAlertContentError"]'
 
 

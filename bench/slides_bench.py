@@ -6,7 +6,7 @@ clicked, under the server's render limits:
 
   frames: gradviz.graph.walkthrough.frames (DOT per backward step + the final graph)
   pdf:    walkthrough.pdf_bytes (a Graphviz PDF per frame, merged by pypdf, in the server)
-  gif:    gradviz.ui.slides.gif: a Graphviz PNG per frame in the server, at most
+  gif:    gradviz.ui.autograd.slides.gif: a Graphviz PNG per frame in the server, at most
           GIF_MAX_SIDE pixels a side, + services.slides.gif (Pillow in a job worker; the
           first call includes starting the worker's forkserver, so each program is timed
           twice and the second is reported)
@@ -34,7 +34,7 @@ from gradviz.graph.render import render_bytes, server_limits, to_dot  # noqa: E4
 from gradviz.program.interpreter.run import run_program  # noqa: E402
 from gradviz.program.presets import PRESETS_BY_KEY  # noqa: E402
 from gradviz.program.results.trace import RunOptions  # noqa: E402
-from gradviz.ui.slides import gif as page_gif  # noqa: E402
+from gradviz.ui.autograd.slides import gif as page_gif  # noqa: E402
 
 
 def mlp(layers: int) -> str:

@@ -1,9 +1,9 @@
 """Open one of the autograd page's tabs in an AppTest, as a click on it does: the tabs
-beside the Graph tab are made only while open (gradviz.ui.autograd.TABS)."""
+beside the Graph tab are made only while open (gradviz.ui.autograd.tabs.TABS)."""
 
 from streamlit.testing.v1 import AppTest
 
-from gradviz.ui.autograd import TAB_KEY, TABS
+from gradviz.ui.autograd.tabs import TAB_KEY, TABS
 
 
 def open_tab(at: AppTest, label: str) -> AppTest:

@@ -183,7 +183,7 @@ def test_big_graph_drawn_on_request():
 
 @pytest.mark.parametrize("dot", [True, False], ids=["dot", "no-dot"])
 def test_big_graph_warning_says_where_it_is_laid_out(monkeypatch, dot):
-    import gradviz.ui.autograd as page
+    import gradviz.ui.autograd.graph_tab as page
 
     monkeypatch.setattr(page, "dot_available", lambda: dot)
     lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
@@ -199,13 +199,13 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
     import base64
     import re
 
-    import gradviz.ui.autograd as page
+    from gradviz.ui.autograd import graph_tab
 
     at = _run_backward(_app().run())
     image = next(m.value for m in at.markdown if 'alt="autograd graph"' in m.value)
     svg = base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", image).group(1))
     assert b"<svg" in svg and b"PowBackward0" in svg and b"2.0000, 2.6667, 3.3333" in svg
-    monkeypatch.setattr(page, "dot_available", lambda: False)
+    monkeypatch.setattr(graph_tab, "dot_available", lambda: False)
     at = _app().run()
     assert at.get("graphviz_chart")
     assert "PowBackward0" in at.get("graphviz_chart")[0].proto.spec
@@ -214,8 +214,8 @@ def test_graph_is_server_svg_with_dot_and_browser_chart_without(monkeypatch):
 def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     """The page passes who asks (its address and signed identity) to the
     pool, and a turn that did not come reads as a plain warning, not an error report."""
-    from gradviz.ui import autograd as page
-    from gradviz.workers.process import Busy
+    from gradviz.services import cache
+    from gradviz.util.busy import Busy
 
     asked = []
 
@@ -223,11 +223,11 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
         asked.append(visitor)
         raise Busy("you have a program running in another tab or window; wait for it")
 
-    page.results().clear()
-    monkeypatch.setattr(page, "run_isolated", busy)
+    cache.results().clear()
+    monkeypatch.setattr(cache, "run_isolated", busy)
     monkeypatch.setenv("GRADVIZ_LANDING", "off")  # the lesson's stored result needs no pool
     at = _app().run()
-    page.results().clear()
+    cache.results().clear()
     assert not at.exception, at.exception
     assert asked and re.fullmatch(r"[^|]+\|visitor [0-9a-f]{32}", asked[0]), asked
     assert any("program running in another tab" in w.value for w in at.warning)
@@ -309,8 +309,7 @@ def test_a_training_loop_picks_which_backward_call_to_show():
 def test_the_first_view_draws_the_stored_lesson_without_a_worker(monkeypatch):
     """gradviz.services.landing: the lesson as a first visit opens it is drawn from the
     stored result (no worker run); any other program, or Run backward, runs in a worker."""
-    from gradviz.services import landing
-    from gradviz.ui import autograd as page
+    from gradviz.services import cache, landing
 
     ran = []
 
@@ -318,15 +317,15 @@ def test_the_first_view_draws_the_stored_lesson_without_a_worker(monkeypatch):
         ran.append(options.backward)
         raise RuntimeError("no worker in this test")
 
-    page.results().clear()
+    cache.results().clear()
     monkeypatch.setattr(landing, "gpu_device_present", lambda: False)
-    monkeypatch.setattr(page, "run_isolated", no_worker)
+    monkeypatch.setattr(cache, "run_isolated", no_worker)
     at = _app().run()
     assert not at.exception, at.exception
     assert ran == [] and _graph_shown(at)
     assert "MeanBackward0" in _graph_dot(at)
     next(b for b in at.button if b.label == "Run backward").click().run()
-    page.results().clear()
+    cache.results().clear()
     assert ran == ["y"]  # backward is a real run, never the stored forward result
 
 
@@ -368,7 +367,7 @@ def test_a_drawing_the_server_refuses_is_laid_out_by_the_browser_with_why(monkey
     server busy) shows the graph drawn by the browser and a warning saying why: the
     server is asked once a run, for this visitor, not again for the plain picture."""
     from gradviz.graph.render import RenderUnavailable
-    from gradviz.ui import autograd as page
+    from gradviz.services import cache
 
     asked = []
 
@@ -376,8 +375,8 @@ def test_a_drawing_the_server_refuses_is_laid_out_by_the_browser_with_why(monkey
         asked.append((fmt, visitor))
         raise RenderUnavailable("This graph would take Graphviz too long to lay out here, why.")
 
-    page.drawings().clear()  # the lesson's drawing, from an earlier test
-    monkeypatch.setattr(page, "render_bytes", refuse)
+    cache.drawings().clear()  # the lesson's drawing, from an earlier test
+    monkeypatch.setattr(cache, "render_bytes", refuse)
     at = _app().run()
     assert not at.exception, at.exception
     chart = at.get("graphviz_chart")

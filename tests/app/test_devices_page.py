@@ -102,9 +102,9 @@ def test_mixing_error_explained_with_the_tensor_to_move():
 
 def test_devices_page():
     def script():
-        from gradviz.ui import devices
+        from gradviz.ui.devices import page
 
-        devices.page()
+        page.page()
 
     at = AppTest.from_function(script, default_timeout=120).run()
     assert not at.exception
@@ -134,7 +134,7 @@ SERVER_MODULES_SCRIPT = """
 import json, sys
 from streamlit.testing.v1 import AppTest
 
-page = "from gradviz.ui import devices\\ndevices.page()\\n"
+page = "from gradviz.ui.devices import page\\npage.page()\\n"
 at = AppTest.from_string(page, default_timeout=180).run()
 errors = [e.value for e in at.error]
 print(json.dumps({
@@ -159,15 +159,15 @@ def test_lessons_run_in_workers_not_in_the_server():
 def test_no_worker_to_ask_is_a_plain_message(monkeypatch):
     """Host facts come from a worker; when none can answer, the pages say so and keep working."""
     from gradviz.services import host
-    from gradviz.workers import jobs
+    from gradviz.services.jobs import JobFailed
 
     def no_worker():
-        raise jobs.JobFailed("The worker process ended unexpectedly.")
+        raise JobFailed("The worker process ended unexpectedly.")
 
     monkeypatch.setattr(host, "facts", no_worker)
     for name in ("_facts", "_failed", "_asking"):  # nothing asked yet in this server
         monkeypatch.setattr(host, name, None)
-    at = AppTest.from_string("from gradviz.ui import devices\ndevices.page()\n").run()
+    at = AppTest.from_string("from gradviz.ui.devices import page\npage.page()\n").run()
     assert not at.exception
     assert "Could not ask a worker process what this host has" in at.error[0].value
     at = _opened()  # the autograd page: the program and its graph, no device controls
@@ -185,9 +185,9 @@ def test_devices_page_reports_a_broken_file_of_recorded_numbers(tmp_path, monkey
     monkeypatch.setattr(transfer_reference, "REFERENCE_PATH", bad)
 
     def script():
-        from gradviz.ui import devices
+        from gradviz.ui.devices import page
 
-        devices.page()
+        page.page()
 
     at = AppTest.from_function(script, default_timeout=120).run()
     assert not at.exception
@@ -225,9 +225,9 @@ def test_devices_page_without_a_gpu_check_says_how_to_make_one(tmp_path, monkeyp
     monkeypatch.setattr(lessons, "GPU_CHECK_PATH", tmp_path / "absent.json")
 
     def script():
-        from gradviz.ui import devices
+        from gradviz.ui.devices import page
 
-        devices.page()
+        page.page()
 
     at = AppTest.from_function(script, default_timeout=120).run()
     assert not at.exception

@@ -1,4 +1,4 @@
-"""AppTest: the autograd page shows the interactive viewer (gradviz.ui.graph_viewer) with the
+"""AppTest: the autograd page shows the interactive viewer (gradviz.ui.autograd.graph_viewer) with the
 plain picture as its fallback, a toggle for the picture alone, and quiz links."""
 
 import json
@@ -135,7 +135,7 @@ def test_layers_closed_in_the_viewer_are_drawn_by_the_server_as_one_node_each():
 def test_the_exported_viewer_is_drawn_in_the_theme_of_its_graph(monkeypatch):
     """On a dark page (theme 'follow page') the Export tab's HTML viewer gets the dark theme
     its drawing was made in, not the unresolved 'auto' (which the viewer reads as light)."""
-    from gradviz.ui import graph_viewer
+    from gradviz.ui.autograd import graph_viewer
 
     themes = []
     real = graph_viewer._page

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from gradviz.cli import main as cli_main
 from gradviz.program.presets import PRESETS
 from gradviz.speed import gpus, measure, timing
-from gradviz.ui.autograd import TABS
+from gradviz.ui.autograd.tabs import TABS
 from tests import markdown_tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,9 +82,9 @@ def test_speed_page_says_lesson(tmp_path, monkeypatch):
     monkeypatch.setattr(timing, "REFERENCE_PATH", path)
 
     def script() -> None:
-        from gradviz.ui import speed
+        from gradviz.ui.speed import page
 
-        speed.page()
+        page.page()
 
     at = AppTest.from_function(script, default_timeout=120).run()
     assert not at.exception

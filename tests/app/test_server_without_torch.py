@@ -35,7 +35,7 @@ at.multiselect(key="move_leaves").select("x").run()
 problems += [str(e.value) for e in at.exception]
 moved = any("Moved `x`" in i.value for i in at.info)
 # every tab beside the graph (each is made only while open), the Tensors tab last
-from gradviz.ui.autograd import TAB_KEY, TABS
+from gradviz.ui.autograd.tabs import TAB_KEY, TABS
 for label in [*TABS[2:], "Tensors"]:
     at.session_state[TAB_KEY] = label
     at = at.run()
@@ -44,7 +44,7 @@ from tests import markdown_tables
 tensors = markdown_tables.find((m.value for m in at.markdown), "requires_grad") or []
 grads = " ".join(r["grad"] for r in tensors)
 
-page = "from gradviz.ui import devices\\ndevices.page()\\n"
+page = "from gradviz.ui.devices import page\\npage.page()\\n"
 dev = AppTest.from_string(page, default_timeout=180).run()
 dev.selectbox(key="placement_device").select("cuda:0").run()
 problems += [str(e.value) for e in dev.exception]
@@ -54,8 +54,8 @@ lessons = len(markdown_tables.find((m.value for m in dev.markdown), "PyTorch") o
 # every page as app.py draws it: the sidebar, then the page
 opened = {}
 for name in ("devices", "speed", "training", "autograd"):
-    script = (f"from gradviz.ui.common import sidebar\\nfrom gradviz.ui import {name}\\n"
-              f"sidebar()\\n{name}.page()\\n")
+    script = (f"from gradviz.ui.common import sidebar\\nfrom gradviz.ui.{name} import page\\n"
+              f"sidebar()\\npage.page()\\n")
     one = AppTest.from_string(script, default_timeout=180).run()
     problems += [f"{name}: {e.value}" for e in one.exception]
     opened[name] = [t.value for t in one.title]

@@ -1,4 +1,4 @@
-"""AppTest: the Export tab's walk-through for slides (gradviz.ui.slides): after Run backward it
+"""AppTest: the Export tab's walk-through for slides (gradviz.ui.autograd.slides): after Run backward it
 offers the walk-through as a PDF (a page per backward step plus the final graph) and as an
 animated GIF (as many frames), both made when clicked; the GIF by a job worker."""
 

@@ -14,7 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradviz.speed import estimate, gpus, timing
-from gradviz.ui import speed, speed_estimate
+from gradviz.ui.speed import estimate as estimate_section
+from gradviz.ui.speed import running
 from gradviz.util.format import fmt_seconds
 from tests import markdown_tables
 
@@ -22,9 +23,9 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_referenc
 
 
 def _script() -> None:
-    from gradviz.ui import speed
+    from gradviz.ui.speed import page
 
-    speed.page()
+    page.page()
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def _expander(at: AppTest):
 def test_a_host_without_a_gpu_gets_a_labelled_estimate(no_reference):
     at = _app()
     assert "3. How fast on a GPU? An estimate from spec sheets" in _text(at.subheader)
-    assert at.selectbox(key=speed_estimate.PICK_KEY).value == "T4"
+    assert at.selectbox(key=estimate_section.PICK_KEY).value == "T4"
     assert "Until then, section 3 estimates" in _text(at.info)
     rows = _table(at, "how it is known")
     assert [r["what"] for r in rows] == [
@@ -74,7 +75,7 @@ def test_a_host_without_a_gpu_gets_a_labelled_estimate(no_reference):
         "NVIDIA T4, data already on the GPU",
         "NVIDIA T4, copy from the CPU first",
     ]
-    assert rows[0]["how it is known"] == speed_estimate.SCALED  # the quick run, scaled
+    assert rows[0]["how it is known"] == estimate_section.SCALED  # the quick run, scaled
     assert {r["how it is known"] for r in rows[1:]} == {"estimate from spec sheet"}
     assert all(r["against the CPU"].endswith(("faster", "slower")) for r in rows[1:])
     # The T4's figures and their source, on the page.
@@ -94,7 +95,7 @@ def test_the_cifar_tutorial_step_is_estimated_too(no_reference):
     assert [r["batch"] for r in rows] == ["4", "512"]
     assert rows[0]["bound by"] == "launch overhead"
     assert "36 kernels" in _text(at.caption)
-    at.selectbox(key=speed_estimate.PICK_KEY).set_value("M4-Max").run()
+    at.selectbox(key=estimate_section.PICK_KEY).set_value("M4-Max").run()
     assert "publishes no FP32 peak" in _text(at.caption)
     assert not at.exception
 
@@ -116,7 +117,7 @@ def test_the_assumptions_are_one_click_away(no_reference):
 def test_picking_a_gpu_changes_the_estimate(no_reference):
     at = _app()
     t4 = _table(at, "how it is known")[1]["time per call"]
-    at.selectbox(key=speed_estimate.PICK_KEY).set_value("H100-SXM").run()
+    at.selectbox(key=estimate_section.PICK_KEY).set_value("H100-SXM").run()
     assert not at.exception
     assert "**NVIDIA H100 SXM**: memory 3,350 GB/s" in _text(at.caption)
     rows = _table(at, "how it is known")
@@ -128,11 +129,11 @@ def test_picking_a_gpu_changes_the_estimate(no_reference):
 
 def test_a_gpu_whose_maker_gives_no_figure_says_so(no_reference):
     at = _app()
-    at.selectbox(key=speed_estimate.PICK_KEY).set_value("M1").run()
+    at.selectbox(key=estimate_section.PICK_KEY).set_value("M1").run()
     assert not at.exception
     assert "publishes no memory bandwidth" in _text(at.info)
     assert not _table(at, "how it is known")
-    at.selectbox(key=speed_estimate.PICK_KEY).set_value("M4-Max").run()
+    at.selectbox(key=estimate_section.PICK_KEY).set_value("M4-Max").run()
     assert _table(at, "how it is known")  # the loop: memory-bound, Apple gives the bandwidth
     at.radio(key="speed_workload").set_value("matmul").run()
     assert "no float32 matrix-product peak" in _text(at.info)
@@ -141,8 +142,8 @@ def test_a_gpu_whose_maker_gives_no_figure_says_so(no_reference):
 
 
 def test_a_stale_pick_falls_back_to_the_default(no_reference):
-    at = _app(**{speed_estimate.PICK_KEY: "<img src=x> no such GPU"})
-    assert at.selectbox(key=speed_estimate.PICK_KEY).value == "T4"
+    at = _app(**{estimate_section.PICK_KEY: "<img src=x> no such GPU"})
+    assert at.selectbox(key=estimate_section.PICK_KEY).value == "T4"
 
 
 def test_the_measured_comparison_stands_beside_the_estimate(no_reference):
@@ -151,8 +152,8 @@ def test_the_measured_comparison_stands_beside_the_estimate(no_reference):
     next(b for b in at.button if b.label == "Time it both ways").click().run()
     assert not at.exception and not at.error
     rows = _table(at, "how it is known")
-    assert rows[0]["how it is known"] == speed_estimate.MEASURED
-    median = at.session_state[speed.COMPARE_KEY]["results"][0].timing.median_s
+    assert rows[0]["how it is known"] == estimate_section.MEASURED
+    median = at.session_state[running.COMPARE_KEY]["results"][0].timing.median_s
     assert rows[0]["time per call"] == fmt_seconds(median)
 
 
@@ -175,7 +176,7 @@ def test_measured_sweep_points_give_the_crossover(no_reference):
         timing.Point("matmul", "cpu", "float32", n, 1, 2e-6 * (n / 64) ** 3, 0.0, 3)
         for n in (64, 128, 256, 512)
     ]
-    at = _app(**{speed.SWEEP_KEY: _sweep_state(cpu), speed_estimate.PICK_KEY: "H100-SXM"})
+    at = _app(**{running.SWEEP_KEY: _sweep_state(cpu), estimate_section.PICK_KEY: "H100-SXM"})
     at.radio(key="speed_workload").set_value("matmul").run()
     assert not at.exception
     rows = _table(at, "CPU (measured on this host)")
@@ -207,7 +208,7 @@ def test_the_reference_file_is_set_beside_the_estimate_with_the_ratio(tmp_path, 
 def test_a_reference_of_a_known_gpu_is_compared_with_its_own_model(tmp_path, monkeypatch):
     _reference(tmp_path, monkeypatch, device="NVIDIA H100 80GB HBM3 (test fixture)")
     at = _app()
-    assert at.selectbox(key=speed_estimate.PICK_KEY).value == "H100-SXM"
+    assert at.selectbox(key=estimate_section.PICK_KEY).value == "H100-SXM"
     assert _table(at, "measured / estimate")
     assert "Same GPU model" in _text(at.caption)
     assert "two different GPUs" not in _text(at.warning)
@@ -215,6 +216,6 @@ def test_a_reference_of_a_known_gpu_is_compared_with_its_own_model(tmp_path, mon
 
 def test_default_gpu_prefers_this_host_then_the_reference():
     ref = timing.Reference("NVIDIA A100-SXM4-80GB", "t", "c", "2000-01-01", "x", ())
-    assert speed_estimate.default_gpu("NVIDIA L4", ref) == "L4"
-    assert speed_estimate.default_gpu(None, ref) == "A100-80GB-SXM"
-    assert speed_estimate.default_gpu("Some new GPU", None) == speed_estimate.DEFAULT_GPU
+    assert estimate_section.default_gpu("NVIDIA L4", ref) == "L4"
+    assert estimate_section.default_gpu(None, ref) == "A100-80GB-SXM"
+    assert estimate_section.default_gpu("Some new GPU", None) == estimate_section.DEFAULT_GPU

@@ -12,18 +12,20 @@ from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
 from gradviz.devices import info as device_info
+from gradviz.services.following import Followed
 from gradviz.speed import timing
-from gradviz.ui import charts, speed
-from gradviz.workers import resources
+from gradviz.ui import charts
+from gradviz.ui.speed import running
+from gradviz.util import resources
 from tests import markdown_tables
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
 
 def _script() -> None:
-    from gradviz.ui import speed
+    from gradviz.ui.speed import page
 
-    speed.page()
+    page.page()
 
 
 @pytest.fixture
@@ -87,7 +89,7 @@ def test_comparison_shows_naive_and_correct_side_by_side(no_reference):
     for column in ("naive (lesson)", "pending at sync", "correct median", "IQR"):
         assert column in table[0]
     assert "Why the two figures differ" in _text(at.markdown)
-    assert at.session_state[speed.COMPARE_KEY]["done"] is True
+    assert at.session_state[running.COMPARE_KEY]["done"] is True
 
 
 def test_oversized_request_is_refused_with_a_message(no_reference):
@@ -106,7 +108,7 @@ def test_sweep_draws_charts_and_table(no_reference):
     at.multiselect(key="speed_sweep_sizes_matmul").set_value([64, 128]).run()
     _button(at, "Run sweep").click().run()
     assert not at.exception and not at.error
-    state = at.session_state[speed.SWEEP_KEY]
+    state = at.session_state[running.SWEEP_KEY]
     assert state["done"] is True
     assert [p["size"] for p in state["points"]] == [64, 128]
     assert len(_charts(at)) == 2
@@ -126,7 +128,7 @@ def test_stopped_sweep_keeps_what_was_measured(no_reference):
     """Stop makes Streamlit rerun mid-sweep; the rerun finds the unfinished state."""
     at = AppTest.from_function(_script, default_timeout=120)
     point = timing.Point("elementwise", "cpu", "float32", 1000, 10, 1e-4, 1e-5, 3)
-    at.session_state[speed.SWEEP_KEY] = {
+    at.session_state[running.SWEEP_KEY] = {
         "config": {"workload": "elementwise", "dtype": "float32"},
         "points": [asdict(point)],
         "skipped": [],
@@ -194,7 +196,7 @@ def test_lesson_full_size_is_offered_with_an_estimate_and_a_warning(no_reference
     warning = _text(at.warning)
     if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
         assert "Stop ends it within a few seconds" in warning
-    assert speed.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
+    assert running.COMPARE_KEY not in at.session_state  # choosing the size runs nothing
 
 
 def _instead(monkeypatch, kind: str, *args) -> None:
@@ -230,7 +232,7 @@ def test_worker_crash_is_a_clear_message_and_the_page_keeps_working(no_reference
     assert "ended unexpectedly (SIGSEGV)" in error and "Traceback" not in error
     at.number_input(key="speed_cmp_size_elementwise").set_value(10_000)
     _button(at, "Time it both ways").click().run()
-    assert not at.error and at.session_state[speed.COMPARE_KEY]["done"] is True
+    assert not at.error and at.session_state[running.COMPARE_KEY]["done"] is True
 
 
 def test_worker_past_its_wall_clock_is_stopped_with_a_message(no_reference, monkeypatch):
@@ -261,10 +263,10 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
 
     peak = {"rss": rss()}
     before = peak["rss"]
-    running = True
+    sampling = True
 
     def sample() -> None:
-        while running:
+        while sampling:
             peak["rss"] = max(peak["rss"], rss())
             threading.Event().wait(0.01)
 
@@ -273,10 +275,10 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
     try:
         _button(at, "Time it both ways").click().run()
     finally:
-        running = False
+        sampling = False
         sampler.join()
     assert not at.exception and not at.error
-    result = at.session_state[speed.COMPARE_KEY]["results"][0]
+    result = at.session_state[running.COMPARE_KEY]["results"][0]
     assert result.timing.threads == resources.available_cpus()  # what the worker used
     assert torch.get_num_threads() == 1  # the server's own, unchanged
     assert peak["rss"] - before < 100_000_000, (before, peak["rss"])
@@ -290,7 +292,7 @@ def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
     while not any(isinstance(e, timing.Point) for e in job.events):
         job.next_events(len(job.events), 1.0)
     at = AppTest.from_function(_script, default_timeout=120)
-    at.session_state[speed.SWEEP_KEY] = {
+    at.session_state[running.SWEEP_KEY] = {
         "config": {"workload": "elementwise", "dtype": "float32"},
         "points": [],
         "skipped": [],
@@ -298,14 +300,14 @@ def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
         "done": False,
         "error": None,
     }
-    at.session_state[speed.JOB_KEY] = {"job": job, "seen": 0, "state": speed.SWEEP_KEY}
+    at.session_state[running.JOB_KEY] = {"job": Followed(job), "state": running.SWEEP_KEY}
     at.run()
     assert not at.exception
     assert job.stop_requested
     assert job.wait(60) and job.status == "done" and job.result == "stopped"
     assert "Stopped after" in _text(at.warning)
-    assert at.session_state[speed.SWEEP_KEY]["points"]  # folded in from the worker's events
-    assert speed.JOB_KEY not in at.session_state
+    assert at.session_state[running.SWEEP_KEY]["points"]  # folded in from the worker's events
+    assert running.JOB_KEY not in at.session_state
 
 
 def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
@@ -351,7 +353,7 @@ def test_a_gpu_host_is_known_from_host_facts(no_reference, monkeypatch):
         for n in (64, 128)
         for device, t in (("cpu", 1e-4 * n / 64), ("cuda", 2e-5))
     ]
-    at.session_state[speed.SWEEP_KEY] = {
+    at.session_state[running.SWEEP_KEY] = {
         "config": {"workload": "matmul", "dtype": "float32"},
         "points": [asdict(p) for p in points],
         "skipped": [],
@@ -386,7 +388,7 @@ from streamlit.testing.v1 import AppTest
 from gradviz.speed import timing
 
 timing.REFERENCE_PATH = Path(sys.argv[1])
-page = "from gradviz.ui import speed\\nspeed.page()\\n"
+page = "from gradviz.ui.speed import page\\npage.page()\\n"
 at = AppTest.from_string(page, default_timeout=240).run()
 report = {"exception": [str(e.value) for e in at.exception]}
 captions = "\\n".join(str(c.value) for c in at.caption)
@@ -443,7 +445,7 @@ def test_a_closed_tab_ends_its_timing_within_seconds(no_reference, monkeypatch):
     monkeypatch.setattr(jobs, "start", start)
     at = AppTest.from_function(_script, default_timeout=60)
     at.run()
-    monkeypatch.setattr(speed, "tab_open", lambda: False)
+    monkeypatch.setattr(running, "tab_open", lambda: False)
     _button(at, "Time it both ways").click().run()
     assert started, "no timing started"
     assert started[0].wait(10), "the job outlived its closed tab"
@@ -465,7 +467,7 @@ def test_implausible_sweep_points_are_flagged_and_can_be_rerun(no_reference):
     """The lecturer's sweep: 10,000 elements at 0.07 ms, then 100,000 at 182 ms."""
     at = _app()
     at.multiselect(key="speed_sweep_sizes_elementwise").set_value([1_000, 10_000]).run()
-    at.session_state[speed.SWEEP_KEY] = _sweep_state(
+    at.session_state[running.SWEEP_KEY] = _sweep_state(
         [
             timing.Point("elementwise", "cpu", "float32", 10_000, 10, 0.07e-3, 0.0, 3),
             timing.Point("elementwise", "cpu", "float32", 100_000, 10, 182e-3, 1e-3, 3),
@@ -477,7 +479,7 @@ def test_implausible_sweep_points_are_flagged_and_can_be_rerun(no_reference):
     assert "100,000" in warning and "260x that at size 10,000" in warning, warning
     _button(at, "Re-run the sweep").click().run()
     assert not at.exception and not at.error
-    state = at.session_state[speed.SWEEP_KEY]
+    state = at.session_state[running.SWEEP_KEY]
     assert state["done"] and sorted(p["size"] for p in state["points"]) == [1_000, 10_000]
 
 
@@ -493,7 +495,7 @@ def test_the_estimate_is_a_range_from_a_quick_run_at_the_chosen_size(no_referenc
 def test_a_run_over_the_time_limit_cannot_be_started(no_reference, monkeypatch):
     """'Use the lesson's full size' on a host with the memory for it: the estimate is over
     the limit one timing may run, so the page says so and the button is off."""
-    monkeypatch.setattr(speed, "_free_memory", lambda device: 10**12)
+    monkeypatch.setattr(running, "_free_memory", lambda device: 10**12)
 
     def slow_host(workload, device, dtype, size):
         # The quick run as a slow host measures it (its real value depends on this host's
@@ -504,7 +506,7 @@ def test_a_run_over_the_time_limit_cannot_be_started(no_reference, monkeypatch):
         )
         return asdict(point)
 
-    monkeypatch.setattr(speed, "_calibration", slow_host)
+    monkeypatch.setattr(running, "calibration", slow_host)
     at = _app()
     at.button(key="speed_lesson_size").click().run()
     assert not at.exception
@@ -516,7 +518,7 @@ def test_a_run_far_from_its_estimate_says_the_host_was_not_steady(no_reference, 
     """The lecturer's case: 'about 2.5 ms per call' before a run whose median was 189 ms.
     The page now says when a measured median falls outside the estimate made before it."""
     slow = timing.Point("elementwise", "cpu", "float32", 10_000, 2, 5.0, 0.1, 3)
-    monkeypatch.setattr(speed, "_calibration", lambda *a: asdict(slow))
+    monkeypatch.setattr(running, "calibration", lambda *a: asdict(slow))
     at = _app()
     at.number_input(key="speed_cmp_size_elementwise").set_value(10_000).run()
     _button(at, "Time it both ways").click().run()

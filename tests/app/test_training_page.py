@@ -8,6 +8,8 @@ import pytest
 from fresh_process import run_fresh
 from streamlit.testing.v1 import AppTest
 
+from gradviz.services.following import Followed
+
 SCRIPT = str(Path(__file__).resolve().parent / "training_page_script.py")
 
 
@@ -86,7 +88,7 @@ def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
     while not any(e.kind == "epoch" for e in job.events):
         job.next_events(len(job.events), 1.0)
         assert not job.finished, job.describe_failure()
-    at.session_state["training_run"] = {"job": job, "settings": settings}
+    at.session_state["training_run"] = {"job": Followed(job), "settings": settings}
     at.session_state["training_stop"] = True
     at.run()
     assert not at.exception, at.exception
@@ -137,7 +139,7 @@ import json, sys
 folder, script = sys.argv[1], sys.argv[2]
 import streamlit  # noqa: F401
 
-import gradviz.ui.training  # noqa: F401  (as the server imports the page)
+import gradviz.ui.training.page  # noqa: F401  (as the server imports the page)
 
 at_import = sorted(m for m in ("torch", "numpy", "pandas") if m in sys.modules)
 from streamlit.testing.v1 import AppTest
@@ -183,10 +185,10 @@ def test_the_server_never_imports_torch(tiny_folder):
 
 def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, monkeypatch):
     from gradviz.services import host
-    from gradviz.workers import jobs
+    from gradviz.services.jobs import JobFailed
 
     def no_worker():
-        raise jobs.JobFailed("The worker process running asking the worker ended unexpectedly.")
+        raise JobFailed("The worker process running asking the worker ended unexpectedly.")
 
     monkeypatch.setattr(host, "facts", no_worker)
     at = _app(tiny_folder)
@@ -197,10 +199,10 @@ def test_devices_come_from_a_worker_and_a_failure_leaves_the_cpu(tiny_folder, mo
 
 
 def test_busy_server_says_so_and_keeps_working(tiny_folder, monkeypatch):
-    from gradviz.ui import training
+    from gradviz.ui.training import live
     from gradviz.workers import jobs
 
-    monkeypatch.setattr(training, "QUEUE_S", 1.0)
+    monkeypatch.setattr(live, "QUEUE_S", 1.0)
     slot = jobs.slots("training")
     assert slot.try_acquire()  # another visitor's run
     try:
@@ -278,7 +280,7 @@ def _reading(kind, images_seen, loss, accuracy, test_accuracy):
 
 
 def test_curves_keep_test_accuracy_from_epoch_rows():
-    from gradviz.ui.training import curve_rows
+    from gradviz.ui.training.curves import curve_rows
 
     history = [
         _reading("progress", 10, loss=2.0, accuracy=0.1, test_accuracy=None),

@@ -10,6 +10,8 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
+from gradviz.services.following import Followed
+
 SCRIPT = str(Path(__file__).resolve().parent / "training_page_script.py")
 
 
@@ -52,7 +54,7 @@ def test_train_after_an_old_run_starts_a_new_one(tiny_folder):
     old, settings = _old_run(tiny_folder, time_limit=1.0)
     assert old.wait(60) and old.status == "done"
     at = _app(tiny_folder, epochs=1)
-    at.session_state["training_run"] = {"job": old, "settings": settings}
+    at.session_state["training_run"] = {"job": Followed(old), "settings": settings}
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
@@ -68,7 +70,7 @@ def test_train_while_an_old_run_lives_stops_it_and_starts_anew(tiny_folder):
         old.next_events(len(old.events), 1.0)
         assert not old.finished, old.describe_failure()
     at = _app(tiny_folder, epochs=1)
-    at.session_state["training_run"] = {"job": old, "settings": settings}
+    at.session_state["training_run"] = {"job": Followed(old), "settings": settings}
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
@@ -82,9 +84,9 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
     """Streamlit's own Stop raises StopException at the page's next element, and the script
     can draw nothing more: the worker's run is asked to stop then (it keeps what it learned),
     and the page's next run shows that result, saying why it ended."""
-    from gradviz.ui import training
+    from gradviz.ui.training import live
 
-    real = training._status_text
+    real = live._status_text
     pressed = {"n": 0}
 
     def stop_pressed(ev):
@@ -93,17 +95,17 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
             raise StopException()
         return real(ev)
 
-    monkeypatch.setattr(training, "_status_text", stop_pressed)
+    monkeypatch.setattr(live, "_status_text", stop_pressed)
     # A short wait for the next script run: on a quiet host the tiny run ends within the page's
     # 3 s, and a finished run has nothing left to stop.
-    monkeypatch.setattr(training, "ADOPT_S", 0.3)
+    monkeypatch.setattr(live, "ADOPT_S", 0.3)
     at = _app(tiny_folder, epochs=200, time_limit=100.0)
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
-    job = at.session_state["training_run"]["job"]
+    job = at.session_state["training_run"]["job"].job
     # No next script run follows it (as after Streamlit's Stop): stopped ADOPT_S later.
-    deadline = time.monotonic() + training.ADOPT_S + 10
+    deadline = time.monotonic() + live.ADOPT_S + 10
     while not job.stop_requested and time.monotonic() < deadline:
         time.sleep(0.1)
     assert job.stop_requested, (job.status, job.message)  # not left running unseen
@@ -118,9 +120,9 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
 def test_a_click_during_a_run_adopts_it(tiny_folder, monkeypatch):
     """A widget clicked during a run stops the script the same way (StopException); the next
     script run follows the run on, so it is not stopped, and it ends on its own."""
-    from gradviz.ui import training
+    from gradviz.ui.training import live
 
-    real = training._status_text
+    real = live._status_text
     pressed = {"n": 0}
 
     def clicked(ev):
@@ -129,14 +131,14 @@ def test_a_click_during_a_run_adopts_it(tiny_folder, monkeypatch):
             raise StopException()
         return real(ev)
 
-    monkeypatch.setattr(training, "_status_text", clicked)
+    monkeypatch.setattr(live, "_status_text", clicked)
     at = _app(tiny_folder, epochs=3)
     at.button(key="training_start").click()
     at.run()
-    job = at.session_state["training_run"]["job"]
+    job = at.session_state["training_run"]["job"].job
     at.run()  # the click's script run, at once: follows the run to its end
     assert not at.exception, at.exception
-    time.sleep(training.ADOPT_S + 0.5)
+    time.sleep(live.ADOPT_S + 0.5)
     assert not job.stop_requested and job.status == "done"
     result = at.session_state["training_result"]
     assert not result.stopped and result.epochs_done == pytest.approx(3.0)
@@ -182,7 +184,7 @@ def test_per_class_accuracy_is_not_clipped(tiny_folder):
 
 
 def test_curves_are_thinned_keeping_both_ends():
-    from gradviz.ui.training_runs import thin
+    from gradviz.ui.training.runs import thin
 
     rows = [{"i": i} for i in range(1000)]
     kept = thin(rows, 120)

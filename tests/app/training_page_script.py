@@ -7,6 +7,6 @@ _SRC = Path(__file__).resolve().parents[2] / "src"
 if str(_SRC) not in sys.path:
     sys.path.insert(0, str(_SRC))
 
-from gradviz.ui import training  # noqa: E402
+from gradviz.ui.training import page  # noqa: E402
 
-training.page()
+page.page()

@@ -11,7 +11,7 @@ _SRC = Path(__file__).resolve().parents[2] / "src"
 if str(_SRC) not in sys.path:
     sys.path.insert(0, str(_SRC))
 
-from gradviz.ui import training  # noqa: E402
+from gradviz.ui.training import page  # noqa: E402
 
 
 def _held() -> int:
@@ -21,5 +21,5 @@ def _held() -> int:
 
 
 st.session_state["held_seen"] = max(st.session_state.get("held_seen", 0), _held())
-training.page()
+page.page()
 st.session_state["held_after_run"] = _held()

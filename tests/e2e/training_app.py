@@ -10,11 +10,11 @@ if str(_SRC) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import training  # noqa: E402
+from gradviz.ui.training import page  # noqa: E402
 
 st.set_page_config(page_title="gradviz training", layout="wide")
 if "training_folder" not in st.session_state:
     st.session_state["training_folder"] = os.environ.get("GRADVIZ_E2E_FOLDER", "")
     st.session_state["training_preset"] = os.environ.get("GRADVIZ_E2E_PRESET", "tutorial")
     st.session_state["training_device"] = "cpu"
-training.page()
+page.page()

@@ -25,7 +25,7 @@ def _bench():
 
 
 def _picture(svg: str) -> ForwardMsg:
-    """A ForwardMsg carrying the page's plain picture, as gradviz.ui.autograd sends it."""
+    """A ForwardMsg carrying the page's plain picture, as gradviz.ui.autograd.graph_tab sends it."""
     msg = ForwardMsg()
     data = base64.b64encode(svg.encode()).decode()
     msg.delta.new_element.markdown.body = (

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from gradviz.util.busy import Busy
 from gradviz.workers.pool import Pool, SandboxLimits
-from gradviz.workers.process import Busy
 from gradviz.workers.turns import WAITING
 
 JOB_S = 1.5  # each of visitor A's programs: the testing pool's hang job, ended after this

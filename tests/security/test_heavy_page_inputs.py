@@ -32,9 +32,9 @@ HOSTILE_NUMBERS = [-1, 0, -(10**18), 10**18, float("nan"), float("inf"), float("
 
 
 def _speed_script() -> None:
-    from gradviz.ui import speed
+    from gradviz.ui.speed import page
 
-    speed.page()
+    page.page()
 
 
 def _messages(at: AppTest) -> str:

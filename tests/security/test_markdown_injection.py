@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from gradviz.graph.collapse import fold_calls
 from gradviz.graph.model import GraphModel, GraphNode, ModuleCall
 from gradviz.program.share import encode_program
-from gradviz.ui.autograd import TAB_KEY, TABS
+from gradviz.ui.autograd.tabs import TAB_KEY, TABS
 from gradviz.util import mdtext
 from tests.security.injection import HOST, live_markdown, shown_text
 
@@ -165,7 +165,7 @@ def test_program_text_reaches_the_page_as_text(site, key):
 def _clicked(title: str) -> None:
     import streamlit as st
 
-    from gradviz.ui import graph_viewer
+    from gradviz.ui.autograd import graph_viewer
 
     st.session_state[graph_viewer.SELECTED] = {"title": title, "line": 1, "text": "x = 1"}
     graph_viewer.marked_program("x = 1")

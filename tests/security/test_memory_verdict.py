@@ -68,18 +68,19 @@ def test_a_peak_between_two_samples_is_still_over_the_cap(repeat):
 def test_the_refusal_from_a_grown_worker_is_not_cached(monkeypatch):
     """The page's cache: the same program runs, a visitor leaves the worker grown, then the
     program still runs for everyone (on the code before, its refusal was kept for all)."""
-    autograd = pytest.importorskip("gradviz.ui.autograd")
+    from gradviz.services import cache
+
     with _pool(None) as p:
         monkeypatch.setattr(
-            autograd, "run_isolated", lambda *a, **k: run_isolated(*a, **dict(k, pool=p))
+            cache, "run_isolated", lambda *a, **k: run_isolated(*a, **dict(k, pool=p))
         )
-        autograd.results().clear()
+        cache.results().clear()
         try:
             p.call("keep", (KEPT,), 30)
-            assert autograd.run_cached(NEAR_CAP, None, False, False).error is None
-            assert autograd.run_cached(NEAR_CAP, None, False, False).error is None
+            assert cache.run_cached(NEAR_CAP, None, False, False).error is None
+            assert cache.run_cached(NEAR_CAP, None, False, False).error is None
         finally:
-            autograd.results().clear()
+            cache.results().clear()
 
 
 def test_the_peak_is_read_after_the_memory_is_gone():

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from gradviz.devices.info import HostFacts
 from gradviz.program.share import encode_program
 from gradviz.services import host
-from gradviz.ui.autograd import TAB_KEY
+from gradviz.ui.autograd.tabs import TAB_KEY
 from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gradviz.graph import render
-from gradviz.ui.autograd import TAB_KEY
+from gradviz.ui.autograd.tabs import TAB_KEY
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 REAL_RUN = subprocess.run
@@ -81,9 +81,9 @@ def test_a_slow_layout_is_not_run_again_on_rerun(monkeypatch):
 def test_a_big_graph_the_server_refuses_is_not_laid_out_in_the_browser_unasked(monkeypatch):
     """A graph too big for the server used to go to st.graphviz_chart at once: 2,958 nodes
     froze the visitor's tab for minutes. Now the browser lays it out only when asked."""
-    from gradviz.ui import autograd
+    from gradviz.ui.autograd import graph_tab
 
-    monkeypatch.setattr(autograd, "BROWSER_NODES", 3)
+    monkeypatch.setattr(graph_tab, "BROWSER_NODES", 3)
     monkeypatch.setattr(
         render, "SERVER_LIMITS", render.RenderLimits(max_nodes={"svg": 3, "png": 3, "pdf": 3})
     )

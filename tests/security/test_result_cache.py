@@ -1,5 +1,6 @@
-"""The page's result cache keeps successes and a program's own errors, never a run whose
-worker was killed: a fresh session opening the same link must run it again."""
+"""The result cache (gradviz.services.cache) keeps successes and a program's own errors,
+never a run whose worker was killed: a fresh session opening the same link must run it
+again."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ import pytest
 
 from gradviz.program.results.reports import RunError, RunStats
 from gradviz.program.results.trace import Trace
-
-autograd = pytest.importorskip("gradviz.ui.autograd")
+from gradviz.services import cache
 
 
 @pytest.fixture
@@ -24,12 +24,12 @@ def fake_runs(monkeypatch):
         calls.append(source)
         return script.pop(0)
 
-    monkeypatch.setattr(autograd, "run_isolated", fake)
-    autograd.results().clear()
-    autograd.session_results().clear()
+    monkeypatch.setattr(cache, "run_isolated", fake)
+    cache.results().clear()
+    cache.session_results().clear()
     yield script, calls
-    autograd.results().clear()
-    autograd.session_results().clear()
+    cache.results().clear()
+    cache.session_results().clear()
 
 
 @pytest.mark.parametrize("status", ["died", "timeout", "memory", "error"])
@@ -39,9 +39,9 @@ def test_a_killed_run_is_not_cached(fake_runs, status):
     died.stats = RunStats(seconds=1.0, worker=status)
     fine = Trace(source="a = 1", stats=RunStats(seconds=0.1))
     script += [died, fine]
-    first = autograd.run_cached("a = 1", None, False, False)
+    first = cache.run_cached("a = 1", None, False, False)
     assert first.error and first.stats.worker == status
-    second = autograd.run_cached("a = 1", None, False, False)
+    second = cache.run_cached("a = 1", None, False, False)
     assert second.error is None, "the failed run was served from the cache"
     assert len(calls) == 2
 
@@ -53,8 +53,8 @@ def test_success_and_program_errors_are_cached(fake_runs):
         Trace(source="b", error=RunError("name", "no b"), stats=RunStats(seconds=0.1)),
     ]
     for _ in range(2):
-        assert autograd.run_cached("a = 1", None, False, False).error is None
-        assert autograd.run_cached("b", None, False, False).error.kind == "name"
+        assert cache.run_cached("a = 1", None, False, False).error is None
+        assert cache.run_cached("b", None, False, False).error.kind == "name"
     assert calls == ["a = 1", "b"]
 
 
@@ -65,20 +65,20 @@ def test_the_cache_is_bounded_by_bytes(fake_runs, monkeypatch):
     for i in range(40):
         script.append(Trace(source=f"a = {i}", stats=RunStats(seconds=0.1), stdout=[str(big)]))
     bound = 1_000_000
-    monkeypatch.setattr(autograd.results(), "max_bytes", bound)
+    monkeypatch.setattr(cache.results(), "max_bytes", bound)
     for i in range(40):
-        autograd.run_cached(f"a = {i}", None, False, False)
-        assert autograd.results().total_bytes <= bound
-    assert autograd.run_cached("a = 39", None, False, False).stdout  # served, not run again
+        cache.run_cached(f"a = {i}", None, False, False)
+        assert cache.results().total_bytes <= bound
+    assert cache.run_cached("a = 39", None, False, False).stdout  # served, not run again
     assert len(calls) == 40
 
 
 def test_each_session_gets_its_own_copy(fake_runs):
     script, calls = fake_runs
     script.append(Trace(source="a = 1", stats=RunStats(seconds=0.1), stdout=["one"]))
-    first = autograd.run_cached("a = 1", None, False, False)
+    first = cache.run_cached("a = 1", None, False, False)
     first.stdout.append("changed by one session")
-    assert autograd.run_cached("a = 1", None, False, False).stdout == ["one"]
+    assert cache.run_cached("a = 1", None, False, False).stdout == ["one"]
 
 
 def test_a_session_rerun_does_not_unpickle_its_result_again(fake_runs, monkeypatch):
@@ -86,15 +86,15 @@ def test_a_session_rerun_does_not_unpickle_its_result_again(fake_runs, monkeypat
     big result cost 1.5 s of the server's CPU on every rerun of every session showing it)."""
     script, calls = fake_runs
     script.append(Trace(source="a = 1", stats=RunStats(seconds=0.1), stdout=["one"]))
-    loads, real = [], autograd.pickle.loads
-    monkeypatch.setattr(autograd.pickle, "loads", lambda data: loads.append(1) or real(data))
-    mine = autograd.run_cached("a = 1", None, False, False, visitor="session a")
+    loads, real = [], cache.pickle.loads
+    monkeypatch.setattr(cache.pickle, "loads", lambda data: loads.append(1) or real(data))
+    mine = cache.run_cached("a = 1", None, False, False, visitor="session a")
     for _ in range(5):
-        assert autograd.run_cached("a = 1", None, False, False, visitor="session a") is mine
+        assert cache.run_cached("a = 1", None, False, False, visitor="session a") is mine
     assert loads == []
-    theirs = autograd.run_cached("a = 1", None, False, False, visitor="session b")
+    theirs = cache.run_cached("a = 1", None, False, False, visitor="session b")
     assert theirs is not mine and theirs.stdout == ["one"] and loads == [1]
-    assert autograd.run_cached("a = 1", None, False, False, visitor="session b") is theirs
+    assert cache.run_cached("a = 1", None, False, False, visitor="session b") is theirs
     assert len(calls) == 1 and loads == [1]
 
 
@@ -103,15 +103,15 @@ def test_sessions_copies_are_bounded_by_their_unpickled_bytes(fake_runs, monkeyp
     for i in range(30):
         stats = RunStats(seconds=0.1, decoded_bytes=100_000)
         script.append(Trace(source=f"a = {i}", stats=stats))
-    monkeypatch.setattr(autograd.session_results(), "max_bytes", 1_000_000)
+    monkeypatch.setattr(cache.session_results(), "max_bytes", 1_000_000)
     for i in range(30):
-        autograd.run_cached(f"a = {i}", None, False, False, visitor=f"session {i}")
-        assert autograd.session_results().total_bytes <= 1_000_000
-    assert len(autograd.session_results()) == 10
+        cache.run_cached(f"a = {i}", None, False, False, visitor=f"session {i}")
+        assert cache.session_results().total_bytes <= 1_000_000
+    assert len(cache.session_results()) == 10
     # one copy per session: a new program replaces the session's last one
     script.append(Trace(source="b", stats=RunStats(seconds=0.1, decoded_bytes=100_000)))
-    autograd.run_cached("b", None, False, False, visitor="session 29")
-    assert len(autograd.session_results()) == 10
+    cache.run_cached("b", None, False, False, visitor="session 29")
+    assert len(cache.session_results()) == 10
 
 
 def _at_once(n, call):
@@ -135,8 +135,8 @@ def test_sessions_submitting_one_program_together_share_one_run(fake_runs, monke
         release.wait(10)
         return Trace(source=source, stats=RunStats(seconds=0.1), stdout=["one"])
 
-    monkeypatch.setattr(autograd, "run_isolated", slow)
-    threads, results = _at_once(6, lambda: autograd.run_cached("a = 1", None, False, False))
+    monkeypatch.setattr(cache, "run_isolated", slow)
+    threads, results = _at_once(6, lambda: cache.run_cached("a = 1", None, False, False))
     while not calls:
         time.sleep(0.01)
     time.sleep(0.2)
@@ -161,8 +161,8 @@ def test_sessions_waiting_on_a_killed_run_run_it_themselves(fake_runs, monkeypat
             return died
         return Trace(source=source, stats=RunStats(seconds=0.1))
 
-    monkeypatch.setattr(autograd, "run_isolated", first_dies)
-    threads, results = _at_once(3, lambda: autograd.run_cached("a = 1", None, False, False))
+    monkeypatch.setattr(cache, "run_isolated", first_dies)
+    threads, results = _at_once(3, lambda: cache.run_cached("a = 1", None, False, False))
     while not calls:
         time.sleep(0.01)
     time.sleep(0.2)
@@ -181,14 +181,14 @@ def test_one_graph_asked_by_many_sessions_at_once_is_laid_out_once(monkeypatch):
         release.wait(10)
         return b"<svg/>"
 
-    monkeypatch.setattr(autograd, "render_bytes", slow)
-    autograd.drawings().clear()
-    threads, results = _at_once(5, lambda: autograd.cached_bytes("digraph{a}", "svg", 1.0))
+    monkeypatch.setattr(cache, "render_bytes", slow)
+    cache.drawings().clear()
+    threads, results = _at_once(5, lambda: cache.cached_bytes("digraph{a}", "svg", 1.0))
     while not layouts:
         time.sleep(0.01)
     time.sleep(0.2)
     release.set()
     for t in threads:
         t.join(10)
-    autograd.drawings().clear()
+    cache.drawings().clear()
     assert layouts == ["digraph{a}"] and results == [b"<svg/>"] * 5

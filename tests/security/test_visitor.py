@@ -12,8 +12,8 @@ import streamlit.runtime.context as st_context
 from streamlit.testing.v1 import AppTest
 
 from gradviz.ui.visitor import COOKIE, client_address, identity_in, signed
+from gradviz.util.busy import Busy
 from gradviz.workers.pool import Pool, SandboxLimits
-from gradviz.workers.process import Busy
 
 # AppTest leaves this script as the process's __main__, which a later test's spawned
 # process (torch's DDP ranks) runs again without a Streamlit context: it must do nothing there.

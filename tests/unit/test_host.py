@@ -12,8 +12,8 @@ from gradviz.devices import facts as device_facts
 from gradviz.devices import info as device_info
 from gradviz.graph.model import TensorInfo
 from gradviz.services import host
-from gradviz.util import hosting
-from gradviz.workers import jobs, resources
+from gradviz.services.jobs import JobFailed
+from gradviz.util import hosting, resources
 
 CUDA = torch.cuda.is_available()
 
@@ -114,7 +114,7 @@ def test_cuda_memory_asked_of_a_worker():
 
 
 def test_a_failed_ask_is_a_plain_error():
-    with pytest.raises(jobs.JobFailed, match="placement"):
+    with pytest.raises(JobFailed, match="placement"):
         host.ask("placement", ("nonsense-device",))
 
 
@@ -135,7 +135,7 @@ def test_facts_now_does_not_wait_for_the_worker(monkeypatch):
         calls.append(kind)
         release.wait(30)
         if len(calls) == 1:
-            raise jobs.JobFailed("the worker did not start")
+            raise JobFailed("the worker did not start")
         return known
 
     monkeypatch.setattr(host, "ask", slow_ask)
@@ -144,9 +144,9 @@ def test_facts_now_does_not_wait_for_the_worker(monkeypatch):
     release.set()
     host._asking.join(10)
     assert host.facts_settled()
-    with pytest.raises(jobs.JobFailed):
+    with pytest.raises(JobFailed):
         host.facts_now()
-    with pytest.raises(jobs.JobFailed):  # said on every page run for FACTS_RETRY_S
+    with pytest.raises(JobFailed):  # said on every page run for FACTS_RETRY_S
         host.facts_now()
     monkeypatch.setattr(host, "FACTS_RETRY_S", 0.0)
     assert host.facts_now() is None  # then asked again

@@ -12,9 +12,10 @@ import torch
 from PIL import Image
 
 from gradviz.speed import timing
-from gradviz.workers import jobs, resources
+from gradviz.util import resources
+from gradviz.util.busy import Busy
+from gradviz.workers import jobs
 from gradviz.workers.jobs import Job, JobLimits, Slots
-from gradviz.workers.process import Busy
 
 LIMITS = JobLimits(seconds=60, memory_bytes=400_000_000)
 

@@ -8,9 +8,10 @@ import time
 import pytest
 
 from gradviz.services import jobs as service
+from gradviz.services.jobs import JobFailed
+from gradviz.util.busy import Busy
 from gradviz.workers import jobs
-from gradviz.workers.jobs import JobFailed, JobLimits
-from gradviz.workers.process import Busy
+from gradviz.workers.jobs import JobLimits
 
 LIMITS = JobLimits(seconds=30.0, memory_bytes=256 * 1024 * 1024)
 

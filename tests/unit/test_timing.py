@@ -24,8 +24,8 @@ from gradviz.speed.timing import (
     naive_time,
     sweep_jobs,
 )
+from gradviz.util import resources
 from gradviz.util.reference import ReferenceFileError, load_reference
-from gradviz.workers import resources
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 

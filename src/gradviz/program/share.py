@@ -28,7 +28,7 @@ MAX_STEP = 100_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
 _DEVICE = re.compile(r"(cpu|mps|cuda(:[0-9]{1,2})?)")
 FLAGS = ("ones", "saved", "retain")  # on when "1", off when left out (or "0")
-QUIZ = "quiz"  # "1": the link opens the interactive viewer in quiz mode (ui/graph_viewer.py)
+QUIZ = "quiz"  # "1": the link opens the viewer in quiz mode (ui/autograd/graph_viewer.py)
 
 
 @dataclass

@@ -20,8 +20,10 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 
 from gradviz.devices.info import HostFacts
+from gradviz.devices.transfer_reference import Measurement
 from gradviz.services.jobs import run_now
 from gradviz.util import first_page
+from gradviz.util.resources import available_cpus
 from gradviz.workers import jobs
 from gradviz.workers.process import enabled
 
@@ -38,11 +40,12 @@ _asking: threading.Thread | None = None  # facts_now's background ask
 _ask_lock = threading.Lock()
 _failed: tuple[Exception, float] | None = None  # and when (time.monotonic)
 FACTS_RETRY_S = 10.0
+MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
 
 
 def ask(kind: str, args: tuple = (), seconds: float = 60.0, memory_bytes: int = FACTS_MEMORY):
     """Run one small job to its end in a worker and return its result (no slot: these are
-    short and light). Raises jobs.JobFailed with a plain message when it ends without one."""
+    short and light). Raises JobFailed with a plain message when it ends without one."""
     limits = jobs.JobLimits(seconds=seconds, memory_bytes=memory_bytes)
     return run_now(kind, args, limits, None, f"asking the worker ({kind})")
 
@@ -59,7 +62,7 @@ def facts() -> HostFacts:
 def facts_now() -> HostFacts | None:
     """The facts if known; else None, and a worker is asked for them in the background (so
     a first page view draws without waiting for a worker's torch import). A failed ask is
-    raised here (jobs.JobFailed) for FACTS_RETRY_S, then the next call asks again. With
+    raised here (JobFailed) for FACTS_RETRY_S, then the next call asks again. With
     GRADVIZ_SANDBOX=off (no workers: torch in this process), as facts()."""
     global _asking, _failed
     if not enabled():
@@ -99,3 +102,18 @@ def torch_version() -> str:
         return version("torch")
     except PackageNotFoundError:
         return "not installed"
+
+
+def measure_transfers(device: str) -> list[Measurement]:
+    """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
+    sharing the Speed page's slot, so they do not slow each other down). Not cached: every
+    click measures again, and the page keeps the latest numbers in session state."""
+    limits = jobs.JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
+    return run_now(
+        "transfer",
+        (device,),
+        limits,
+        "speed",
+        "the copy measurements",
+        busy="another visitor's timing is running; try again in a moment",
+    )

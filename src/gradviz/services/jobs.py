@@ -18,9 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from gradviz.util.busy import Busy
 from gradviz.workers import jobs
-from gradviz.workers.jobs import STOP_GRACE_S, Job, JobFailed, JobLimits
-from gradviz.workers.process import Busy
+from gradviz.workers.jobs import STOP_GRACE_S, Job, JobLimits
+
+
+class JobFailed(Exception):
+    """A job ended without a result; the message says why in one plain sentence."""
+
 
 OnWait = Callable[[int, int, int], None]  # (running, ahead of you, slots in all)
 

@@ -55,7 +55,7 @@ def landing_source() -> str:
 
 
 def landing_options(public: bool) -> RunOptions:
-    """What the page asks for on a first visit (gradviz.ui.autograd.run_cached: no backward,
+    """What the page asks for on a first visit (gradviz.services.cache.run_cached: no backward,
     no moves), within local or public limits as services.programs.program_limits gives."""
     host = PUBLIC_PROGRAM_LIMITS if public else DEFAULT_LIMITS
     return RunOptions(limits=tightest(RunOptions().limits, host))

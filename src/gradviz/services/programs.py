@@ -6,9 +6,11 @@ words. No torch here.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from gradviz.program.results.limits import (
@@ -21,11 +23,13 @@ from gradviz.program.results.reports import ErrorDetails, RunStats
 from gradviz.program.results.trace import GradCheckResult, RunOptions, Trace
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError
+from gradviz.util.busy import Busy
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.workers.pool import Outcome, Pool, SandboxLimits
-from gradviz.workers.process import Busy, enabled, resolve
+from gradviz.workers.process import enabled, resolve
 from gradviz.workers.table import PROGRAM_JOBS
+from gradviz.workers.turns import WAITING
 
 _default: Pool | None = None
 # On a public host, worker-seconds one visitor may use per minute (GRADVIZ_VISITOR_SECONDS):
@@ -60,6 +64,17 @@ def default_pool() -> Pool:
                 )
             )
         return _default
+
+
+@contextlib.contextmanager
+def waiting_told(tell: Callable[[int, float], None]) -> Iterator[None]:
+    """Within this block, a run of this thread (or context) that waits for its turn in the
+    pool tells `tell` its place in line and the seconds left, each time they change."""
+    token = WAITING.set(tell)
+    try:
+        yield
+    finally:
+        WAITING.reset(token)
 
 
 def program_limits(asked: Limits) -> Limits:

@@ -17,8 +17,8 @@ SLOT = "slides"  # one GIF at a time, server-wide (GRADVIZ_SLIDES_JOBS)
 
 
 def gif(pngs: list[bytes]) -> bytes:
-    """The PNG frames as one animated GIF, composed in a worker. Raises workers.process.Busy
-    when another GIF is being made, jobs.JobFailed when the worker ends without one."""
+    """The PNG frames as one animated GIF, composed in a worker. Raises util.busy.Busy
+    when another GIF is being made, services.jobs.JobFailed when the worker ends without one."""
     memory = PUBLIC_GIF_MEMORY if public_mode() else GIF_MEMORY
     limits = JobLimits(seconds=GIF_SECONDS, memory_bytes=memory)
     busy = "Another walk-through GIF is being made on this server; try again in a few seconds."

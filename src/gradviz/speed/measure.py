@@ -45,7 +45,7 @@ from gradviz.speed.timing import (  # noqa: E402
     no_sync,
     validate_job,
 )
-from gradviz.workers.resources import available_cpus  # noqa: E402
+from gradviz.util.resources import available_cpus  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The workloads' kernels (their cost model is gradviz.speed.timing.WORKLOADS).

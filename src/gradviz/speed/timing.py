@@ -35,8 +35,8 @@ from gradviz.util.env import positive_number
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.util.reference import ReferenceFileError, ReferenceFormat, require_field
+from gradviz.util.resources import available_cpus, cpu_memory_available
 from gradviz.workers.jobs import JobLimits
-from gradviz.workers.resources import available_cpus, cpu_memory_available
 
 # ---------------------------------------------------------------------------------------------
 # Workloads: the lesson's elementwise loop and a matmul, with their cost model.

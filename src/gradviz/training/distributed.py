@@ -51,8 +51,8 @@ from gradviz.training.loop import (
     settle_preset,
 )
 from gradviz.training.settings import ddp_backend, rank_placement
+from gradviz.util.resources import available_cpus
 from gradviz.workers.process import signal_name
-from gradviz.workers.resources import available_cpus
 
 STOP_CODES = {None: 0, "time limit": 1, "stop requested": 2}
 STOP_REASONS = {code: reason for reason, code in STOP_CODES.items()}

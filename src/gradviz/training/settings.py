@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 MEGABYTE = 1024 * 1024  # Streamlit's megabyte (server.maxUploadSize, max_upload_size)
 MAX_CHECKPOINT_BYTES = 32 * MEGABYTE  # what a worker reads at most (training.checkpoint)
 PUBLIC_MAX_UPLOAD_BYTES = 20 * MEGABYTE
-# Uploads all sessions may hold at once (ui/uploads.py: the store refuses a file past it, and
+# Uploads all sessions may hold at once (ui/training/uploads.py: the store refuses a file past it, and
 # past one file's cap in one session). A page drops an upload's bytes as soon as it has
 # handed them to a worker, so a visitor's upload is held for a few seconds.
 UPLOADS_HELD_BYTES = 128 * MEGABYTE

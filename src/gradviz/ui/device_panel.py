@@ -1,5 +1,5 @@
 """Device pieces of the autograd page: move leaves to another device, where tensors live,
-device errors explained. Kept apart from ui/autograd.py so that page changes stay small."""
+device errors explained. Shared by the Autograd and Devices pages."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from gradviz.graph.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
 from gradviz.program.results.reports import DeviceErrorDetails
 from gradviz.program.share import ALL_LEAVES
 from gradviz.services import host
+from gradviz.services.jobs import JobFailed
 from gradviz.ui.common import KEEP, table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import code, escape, html_text, message
-from gradviz.workers import jobs
 
 
 def overrides() -> tuple[tuple[str, str], ...]:
@@ -30,7 +30,7 @@ def controls(trace) -> None:
     """Pick leaf tensors (or all) and a device; the page reruns the program with them moved."""
     try:
         facts = host.facts_now()
-    except jobs.JobFailed as exc:  # the program still shows; moving leaves waits for a worker
+    except JobFailed as exc:  # the program still shows; moving leaves waits for a worker
         st.caption(f"Moving tensors between devices is unavailable right now: {escape(exc)}")
         return
     if facts is None:  # the first worker is starting; the sidebar reruns the page when known

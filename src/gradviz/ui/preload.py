@@ -1,7 +1,7 @@
 """The landing graph's viewer without waiting in line for its scripts.
 
 The Autograd page draws its interactive viewer with a Streamlit component (st.components.v2,
-gradviz.ui.graph_viewer). Streamlit's frontend fetches the script that draws components
+gradviz.ui.autograd.graph_viewer). Streamlit's frontend fetches the script that draws components
 (`static/js/BidiComponent.<hash>.js` and the modules it imports, about 200 KB) only when the
 viewer's element arrives, and by then it has asked for about thirty other element scripts
 (the editor's select box, text area, radios, ...) from the same busy server process, six at

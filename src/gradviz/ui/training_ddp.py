@@ -19,7 +19,7 @@ from gradviz.training.settings import ddp_cpu_reason, rank_placement
 from gradviz.ui.common import table
 from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape
-from gradviz.workers.resources import available_cpus
+from gradviz.util.resources import available_cpus
 
 ONE = "one process"
 CHOICE_KEY = "training_processes"

@@ -38,8 +38,8 @@ import secrets
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from gradviz.services.programs import waiting_told
 from gradviz.util.hosting import public_mode
-from gradviz.workers.turns import WAITING
 
 COOKIE = "gradviz_visitor"
 COOKIE_DAYS = 30
@@ -144,9 +144,10 @@ def wait_shown():
     and the seconds left; gone when the run starts."""
     slot = st.empty()
     icon = ":material/hourglass_top:"
-    token = WAITING.set(lambda ahead, seconds: slot.info(waiting_text(ahead, seconds), icon=icon))
     try:
-        yield
+        with waiting_told(
+            lambda ahead, seconds: slot.info(waiting_text(ahead, seconds), icon=icon)
+        ):
+            yield
     finally:
-        WAITING.reset(token)
         slot.empty()

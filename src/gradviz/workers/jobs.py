@@ -33,10 +33,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from gradviz.util.busy import Busy
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
+from gradviz.util.resources import cpu_memory_available
 from gradviz.workers.process import (
-    Busy,
     ForkserverProcess,
     enabled,
     forkserver_context,
@@ -47,7 +48,6 @@ from gradviz.workers.process import (
     set_limit,
     signal_name,
 )
-from gradviz.workers.resources import cpu_memory_available
 from gradviz.workers.table import HOOKS, JOBS, TEST_JOBS
 
 # How an allocation refused by the worker's data-segment cap surfaces from torch's kernels.
@@ -372,10 +372,6 @@ class Job:
 
 
 # ---------------------------------------------------------------- how many at once
-
-
-class JobFailed(Exception):
-    """A job ended without a result; the message says why in one plain sentence."""
 
 
 class Slots:

@@ -1,7 +1,7 @@
 """What every worker process shares: how it is started (from one forkserver that has
 imported torch and gradviz, without re-running the parent's __main__), how it limits itself
 (rlimits), what it uses (/proc), how a job is found by name (gradviz.workers.table), and
-the one Busy error. No torch here: the worker-side hooks that need it are named in the table.
+the work that runs there. No torch here: the worker-side hooks that need it are named in the table.
 """
 
 from __future__ import annotations
@@ -21,12 +21,6 @@ from multiprocessing.context import set_spawning_popen
 from pathlib import Path
 
 from gradviz.workers.table import PRELOAD
-
-
-class Busy(RuntimeError):
-    """No room now, with a message saying when to try again: every warm worker stayed busy
-    for longer than the queue allows, the visitor is over their share (a program of theirs
-    still running, or their budget of worker time used), or every slot for a job is taken."""
 
 
 def enabled() -> bool:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from gradviz.workers.process import Busy
+from gradviz.util.busy import Busy
 
 # Set by a page around a run: called with (requests ahead, estimated seconds) while it waits.
 WAITING: ContextVar[Callable[[int, float], None] | None] = ContextVar("waiting", default=None)

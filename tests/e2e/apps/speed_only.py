@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "src"))
 
 import streamlit as st  # noqa: E402
 
-from gradviz.ui import speed  # noqa: E402
+from gradviz.ui.speed import page  # noqa: E402
 
 st.set_page_config(page_title="gradviz speed", layout="wide")
-speed.page()
+page.page()

@@ -11,8 +11,9 @@ import streamlit as st
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.share import ALL_LEAVES, ShareState, from_params, to_params
 from gradviz.services import host
-from gradviz.ui import device_panel, graph_viewer
-from gradviz.workers.jobs import JobFailed
+from gradviz.services.jobs import JobFailed
+from gradviz.ui import device_panel
+from gradviz.ui.autograd import graph_viewer
 
 THEME_LABELS = {
     "auto": "follow page",

@@ -13,17 +13,13 @@ from gradviz.devices import transfer_reference
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services import host
-from gradviz.services.jobs import run_now
+from gradviz.services.jobs import JobFailed
 from gradviz.services.programs import run_isolated
 from gradviz.ui import device_panel, training_ddp
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_bytes
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
-from gradviz.workers.jobs import JobFailed, JobLimits
-from gradviz.workers.resources import available_cpus
-
-MEASURE_MEMORY = 256 * 1024 * 1024  # the largest copy is 16 MB; allocator and pinned buffers
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -32,21 +28,6 @@ def lesson_trace(source: str) -> Trace:
     simulated-CUDA machinery (FakeTensorMode, which imports much of torch's compiler) stays
     out of the server."""
     return run_isolated(source, RunOptions(classic=False))
-
-
-def _measure(device: str) -> list[transfer_reference.Measurement]:
-    """Copy and synchronisation costs, timed in a job worker (one timing at a time per server,
-    sharing the Speed page's slot, so they do not slow each other down). Not cached: every
-    click measures again, and the page keeps the latest numbers in session state."""
-    limits = JobLimits(seconds=120.0, memory_bytes=MEASURE_MEMORY, threads=available_cpus())
-    return run_now(
-        "transfer",
-        (device,),
-        limits,
-        "speed",
-        "the copy measurements",
-        busy="another visitor's timing is running; try again in a moment",
-    )
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -323,10 +304,10 @@ def _costs(simulated: bool) -> None:
     if st.button(label, icon=":material/speed:", key="measure"):
         with st.spinner("Measuring in a worker process…"):
             try:
-                kept = {"device": device, "rows": _rows(_measure(device)), "count": 0}
+                kept = {"device": device, "rows": _rows(host.measure_transfers(device)), "count": 0}
                 kept["count"] = st.session_state.get(MEASURED_KEY, {}).get("count", 0) + 1
                 st.session_state[MEASURED_KEY] = kept
-            except (JobFailed, RuntimeError) as exc:  # RuntimeError: worker_process.Busy too
+            except (JobFailed, RuntimeError) as exc:  # RuntimeError: util.busy.Busy too
                 st.error(f"Could not measure now: {escape(exc)}")
     if kept:
         st.caption(

@@ -1,0 +1,1 @@
+"""The Autograd page (`page`) and its parts."""

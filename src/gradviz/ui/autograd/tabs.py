@@ -1,0 +1,212 @@
+"""The tabs beside the Autograd page's program: the graph (graph_tab), tensors, the backward
+walk-through, the gradient check, export and the share link."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gradviz.graph.render import RenderUnavailable, dot_available, draw
+from gradviz.graph.rules import rule_for
+from gradviz.program.results.trace import Trace
+from gradviz.services.cache import cached_bytes
+from gradviz.services.programs import check_isolated
+from gradviz.ui.autograd import graph_tab, graph_viewer, slides, tensors
+from gradviz.ui.autograd.state import graph_theme, share_params
+from gradviz.ui.common import KEEP, table
+from gradviz.ui.visitor import visitor_key, wait_shown
+from gradviz.util.mdtext import code, escape, message
+
+MIME = {
+    "svg": "image/svg+xml",
+    "png": "image/png",
+    "pdf": "application/pdf",
+    "dot": "text/vnd.graphviz",
+}
+
+
+TABS = ["Graph", "Tensors", "Backward walk-through", "Gradient check", "Export", "Share"]
+TAB_KEY = "graph_tab"  # the open tab (st.tabs' state: its label)
+
+
+def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
+    """The tabs for `trace` (one backward call's view of `whole`, or `whole` itself); the
+    gradient check compares the whole run's gradients (after its last call).
+
+    The Graph tab is always made (the viewer stays loaded); the others only while open:
+    opening one runs the page again (Streamlit's lazy tabs), so a first view makes and sends
+    the graph alone, not tables, downloads and links nobody has asked for yet."""
+    record = trace.backward[-1] if trace.backward else None
+    tabs = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
+    highlight, done = _step_marks(record)
+    if tabs[2].open:
+        with tabs[2]:
+            _walk_through(record)
+    view = st.session_state.view
+    style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
+    # On the page the legend sits under the drawing (the graph gets the width);
+    # exported drawings carry it inside, for slides.
+    shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
+    dot = draw(shown, *style, False, highlight, done)
+    with tabs[0]:
+        graph_tab.tab(shown, source, dot, highlight)
+    if tabs[1].open:
+        with tabs[1]:
+            tensors.tensors_tab(trace)
+    if tabs[3].open:
+        with tabs[3]:
+            _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
+    if tabs[4].open:
+        with tabs[4]:
+            _export(draw(trace, *style, True))
+            graph_viewer.download(
+                trace,
+                draw(trace, *style, False),
+                view,
+                style[2],
+                lambda d: cached_bytes(d, "svg", 1.0, visitor_key()),
+            )
+            slides.downloads(trace, st.session_state.rankdir, graph_theme())
+    if tabs[5].open:
+        with tabs[5]:
+            _share_tab(source)
+
+
+def _step_marks(record) -> tuple[str | None, frozenset]:
+    """The walk-through step's node to highlight and those done before it, from the step
+    chosen (kept while its tab is closed); none before backward or at step 0."""
+    if not (record and record.steps):
+        return None, frozenset()
+    steps = record.steps
+    if st.session_state.get("step", 0) > len(steps):
+        st.session_state.step = 0
+    k = st.session_state.get("step", 0)
+    if not k:
+        return None, frozenset()
+    return steps[k - 1].node, frozenset(s.node for s in steps[: k - 1])
+
+
+def _walk_through(record) -> None:
+    """The backward walk-through tab: the step slider and the order autograd ran."""
+    if not (record and record.steps):
+        st.info("Run backward to see the order autograd runs its backward functions.")
+        return
+    steps = record.steps
+    st.markdown(
+        f"Backward from **{code(record.target)}** ran these {len(steps)} functions, in this order "
+        "(each receives the gradient of the output, *upstream*, and passes one to each input):"
+    )
+    k = st.slider(
+        "Step",
+        0,
+        len(steps),
+        key="step",
+        help="0 shows the graph before backward starts",
+        persist_state=KEEP,
+    )
+    if k:
+        step = steps[k - 1]
+        st.markdown(f"**Step {k}:** {code(step.fn.split('::')[-1])} — {escape(rule_for(step.fn))}")
+        st.markdown(
+            f"upstream: {code(', '.join(step.upstream))} → gradients for inputs: "
+            f"{code(', '.join(step.produced) or '(into .grad)')}"
+        )
+    table(
+        [
+            {
+                "step": s.index + 1,
+                "function": s.fn.split("::")[-1],
+                "rule": rule_for(s.fn),
+                "upstream": ", ".join(s.upstream),
+                "gradients out": ", ".join(s.produced),
+            }
+            for s in steps
+        ]
+    )
+
+
+def _share_tab(source: str) -> None:
+    st.markdown(
+        "This page's address holds the program and view options: copy it to share exactly this graph."
+    )
+    url = getattr(st.context, "url", None) or ""
+    if url:
+        from urllib.parse import urlencode
+
+        st.code(url.split("?")[0] + "?" + urlencode(share_params(source)), language=None)
+        st.markdown("The same graph opened in quiz mode (gradients hidden until answered):")
+        quiz = {**share_params(source), **graph_viewer.QUIZ_PARAMS}
+        st.code(url.split("?")[0] + "?" + urlencode(quiz), language=None)
+
+
+def _gradient_check(trace: Trace, source: str, record) -> None:
+    if record is None:
+        st.info(
+            "Run backward first; the check compares the gradients shown with finite differences."
+        )
+        return
+    if not st.button("Check gradients (float64 finite differences)", icon=":material/fact_check:"):
+        return
+    shown = {t.name: t.grad for t in trace.tensors if t.is_leaf and t.requires_grad}
+    with st.spinner("Re-running the program with nudged inputs…"), wait_shown():
+        result = check_isolated(
+            source, record.target, shown, ones=st.session_state.ones, visitor=visitor_key()
+        )
+    (st.success if result.ok else st.error)(message(result.message))
+    if result.leaves:
+        table(
+            [
+                {
+                    "leaf": c.name,
+                    "shown grad": str(c.shown),
+                    "finite differences": str(c.numerical)[:200],
+                    "max |diff|": c.max_abs_diff,
+                    "ok": c.ok,
+                }
+                for c in result.leaves
+            ]
+        )
+
+
+def _export(dot: str | None) -> None:
+    if dot is None:
+        st.info("Nothing to export in this view.")
+        return
+    c1, c2 = st.columns(2)
+    fmt = c1.radio(
+        "Format",
+        ["svg", "png", "pdf", "dot"],
+        horizontal=True,
+        key="export_fmt",
+        persist_state=KEEP,
+    )
+    scale = c2.select_slider(
+        "PNG scale",
+        [1.0, 2.0, 3.0, 4.0],
+        value=2.0,
+        key="export_scale",
+        disabled=fmt != "png",
+        persist_state=KEEP,
+    )
+    if fmt != "dot" and not dot_available():
+        st.warning(
+            "SVG, PNG and PDF export need Graphviz's `dot` program, which is not installed on this "
+            "server. Install Graphviz (Debian/Ubuntu: `sudo apt-get install graphviz`; macOS: "
+            "`brew install graphviz`), or download the DOT source below and render it elsewhere."
+        )
+        fmt = "dot"
+    try:
+        data = cached_bytes(dot, fmt, scale if fmt == "png" else 1.0, visitor_key())
+    except RenderUnavailable as exc:
+        st.error(message(exc))
+        return
+    st.download_button(
+        f"Download {fmt.upper()}",
+        data,
+        file_name=f"gradviz-graph.{fmt}",
+        mime=MIME[fmt],
+        icon=":material/download:",
+        on_click="ignore",
+    )
+    st.caption(
+        "The same drawing from the command line: `python -m gradviz render PROGRAM.py -o graph.svg`."
+    )

@@ -1,0 +1,1 @@
+"""The Speed page (`page`) and its parts."""

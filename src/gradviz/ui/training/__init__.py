@@ -1,0 +1,1 @@
+"""The CIFAR-10 training page (`page`) and its parts."""
