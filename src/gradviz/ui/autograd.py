@@ -9,15 +9,8 @@ import pickle
 
 import streamlit as st
 
-from gradviz.graph.render import (
-    ROLE_TEXT,
-    THEMES,
-    RenderUnavailable,
-    dot_available,
-    draw,
-    graph_size,
-    render_bytes,
-)
+from gradviz.graph.dot import ROLE_TEXT, THEMES
+from gradviz.graph.render import RenderUnavailable, dot_available, draw, graph_size, render_bytes
 from gradviz.graph.rules import rule_for
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
 from gradviz.program.reports import RunError
