@@ -1,6 +1,6 @@
 """Speed page: CPU against GPU, the lesson's naive timing beside the correct one, a size sweep.
 
-Thin: widgets in, gradviz.speed.timing does the work, results out. Every timing (the estimate,
+Thin: widgets in, gradviz.speed (workloads, memory, timing) does the work, results out. Every timing (the estimate,
 the comparison, each sweep step) runs in a worker process started for it (gradviz.services.jobs),
 never in the server: its torch threads, tensors and memory are the worker's, and one
 timing runs at a time server-wide. The page draws the worker's progress events; results
@@ -23,7 +23,7 @@ import streamlit as st
 
 from gradviz.services import host
 from gradviz.services.jobs import end, follow, run_now, start_in_line
-from gradviz.speed import gpus, timing, trust
+from gradviz.speed import gpus, memory, timing, timing_reference, trust, workloads
 from gradviz.ui import charts, speed_estimate
 from gradviz.ui.common import show_unexpected, tab_open, table
 from gradviz.util.format import fmt_seconds
@@ -91,11 +91,11 @@ def _calibration(workload: str, device: str, dtype: str, size: int) -> dict:
 
     Skipped (not cached) while another timing holds the server's slot.
     """
-    job = timing.calibration_job(workload, device, dtype, size)
+    job = workloads.calibration_job(workload, device, dtype, size)
     point = run_now(
         "speed_point",
         (job, 3),
-        timing.job_limits([job], 60.0),
+        memory.job_limits([job], 60.0),
         "speed",
         "the quick estimate",
         busy="another visitor's timing is running",
@@ -143,7 +143,7 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
             "of you); timings run one at a time so they do not slow each other down."
         )
 
-    job = start_in_line(kind, args, timing.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
+    job = start_in_line(kind, args, memory.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
     wait_box.empty()
     running = {"job": job, "seen": 0, "state": state_key}
     st.session_state[JOB_KEY] = running
@@ -179,14 +179,16 @@ def _run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, lab
         raise JobFailed(job.describe_failure("the timing"))
 
 
-def _reference_panel(gpu: str | None) -> timing.Reference | None:
+def _reference_panel(gpu: str | None) -> timing_reference.Reference | None:
     """Say where GPU figures come from; return the reference file's data when it is used."""
     try:
-        reference = load_reference(timing.REFERENCE_PATH, timing.REFERENCE_FORMAT)
+        reference = load_reference(
+            timing_reference.REFERENCE_PATH, timing_reference.REFERENCE_FORMAT
+        )
     except ReferenceFileError as exc:
         st.error(
             f"The GPU reference file is not valid, so no GPU figures are shown: {exc}. "  # the operator's file
-            f"Re-create it on a GPU machine with `{timing.REFERENCE_COMMAND}`."
+            f"Re-create it on a GPU machine with `{timing_reference.REFERENCE_COMMAND}`."
         )
         return None
     if gpu:
@@ -196,7 +198,7 @@ def _reference_panel(gpu: str | None) -> timing.Reference | None:
         st.info(
             "This host has no CUDA GPU, so only the CPU runs live. **No GPU reference has been "
             "recorded yet**: run `"
-            f"{timing.REFERENCE_COMMAND}` on a machine with an NVIDIA GPU; it writes "
+            f"{timing_reference.REFERENCE_COMMAND}` on a machine with an NVIDIA GPU; it writes "
             "`docs/gpu_speed_reference.json`, which this page then shows beside the live CPU. "
             "Until then, section 3 estimates a GPU's times from its maker's spec sheet."
         )
@@ -209,7 +211,7 @@ def _reference_panel(gpu: str | None) -> timing.Reference | None:
     return reference
 
 
-def _size_input(workload: timing.Workload, key: str, default: int) -> int:
+def _size_input(workload: workloads.Workload, key: str, default: int) -> int:
     return int(
         st.number_input(
             f"Size ({workload.size_label})",
@@ -223,17 +225,17 @@ def _size_input(workload: timing.Workload, key: str, default: int) -> int:
 
 
 def _use_lesson_size() -> None:
-    st.session_state["speed_cmp_size_elementwise"] = timing.LESSON_ELEMENTS
-    st.session_state["speed_cmp_iters"] = timing.LESSON_ITERATIONS
+    st.session_state["speed_cmp_size_elementwise"] = workloads.LESSON_ELEMENTS
+    st.session_state["speed_cmp_iters"] = workloads.LESSON_ITERATIONS
 
 
-def _memory_problem(job: timing.TimingJob) -> str | None:
+def _memory_problem(job: workloads.TimingJob) -> str | None:
     free = _free_memory(job.device)
     if free is None:  # not known here: the worker checks before it allocates
         return None
     try:
-        timing.check_memory(job, free)
-    except timing.SizeTooLarge as exc:
+        memory.check_memory(job, free)
+    except memory.SizeTooLarge as exc:
         return str(exc)
     return None
 
@@ -257,8 +259,11 @@ def _report_unfinished(state: dict, stopped_message: str) -> None:
 
 
 def _comparison_section(
-    workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
-) -> tuple[timing.TimingJob, timing.Point | None]:
+    workload: workloads.Workload,
+    dtype: str,
+    devices: list[str],
+    reference: timing_reference.Reference | None,
+) -> tuple[workloads.TimingJob, timing.Point | None]:
     """Section 1; returns its CPU job and the quick run on this CPU (None if it did not run)."""
     st.subheader("1. The lesson's timing, and the correct one")
     default = 1_000_000 if workload.key == "elementwise" else 1024
@@ -271,7 +276,7 @@ def _comparison_section(
                 st.number_input(
                     "Iterations of the loop",
                     min_value=1,
-                    max_value=timing.LESSON_ITERATIONS,
+                    max_value=workloads.LESSON_ITERATIONS,
                     value=10,
                     key="speed_cmp_iters",
                 )
@@ -283,12 +288,12 @@ def _comparison_section(
         repeats = int(st.slider("Timed repeats", 3, 15, 3, key="speed_cmp_repeats"))
     if workload.key == "elementwise":
         st.caption(
-            f"The lesson used {timing.LESSON_ELEMENTS:,} elements per tensor (100x1000x1000) and "
-            f"{timing.LESSON_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
+            f"The lesson used {workloads.LESSON_ELEMENTS:,} elements per tensor (100x1000x1000) and "
+            f"{workloads.LESSON_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
             "here are smaller so the page answers in seconds."
         )
         st.button("Use the lesson's full size", on_click=_use_lesson_size, key="speed_lesson_size")
-    runs = [timing.TimingJob(workload.key, size, d, dtype, iterations) for d in devices]
+    runs = [workloads.TimingJob(workload.key, size, d, dtype, iterations) for d in devices]
     problems = [p for p in (_memory_problem(j) for j in runs) if p]
     for problem in problems:
         st.warning(message(problem))
@@ -318,7 +323,7 @@ def _comparison_section(
 
 
 def _estimate(
-    workload: timing.Workload, dtype: str, cpu_job: timing.TimingJob, calls: int
+    workload: workloads.Workload, dtype: str, cpu_job: workloads.TimingJob, calls: int
 ) -> tuple[timing.Point | None, trust.EstimateRange | None, str | None]:
     """Show the estimate of a run on this CPU, as a range from a quick run; return the quick
     run, the range, and why the run may not start (its estimate, even at the low end, is
@@ -348,7 +353,7 @@ def _estimate(
             f"The quick run's repeats varied by {r.spread:.0%} of their median: this host is "
             "busy now, so timings taken now vary too; compare repeats, or run again later."
         )
-    limit = timing.job_seconds()
+    limit = memory.job_seconds()
     if r.low_s * calls > limit:
         over = (
             f"Even at the low end of the estimate this takes {fmt_seconds(r.low_s * calls)} on "
@@ -414,7 +419,9 @@ def _flag_off_estimate(state: dict) -> None:
         )
 
 
-def _show_comparison(state: dict | None, reference: timing.Reference | None = None) -> None:
+def _show_comparison(
+    state: dict | None, reference: timing_reference.Reference | None = None
+) -> None:
     rows = []
     if state:
         rows += _comparison_rows(state["results"], "live")
@@ -438,16 +445,16 @@ def _show_comparison(state: dict | None, reference: timing.Reference | None = No
 
 
 def _sweep_section(
-    workload: timing.Workload,
+    workload: workloads.Workload,
     dtype: str,
     devices: list[str],
-    reference: timing.Reference | None,
+    reference: timing_reference.Reference | None,
     gpu: str | None,
 ) -> None:
     st.subheader("2. Size sweep: where does the GPU start to win?")
     options = list(workload.sweep_sizes)
     default = [
-        s for s in options if timing.TimingJob(workload.key, s).memory_needed() <= 64_000_000
+        s for s in options if workloads.TimingJob(workload.key, s).memory_needed() <= 64_000_000
     ]
     cols = st.columns([3, 1, 1])
     with cols[0]:
@@ -463,7 +470,7 @@ def _sweep_section(
         max_step_s = float(
             st.number_input("Max s per step", 1.0, 600.0, 20.0, key="speed_sweep_max_step")
         )
-    its = timing.SWEEP_ITERATIONS[workload.key]
+    its = workloads.SWEEP_ITERATIONS[workload.key]
     if workload.key == "elementwise":
         st.caption(f"Each call runs the lesson's loop with {its} iterations.")
     run_col, stop_col = st.columns([1, 1])
@@ -472,7 +479,7 @@ def _sweep_section(
     stop_col.button("Stop", key="speed_sweep_stop", help="Stops the sweep within a few seconds.")
     config = {"workload": workload.key, "dtype": dtype}
     if run:
-        steps = timing.sweep_jobs(workload.key, sizes, devices, dtype)
+        steps = workloads.sweep_jobs(workload.key, sizes, devices, dtype)
         st.session_state[SWEEP_KEY] = _new_run_state(
             total=len(steps), config=config, points=[], skipped=[]
         )
@@ -495,7 +502,7 @@ def _sweep_section(
 
 
 def _series_name(
-    point: timing.Point, reference: timing.Reference | None, live: bool, gpu: str | None
+    point: timing.Point, reference: timing_reference.Reference | None, live: bool, gpu: str | None
 ) -> str:
     if point.device == "cpu":
         return "CPU, this host (live)" if live else f"CPU of {reference.device} host (reference)"
@@ -505,10 +512,10 @@ def _series_name(
 
 
 def _show_sweep(
-    workload: timing.Workload,
+    workload: workloads.Workload,
     dtype: str,
     state: dict | None,
-    reference: timing.Reference | None,
+    reference: timing_reference.Reference | None,
     gpu: str | None = None,
 ) -> None:
     live = [timing.Point(**p) for p in state["points"]] if state else []
@@ -519,7 +526,7 @@ def _show_sweep(
             for p in reference.points
             if p.workload == workload.key
             and p.dtype == dtype
-            and p.iterations == timing.SWEEP_ITERATIONS[workload.key]
+            and p.iterations == workloads.SWEEP_ITERATIONS[workload.key]
         ]
     if state:
         for reason in state["skipped"]:
@@ -584,7 +591,7 @@ def _request_rerun() -> None:
     st.session_state[SWEEP_RERUN_KEY] = True
 
 
-def _flag_untrusted(live: list[timing.Point], workload: timing.Workload) -> None:
+def _flag_untrusted(live: list[timing.Point], workload: workloads.Workload) -> None:
     """Warn about measured points whose spread or jump makes them untrustworthy; offer a re-run."""
     problems = trust.untrusted(live)
     if not problems:
@@ -605,7 +612,7 @@ def _flag_untrusted(live: list[timing.Point], workload: timing.Workload) -> None
     )
 
 
-def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) -> None:
+def _draw_charts(rows: list[dict], workload: workloads.Workload, peak, dtype: str) -> None:
     common = {
         "x": "size",
         "color": "series",
@@ -664,22 +671,22 @@ def page() -> None:
     with cols[0]:
         key = st.radio(
             "Workload",
-            list(timing.WORKLOADS),
-            format_func=lambda k: timing.WORKLOADS[k].title,
+            list(workloads.WORKLOADS),
+            format_func=lambda k: workloads.WORKLOADS[k].title,
             key="speed_workload",
         )
     with cols[1]:
         dtype = st.selectbox(
             "dtype",
-            list(timing.DTYPES),
-            format_func=lambda k: timing.DTYPES[k].label,
+            list(workloads.DTYPES),
+            format_func=lambda k: workloads.DTYPES[k].label,
             key="speed_dtype",
         )
         for device in devices:
-            note = timing.dtype_note(dtype, device)
+            note = workloads.dtype_note(dtype, device)
             if note:
                 st.caption(message(note))
-    workload = timing.WORKLOADS[key]
+    workload = workloads.WORKLOADS[key]
     cpu_job, calibration = _comparison_section(workload, dtype, devices, reference)
     st.divider()
     _sweep_section(workload, dtype, devices, reference, gpu)
