@@ -26,15 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from gradviz.training.data import load_image_folder  # noqa: E402
-from gradviz.training.loop import (  # noqa: E402
-    Precision,
-    norm_tensors,
-    plan_precision,
-    random_crop_flip,
-    resolve_device,
-    run_to_end,
-    train,
-)
+from gradviz.training.hardware import Precision, plan_precision, resolve_device  # noqa: E402
+from gradviz.training.inputs import norm_tensors, random_crop_flip  # noqa: E402
+from gradviz.training.loop import run_to_end, train  # noqa: E402
 from gradviz.training.models import build_model  # noqa: E402
 from gradviz.training.settings import PRESETS  # noqa: E402
 from gradviz.training.sources import shared_subset_dir  # noqa: E402

@@ -28,7 +28,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from gradviz.training.data import load_image_folder  # noqa: E402
 from gradviz.training.distributed import RunSpec, launch  # noqa: E402
-from gradviz.training.loop import evaluate, resolve_device, run_to_end, train  # noqa: E402
+from gradviz.training.evaluation import evaluate  # noqa: E402
+from gradviz.training.hardware import resolve_device  # noqa: E402
+from gradviz.training.loop import run_to_end, train  # noqa: E402
 from gradviz.training.sources import shared_subset_dir  # noqa: E402
 
 

@@ -368,7 +368,7 @@ def simulated_markdown(rows: list[dict], dry: bool) -> str:
 
 def step_references(check: Check) -> StepResult:
     from gradviz.devices import transfer, transfer_reference
-    from gradviz.speed import timing
+    from gradviz.speed import timing_reference
 
     facts = machine()
     if check.dry:
@@ -376,7 +376,7 @@ def step_references(check: Check) -> StepResult:
         args = ["bench/speed_gpu.py", "--device", "cpu", "--quick", "--dtypes", "float32"]
         args += ["--repeats", "1", "--no-lesson-size", "--out", str(speed_out)]
     else:
-        speed_out = timing.REFERENCE_PATH
+        speed_out = timing_reference.REFERENCE_PATH
         args = ["bench/speed_gpu.py", "--repeats", "3", "--max-step-s", "2"]
         args += ["--dtypes", "float32", "tf32"]
     done = check.command(args, 240)

@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from gradviz.speed import estimate, gpus, measure, timing  # noqa: E402
+from gradviz.speed import estimate, gpus, measure, timing, workloads  # noqa: E402
 from gradviz.util.format import fmt_seconds  # noqa: E402
 
 SIZES = {"elementwise": (1_000, 10_000, 100_000, 1_000_000, 4_000_000), "matmul": (128, 512, 2048)}
 
 
-def _row(label: str, cpu: str, jobs_gpu: list[tuple[gpus.GPU, timing.TimingJob]]) -> str:
+def _row(label: str, cpu: str, jobs_gpu: list[tuple[gpus.GPU, workloads.TimingJob]]) -> str:
     cells = [label, cpu]
     for gpu, job in jobs_gpu:
         e = estimate.estimate(gpu, job)
@@ -36,11 +36,11 @@ def _row(label: str, cpu: str, jobs_gpu: list[tuple[gpus.GPU, timing.TimingJob]]
 
 
 def _workload_table(workload: str, chosen: list[gpus.GPU], repeats: int) -> list[timing.Point]:
-    jobs = timing.sweep_jobs(workload, SIZES[workload], ["cpu"])
+    jobs = workloads.sweep_jobs(workload, SIZES[workload], ["cpu"])
     points = [
         e for e in measure.sweep(jobs, repeats=repeats, warmup=1) if isinstance(e, timing.Point)
     ]
-    spec = timing.WORKLOADS[workload]
+    spec = workloads.WORKLOADS[workload]
     head = ["size", "CPU, this host (measured median)"]
     head += [f"{g.key}: on GPU / with copy (estimate)" for g in chosen]
     print("| " + " | ".join(head) + " |")
@@ -49,8 +49,8 @@ def _workload_table(workload: str, chosen: list[gpus.GPU], repeats: int) -> list
         label = f"{spec.describe_size(p.size)}, {p.iterations} it."
         print(_row(label, fmt_seconds(p.median_s), [(g, p.job) for g in chosen]))
     if workload == "elementwise" and points:
-        full = timing.TimingJob(
-            workload, timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS
+        full = workloads.TimingJob(
+            workload, workloads.LESSON_ELEMENTS, "cpu", "float32", workloads.LESSON_ITERATIONS
         )
         cpu = timing.estimate_seconds(full, points[-1])
         label = f"{spec.describe_size(full.size)}, {full.iterations} it. (the lesson's full size)"
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         f"CPU threads: {threads}. GPU columns: {estimate.LABEL}, 'data on the GPU / with the copy'.\n"
     )
     for workload in SIZES:
-        print(f"{timing.WORKLOADS[workload].title} (float32):\n")
+        print(f"{workloads.WORKLOADS[workload].title} (float32):\n")
         points = _workload_table(workload, chosen, args.repeats)
         for gpu in chosen:
             found = [estimate.crossover_with(gpu, points, c) for c in (False, True)]

@@ -52,7 +52,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import torch  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
-from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
+from gradviz.graph.dot import to_dot  # noqa: E402
+from gradviz.graph.render import CLI_LIMITS, render_bytes  # noqa: E402
 from gradviz.program.interpreter.run import run_program  # noqa: E402
 from gradviz.program.results.limits import DEFAULT_LIMITS  # noqa: E402
 from gradviz.program.results.trace import RunOptions  # noqa: E402

@@ -62,8 +62,8 @@ BROWSER_LAYOUT = "Lay out all"  # ui/autograd/graph_tab.show_graph: the opt-in c
 DRAW_ANYWAY = "Draw it anyway"  # ui/autograd/graph_tab.tab: graphs over BIG_GRAPH nodes
 LEFT_OUT = "values are shown for"  # program/results.cap_result: over the value budget
 WOULD_ALLOCATE = "would allocate"  # program/budget: over the per-tensor or total caps
-PUBLIC_TIMING_CAP = "one timing may use on this public server"  # speed/timing.check_public_cap
-SMALLER = "Choose a smaller size"  # speed/timing.check_memory and check_public_cap
+PUBLIC_TIMING_CAP = "one timing may use on this public server"  # speed/memory.check_public_cap
+SMALLER = "Choose a smaller size"  # speed/memory.check_memory and check_public_cap
 COMPARED = "Why the two figures differ"  # ui/speed/compare.EXPLAIN, under a finished comparison
 ALERT_ERROR = '[data-testid="stAlertContentError"]'
 
@@ -318,8 +318,8 @@ def dense_graph_program(inputs: int = 100, sums: int = 125) -> str:
 
 def largest_speed_size(public: bool, workload: str = "elementwise") -> int:
     """The largest size the Speed page accepts for a CPU float32 comparison (its memory check,
-    gradviz.speed.timing.check_memory, against the RAM free now), as the server would judge it."""
-    from gradviz.speed import timing
+    gradviz.speed.memory.check_memory, against the RAM free now), as the server would judge it."""
+    from gradviz.speed import memory, workloads
 
     old = os.environ.get("GRADVIZ_PUBLIC")
     os.environ["GRADVIZ_PUBLIC"] = "1" if public else "0"
@@ -329,9 +329,9 @@ def largest_speed_size(public: bool, workload: str = "elementwise") -> int:
         while lo < hi:
             mid = (lo + hi + 1) // 2
             try:
-                timing.check_memory(timing.TimingJob(workload, mid), free)
+                memory.check_memory(workloads.TimingJob(workload, mid), free)
                 lo = mid
-            except timing.SizeTooLarge:
+            except memory.SizeTooLarge:
                 hi = mid - 1
         return lo
     finally:

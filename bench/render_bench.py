@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import torch  # noqa: E402
 from torchviz import make_dot  # noqa: E402
 
-from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
+from gradviz.graph.dot import to_dot  # noqa: E402
+from gradviz.graph.render import CLI_LIMITS, render_bytes  # noqa: E402
 from gradviz.program.interpreter.run import run_program  # noqa: E402
 from gradviz.program.presets import PRESETS_BY_KEY  # noqa: E402
 from gradviz.program.results.limits import Limits  # noqa: E402

@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gradviz.graph import walkthrough  # noqa: E402
 from gradviz.graph.collapse import fold_calls  # noqa: E402
-from gradviz.graph.render import render_bytes, server_limits, to_dot  # noqa: E402
+from gradviz.graph.dot import to_dot  # noqa: E402
+from gradviz.graph.render import render_bytes, server_limits  # noqa: E402
 from gradviz.program.interpreter.run import run_program  # noqa: E402
 from gradviz.program.presets import PRESETS_BY_KEY  # noqa: E402
 from gradviz.program.results.trace import RunOptions  # noqa: E402

@@ -30,7 +30,7 @@ if str(ROOT / "src") not in sys.path:
 
 import torch  # noqa: E402
 
-from gradviz.speed import measure, timing  # noqa: E402
+from gradviz.speed import measure, memory, timing, timing_reference, workloads  # noqa: E402
 
 QUICK_SIZES = {"elementwise": (1_000, 100_000, 1_000_000), "matmul": (64, 256, 1024)}
 
@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--out", type=Path, default=None, help="default: the reference file")
-    parser.add_argument("--dtypes", nargs="+", default=list(timing.DTYPES), choices=timing.DTYPES)
+    parser.add_argument(
+        "--dtypes", nargs="+", default=list(workloads.DTYPES), choices=workloads.DTYPES
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-step-s", type=float, default=30.0)
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU side of the sweep")
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python bench/speed_gpu.py" + "".join(
         " " + shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)
     )
-    out = args.out or timing.REFERENCE_PATH
+    out = args.out or timing_reference.REFERENCE_PATH
     if args.device == "cuda" and not torch.cuda.is_available():
         print(
             "No CUDA GPU on this host: this command records GPU figures and must run on a "
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.device == "cpu" and out.resolve() == timing.REFERENCE_PATH.resolve():
+    if args.device == "cpu" and out.resolve() == timing_reference.REFERENCE_PATH.resolve():
         print("--device cpu must not write the GPU reference file; pass --out.", file=sys.stderr)
         return 2
 
@@ -75,21 +77,21 @@ def main(argv: list[str] | None = None) -> int:
 
     comparisons = []
     print("The lesson's loop, naive vs correct:", flush=True)
-    lesson_jobs = [timing.TimingJob("elementwise", 1_000_000, args.device, "float32", 10)]
+    lesson_jobs = [workloads.TimingJob("elementwise", 1_000_000, args.device, "float32", 10)]
     if not args.no_lesson_size:
         lesson_jobs.append(
-            timing.TimingJob(
+            workloads.TimingJob(
                 "elementwise",
-                timing.LESSON_ELEMENTS,
+                workloads.LESSON_ELEMENTS,
                 args.device,
                 "float32",
-                timing.LESSON_ITERATIONS,
+                workloads.LESSON_ITERATIONS,
             )
         )
     for job in lesson_jobs:
         try:
             comparison = measure.compare_naive_and_correct(job, repeats=3, warmup=1)
-        except timing.SizeTooLarge as exc:
+        except memory.SizeTooLarge as exc:
             print(f"  skipped: {exc}", flush=True)
             continue
         print(timing.format_comparison(comparison), flush=True)
@@ -97,11 +99,11 @@ def main(argv: list[str] | None = None) -> int:
 
     devices = [args.device] + ([] if args.no_cpu or args.device == "cpu" else ["cpu"])
     points = []
-    for workload in timing.WORKLOADS.values():
+    for workload in workloads.WORKLOADS.values():
         sizes = QUICK_SIZES[workload.key] if args.quick else workload.sweep_sizes
         for dtype in args.dtypes:
             print(f"Sweep {workload.key} {dtype}:", flush=True)
-            jobs = timing.sweep_jobs(workload.key, sizes, devices, dtype)
+            jobs = workloads.sweep_jobs(workload.key, sizes, devices, dtype)
             for event in measure.sweep(
                 jobs, repeats=args.repeats, warmup=1, max_step_s=args.max_step_s
             ):

@@ -4,7 +4,7 @@ Each size is timed as the Speed page times it (gradviz.speed.measure.run_job: wa
 five repeats) in a process forked from one that has imported what the forkserver imports
 (gradviz.program.preload, so torch), as the page's worker is. A thread samples the worker's
 proportional set size every 3 ms; the table gives its peak growth over the worker's start,
-the tensors' own peak (Job.memory_needed), their ratio, and what gradviz.speed.timing
+the tensors' own peak (Job.memory_needed), their ratio, and what gradviz.speed.memory
 expects (expected_growth, the public host's admission rule).
 
     python bench/timing_memory.py                 # the default sizes, both workloads
@@ -37,7 +37,7 @@ def measure_growth(workload: str, size: int) -> int:
     """In this (forked) process: time one job as the page does; the peak PSS growth."""
     import torch
 
-    from gradviz.speed import measure, timing
+    from gradviz.speed import measure, workloads
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     base = pss(os.getpid())
@@ -51,7 +51,9 @@ def measure_growth(workload: str, size: int) -> int:
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    job = timing.TimingJob(workload, size, "cpu", "float32", timing.SWEEP_ITERATIONS[workload])
+    job = workloads.TimingJob(
+        workload, size, "cpu", "float32", workloads.SWEEP_ITERATIONS[workload]
+    )
     try:
         measure.run_job(job, repeats=5, warmup=1)
     finally:
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     import gradviz.program.preload  # noqa: F401 - what the forkserver preloads
-    from gradviz.speed import timing
+    from gradviz.speed import memory, workloads
 
     print(
         f"{machine()}; torch {torch.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
@@ -105,15 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---:|---:|")
     for workload, values in sizes.items():
         for size in values:
-            job = timing.TimingJob(workload, size)
+            job = workloads.TimingJob(workload, size)
             need = job.memory_needed()
             growth = in_child(workload, size)
             print(
                 f"| {workload} | {size:,} | {need / 2**20:.0f} MB | {growth / 2**20:.0f} MB "
-                f"| {growth / need:.2f}x | {timing.expected_growth(job) / 2**20:.0f} MB |",
+                f"| {growth / need:.2f}x | {memory.expected_growth(job) / 2**20:.0f} MB |",
                 flush=True,
             )
-    cap = timing.PUBLIC_TIMING_MEMORY
+    cap = memory.PUBLIC_TIMING_MEMORY
     print(f"\nPublic cap on a timing worker's growth: {cap / 1e6:.0f} MB (PUBLIC_TIMING_MEMORY)")
     return 0
 

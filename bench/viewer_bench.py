@@ -29,9 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from gradviz.graph.dot import to_dot  # noqa: E402
 from gradviz.graph.interactive import viewer_html  # noqa: E402
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, ModuleCall, TensorInfo  # noqa: E402
-from gradviz.graph.render import CLI_LIMITS, render_bytes, to_dot  # noqa: E402
+from gradviz.graph.render import CLI_LIMITS, render_bytes  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-background-networking"]

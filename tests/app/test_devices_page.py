@@ -10,7 +10,7 @@ from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from gradviz.devices.lessons import LESSONS_BY_KEY
-from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS
+from gradviz.graph.dot import COPY_COLOR, DEVICE_COLORS
 from gradviz.util.format import fmt_bytes
 from tests import markdown_tables
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.cli import main as cli_main
 from gradviz.program.presets import PRESETS
-from gradviz.speed import gpus, measure, timing
+from gradviz.speed import gpus, measure, timing, timing_reference, workloads
 from gradviz.ui.autograd.tabs import TABS
 from tests import markdown_tables
 
@@ -79,7 +79,7 @@ def test_the_check_finds_the_lesson_called_seed_and_spares_random_seeds():
 def test_speed_page_says_lesson(tmp_path, monkeypatch):
     path = tmp_path / "ref.json"  # a reference file, so its comparison table is shown too
     shutil.copy(FIXTURE, path)
-    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", path)
 
     def script() -> None:
         from gradviz.ui.speed import page
@@ -117,13 +117,13 @@ def test_presets_and_workloads_say_lesson():
     assert "lesson" in {p.key for p in PRESETS}
     for preset in PRESETS:
         assert lesson_called_seed(f"{preset.key}\n{preset.title}\n{preset.about}") == []
-    for workload in timing.WORKLOADS.values():
+    for workload in workloads.WORKLOADS.values():
         assert lesson_called_seed(workload.title) == []
     assert lesson_called_seed("\n".join(f"{g.label} {g.note}" for g in gpus.GPUS)) == []
 
 
 def test_speed_progress_labels_say_lesson():
-    job = timing.TimingJob("elementwise", 1000, "cpu", "float32", 1)
+    job = workloads.TimingJob("elementwise", 1000, "cpu", "float32", 1)
     events = [*measure.comparison_events(job, repeats=1), *measure.sweep([job], repeats=1)]
     labels = [e.label for e in events if isinstance(e, timing.Progress)]
     assert "naive run, timed the lesson's way" in labels

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz.speed import estimate, gpus, timing
+from gradviz.speed import estimate, gpus, timing, timing_reference, workloads
 from gradviz.ui.speed import estimate as estimate_section
 from gradviz.ui.speed import running
 from gradviz.util.format import fmt_seconds
@@ -30,7 +30,7 @@ def _script() -> None:
 
 @pytest.fixture
 def no_reference(tmp_path, monkeypatch):
-    monkeypatch.setattr(timing, "REFERENCE_PATH", tmp_path / "absent.json")
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", tmp_path / "absent.json")
 
 
 def _reference(tmp_path, monkeypatch, device: str | None = None) -> None:
@@ -40,7 +40,7 @@ def _reference(tmp_path, monkeypatch, device: str | None = None) -> None:
         data = json.loads(FIXTURE.read_text())
         data["device"] = device
         path.write_text(json.dumps(data))
-    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", path)
 
 
 def _app(**state) -> AppTest:
@@ -124,7 +124,7 @@ def test_picking_a_gpu_changes_the_estimate(no_reference):
     assert rows[1]["what"] == "NVIDIA H100 SXM, data already on the GPU"
     assert rows[1]["time per call"] != t4
     sizes = _table(at, "GPU, data on it (estimate from spec sheet)")
-    assert [int(r["size"]) for r in sizes] == list(timing.WORKLOADS["elementwise"].sweep_sizes)
+    assert [int(r["size"]) for r in sizes] == list(workloads.WORKLOADS["elementwise"].sweep_sizes)
 
 
 def test_a_gpu_whose_maker_gives_no_figure_says_so(no_reference):
@@ -199,7 +199,7 @@ def test_the_reference_file_is_set_beside_the_estimate_with_the_ratio(tmp_path, 
     }
     ratio = next(r for r in rows if r["job"] == "1x1000x1000, 10 it.")["measured / estimate"]
     t4 = estimate.estimate(
-        gpus.BY_KEY["T4"], timing.TimingJob("elementwise", 10**6, "cpu", "float32", 10)
+        gpus.BY_KEY["T4"], workloads.TimingJob("elementwise", 10**6, "cpu", "float32", 10)
     )
     assert ratio == f"{0.001 / t4.run_s:.2f}x"  # the fixture's 1.000 ms against the estimate
     assert "two different GPUs" in _text(at.warning)
@@ -215,7 +215,7 @@ def test_a_reference_of_a_known_gpu_is_compared_with_its_own_model(tmp_path, mon
 
 
 def test_default_gpu_prefers_this_host_then_the_reference():
-    ref = timing.Reference("NVIDIA A100-SXM4-80GB", "t", "c", "2000-01-01", "x", ())
+    ref = timing_reference.Reference("NVIDIA A100-SXM4-80GB", "t", "c", "2000-01-01", "x", ())
     assert estimate_section.default_gpu("NVIDIA L4", ref) == "L4"
     assert estimate_section.default_gpu(None, ref) == "A100-80GB-SXM"
     assert estimate_section.default_gpu("Some new GPU", None) == estimate_section.DEFAULT_GPU

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from gradviz.devices import info as device_info
 from gradviz.services.following import Followed
-from gradviz.speed import timing
+from gradviz.speed import memory, timing, timing_reference, workloads
 from gradviz.ui import charts
 from gradviz.ui.speed import running
 from gradviz.util import resources
@@ -30,14 +30,14 @@ def _script() -> None:
 
 @pytest.fixture
 def no_reference(tmp_path, monkeypatch):
-    monkeypatch.setattr(timing, "REFERENCE_PATH", tmp_path / "absent.json")
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", tmp_path / "absent.json")
 
 
 @pytest.fixture
 def fixture_reference(tmp_path, monkeypatch):
     path = tmp_path / "ref.json"
     shutil.copy(FIXTURE, path)
-    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", path)
 
 
 def _app() -> AppTest:
@@ -75,7 +75,7 @@ def test_page_renders_on_cpu_and_says_no_gpu_reference(no_reference):
     assert "Estimated on this CPU" in captions
     info = _text(at.info)
     assert "No GPU reference has been recorded yet" in info
-    assert timing.REFERENCE_COMMAND in info
+    assert timing_reference.REFERENCE_COMMAND in info
     assert not at.error
 
 
@@ -174,11 +174,11 @@ def test_sweep_against_reference_reports_crossover(fixture_reference):
 def test_invalid_reference_file_is_reported_not_raised(tmp_path, monkeypatch):
     bad = tmp_path / "ref.json"
     bad.write_text('{"schema": "gradviz.gpu_speed_reference/1", "device": "X"}')
-    monkeypatch.setattr(timing, "REFERENCE_PATH", bad)
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", bad)
     at = _app()
     error = _text(at.error)
     assert "not valid" in error and "missing field 'torch'" in error
-    assert timing.REFERENCE_COMMAND in error
+    assert timing_reference.REFERENCE_COMMAND in error
 
 
 def test_tf32_on_cpu_is_explained(no_reference):
@@ -190,8 +190,8 @@ def test_tf32_on_cpu_is_explained(no_reference):
 def test_lesson_full_size_is_offered_with_an_estimate_and_a_warning(no_reference):
     at = _app()
     at.button(key="speed_lesson_size").click().run()
-    assert at.number_input(key="speed_cmp_size_elementwise").value == timing.LESSON_ELEMENTS
-    assert at.number_input(key="speed_cmp_iters").value == timing.LESSON_ITERATIONS
+    assert at.number_input(key="speed_cmp_size_elementwise").value == workloads.LESSON_ELEMENTS
+    assert at.number_input(key="speed_cmp_iters").value == workloads.LESSON_ITERATIONS
     assert "Estimated on this CPU" in _text(at.caption)
     warning = _text(at.warning)
     if "Choose a smaller size" not in warning:  # a host with under 4 GB free refuses instead
@@ -287,8 +287,8 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
 def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
     from gradviz.workers import jobs
 
-    steps = timing.sweep_jobs("elementwise", [1_000, 10_000] * 200, ["cpu"])
-    job = jobs.start("speed_sweep", (steps, 3, 1, None), timing.job_limits(steps))
+    steps = workloads.sweep_jobs("elementwise", [1_000, 10_000] * 200, ["cpu"])
+    job = jobs.start("speed_sweep", (steps, 3, 1, None), memory.job_limits(steps))
     while not any(isinstance(e, timing.Point) for e in job.events):
         job.next_events(len(job.events), 1.0)
     at = AppTest.from_function(_script, default_timeout=120)
@@ -315,7 +315,7 @@ def test_fraction_of_peak_for_a_known_gpu(tmp_path, monkeypatch):
     data["device"] = "NVIDIA H100 80GB HBM3 (test fixture)"  # a name the peak table knows
     path = tmp_path / "ref.json"
     path.write_text(json.dumps(data))
-    monkeypatch.setattr(timing, "REFERENCE_PATH", path)
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", path)
     at = _app()
     at.radio(key="speed_workload").set_value("matmul").run()
     assert "Peak for NVIDIA H100 SXM: 3,350 GB/s memory, 67 TFLOP/s for float32" in _text(
@@ -385,9 +385,9 @@ import json, sys
 from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
-from gradviz.speed import timing
+from gradviz.speed import timing_reference
 
-timing.REFERENCE_PATH = Path(sys.argv[1])
+timing_reference.REFERENCE_PATH = Path(sys.argv[1])
 page = "from gradviz.ui.speed import page\\npage.page()\\n"
 at = AppTest.from_string(page, default_timeout=240).run()
 report = {"exception": [str(e.value) for e in at.exception]}
@@ -487,7 +487,7 @@ def test_the_estimate_is_a_range_from_a_quick_run_at_the_chosen_size(no_referenc
     at = _app()
     at.number_input(key="speed_cmp_size_elementwise").set_value(100_000).run()
     caption = _text(at.caption)
-    quick = timing.TimingJob("elementwise", 100_000).describe()
+    quick = workloads.TimingJob("elementwise", 100_000).describe()
     assert f"quick run of {quick}" in caption, caption
     assert "likely between" in caption
 
@@ -500,7 +500,7 @@ def test_a_run_over_the_time_limit_cannot_be_started(no_reference, monkeypatch):
     def slow_host(workload, device, dtype, size):
         # The quick run as a slow host measures it (its real value depends on this host's
         # speed and load: on a quiet 2-core host the low end fell just under the limit).
-        job = timing.calibration_job(workload, device, dtype, size)
+        job = workloads.calibration_job(workload, device, dtype, size)
         point = timing.Point(
             job.workload, job.device, job.dtype, job.size, job.iterations, 10.0, 0.1, 3
         )

@@ -15,6 +15,7 @@ import pytest
 
 from gradviz.graph import walkthrough
 from gradviz.graph.collapse import fold_calls
+from gradviz.graph.dot import to_dot
 from gradviz.graph.interactive import viewer_html
 from gradviz.graph.model import (
     BackwardRecord,
@@ -25,7 +26,7 @@ from gradviz.graph.model import (
     ModuleCall,
     TensorInfo,
 )
-from gradviz.graph.render import CLI_LIMITS, dot_available, render_bytes, to_dot
+from gradviz.graph.render import CLI_LIMITS, dot_available, render_bytes
 from tests.security.injection import CORPUS, HOST, live_markup
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed")

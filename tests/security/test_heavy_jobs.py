@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from gradviz.speed import timing
+from gradviz.speed import memory, workloads
 from gradviz.workers import jobs
 from gradviz.workers.jobs import JobLimits
 
@@ -49,39 +49,39 @@ def test_an_abandoned_job_is_killed_not_only_asked_to_stop():
 
 
 def test_timing_abandons_within_seconds_of_the_last_read():
-    limits = timing.job_limits([timing.calibration_job("elementwise")])
+    limits = memory.job_limits([workloads.calibration_job("elementwise")])
     assert limits.abandon_after is not None and limits.abandon_after <= 15
 
 
 def test_public_timing_gets_its_own_small_cap(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
-    big = timing.TimingJob("elementwise", 100_000_000)  # the lesson's size: 2 GB of tensors
-    assert timing.job_limits([big]).memory_bytes <= timing.PUBLIC_TIMING_MEMORY
-    for workload in timing.WORKLOADS:  # the page's quick estimate always runs
-        small = timing.calibration_job(workload)
-        assert timing.job_limits([small]).memory_bytes <= timing.PUBLIC_TIMING_MEMORY
-        timing.check_memory(small, available=64 * 10**9)  # fits: not refused
+    big = workloads.TimingJob("elementwise", 100_000_000)  # the lesson's size: 2 GB of tensors
+    assert memory.job_limits([big]).memory_bytes <= memory.PUBLIC_TIMING_MEMORY
+    for workload in workloads.WORKLOADS:  # the page's quick estimate always runs
+        small = workloads.calibration_job(workload)
+        assert memory.job_limits([small]).memory_bytes <= memory.PUBLIC_TIMING_MEMORY
+        memory.check_memory(small, available=64 * 10**9)  # fits: not refused
 
 
 def test_public_timing_refuses_sizes_over_the_cap_up_front(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
-    big = timing.TimingJob("matmul", 8192)  # 805 MB of tensors
-    with pytest.raises(timing.SizeTooLarge, match="one timing may use on this public server"):
-        timing.check_memory(big, available=64 * 10**9)
+    big = workloads.TimingJob("matmul", 8192)  # 805 MB of tensors
+    with pytest.raises(memory.SizeTooLarge, match="one timing may use on this public server"):
+        memory.check_memory(big, available=64 * 10**9)
     # The size that took a public host to 767 MB (docs/BENCHMARKS.md) is refused now.
-    with pytest.raises(timing.SizeTooLarge, match="Choose a smaller size"):
-        timing.check_memory(timing.TimingJob("elementwise", 5_262_581), available=64 * 10**9)
+    with pytest.raises(memory.SizeTooLarge, match="Choose a smaller size"):
+        memory.check_memory(workloads.TimingJob("elementwise", 5_262_581), available=64 * 10**9)
 
 
 def test_public_timing_cap_can_be_set_but_not_broken(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.setenv("GRADVIZ_PUBLIC_TIMING_MEMORY", str(500 * 2**20))
-    assert timing.public_memory_cap() == 500 * 2**20
+    assert memory.public_memory_cap() == 500 * 2**20
     for bad in ("lots", "-1", "0"):
         monkeypatch.setenv("GRADVIZ_PUBLIC_TIMING_MEMORY", bad)
-        assert timing.public_memory_cap() == timing.PUBLIC_TIMING_MEMORY
+        assert memory.public_memory_cap() == memory.PUBLIC_TIMING_MEMORY
 
 
 def _largest_public_size(workload: str) -> int:
@@ -89,9 +89,9 @@ def _largest_public_size(workload: str) -> int:
     while lo < hi:
         mid = (lo + hi + 1) // 2
         try:
-            timing.check_public_cap(timing.TimingJob(workload, mid))
+            memory.check_public_cap(workloads.TimingJob(workload, mid))
             lo = mid
-        except timing.SizeTooLarge:
+        except memory.SizeTooLarge:
             hi = mid - 1
     return lo
 
@@ -103,14 +103,14 @@ def pss():
         if line.startswith("Pss:"):
             return int(line.split()[1]) * 1024
 import torch
-from gradviz.speed import measure, timing
+from gradviz.speed import measure, workloads
 torch.set_num_threads(2)
 base = pss(); peak = [base]; done = []
 def sample():
     while not done:
         peak[0] = max(peak[0], pss()); time.sleep(0.003)
 sampler = threading.Thread(target=sample); sampler.start()
-job = timing.TimingJob(sys.argv[1], int(sys.argv[2]), "cpu", "float32", int(sys.argv[3]))
+job = workloads.TimingJob(sys.argv[1], int(sys.argv[2]), "cpu", "float32", int(sys.argv[3]))
 measure.run_job(job, repeats=5, warmup=1)
 done.append(1); sampler.join()
 print(peak[0] - base)
@@ -127,7 +127,7 @@ def test_the_largest_public_timing_grows_its_worker_less_than_the_cap(monkeypatc
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
     size = _largest_public_size(workload)
-    iterations = timing.SWEEP_ITERATIONS[workload]
+    iterations = workloads.SWEEP_ITERATIONS[workload]
     out = subprocess.run(
         [sys.executable, "-c", GROWTH_PROBE, workload, str(size), str(iterations)],
         capture_output=True,
@@ -136,13 +136,13 @@ def test_the_largest_public_timing_grows_its_worker_less_than_the_cap(monkeypatc
         check=True,
     )
     growth = int(out.stdout.split()[-1])
-    assert growth <= timing.PUBLIC_TIMING_MEMORY, (
+    assert growth <= memory.PUBLIC_TIMING_MEMORY, (
         f"{workload} at {size:,}: grew {growth / 2**20:.0f} MB, over the public cap"
     )
 
 
 def test_private_host_keeps_its_memory_sizes(monkeypatch):
     monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
-    big = timing.TimingJob("matmul", 8192)
-    timing.check_memory(big, available=64 * 10**9)
-    assert timing.job_limits([big]).memory_bytes > 400_000_000
+    big = workloads.TimingJob("matmul", 8192)
+    memory.check_memory(big, available=64 * 10**9)
+    assert memory.job_limits([big]).memory_bytes > 400_000_000

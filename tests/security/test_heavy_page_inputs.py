@@ -51,9 +51,9 @@ def _no_traceback(at: AppTest) -> None:
 
 @pytest.fixture
 def no_reference(tmp_path, monkeypatch):
-    from gradviz.speed import timing
+    from gradviz.speed import timing_reference
 
-    monkeypatch.setattr(timing, "REFERENCE_PATH", tmp_path / "absent.json")
+    monkeypatch.setattr(timing_reference, "REFERENCE_PATH", tmp_path / "absent.json")
 
 
 SPEED_NUMBERS = {

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from gradviz.devices import transfer_reference
-from gradviz.speed import timing
+from gradviz.speed import timing_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "bench" / "gpu_check.py")
@@ -82,7 +82,7 @@ def test_make_gpu_check_dry_runs_every_step_and_writes_the_report(tmp_path):
     left alone."""
     before = {
         p: p.read_bytes() if p.exists() else None
-        for p in (timing.REFERENCE_PATH, transfer_reference.REFERENCE_PATH)
+        for p in (timing_reference.REFERENCE_PATH, transfer_reference.REFERENCE_PATH)
     }
     done = subprocess.run(
         ["make", "gpu-check", "DRY=1", f"OUT={tmp_path}", f"GPU_CHECK_PY={sys.executable}"],

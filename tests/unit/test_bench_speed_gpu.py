@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from bench import speed_gpu
-from gradviz.speed import timing
+from gradviz.speed import timing_reference
 from gradviz.util.reference import ReferenceFileError, load_reference
 
 
@@ -40,7 +40,7 @@ def test_cpu_dry_run_writes_a_file_the_loader_rejects(tmp_path, monkeypatch, cap
     assert [c["size"] for c in data["comparisons"]] == [1_000_000]  # not the lesson's full size
     assert data["comparisons"][0]["naive"]["total_s"] > 0
     with pytest.raises(ReferenceFileError, match="no point was measured on a cuda"):
-        load_reference(out, timing.REFERENCE_FORMAT)
+        load_reference(out, timing_reference.REFERENCE_FORMAT)
     assert "wrote" in capsys.readouterr().out
 
 

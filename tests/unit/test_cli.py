@@ -18,6 +18,7 @@ import pytest
 
 from gradviz.cli.main import main
 from gradviz.graph import render
+from gradviz.graph.dot import GRAD_RAMP, THEMES
 from gradviz.program.presets import PRESETS_BY_KEY
 
 LESSON = PRESETS_BY_KEY["lesson"].source
@@ -278,7 +279,7 @@ def test_render_dot_with_options(lesson_file, tmp_path):
     text = out.read_text(encoding="utf-8")
     assert text.startswith("digraph")
     assert "rankdir=LR" in text
-    assert render.THEMES["dark"].bg in text
+    assert THEMES["dark"].bg in text
     assert "legend" not in text
     assert "saved" in text  # --saved: PowBackward0's saved self
 
@@ -446,7 +447,7 @@ def test_render_color_by_gradient_and_by_device(tmp_path, capsys):
     text = out.read_text(encoding="utf-8")
     assert re.search(r"fill: mean \|grad\|, light \S+ to red \S+ \(log scale\)", text)
     shade = {
-        name: render.GRAD_RAMP.index(
+        name: GRAD_RAMP.index(
             re.search(rf"label=\"\{{{name} =[^\n]*fillcolor=\"([^\"]+)\"", text).group(1)
         )
         for name in ("small", "big")

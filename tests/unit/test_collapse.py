@@ -4,8 +4,8 @@ renderer's module_depth and caption."""
 from __future__ import annotations
 
 from gradviz.graph.collapse import auto_depth, call_depths, collapse, fold_calls
+from gradviz.graph.dot import to_dot
 from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, ModuleCall
-from gradviz.graph.render import to_dot
 
 
 def model() -> GraphModel:

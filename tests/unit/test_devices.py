@@ -13,7 +13,8 @@ from gradviz.devices import facts as device_facts
 from gradviz.devices import info as device_info
 from gradviz.devices import simulated as devices
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
-from gradviz.graph.render import COPY_COLOR, DEVICE_COLORS, draw
+from gradviz.graph.dot import COPY_COLOR, DEVICE_COLORS
+from gradviz.graph.render import draw
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
 

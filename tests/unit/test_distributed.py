@@ -26,7 +26,8 @@ from gradviz.training.distributed import (
     launch,
     shard,
 )
-from gradviz.training.loop import Options, evaluate, run_to_end, settle_preset, train
+from gradviz.training.evaluation import evaluate
+from gradviz.training.loop import Options, run_to_end, settle_preset, train
 from gradviz.training.settings import ddp_backend, ddp_cpu_reason, rank_placement
 from tests.unit.image_folders import colour_folder
 

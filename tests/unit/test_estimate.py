@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from gradviz.speed import estimate, gpus
-from gradviz.speed.timing import Point, TimingJob
+from gradviz.speed.timing import Point
+from gradviz.speed.workloads import TimingJob
 
 # A made-up GPU with round figures, so the arithmetic is easy to check by hand.
 ROUND = replace(

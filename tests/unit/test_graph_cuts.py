@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 from gradviz.graph import render
+from gradviz.graph.dot import EDGE_XLABEL_NODES, restyle_classic, to_dot
 from gradviz.graph.model import GraphModel
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.limits import Limits
@@ -58,7 +59,7 @@ def test_an_input_that_does_not_require_grad_feeds_the_function_that_used_it():
 
 def test_cut_and_input_edges_are_drawn_dashed_with_labels_and_explained():
     model = run_program(CUTS).graph
-    dot = render.to_dot(model)
+    dot = to_dot(model)
     z = model.by_title("z").id
     y = model.by_title("y").id
     line = next(ln for ln in dot.splitlines() if f'"{y}" -> "{z}"' in ln)
@@ -72,14 +73,14 @@ def test_cut_and_input_edges_are_drawn_dashed_with_labels_and_explained():
 def test_ordinary_edges_stay_solid_data_edges():
     model = run_program("x = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n").graph
     assert {e.kind for e in model.edges} == {"data"}
-    assert "style=dashed" not in render.to_dot(model, legend=False)
+    assert "style=dashed" not in to_dot(model, legend=False)
 
 
 def test_the_classic_view_is_torchviz_own_without_cut_edges():
     trace = run_program(CUTS)
     assert trace.classic_dot is not None
     assert "detached" not in trace.classic_dot and "dashed" not in trace.classic_dot
-    classic = render.restyle_classic(trace.classic_dot)
+    classic = restyle_classic(trace.classic_dot)
     assert "AddmmBackward0" in classic or "MmBackward0" in classic
 
 
@@ -137,16 +138,16 @@ def test_an_input_finds_its_function_even_after_backward_freed_what_it_saved():
 def test_big_drawings_label_edges_with_xlabel_so_dot_keeps_one_rank_a_step():
     """dot doubles every rank of a graph with any `label`ed edge; over EDGE_XLABEL_NODES
     nodes the cut and input edges carry `xlabel`s instead, and the layout gets no longer."""
-    small = render.to_dot(run_program(CUTS).graph)
+    small = to_dot(run_program(CUTS).graph)
     assert ' label="detached"' in small and "xlabel=" not in small
-    steps = render.EDGE_XLABEL_NODES // 3 + 5
+    steps = EDGE_XLABEL_NODES // 3 + 5
     lines = ["h = torch.ones(2)"]
     for i in range(steps):
         lines += [f"w{i} = torch.full((2,), 0.5, requires_grad=True)", f"h = torch.tanh(h * w{i})"]
     trace = run_program("\n".join(lines) + "\n", RunOptions(limits=BIG))
     assert trace.error is None, trace.error
-    assert len(trace.graph.nodes) > render.EDGE_XLABEL_NODES
-    big = render.to_dot(trace.graph)
+    assert len(trace.graph.nodes) > EDGE_XLABEL_NODES
+    big = to_dot(trace.graph)
     assert ' xlabel="input (no grad)"' in big and ' label="input (no grad)"' not in big
     if render.dot_available():
         assert max_rank(big) * 1.5 < max_rank(big.replace(" xlabel=", " label="))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from gradviz.graph.dot import MAX_CLUSTER_DEPTH, to_dot
 from gradviz.graph.model import GraphModel, GraphNode, ModuleCall
-from gradviz.graph.render import MAX_CLUSTER_DEPTH, dot_available, render_bytes, to_dot
+from gradviz.graph.render import dot_available, render_bytes
 from tests.unit.test_nn import ok
 
 MLP = (

@@ -11,7 +11,7 @@ import pytest
 import torch
 from PIL import Image
 
-from gradviz.speed import timing
+from gradviz.speed import memory, timing, workloads
 from gradviz.util import resources
 from gradviz.util.busy import Busy
 from gradviz.workers import jobs
@@ -168,10 +168,10 @@ def test_a_job_releases_its_slot_after_its_worker_exits():
 
 
 def test_timing_job_runs_in_a_worker_with_all_cpus():
-    job_spec = timing.TimingJob("matmul", 128)
+    job_spec = workloads.TimingJob("matmul", 128)
     before = torch.get_num_threads()
     job = jobs.start(
-        "speed_compare", ([job_spec], 3, 1), timing.job_limits([job_spec]), in_process=False
+        "speed_compare", ([job_spec], 3, 1), memory.job_limits([job_spec]), in_process=False
     )
     events = list(job.stream())
     assert job.status == "done", job.describe_failure()
@@ -183,9 +183,9 @@ def test_timing_job_runs_in_a_worker_with_all_cpus():
 
 
 def test_timing_sweep_job_stops_between_points():
-    steps = timing.sweep_jobs("elementwise", [1_000, 10_000, 100_000, 1_000_000] * 5, ["cpu"])
+    steps = workloads.sweep_jobs("elementwise", [1_000, 10_000, 100_000, 1_000_000] * 5, ["cpu"])
     job = jobs.start(
-        "speed_sweep", (steps, 15, 1, None), timing.job_limits(steps), in_process=False
+        "speed_sweep", (steps, 15, 1, None), memory.job_limits(steps), in_process=False
     )
     while not any(isinstance(e, timing.Point) for e in job.events):
         job.next_events(len(job.events), 1.0)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gradviz.graph.render import to_dot
+from gradviz.graph.dot import to_dot
 from gradviz.program.interpreter import run as interpreter
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS

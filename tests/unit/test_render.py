@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from gradviz.graph import render
+from gradviz.graph.dot import BIG_RANKING, COMPACT_NODES, THEMES, restyle_classic, to_dot
 from gradviz.graph.model import GraphModel
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
@@ -56,7 +57,7 @@ def test_values_dot_before_backward_has_no_grad(lesson_before):
 
 
 def test_every_edge_names_known_nodes(lesson_after):
-    dot = render.to_dot(lesson_after.graph, legend=False)
+    dot = to_dot(lesson_after.graph, legend=False)
     ids = set(re.findall(r'^\s*"([^"]+)" \[', dot, flags=re.M))
     edges = re.findall(r'^\s*"([^"]+)" -> "([^"]+)";', dot, flags=re.M)
     assert len(edges) == 8
@@ -67,7 +68,7 @@ def test_every_edge_names_known_nodes(lesson_after):
 @pytest.mark.parametrize("theme", ["light", "dark", "print"])
 def test_themes(lesson_after, theme):
     dot = render.draw(lesson_after, theme=theme)
-    th = render.THEMES[theme]
+    th = THEMES[theme]
     assert f'bgcolor="{th.bg}"' in dot
     assert f'fontcolor="{th.font}"' in dot
     if theme == "print":
@@ -100,9 +101,9 @@ def test_highlight_and_done(lesson_after):
     model = lesson_after.graph
     mean = model.by_title("MeanBackward0").id
     pow_ = model.by_title("PowBackward0").id
-    dot = render.to_dot(model, highlight=pow_, done={mean})
+    dot = to_dot(model, highlight=pow_, done={mean})
     assert "penwidth=3" in node_line(dot, pow_)
-    assert f'color="{render.THEMES["light"].highlight}"' in node_line(dot, pow_)
+    assert f'color="{THEMES["light"].highlight}"' in node_line(dot, pow_)
     assert "penwidth=2" in node_line(dot, mean)
     assert "penwidth" not in node_line(dot, model.by_title("x").id)
 
@@ -119,12 +120,12 @@ def test_classic_view_is_torchviz(lesson_after):
 
 def test_restyle_classic():
     source = 'digraph {\n\tnode [shape=box]\n\t1 [label="x" fillcolor=lightblue]\n}\n'
-    out = render.restyle_classic(source, "LR", "dark")
+    out = restyle_classic(source, "LR", "dark")
     assert out.startswith("digraph {")
     assert "rankdir=LR" in out
-    assert render.THEMES["dark"].bg in out
+    assert THEMES["dark"].bg in out
     assert "fillcolor=lightblue" in out
-    assert render.restyle_classic("not dot at all") == "not dot at all"
+    assert restyle_classic("not dot at all") == "not dot at all"
 
 
 def test_classic_view_nothing_requires_grad():
@@ -139,7 +140,7 @@ def test_refused_program_draws_an_empty_graph():
     dot = render.draw(trace)
     assert dot.startswith("digraph")
     assert "legend" not in dot  # nothing to explain
-    assert render.to_dot(GraphModel()).startswith("digraph")
+    assert to_dot(GraphModel()).startswith("digraph")
 
 
 def escaping_trace():
@@ -219,8 +220,8 @@ def test_graphviz_failure_is_render_unavailable():
 def test_big_graphs_are_drawn_compact():
     lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
     trace = run_program("\n".join(lines) + "\n", RunOptions(backward="y"))
-    assert len(trace.graph.nodes) > render.COMPACT_NODES
-    dot = render.to_dot(trace.graph)
+    assert len(trace.graph.nodes) > COMPACT_NODES
+    dot = to_dot(trace.graph)
     assert "splines=line" in dot
     assert "float32 · cpu" not in dot  # the dtype/device line is dropped
     assert "data [" in dot and "grad [" in dot  # values stay
@@ -233,25 +234,25 @@ def test_only_a_big_graph_without_layer_clusters_is_ranked_by_the_newer_ranking(
     with clusters keeps the classic ranking (newrank took minutes on a loop of layer calls),
     and so does a small one (some came out different)."""
     lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
-    big = render.to_dot(run_program("\n".join(lines) + "\n", RunOptions(backward="y")).graph)
-    assert render.BIG_RANKING == "newrank=true"
+    big = to_dot(run_program("\n".join(lines) + "\n", RunOptions(backward="y")).graph)
+    assert BIG_RANKING == "newrank=true"
     assert big.splitlines()[1].startswith("  graph [") and "newrank=true" in big.splitlines()[1]
     assert big.count("newrank") == 1
     loop = "import torch.nn as nn\nnet = nn.Linear(2, 2)\nh = torch.ones(1, 2)\n"
     layers = run_program(loop + "for i in range(160):\n    h = net(h)\ny = h.sum()\n")
-    assert len(layers.graph.nodes) > render.COMPACT_NODES
-    clustered = render.to_dot(layers.graph)
+    assert len(layers.graph.nodes) > COMPACT_NODES
+    clustered = to_dot(layers.graph)
     assert 'subgraph "cluster_' in clustered and "splines=line" in clustered
     assert "newrank" not in clustered
-    small = render.to_dot(run_program("x = torch.ones(2, requires_grad=True)\ny = x.sum()\n").graph)
+    small = to_dot(run_program("x = torch.ones(2, requires_grad=True)\ny = x.sum()\n").graph)
     assert "newrank" not in small
 
 
 @needs_dot
 def test_the_newer_ranking_draws_a_big_chain_as_the_classic_one_does():
     lines = ["h = torch.ones(2, requires_grad=True)"] + ["h = h * 1.01"] * 160 + ["y = h.sum()"]
-    dot = render.to_dot(run_program("\n".join(lines) + "\n", RunOptions(backward="y")).graph)
-    classic = dot.replace(" " + render.BIG_RANKING, "")
+    dot = to_dot(run_program("\n".join(lines) + "\n", RunOptions(backward="y")).graph)
+    classic = dot.replace(" " + BIG_RANKING, "")
     assert classic != dot
     svg = render.render_bytes(dot, "svg", limits=render.CLI_LIMITS)
     assert svg == render.render_bytes(classic, "svg", limits=render.CLI_LIMITS)
@@ -262,7 +263,7 @@ def test_a_long_value_preview_is_cut_after_a_whole_value_keeping_its_count():
         "w = torch.full((512, 1000), -0.0203, requires_grad=True)\ny = (w * 2).sum()\n",
         RunOptions(backward="y"),
     )
-    line = node_line(render.to_dot(trace.graph), trace.graph.tensors[0].id)
+    line = node_line(to_dot(trace.graph), trace.graph.tensors[0].id)
     assert "data [-0.0203, -0.0203, -0.0203, -0.0203, … (512,000 values)]" in line
     assert "grad [2.0000, 2.0000, 2.0000, 2.0000, 2.0000, … (512,000 values)]" in line
 

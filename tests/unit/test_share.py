@@ -118,7 +118,7 @@ def test_hostile_moves_and_steps_are_messages(params, needle):
 
 
 def test_the_lecture_theme_survives_a_share_link():
-    from gradviz.graph.render import THEMES as DRAWN
+    from gradviz.graph.dot import THEMES as DRAWN
 
     state = from_params(to_params(ShareState(program="x = 1", theme="lecture")))
     assert state.theme == "lecture" and not state.problems

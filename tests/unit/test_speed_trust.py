@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gradviz.speed import trust
-from gradviz.speed.timing import Point, TimingJob
+from gradviz.speed.timing import Point
+from gradviz.speed.workloads import TimingJob
 
 
 def _point(size: int, median_s: float, iqr_s: float = 0.0, device: str = "cpu") -> Point:

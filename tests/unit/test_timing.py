@@ -1,4 +1,4 @@
-"""Unit tests for gradviz.speed.timing: cost model, both timers (with a fake clock and for real on
+"""Unit tests for gradviz.speed.timing, workloads, memory and timing_reference: cost model, both timers (with a fake clock and for real on
 CPU), memory bound, sweep events, crossover, peaks and the GPU reference loader."""
 
 from __future__ import annotations
@@ -10,20 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradviz.speed import gpus, timing
+from gradviz.speed import gpus, memory, timing, timing_reference, workloads
 from gradviz.speed import measure as measuring
 from gradviz.speed.measure import measure, reference_dict, sweep
-from gradviz.speed.timing import (
-    Point,
-    Progress,
-    SizeTooLarge,
-    Skipped,
-    TimingJob,
-    check_memory,
-    crossover,
-    naive_time,
-    sweep_jobs,
-)
+from gradviz.speed.memory import SizeTooLarge, check_memory
+from gradviz.speed.timing import Point, Progress, Skipped, crossover, naive_time
+from gradviz.speed.workloads import TimingJob, sweep_jobs
 from gradviz.util import resources
 from gradviz.util.reference import ReferenceFileError, load_reference
 
@@ -62,7 +54,7 @@ class FakeGpu:
 
 def test_lesson_loop_cost_model_matches_hand_count():
     job = TimingJob(
-        "elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS
+        "elementwise", workloads.LESSON_ELEMENTS, "cpu", "float32", workloads.LESSON_ITERATIONS
     )
     # one mul, then 1000 x (mul + add), each over 1e8 elements
     assert job.flops() == 1e8 * 2001
@@ -70,8 +62,8 @@ def test_lesson_loop_cost_model_matches_hand_count():
     assert job.bytes_moved() == 4 * 1e8 * (3 + 6 * 1000)
     # t1, t2, result, t1*t2 and the new result live at once
     assert job.memory_needed() == 5 * 4 * 10**8
-    assert timing.elementwise_shape(timing.LESSON_ELEMENTS) == (100, 1000, 1000)
-    assert timing.elementwise_shape(1234) == (1234,)
+    assert workloads.elementwise_shape(workloads.LESSON_ELEMENTS) == (100, 1000, 1000)
+    assert workloads.elementwise_shape(1234) == (1234,)
 
 
 def test_matmul_cost_model():
@@ -93,11 +85,11 @@ def test_workloads_compute_what_the_lesson_computes():
 
 def test_validate_job_messages():
     with pytest.raises(ValueError, match="Unknown workload"):
-        timing.validate_job(TimingJob("conv", 3))
+        workloads.validate_job(TimingJob("conv", 3))
     with pytest.raises(ValueError, match="Unknown dtype"):
-        timing.validate_job(TimingJob("matmul", 3, dtype="int8"))
+        workloads.validate_job(TimingJob("matmul", 3, dtype="int8"))
     with pytest.raises(ValueError, match="at least 1"):
-        timing.validate_job(TimingJob("matmul", 0))
+        workloads.validate_job(TimingJob("matmul", 0))
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA GPU"):
             measuring.validate_on_host(TimingJob("matmul", 3, device="cuda"))
@@ -187,7 +179,7 @@ def test_compare_naive_and_correct_on_cpu():
 def test_estimate_scales_by_cost():
     cal = Point("elementwise", "cpu", "float32", 1_000_000, 2, 0.01, 0.0, 3)
     full = TimingJob(
-        "elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", timing.LESSON_ITERATIONS
+        "elementwise", workloads.LESSON_ELEMENTS, "cpu", "float32", workloads.LESSON_ITERATIONS
     )
     assert timing.estimate_seconds(full, cal) == pytest.approx(0.01 * 100 * 6003 / 15)
     with pytest.raises(ValueError):
@@ -211,16 +203,16 @@ def test_matmul_precision_restores_setting():
 
 
 def test_dtype_notes():
-    assert "CPU runs strict float32" in timing.dtype_note("tf32", "cpu")
-    assert timing.dtype_note("float32", "cpu") is None
-    assert timing.dtype_note("bfloat16", "cuda") is None
+    assert "CPU runs strict float32" in workloads.dtype_note("tf32", "cpu")
+    assert workloads.dtype_note("float32", "cpu") is None
+    assert workloads.dtype_note("bfloat16", "cuda") is None
 
 
 # --- memory bound -------------------------------------------------------------------------
 
 
 def test_check_memory_refuses_with_size_and_limit():
-    job = TimingJob("elementwise", timing.LESSON_ELEMENTS, "cpu", "float32", 1)
+    job = TimingJob("elementwise", workloads.LESSON_ELEMENTS, "cpu", "float32", 1)
     with pytest.raises(SizeTooLarge) as info:
         check_memory(job, available=1_000_000_000)
     msg = str(info.value)
@@ -235,7 +227,7 @@ def test_check_memory_uses_the_host_figure():
     huge = TimingJob("elementwise", 10**13, "cpu")
     with pytest.raises(SizeTooLarge, match="RAM"):
         check_memory(huge)
-    assert timing.available_memory("cpu") > 0
+    assert memory.available_memory("cpu") > 0
 
 
 # --- sweep --------------------------------------------------------------------------------
@@ -340,7 +332,7 @@ def test_device_names_match_whole_words():
 
 
 def test_fixture_loads_and_is_marked_as_fixture():
-    ref = load_reference(FIXTURE, timing.REFERENCE_FORMAT)
+    ref = load_reference(FIXTURE, timing_reference.REFERENCE_FORMAT)
     assert "TEST FIXTURE" in ref.note
     assert ref.device == "FAKE GPU (test fixture)"
     assert ref.date.startswith("2000")
@@ -350,13 +342,13 @@ def test_fixture_loads_and_is_marked_as_fixture():
 
 
 def test_absent_reference_is_none(tmp_path):
-    assert load_reference(tmp_path / "nope.json", timing.REFERENCE_FORMAT) is None
+    assert load_reference(tmp_path / "nope.json", timing_reference.REFERENCE_FORMAT) is None
 
 
 def test_repo_has_no_made_up_reference():
     """Only bench/speed_gpu.py on a real GPU may write this file; if present it must load."""
-    if timing.REFERENCE_PATH.exists():
-        ref = load_reference(timing.REFERENCE_PATH, timing.REFERENCE_FORMAT)
+    if timing_reference.REFERENCE_PATH.exists():
+        ref = load_reference(timing_reference.REFERENCE_PATH, timing_reference.REFERENCE_FORMAT)
         assert "TEST FIXTURE" not in ref.note
 
 
@@ -385,14 +377,14 @@ def test_loader_rejects_bad_files(tmp_path, mutate, message):
     path = tmp_path / "ref.json"
     path.write_text(json.dumps(data))
     with pytest.raises(ReferenceFileError, match=message):
-        load_reference(path, timing.REFERENCE_FORMAT)
+        load_reference(path, timing_reference.REFERENCE_FORMAT)
 
 
 def test_loader_rejects_broken_json(tmp_path):
     path = tmp_path / "ref.json"
     path.write_text("{not json")
     with pytest.raises(ReferenceFileError, match="not readable JSON"):
-        load_reference(path, timing.REFERENCE_FORMAT)
+        load_reference(path, timing_reference.REFERENCE_FORMAT)
 
 
 def test_reference_dict_round_trips(tmp_path):
@@ -410,7 +402,7 @@ def test_reference_dict_round_trips(tmp_path):
     )
     path = tmp_path / "ref.json"
     path.write_text(json.dumps(data))
-    ref = load_reference(path, timing.REFERENCE_FORMAT)
+    ref = load_reference(path, timing_reference.REFERENCE_FORMAT)
     assert ref.device == "NVIDIA H100 80GB HBM3"
     assert ref.points[0] == _pt("cuda", 64, 1e-5)
     assert ref.comparisons[0].naive == comp.naive
@@ -446,9 +438,9 @@ def test_comparison_refuses_oversized_jobs_before_allocating():
 
 
 def test_calibration_jobs_are_quick_and_valid():
-    for key in timing.WORKLOADS:
-        job = timing.calibration_job(key)
-        timing.validate_job(job)
+    for key in workloads.WORKLOADS:
+        job = workloads.calibration_job(key)
+        workloads.validate_job(job)
         assert job.memory_needed() < 200_000_000
     assert {j.iterations for j in sweep_jobs("elementwise", [10], ["cpu"])} == {10}
 
@@ -458,7 +450,7 @@ def test_calibration_jobs_are_quick_and_valid():
 
 def test_dtype_sizes_from_the_table_match_torch():
     """The server sizes jobs from a table of element sizes; torch agrees with it."""
-    for key, choice in timing.DTYPES.items():
+    for key, choice in workloads.DTYPES.items():
         dtype = measuring.torch_dtype(key)
         assert choice.itemsize == torch.empty((), dtype=dtype).element_size()
 
@@ -472,14 +464,14 @@ def test_importing_timing_imports_neither_torch_nor_numpy():
 
     script = (
         "import sys\n"
-        "from gradviz.speed import timing\n"
-        "job = timing.TimingJob('elementwise', 10**6, 'cuda', 'bfloat16', 10)\n"
-        "timing.check_memory(job, 10**10)\n"
+        "from gradviz.speed import memory, timing, timing_reference, workloads\n"
+        "job = workloads.TimingJob('elementwise', 10**6, 'cuda', 'bfloat16', 10)\n"
+        "memory.check_memory(job, 10**10)\n"
         "timing.estimate_seconds(job, timing.Point('elementwise', 'cuda', 'float32', 10**6,"
         " 2, 1e-3, 0, 3))\n"
         "from gradviz.util.reference import load_reference\n"
-        "load_reference(sys.argv[1], timing.REFERENCE_FORMAT)\n"
-        "timing.job_limits([job])\n"
+        "load_reference(sys.argv[1], timing_reference.REFERENCE_FORMAT)\n"
+        "memory.job_limits([job])\n"
         "assert 'torch' not in sys.modules and 'numpy' not in sys.modules, 'plain part'\n"
         "from gradviz.speed import measure\n"
         "measure.run_job\n"

@@ -11,10 +11,10 @@ import torch
 from gradviz.training import CLASSES
 from gradviz.training.data import Dataset, Split
 from gradviz.training.events import Progress
+from gradviz.training.hardware import Precision
 from gradviz.training.loop import (
     Meter,
     Options,
-    Precision,
     ResidentSteps,
     Trainer,
     TutorialSteps,

@@ -9,19 +9,17 @@ import pytest
 import torch
 
 from gradviz.training.data import Dataset, Split, load_image_folder
-from gradviz.training.loop import (
+from gradviz.training.evaluation import evaluate
+from gradviz.training.hardware import (
     DeviceError,
     Precision,
     available_devices,
     device_unavailable_reason,
-    evaluate,
-    lr_factor,
     plan_precision,
-    random_crop_flip,
     resolve_device,
-    run_to_end,
-    train,
 )
+from gradviz.training.inputs import random_crop_flip
+from gradviz.training.loop import lr_factor, run_to_end, train
 from gradviz.training.settings import PRESETS
 
 SUBSET = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "cifar10-subset"
@@ -230,7 +228,7 @@ def test_fast_preset_learns_real_cifar_subset():
 def test_tutorial_transform_matches_to_tensor_normalize():
     from torchvision import transforms
 
-    from gradviz.training.loop import TutorialImages, to_input
+    from gradviz.training.inputs import TutorialImages, to_input
 
     data = _toy(n_train=4)
     ds = TutorialImages(data.train, "tutorial")
@@ -271,7 +269,7 @@ class _LeftVsRight(torch.nn.Module):
 
 
 def test_fast_networks_are_scored_with_their_mirror_images():
-    from gradviz.training.loop import uses_flip_tta
+    from gradviz.training.evaluation import uses_flip_tta
 
     assert uses_flip_tta("fast-cpu") and uses_flip_tta("fast-gpu")
     assert not uses_flip_tta("tutorial")  # scored as the tutorial does

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
 from gradviz.graph import interactive, render
+from gradviz.graph.dot import COLORS, RANKDIRS, THEMES
+from gradviz.graph.model import GraphModel
 from gradviz.program.results.trace import Trace
 
 HTML = "html"
@@ -40,8 +42,8 @@ def register(subparsers) -> None:
         help="OUT.svg, OUT.png, OUT.pdf, OUT.dot or OUT.html (the interactive viewer)",
     )
     parser.add_argument("--view", choices=("values", "classic"), default="values")
-    parser.add_argument("--rankdir", choices=render.RANKDIRS, default="TB")
-    parser.add_argument("--theme", choices=tuple(render.THEMES), default="light")
+    parser.add_argument("--rankdir", choices=RANKDIRS, default="TB")
+    parser.add_argument("--theme", choices=tuple(THEMES), default="light")
     parser.add_argument("--scale", type=float, default=1.0, help="PNG scale, 0.5 to 4")
     parser.add_argument(
         "--saved", action="store_true", help="show the values backward functions saved"
@@ -49,7 +51,7 @@ def register(subparsers) -> None:
     parser.add_argument("--no-legend", action="store_true", help="leave out the legend")
     parser.add_argument(
         "--color",
-        choices=render.COLORS,
+        choices=COLORS,
         default="role",
         help="role: fills as in the legend (borders by device when some tensor is off the "
         "CPU); device: borders by device and the device legend always; grad: each tensor "
@@ -219,6 +221,6 @@ def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
 def viewer_bytes(trace, dot: str, view: str, theme: str, limits: render.RenderLimits) -> bytes:
     """The interactive viewer as one HTML file (the drawing laid out by Graphviz)."""
     svg = render.render_bytes(dot, "svg", limits=limits)
-    model = trace.graph if trace.graph is not None and view == "values" else render.GraphModel()
+    model = trace.graph if trace.graph is not None and view == "values" else GraphModel()
     page = interactive.viewer_html(model, svg, source=trace.source, theme=theme)
     return page.encode("utf-8")

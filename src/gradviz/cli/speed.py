@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict
 
 from gradviz.cli import speed_estimate
-from gradviz.speed import gpus, measure, timing
+from gradviz.speed import gpus, measure, timing, workloads
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,11 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="time the lesson's workloads the naive way and correctly (CPU, or GPU if present)",
         description="Time the lesson's workloads: naive vs correct, or a size sweep.",
     )
-    p.add_argument("--workload", choices=sorted(timing.WORKLOADS), default="elementwise")
+    p.add_argument("--workload", choices=sorted(workloads.WORKLOADS), default="elementwise")
     p.add_argument("--size", type=int, default=None, help="default 1000000 (loop), 1024 (matmul)")
     p.add_argument("--iterations", type=int, default=10, help="loop iterations (the lesson: 1000)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    p.add_argument("--dtype", choices=list(timing.DTYPES), default="float32")
+    p.add_argument("--dtype", choices=list(workloads.DTYPES), default="float32")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--sweep", type=int, nargs="+", metavar="SIZE", help="sweep these sizes")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -70,7 +70,7 @@ def _compare(args: argparse.Namespace) -> dict:
     if size is None:
         size = 1_000_000 if args.workload == "elementwise" else 1024
     iterations = args.iterations if args.workload == "elementwise" else 1
-    job = timing.TimingJob(args.workload, size, args.device, args.dtype, iterations)
+    job = workloads.TimingJob(args.workload, size, args.device, args.dtype, iterations)
     c = measure.compare_naive_and_correct(job, repeats=args.repeats, warmup=1)
     if not args.json:
         print(timing.format_comparison(c))
@@ -86,7 +86,7 @@ def _compare(args: argparse.Namespace) -> dict:
 
 
 def _sweep(args: argparse.Namespace) -> dict:
-    jobs = timing.sweep_jobs(args.workload, args.sweep, [args.device], args.dtype)
+    jobs = workloads.sweep_jobs(args.workload, args.sweep, [args.device], args.dtype)
     points, skipped = [], []
     for event in measure.sweep(jobs, repeats=args.repeats, warmup=1):
         if isinstance(event, timing.Point):

@@ -18,7 +18,7 @@ import json
 import sys
 from dataclasses import asdict, replace
 
-from gradviz.speed import estimate, gpus, measure, timing
+from gradviz.speed import estimate, gpus, measure, timing, workloads
 from gradviz.util.format import fmt_seconds
 
 
@@ -57,12 +57,14 @@ def _estimate_dict(e: estimate.Estimate) -> dict:
     }
 
 
-def _cpu_points(args: argparse.Namespace, job: timing.TimingJob) -> tuple[list, str, dict | None]:
+def _cpu_points(
+    args: argparse.Namespace, job: workloads.TimingJob
+) -> tuple[list, str, dict | None]:
     """This CPU: (points for the crossover, how they are known, the quick run or None)."""
     if args.no_cpu:
         return [], "", None
     if args.sweep:
-        jobs = timing.sweep_jobs(job.workload, args.sweep, ["cpu"], job.dtype)
+        jobs = workloads.sweep_jobs(job.workload, args.sweep, ["cpu"], job.dtype)
         points = [
             e
             for e in measure.sweep(jobs, repeats=args.repeats, warmup=1)
@@ -70,9 +72,9 @@ def _cpu_points(args: argparse.Namespace, job: timing.TimingJob) -> tuple[list, 
         ]
         return points, "measured", None
     cal = measure.run_job(
-        timing.calibration_job(job.workload, "cpu", job.dtype), repeats=args.repeats
+        workloads.calibration_job(job.workload, "cpu", job.dtype), repeats=args.repeats
     )
-    its = timing.SWEEP_ITERATIONS[job.workload]
+    its = workloads.SWEEP_ITERATIONS[job.workload]
     points = estimate.scaled_cpu_points(cal, estimate.grid(job.workload), its)
     return points, f"scaled from a quick run at {cal.job.describe()}", asdict(cal)
 
@@ -87,7 +89,7 @@ def _cifar_steps(gpu: gpus.GPU) -> list[dict] | dict:
     return [{"batch": b, **_estimate_dict(e), "images_per_s": b / e.total_s} for b, e in steps]
 
 
-def result(args: argparse.Namespace, gpu: gpus.GPU, job: timing.TimingJob) -> dict:
+def result(args: argparse.Namespace, gpu: gpus.GPU, job: workloads.TimingJob) -> dict:
     """Everything the command reports, as plain data. Raises NoEstimate or ValueError."""
     e = estimate.estimate(gpu, job)
     cpu, how, cal = _cpu_points(args, job)
@@ -121,7 +123,7 @@ def result(args: argparse.Namespace, gpu: gpus.GPU, job: timing.TimingJob) -> di
     }
 
 
-def _print(out: dict, gpu: gpus.GPU, job: timing.TimingJob) -> None:
+def _print(out: dict, gpu: gpus.GPU, job: workloads.TimingJob) -> None:
     e, label = out["estimate"], estimate.LABEL
     print(f"{gpu.label}: {label} (figures: {gpu.source_title}, {gpu.as_of}, {gpu.source})")
     print(f"  {job.spec.describe_size(job.size)} {job.dtype}, {job.iterations} iteration(s):")
@@ -171,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         else (1_000_000 if args.workload == "elementwise" else 1024)
     )
     iterations = args.iterations if args.workload == "elementwise" else 1
-    job = timing.TimingJob(args.workload, size, "cpu", args.dtype, iterations)
+    job = workloads.TimingJob(args.workload, size, "cpu", args.dtype, iterations)
     threads = None if args.no_cpu else measure.use_available_cpus()
     try:
         out = result(args, gpu, job)

@@ -29,15 +29,10 @@ from gradviz.training.distributed import (
     rank_threads,
     start_group,
 )
+from gradviz.training.evaluation import Evaluation, evaluate
 from gradviz.training.events import Progress, Started
-from gradviz.training.loop import (
-    DeviceError,
-    Evaluation,
-    TrainResult,
-    evaluate,
-    resolve_device,
-    train,
-)
+from gradviz.training.hardware import DeviceError, resolve_device
+from gradviz.training.loop import TrainResult, train
 from gradviz.training.settings import PRESETS, ddp_backend
 from gradviz.training.sources import DataError, default_cache_dir, display_classes
 

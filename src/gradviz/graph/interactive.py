@@ -15,8 +15,8 @@ import math
 import re
 from importlib import resources
 
+from gradviz.graph.dot import ROLE_TEXT, THEMES
 from gradviz.graph.model import GraphModel, GraphNode, TensorInfo
-from gradviz.graph.render import ROLE_TEXT, THEMES
 from gradviz.util.mdtext import html_text
 
 # Above this many nodes the viewer opens with the layer clusters closed.
@@ -183,7 +183,7 @@ def viewer_html(
     folds: dict | None = None,
 ) -> str:
     """The whole viewer as one HTML document. `svg` is the drawing of `model` by
-    render.to_dot + render.render_bytes(..., "svg")."""
+    gradviz.graph.dot.to_dot + gradviz.graph.render.render_bytes(..., "svg")."""
     th = THEMES.get(theme, THEMES["light"])
     data = viewer_data(model, source, theme, quiz, remember, folds)
     return f"""<!DOCTYPE html>

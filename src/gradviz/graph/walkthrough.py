@@ -9,8 +9,9 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+from gradviz.graph.dot import to_dot
 from gradviz.graph.model import BackwardRecord, GraphModel
-from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes, to_dot
+from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes
 from gradviz.graph.rules import rule_for
 from gradviz.util.mdtext import dot_string
 

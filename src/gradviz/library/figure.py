@@ -20,6 +20,15 @@ from torch import nn
 from gradviz.graph import render
 from gradviz.graph.build import build_graph
 from gradviz.graph.collapse import auto_depth, collapse
+from gradviz.graph.dot import (
+    COLORS,
+    COMPACT_NODES,
+    RANKDIRS,
+    THEMES,
+    coloring,
+    restyle_classic,
+    to_dot,
+)
 from gradviz.graph.model import GraphModel, ModuleCall, ValueBudget
 from gradviz.graph.record import Binding, NodeRegistry, RunRecord
 from gradviz.graph.values import is_fake
@@ -52,7 +61,7 @@ LIBRARY_VALUES = 2_000
 # already says; on resnet18 those 41 clusters cost `dot` about 2.4 of its 29 ms of CPU.
 # module_depth=6 draws every level.
 MODEL_CLUSTER_DEPTH = 2
-# A graph over render.COMPACT_NODES nodes is folded by module, at the deepest depth that
+# A graph over COMPACT_NODES nodes is folded by module, at the deepest depth that
 # leaves at most this many (resnet50: its 16 blocks, each one node).
 AUTO_FOLD_NODES = 150
 
@@ -221,9 +230,9 @@ def _has_gradients(model: GraphModel) -> bool:
 def _check_options(view: str, direction: str, theme: str, color: str) -> None:
     for what, value, choices in (
         ("view", view, VIEWS),
-        ("color", color, render.COLORS),
-        ("direction", direction, render.RANKDIRS),
-        ("theme", theme, tuple(render.THEMES)),
+        ("color", color, COLORS),
+        ("direction", direction, RANKDIRS),
+        ("theme", theme, tuple(THEMES)),
     ):
         if value not in choices:
             raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(choices)}")
@@ -250,11 +259,11 @@ def draw_tensor(
 
     view: "values" (gradviz's drawing) or "classic" (torchviz's make_dot); direction: TB or
     LR; theme: light, dark or print; saved: show what backward functions saved;
-    module_depth: how deep layers' clusters are drawn (default: render.to_dot's; with
+    module_depth: how deep layers' clusters are drawn (default: to_dot's; with
     `model=` and no recording, MODEL_CLUSTER_DEPTH); collapse_depth: fold every layer call
     at that depth into one node (None or True: automatically, when the graph has over
-    render.COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: one of
-    render.COLORS (render.coloring: role, device or grad)."""
+    COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: one of
+    COLORS (coloring: role, device or grad)."""
     check_tensor(tensor)
     _check_options(view, direction, theme, color)
     frames = user_frames(frame, frame) if recorder is None else []
@@ -269,21 +278,21 @@ def draw_tensor(
         grad_sizes=color == "grad",
     )
     caption = AFTER_BACKWARD if _has_gradients(graph) else BEFORE_BACKWARD
-    fills, by_device, note = render.coloring(graph, color)
+    fills, by_device, note = coloring(graph, color)
     if view == "classic":
         from gradviz.graph.classic import classic_dot  # torchviz only when asked for
 
         source = classic_dot(record)
         if source is None:
             raise ValueError("torchviz's make_dot could not draw this graph; use view='values'")
-        return Figure(render.restyle_classic(source, direction, theme), graph, caption, view)
+        return Figure(restyle_classic(source, direction, theme), graph, caption, view)
     if collapse_depth is None or collapse_depth is True:
-        collapse_depth = auto_depth(graph, render.COMPACT_NODES, AUTO_FOLD_NODES)
+        collapse_depth = auto_depth(graph, COMPACT_NODES, AUTO_FOLD_NODES)
     if collapse_depth:
         graph = collapse(graph, int(collapse_depth))
     if module_depth is None and recorder is None and model is not None:
-        module_depth = MODEL_CLUSTER_DEPTH if len(graph.nodes) <= render.COMPACT_NODES else 1
-    dot = render.to_dot(
+        module_depth = MODEL_CLUSTER_DEPTH if len(graph.nodes) <= COMPACT_NODES else 1
+    dot = to_dot(
         graph,
         direction,
         theme,

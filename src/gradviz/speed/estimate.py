@@ -1,7 +1,7 @@
 """How fast would a GPU run the Speed page's workloads? A roofline estimate from spec sheets.
 
 Most hosts of gradviz have no GPU, so the page cannot time one; it can say what the maker's
-figures (gradviz.speed.gpus) allow. For one call of a workload (gradviz.speed.timing's cost
+figures (gradviz.speed.gpus) allow. For one call of a workload (gradviz.speed.workloads' cost
 model: FLOPs, bytes moved, eager kernels, input bytes):
 
     run   = max(FLOPs / peak, bytes / bandwidth, kernels x launch overhead)
@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from gradviz.speed.gpus import GPU, PCIE_SOURCE, matmul_tflops
-from gradviz.speed.timing import Point, TimingJob, crossover, estimate_seconds, validate_job
+from gradviz.speed.timing import Point, crossover, estimate_seconds
+from gradviz.speed.workloads import TimingJob, validate_job
 
 LABEL = "estimate from spec sheet"
 DEVICE = "estimate"  # the device of an estimated Point (never a real device name)

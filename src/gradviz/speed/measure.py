@@ -1,7 +1,8 @@
 """The part of speed timing that runs torch: imported in job workers and by the CLI and bench
-scripts, never by the Streamlit server (which uses gradviz.speed.timing: the workloads' cost
-model, jobs, points, peaks, the reference file). The job table names this module
-("gradviz.speed.measure:point_job"): a worker imports it before its limits apply.
+scripts, never by the Streamlit server (which uses gradviz.speed.workloads: the workloads'
+cost model, jobs; gradviz.speed.timing: points, peaks; gradviz.speed.timing_reference: the
+reference file). The job table names this module ("gradviz.speed.measure:point_job"): a
+worker imports it before its limits apply.
 
 Values that leave this module are the plain dataclasses of gradviz.speed.timing, made of Python
 numbers and strings only: a worker's results are unpickled in the server, and a torch object
@@ -26,29 +27,24 @@ logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
 from torch.utils.benchmark import Measurement  # noqa: E402
 from torch.utils.benchmark.utils.common import TaskSpec  # noqa: E402
 
+from gradviz.speed.memory import SizeTooLarge, available_memory, check_memory  # noqa: E402
 from gradviz.speed.timing import (  # noqa: E402
-    DTYPES,
-    REFERENCE_SCHEMA,
     Comparison,
     Point,
     Progress,
-    SizeTooLarge,
     Skipped,
     SweepEvent,
     Timing,
-    TimingJob,
-    available_memory,
-    check_memory,
-    elementwise_shape,
     estimate_seconds,
     naive_time,
     no_sync,
-    validate_job,
 )
+from gradviz.speed.timing_reference import REFERENCE_SCHEMA  # noqa: E402
+from gradviz.speed.workloads import DTYPES, TimingJob, elementwise_shape, validate_job  # noqa: E402
 from gradviz.util.resources import available_cpus  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
-# The workloads' kernels (their cost model is gradviz.speed.timing.WORKLOADS).
+# The workloads' kernels (their cost model is gradviz.speed.workloads.WORKLOADS).
 # ---------------------------------------------------------------------------------------------
 
 
@@ -85,7 +81,7 @@ KERNELS: dict[str, tuple[Callable, Callable]] = {  # workload -> (make inputs, r
 
 
 def torch_dtype(dtype_key: str) -> torch.dtype:
-    """The torch.dtype of one of gradviz.speed.timing.DTYPES."""
+    """The torch.dtype of one of gradviz.speed.workloads.DTYPES."""
     return getattr(torch, DTYPES[dtype_key].dtype_name)
 
 
@@ -383,7 +379,7 @@ def reference_dict(
     date: str | None = None,
     note: str = "",
 ) -> dict[str, Any]:
-    """The JSON object timing.REFERENCE_FORMAT describes (written by bench/speed_gpu.py)."""
+    """The JSON object timing_reference.REFERENCE_FORMAT describes (written by bench/speed_gpu.py)."""
     date = date or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     comp = []
     for c in comparisons:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gradviz.speed.timing import Point, TimingJob, estimate_seconds
+from gradviz.speed.timing import Point, estimate_seconds
+from gradviz.speed.workloads import TimingJob
 
 # The interquartile range of the repeats over the median above which one measurement is not
 # trusted (torch.utils.benchmark warns from 10%; a shared host needs some slack).

@@ -42,14 +42,8 @@ from torch.nn.parallel import DistributedDataParallel
 from gradviz.training.checkpoint import load_weights, save_state_dict
 from gradviz.training.data import Dataset, Split, load_source
 from gradviz.training.events import Progress, Started
-from gradviz.training.loop import (
-    DeviceError,
-    Options,
-    Trainer,
-    TrainResult,
-    resolve_device,
-    settle_preset,
-)
+from gradviz.training.hardware import DeviceError, resolve_device
+from gradviz.training.loop import Options, Trainer, TrainResult, settle_preset
 from gradviz.training.settings import ddp_backend, rank_placement
 from gradviz.util.resources import available_cpus
 from gradviz.workers.process import signal_name

@@ -22,6 +22,7 @@ import torch
 from gradviz.training.checkpoint import load_weights, save_state_dict
 from gradviz.training.data import Dataset, load_source
 from gradviz.training.distributed import RunSpec, Trained, launch
+from gradviz.training.evaluation import evaluate
 from gradviz.training.events import (
     PLAIN_CLASSES,
     DataRead,
@@ -31,7 +32,8 @@ from gradviz.training.events import (
     TrainingSummary,
     WeightsEvaluation,
 )
-from gradviz.training.loop import evaluate, resolve_device, train
+from gradviz.training.hardware import resolve_device
+from gradviz.training.loop import train
 from gradviz.training.pictures import confusion_png, prediction_grid_png
 from gradviz.training.settings import (
     check_batch_size,

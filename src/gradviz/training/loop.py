@@ -1,4 +1,5 @@
-"""Presets, devices, the `train` generator of progress events, and evaluation.
+"""The `train` generator of progress events: presets settled, the steps of both paths, the
+`Trainer` that runs them.
 
 Two paths share one event stream:
 
@@ -16,6 +17,8 @@ also do one step each), one epoch (`train_epoch`), the per-epoch evaluation (`en
 stopping (`stop_reason`), the learning rate (`set_lr`) and the readings (`reading`, summed in a
 `Meter`). Saving weights is the caller's (gradviz.training.checkpoint). The events are Progress
 readings (gradviz.training.events, no torch) carrying the live result on start and end.
+Devices and precision are gradviz.training.hardware, what the network is fed (augmentation,
+normalisation) gradviz.training.inputs, the evaluation gradviz.training.evaluation.
 """
 
 from __future__ import annotations
@@ -26,99 +29,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from gradviz.devices.simulated import mps_available
 from gradviz.training.data import Dataset, Split
+from gradviz.training.evaluation import evaluate
 from gradviz.training.events import Progress
-from gradviz.training.models import build_model, normalization_for
+from gradviz.training.hardware import Precision, device_name, plan_precision, resolve_device
+from gradviz.training.inputs import TutorialImages, norm_tensors, random_crop_flip
+from gradviz.training.models import build_model
 from gradviz.training.settings import (
     PRESETS,
     Preset,
-    TrainingDevices,
     preset_unavailable_reason,
 )
-
-
-class DeviceError(Exception):
-    """The requested device is not present on this host; the message says why."""
-
-
-# ----------------------------------------------------------------------------- devices
-
-
-def host_devices() -> TrainingDevices:
-    """Which devices this process's torch can train on (the server asks host.facts() instead)."""
-    return TrainingDevices(bool(torch.cuda.is_available()), mps_available(), torch.version.cuda)
-
-
-def available_devices() -> list[str]:
-    """Device choices on this host: auto and cpu always, cuda and mps where present."""
-    return host_devices().choices()
-
-
-def device_unavailable_reason(name: str) -> str | None:
-    """Why a device cannot be used here, or None when it can."""
-    return host_devices().unavailable_reason(name)
-
-
-def resolve_device(name: str) -> torch.device:
-    """'auto' picks cuda, then mps, then cpu. Asking for an absent device raises DeviceError."""
-    name = (name or "auto").strip().lower()
-    reason = device_unavailable_reason(name)
-    if reason:
-        raise DeviceError(f"Cannot train on {name}: {reason}. Choose cpu or auto.")
-    if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        return torch.device("mps") if mps_available() else torch.device("cpu")
-    return torch.device(name)
-
-
-def device_name(device: torch.device) -> str:
-    """The device a training ran on, with the GPU's name: cuda (NVIDIA H100 80GB HBM3)."""
-    if device.type == "cuda":
-        return f"cuda ({torch.cuda.get_device_name(device)})"
-    return device.type
-
-
-# ------------------------------------------------------------------ precision (presets: settings)
-
-
-@dataclass(frozen=True)
-class Precision:
-    """Speed settings of the fast preset: channels_last on CPU and CUDA, the rest CUDA only."""
-
-    channels_last: bool = False
-    autocast_dtype: torch.dtype | None = None
-    grad_scaler: bool = False
-    cudnn_benchmark: bool = False
-
-
-def plan_precision(
-    preset: Preset, device_type: str, bf16_supported: bool | None = None
-) -> Precision:
-    """For the fast preset: channels_last + autocast (bf16, else fp16 with a GradScaler) +
-    cudnn.benchmark on CUDA, and channels_last alone on the CPU (oneDNN's convolutions run the
-    fast preset's net about 1.35x faster in NHWC on 2 cores; docs/BENCHMARKS.md). Nothing for the
-    tutorial preset, which stays as the tutorial wrote it, nor on MPS."""
-    if not preset.resident:
-        return Precision()
-    if device_type == "cpu":
-        return Precision(channels_last=True)
-    if device_type != "cuda":
-        return Precision()
-    if bf16_supported is None:
-        bf16_supported = torch.cuda.is_bf16_supported()
-    dtype = torch.bfloat16 if bf16_supported else torch.float16
-    return Precision(
-        channels_last=True,
-        autocast_dtype=dtype,
-        grad_scaler=dtype == torch.float16,
-        cudnn_benchmark=True,
-    )
-
 
 # ----------------------------------------------------------------------------- events
 
@@ -157,64 +80,6 @@ def lr_factor(progress: float, warmup: float = 0.2, start: float = 0.1) -> float
     if p < warmup:
         return start + (1 - start) * p / warmup
     return max(0.0, (1 - p) / (1 - warmup))
-
-
-# ----------------------------------------------------------------------------- augmentation
-
-
-def random_crop_flip(x: torch.Tensor, padding: int = 4, generator=None) -> torch.Tensor:
-    """Random crop with zero padding + random horizontal flip, for a whole batch [B,C,H,W] at once."""
-    b, c, h, w = x.shape
-    dev = x.device
-    padded = F.pad(x, (padding, padding, padding, padding))
-    dy = torch.randint(0, 2 * padding + 1, (b,), device=dev, generator=generator)
-    dx = torch.randint(0, 2 * padding + 1, (b,), device=dev, generator=generator)
-    rows = (dy[:, None] + torch.arange(h, device=dev))[:, None, :, None]
-    cols = (dx[:, None] + torch.arange(w, device=dev))[:, None, None, :]
-    bi = torch.arange(b, device=dev)[:, None, None, None]
-    ci = torch.arange(c, device=dev)[None, :, None, None]
-    out = padded[bi, ci, rows, cols]
-    flip = torch.rand(b, device=dev, generator=generator) < 0.5
-    return torch.where(flip[:, None, None, None], out.flip(3), out)
-
-
-def norm_tensors(arch: str, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    mean, std = normalization_for(arch)
-    m = torch.tensor(mean, device=device).view(1, 3, 1, 1)
-    s = torch.tensor(std, device=device).view(1, 3, 1, 1)
-    return m, s
-
-
-def to_input(images_u8: torch.Tensor, arch: str, channels_last: bool = False) -> torch.Tensor:
-    """uint8 [B,3,H,W] -> normalised float (ToTensor + Normalize for the architecture)."""
-    m, s = norm_tensors(arch, images_u8.device)
-    x = (images_u8.float().div_(255) - m) / s
-    return x.contiguous(memory_format=torch.channels_last) if channels_last else x
-
-
-class TutorialImages(torch.utils.data.Dataset):
-    """Like torchvision.datasets.CIFAR10 with the tutorial's transform: each item becomes a PIL
-    image, then ToTensor() and Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)), one image at a time."""
-
-    def __init__(self, split: Split, arch: str) -> None:
-        from torchvision import transforms
-
-        self.images = (
-            split.images.permute(0, 2, 3, 1).contiguous().numpy()
-        )  # HWC, as CIFAR10 keeps it
-        self.labels = split.labels.tolist()
-        mean, std = normalization_for(arch)
-        self.transform = transforms.Compose(
-            [transforms.ToTensor(), transforms.Normalize(mean, std)]
-        )
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def __getitem__(self, i: int):
-        from PIL import Image
-
-        return self.transform(Image.fromarray(self.images[i])), self.labels[i]
 
 
 # ----------------------------------------------------------------------------- training
@@ -599,84 +464,3 @@ def run_to_end(events: Iterator[Event]) -> TrainResult:
             result = event.result
     assert result is not None
     return result
-
-
-# ----------------------------------------------------------------------------- evaluation
-
-
-def uses_flip_tta(arch: str) -> bool:
-    """The fast networks, trained on randomly flipped images, are scored on each test image
-    and its mirror image with their logits summed (test-time augmentation, as fast CIFAR-10
-    recipes do: +0.6 and +1.4 points on the subset's test images after 20 epochs, two seeds).
-    The tutorial's network is scored as the tutorial scores it."""
-    return arch != "tutorial"
-
-
-@dataclass
-class Evaluation:
-    accuracy: float
-    per_class: dict[str, float]
-    confusion: torch.Tensor  # int64 [C, C], rows true, columns predicted
-    predictions: torch.Tensor  # int64 [N]
-    classes: tuple[str, ...]
-    flip_tta: bool = False  # each image scored with its mirror image, logits summed
-
-    def report_lines(self) -> list[str]:
-        """As the tutorial prints them."""
-        how = " (each image and its mirror image, averaged)" if self.flip_tta else ""
-        lines = [
-            f"Accuracy of the network on the {len(self.predictions)} test images: {100 * self.accuracy:.1f} %{how}"
-        ]
-        lines += [
-            f"Accuracy for class: {name:5s} is {100 * acc:.1f} %"
-            for name, acc in self.per_class.items()
-        ]
-        return lines
-
-
-@torch.no_grad()
-def evaluate(
-    model: nn.Module,
-    split: Split,
-    arch: str,
-    device: str | torch.device = "cpu",
-    classes: tuple[str, ...] | None = None,
-    batch_size: int = 250,  # small: on a 690 MB host a batch of 1000 cost ~100 MB more at peak
-    channels_last: bool = False,
-    flip_tta: bool | None = None,
-) -> Evaluation:
-    """Overall and per-class accuracy and the confusion matrix on a split.
-
-    flip_tta (default: uses_flip_tta(arch)) scores each image together with its mirror image."""
-    dev = device if isinstance(device, torch.device) else resolve_device(device)
-    tta = uses_flip_tta(arch) if flip_tta is None else bool(flip_tta)
-    was_training = model.training
-    model.eval()
-    preds = []
-    for i in range(0, len(split), batch_size):
-        xb = to_input(split.images[i : i + batch_size].to(dev), arch, channels_last)
-        logits = model(xb)
-        if tta:
-            logits = logits + model(xb.flip(3))
-        preds.append(logits.argmax(1).cpu())
-    if was_training:
-        model.train()
-    pred = torch.cat(preds) if preds else torch.zeros(0, dtype=torch.int64)
-    num_classes = len(classes) if classes else int(model_output_count(model))
-    names = tuple(classes) if classes else tuple(str(i) for i in range(num_classes))
-    truth = split.labels
-    confusion = torch.bincount(truth * num_classes + pred, minlength=num_classes**2).view(
-        num_classes, num_classes
-    )
-    totals = confusion.sum(1)
-    per_class = {
-        names[c]: (float(confusion[c, c]) / float(totals[c])) if totals[c] else float("nan")
-        for c in range(num_classes)
-    }
-    accuracy = float((pred == truth).float().mean()) if len(truth) else float("nan")
-    return Evaluation(accuracy, per_class, confusion, pred, names, flip_tta=tta)
-
-
-def model_output_count(model: nn.Module) -> int:
-    last = [m for m in model.modules() if isinstance(m, nn.Linear)][-1]
-    return last.out_features

@@ -122,7 +122,7 @@ def preset_unavailable_reason(preset: str | Preset) -> str | None:
 @dataclass(frozen=True)
 class TrainingDevices:
     """Which devices a host can train on: from host.facts() in the server (no torch there),
-    from torch itself in a worker (gradviz.training.loop)."""
+    from torch itself in a worker (gradviz.training.hardware)."""
 
     cuda: bool
     mps: bool

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.devices import info as device_info
-from gradviz.graph.render import DEVICE_COLORS, OTHER_DEVICE_COLOR
+from gradviz.graph.dot import DEVICE_COLORS, OTHER_DEVICE_COLOR
 from gradviz.program.results.reports import DeviceErrorDetails
 from gradviz.program.share import ALL_LEAVES
 from gradviz.services import host

@@ -6,7 +6,7 @@ usual case: gradviz does not make numbers up); one that cannot be read, is not J
 a JSON object or has the wrong schema is a ReferenceFileError naming the file and the
 problem. Each kind of file has its ReferenceFormat, kept with its REFERENCE_PATH by its
 owner, whose `parse` checks what the file holds (with require_field for typed fields):
-gradviz.speed.timing (the Speed page's timings) and gradviz.devices.transfer_reference
+gradviz.speed.timing_reference (the Speed page's timings) and gradviz.devices.transfer_reference
 (the Devices page's copy costs).
 """
 

@@ -7,7 +7,8 @@ import base64
 
 import streamlit as st
 
-from gradviz.graph.render import ROLE_TEXT, THEMES, RenderUnavailable, dot_available, graph_size
+from gradviz.graph.dot import ROLE_TEXT, THEMES
+from gradviz.graph.render import RenderUnavailable, dot_available, graph_size
 from gradviz.program.results.trace import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.ui import device_panel

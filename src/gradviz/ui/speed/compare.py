@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.services.jobs import JobFailed
-from gradviz.speed import timing, trust
+from gradviz.speed import memory, timing, timing_reference, trust, workloads
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.speed import running
 from gradviz.ui.speed.running import (
@@ -36,7 +36,7 @@ EXPLAIN = """
 """
 
 
-def _size_input(workload: timing.Workload, key: str, default: int) -> int:
+def _size_input(workload: workloads.Workload, key: str, default: int) -> int:
     return int(
         st.number_input(
             f"Size ({workload.size_label})",
@@ -50,13 +50,16 @@ def _size_input(workload: timing.Workload, key: str, default: int) -> int:
 
 
 def _use_lesson_size() -> None:
-    st.session_state["speed_cmp_size_elementwise"] = timing.LESSON_ELEMENTS
-    st.session_state["speed_cmp_iters"] = timing.LESSON_ITERATIONS
+    st.session_state["speed_cmp_size_elementwise"] = workloads.LESSON_ELEMENTS
+    st.session_state["speed_cmp_iters"] = workloads.LESSON_ITERATIONS
 
 
 def comparison_section(
-    workload: timing.Workload, dtype: str, devices: list[str], reference: timing.Reference | None
-) -> tuple[timing.TimingJob, timing.Point | None]:
+    workload: workloads.Workload,
+    dtype: str,
+    devices: list[str],
+    reference: timing_reference.Reference | None,
+) -> tuple[workloads.TimingJob, timing.Point | None]:
     """Section 1; returns its CPU job and the quick run on this CPU (None if it did not run)."""
     st.subheader("1. The lesson's timing, and the correct one")
     default = 1_000_000 if workload.key == "elementwise" else 1024
@@ -69,7 +72,7 @@ def comparison_section(
                 st.number_input(
                     "Iterations of the loop",
                     min_value=1,
-                    max_value=timing.LESSON_ITERATIONS,
+                    max_value=workloads.LESSON_ITERATIONS,
                     value=10,
                     key="speed_cmp_iters",
                 )
@@ -81,12 +84,12 @@ def comparison_section(
         repeats = int(st.slider("Timed repeats", 3, 15, 3, key="speed_cmp_repeats"))
     if workload.key == "elementwise":
         st.caption(
-            f"The lesson used {timing.LESSON_ELEMENTS:,} elements per tensor (100x1000x1000) and "
-            f"{timing.LESSON_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
+            f"The lesson used {workloads.LESSON_ELEMENTS:,} elements per tensor (100x1000x1000) and "
+            f"{workloads.LESSON_ITERATIONS} iterations; it printed 178 s on its CPU. The defaults "
             "here are smaller so the page answers in seconds."
         )
         st.button("Use the lesson's full size", on_click=_use_lesson_size, key="speed_lesson_size")
-    runs = [timing.TimingJob(workload.key, size, d, dtype, iterations) for d in devices]
+    runs = [workloads.TimingJob(workload.key, size, d, dtype, iterations) for d in devices]
     problems = [p for p in (memory_problem(j) for j in runs) if p]
     for problem in problems:
         st.warning(message(problem))
@@ -116,7 +119,7 @@ def comparison_section(
 
 
 def _estimate(
-    workload: timing.Workload, dtype: str, cpu_job: timing.TimingJob, calls: int
+    workload: workloads.Workload, dtype: str, cpu_job: workloads.TimingJob, calls: int
 ) -> tuple[timing.Point | None, trust.EstimateRange | None, str | None]:
     """Show the estimate of a run on this CPU, as a range from a quick run; return the quick
     run, the range, and why the run may not start (its estimate, even at the low end, is
@@ -146,7 +149,7 @@ def _estimate(
             f"The quick run's repeats varied by {r.spread:.0%} of their median: this host is "
             "busy now, so timings taken now vary too; compare repeats, or run again later."
         )
-    limit = timing.job_seconds()
+    limit = memory.job_seconds()
     if r.low_s * calls > limit:
         over = (
             f"Even at the low end of the estimate this takes {fmt_seconds(r.low_s * calls)} on "
@@ -212,7 +215,9 @@ def _flag_off_estimate(state: dict) -> None:
         )
 
 
-def _show_comparison(state: dict | None, reference: timing.Reference | None = None) -> None:
+def _show_comparison(
+    state: dict | None, reference: timing_reference.Reference | None = None
+) -> None:
     rows = []
     if state:
         rows += _comparison_rows(state["results"], "live")

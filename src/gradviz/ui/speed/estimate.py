@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.devices.info import DTYPE_BYTES
-from gradviz.speed import estimate, gpus, timing
+from gradviz.speed import estimate, gpus, timing, timing_reference, workloads
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
@@ -34,7 +34,7 @@ fastest the spec sheet allows. The assumptions and sources are one click away, b
 """
 
 
-def default_gpu(live_gpu: str | None, reference: timing.Reference | None) -> str:
+def default_gpu(live_gpu: str | None, reference: timing_reference.Reference | None) -> str:
     """The GPU to show first: this host's, else the reference file's, else DEFAULT_GPU."""
     for name in (live_gpu, reference.device if reference else None):
         found = gpus.for_device_name(name) if name else None
@@ -55,7 +55,7 @@ def _figures_line(gpu: gpus.GPU, dtype: str) -> str:
     )
 
 
-def _cpu_for(job: timing.TimingJob, measured: list, calibration: timing.Point | None):
+def _cpu_for(job: workloads.TimingJob, measured: list, calibration: timing.Point | None):
     """This host's CPU for `job`: (seconds, how it is known), or (None, "") when not yet."""
     for c in measured:
         if c.job == job:
@@ -65,7 +65,7 @@ def _cpu_for(job: timing.TimingJob, measured: list, calibration: timing.Point | 
     return None, ""
 
 
-def _headline(gpu: gpus.GPU, job: timing.TimingJob, measured, calibration) -> None:
+def _headline(gpu: gpus.GPU, job: workloads.TimingJob, measured, calibration) -> None:
     e = estimate.estimate(gpu, job)
     cpu_s, how = _cpu_for(job, measured, calibration)
     rows = [
@@ -98,9 +98,9 @@ def _headline(gpu: gpus.GPU, job: timing.TimingJob, measured, calibration) -> No
     table(rows)
 
 
-def _cpu_curve(workload: timing.Workload, sweep_cpu: list, calibration) -> tuple[list, str]:
+def _cpu_curve(workload: workloads.Workload, sweep_cpu: list, calibration) -> tuple[list, str]:
     """CPU points to compare against: the sweep's (measured), else the quick run scaled."""
-    its = timing.SWEEP_ITERATIONS[workload.key]
+    its = workloads.SWEEP_ITERATIONS[workload.key]
     points = [p for p in sweep_cpu if p.iterations == its]
     if len({p.size for p in points}) >= 2:
         return sorted(points, key=lambda p: p.size), MEASURED
@@ -109,7 +109,7 @@ def _cpu_curve(workload: timing.Workload, sweep_cpu: list, calibration) -> tuple
     return [], ""
 
 
-def _crossover(gpu: gpus.GPU, workload: timing.Workload, sweep_cpu, calibration) -> None:
+def _crossover(gpu: gpus.GPU, workload: workloads.Workload, sweep_cpu, calibration) -> None:
     cpu, how = _cpu_curve(workload, sweep_cpu, calibration)
     if not cpu:
         st.caption(
@@ -130,7 +130,7 @@ def _crossover(gpu: gpus.GPU, workload: timing.Workload, sweep_cpu, calibration)
             }
         )
     if how == SCALED:  # a line, not points: look for the crossover on a finer grid of sizes
-        its = timing.SWEEP_ITERATIONS[workload.key]
+        its = workloads.SWEEP_ITERATIONS[workload.key]
         cpu = estimate.scaled_cpu_points(calibration, estimate.grid(workload.key), its)
     found = [estimate.crossover_with(gpu, cpu, with_copy) for with_copy in (False, True)]
     st.markdown(
@@ -188,7 +188,7 @@ def _against_reference(gpu: gpus.GPU, workload, dtype, reference) -> None:
     rows = []
     for p in sorted(measured, key=lambda p: (p.iterations, p.size)):
         e = estimate.estimate(
-            gpu, timing.TimingJob(p.workload, p.size, "cpu", p.dtype, p.iterations)
+            gpu, workloads.TimingJob(p.workload, p.size, "cpu", p.dtype, p.iterations)
         )
         rows.append(
             {
@@ -280,13 +280,13 @@ def _figure_text(gpu: gpus.GPU, name: str) -> str:
 
 
 def section(
-    workload: timing.Workload,
+    workload: workloads.Workload,
     dtype: str,
-    job: timing.TimingJob,
+    job: workloads.TimingJob,
     calibration: timing.Point | None,
     measured: list,
     sweep_cpu: list,
-    reference: timing.Reference | None,
+    reference: timing_reference.Reference | None,
     live_gpu: str | None,
 ) -> None:
     """Section 3: pick a GPU; its estimate beside this CPU, the crossover, the reference."""

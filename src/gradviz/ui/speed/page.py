@@ -22,7 +22,7 @@ import streamlit as st
 
 from gradviz.services import host
 from gradviz.services.jobs import JobFailed
-from gradviz.speed import timing
+from gradviz.speed import timing, timing_reference, workloads
 from gradviz.ui.speed import estimate
 from gradviz.ui.speed.compare import comparison_section
 from gradviz.ui.speed.running import COMPARE_KEY, SWEEP_KEY, stop_running_job
@@ -45,14 +45,16 @@ def _gpu_name() -> str | None:
     return host.facts().gpu_name
 
 
-def reference_panel(gpu: str | None) -> timing.Reference | None:
+def reference_panel(gpu: str | None) -> timing_reference.Reference | None:
     """Say where GPU figures come from; return the reference file's data when it is used."""
     try:
-        reference = load_reference(timing.REFERENCE_PATH, timing.REFERENCE_FORMAT)
+        reference = load_reference(
+            timing_reference.REFERENCE_PATH, timing_reference.REFERENCE_FORMAT
+        )
     except ReferenceFileError as exc:
         st.error(
             f"The GPU reference file is not valid, so no GPU figures are shown: {exc}. "  # the operator's file
-            f"Re-create it on a GPU machine with `{timing.REFERENCE_COMMAND}`."
+            f"Re-create it on a GPU machine with `{timing_reference.REFERENCE_COMMAND}`."
         )
         return None
     if gpu:
@@ -62,7 +64,7 @@ def reference_panel(gpu: str | None) -> timing.Reference | None:
         st.info(
             "This host has no CUDA GPU, so only the CPU runs live. **No GPU reference has been "
             "recorded yet**: run `"
-            f"{timing.REFERENCE_COMMAND}` on a machine with an NVIDIA GPU; it writes "
+            f"{timing_reference.REFERENCE_COMMAND}` on a machine with an NVIDIA GPU; it writes "
             "`docs/gpu_speed_reference.json`, which this page then shows beside the live CPU. "
             "Until then, section 3 estimates a GPU's times from its maker's spec sheet."
         )
@@ -96,22 +98,22 @@ def page() -> None:
     with cols[0]:
         key = st.radio(
             "Workload",
-            list(timing.WORKLOADS),
-            format_func=lambda k: timing.WORKLOADS[k].title,
+            list(workloads.WORKLOADS),
+            format_func=lambda k: workloads.WORKLOADS[k].title,
             key="speed_workload",
         )
     with cols[1]:
         dtype = st.selectbox(
             "dtype",
-            list(timing.DTYPES),
-            format_func=lambda k: timing.DTYPES[k].label,
+            list(workloads.DTYPES),
+            format_func=lambda k: workloads.DTYPES[k].label,
             key="speed_dtype",
         )
         for device in devices:
-            note = timing.dtype_note(dtype, device)
+            note = workloads.dtype_note(dtype, device)
             if note:
                 st.caption(message(note))
-    workload = timing.WORKLOADS[key]
+    workload = workloads.WORKLOADS[key]
     cpu_job, calibration = comparison_section(workload, dtype, devices, reference)
     st.divider()
     sweep_section(workload, dtype, devices, reference, gpu)

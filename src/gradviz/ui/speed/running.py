@@ -13,7 +13,7 @@ import streamlit as st
 from gradviz.services import host
 from gradviz.services.following import Followed
 from gradviz.services.jobs import JobFailed, run_now, start_in_line
-from gradviz.speed import timing
+from gradviz.speed import memory, timing, workloads
 from gradviz.ui.common import tab_open
 from gradviz.util import resources
 from gradviz.util.mdtext import message
@@ -47,11 +47,11 @@ def calibration(workload: str, device: str, dtype: str, size: int) -> dict:
 
     Skipped (not cached) while another timing holds the server's slot.
     """
-    job = timing.calibration_job(workload, device, dtype, size)
+    job = workloads.calibration_job(workload, device, dtype, size)
     point = run_now(
         "speed_point",
         (job, 3),
-        timing.job_limits([job], 60.0),
+        memory.job_limits([job], 60.0),
         "speed",
         "the quick estimate",
         busy="another visitor's timing is running",
@@ -100,7 +100,7 @@ def run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, labe
         )
 
     followed = Followed(
-        start_in_line(kind, args, timing.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
+        start_in_line(kind, args, memory.job_limits(limit_jobs), "speed", QUEUE_S, waiting)
     )
     wait_box.empty()
     st.session_state[JOB_KEY] = {"job": followed, "state": state_key}
@@ -134,13 +134,13 @@ def run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, labe
         raise JobFailed(failure)
 
 
-def memory_problem(job: timing.TimingJob) -> str | None:
+def memory_problem(job: workloads.TimingJob) -> str | None:
     free = _free_memory(job.device)
     if free is None:  # not known here: the worker checks before it allocates
         return None
     try:
-        timing.check_memory(job, free)
-    except timing.SizeTooLarge as exc:
+        memory.check_memory(job, free)
+    except memory.SizeTooLarge as exc:
         return str(exc)
     return None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.services.jobs import JobFailed
-from gradviz.speed import gpus, timing, trust
+from gradviz.speed import gpus, timing, timing_reference, trust, workloads
 from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.speed.running import (
@@ -23,16 +23,16 @@ SWEEP_RERUN_KEY = "speed_sweep_rerun_requested"
 
 
 def sweep_section(
-    workload: timing.Workload,
+    workload: workloads.Workload,
     dtype: str,
     devices: list[str],
-    reference: timing.Reference | None,
+    reference: timing_reference.Reference | None,
     gpu: str | None,
 ) -> None:
     st.subheader("2. Size sweep: where does the GPU start to win?")
     options = list(workload.sweep_sizes)
     default = [
-        s for s in options if timing.TimingJob(workload.key, s).memory_needed() <= 64_000_000
+        s for s in options if workloads.TimingJob(workload.key, s).memory_needed() <= 64_000_000
     ]
     cols = st.columns([3, 1, 1])
     with cols[0]:
@@ -48,7 +48,7 @@ def sweep_section(
         max_step_s = float(
             st.number_input("Max s per step", 1.0, 600.0, 20.0, key="speed_sweep_max_step")
         )
-    its = timing.SWEEP_ITERATIONS[workload.key]
+    its = workloads.SWEEP_ITERATIONS[workload.key]
     if workload.key == "elementwise":
         st.caption(f"Each call runs the lesson's loop with {its} iterations.")
     run_col, stop_col = st.columns([1, 1])
@@ -57,7 +57,7 @@ def sweep_section(
     stop_col.button("Stop", key="speed_sweep_stop", help="Stops the sweep within a few seconds.")
     config = {"workload": workload.key, "dtype": dtype}
     if run:
-        steps = timing.sweep_jobs(workload.key, sizes, devices, dtype)
+        steps = workloads.sweep_jobs(workload.key, sizes, devices, dtype)
         st.session_state[SWEEP_KEY] = new_run_state(
             total=len(steps), config=config, points=[], skipped=[]
         )
@@ -80,7 +80,7 @@ def sweep_section(
 
 
 def _series_name(
-    point: timing.Point, reference: timing.Reference | None, live: bool, gpu: str | None
+    point: timing.Point, reference: timing_reference.Reference | None, live: bool, gpu: str | None
 ) -> str:
     if point.device == "cpu":
         return "CPU, this host (live)" if live else f"CPU of {reference.device} host (reference)"
@@ -90,10 +90,10 @@ def _series_name(
 
 
 def _show_sweep(
-    workload: timing.Workload,
+    workload: workloads.Workload,
     dtype: str,
     state: dict | None,
-    reference: timing.Reference | None,
+    reference: timing_reference.Reference | None,
     gpu: str | None = None,
 ) -> None:
     live = [timing.Point(**p) for p in state["points"]] if state else []
@@ -104,7 +104,7 @@ def _show_sweep(
             for p in reference.points
             if p.workload == workload.key
             and p.dtype == dtype
-            and p.iterations == timing.SWEEP_ITERATIONS[workload.key]
+            and p.iterations == workloads.SWEEP_ITERATIONS[workload.key]
         ]
     if state:
         for reason in state["skipped"]:
@@ -169,7 +169,7 @@ def _request_rerun() -> None:
     st.session_state[SWEEP_RERUN_KEY] = True
 
 
-def _flag_untrusted(live: list[timing.Point], workload: timing.Workload) -> None:
+def _flag_untrusted(live: list[timing.Point], workload: workloads.Workload) -> None:
     """Warn about measured points whose spread or jump makes them untrustworthy; offer a re-run."""
     problems = trust.untrusted(live)
     if not problems:
@@ -190,7 +190,7 @@ def _flag_untrusted(live: list[timing.Point], workload: timing.Workload) -> None
     )
 
 
-def _draw_charts(rows: list[dict], workload: timing.Workload, peak, dtype: str) -> None:
+def _draw_charts(rows: list[dict], workload: workloads.Workload, peak, dtype: str) -> None:
     common = {
         "x": "size",
         "color": "series",
