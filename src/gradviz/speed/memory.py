@@ -15,7 +15,7 @@ from gradviz.util.env import positive_number
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.workers.jobs import JobLimits
-from gradviz.workers.resources import available_cpus, cpu_memory_available
+from gradviz.util.resources import available_cpus, cpu_memory_available
 
 # ---------------------------------------------------------------------------------------------
 # Memory: a size is refused before anything is allocated.
