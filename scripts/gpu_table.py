@@ -15,24 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "gpus.md"
 sys.path.insert(0, str(ROOT / "src"))
 
-from gradviz.speed import gpus  # noqa: E402
+from gradviz.speed import gpus_doc  # noqa: E402
 
 
 def current() -> str:
     """The generated block as docs/gpus.md has it now ("" when it has none)."""
     text = DOC.read_text() if DOC.exists() else ""
-    if gpus.DOC_BEGIN not in text or gpus.DOC_END not in text:
+    if gpus_doc.DOC_BEGIN not in text or gpus_doc.DOC_END not in text:
         return ""
-    start = text.index(gpus.DOC_BEGIN)
-    return text[start : text.index(gpus.DOC_END, start) + len(gpus.DOC_END)]
+    start = text.index(gpus_doc.DOC_BEGIN)
+    return text[start : text.index(gpus_doc.DOC_END, start) + len(gpus_doc.DOC_END)]
 
 
 def write() -> None:
     text = DOC.read_text()
     old = current()
     if not old:
-        raise SystemExit(f"{DOC} has no {gpus.DOC_BEGIN} ... {gpus.DOC_END} block")
-    DOC.write_text(text.replace(old, gpus.markdown()))
+        raise SystemExit(f"{DOC} has no {gpus_doc.DOC_BEGIN} ... {gpus_doc.DOC_END} block")
+    DOC.write_text(text.replace(old, gpus_doc.markdown()))
 
 
 def main(argv: list[str]) -> int:
@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     else:
-        print(gpus.markdown())
+        print(gpus_doc.markdown())
     return 0
 
 

@@ -14,8 +14,8 @@ from gradviz.speed.workloads import TimingJob
 from gradviz.util.env import positive_number
 from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
-from gradviz.workers.jobs import JobLimits
 from gradviz.util.resources import available_cpus, cpu_memory_available
+from gradviz.workers.jobs import JobLimits
 
 # ---------------------------------------------------------------------------------------------
 # Memory: a size is refused before anything is allocated.
