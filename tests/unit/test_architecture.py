@@ -1,6 +1,7 @@
 """The package's shape, held by tests as well as by import-linter (pyproject.toml): one home
 per name (nothing imported from a module that only imports it), no private names across
-modules, no module __getattr__, no class over about 300 lines."""
+modules, no module __getattr__, no class over about 300 lines, no module over 600 lines, no
+folder over 15 modules."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "gradviz"
 CHECKED = [SRC, ROOT / "tests", ROOT / "bench", ROOT / "app.py"]
 MAX_CLASS_LINES = 300
+MAX_MODULE_LINES = 600
+MAX_FOLDER_MODULES = 15  # besides the folder's __init__
 
 
 def _module_name(path: Path) -> str:
@@ -91,6 +94,22 @@ def test_no_module_getattr_and_no_giant_class():
                 if lines > MAX_CLASS_LINES:
                     problems.append(f"{name}.{node.name}: {lines} lines")
     assert not problems, "\n".join(problems)
+
+
+def test_no_module_over_600_lines_and_no_folder_over_15_modules():
+    """A module longer than a few screens, or a folder a newcomer cannot take in at a glance,
+    is cut where its concepts cut (a subfolder per stage, a module per concept)."""
+    long = [
+        f"{p.relative_to(ROOT)}: {n} lines"
+        for p in sorted(SRC.rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    ]
+    crowded = [
+        f"{d.relative_to(ROOT)}: {n} modules"
+        for d in sorted({p.parent for p in SRC.rglob("*.py")})
+        if (n := len([p for p in d.glob("*.py") if p.name != "__init__.py"])) > MAX_FOLDER_MODULES
+    ]
+    assert not long and not crowded, "\n".join(long + crowded)
 
 
 def test_import_contracts_hold():
