@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 from test_tutorials import python_run, same_as_python
 
+from gradviz.program.interpreter.control import exception_of
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.limits import Limits
+from gradviz.program.results.reports import ErrorDetails
 from gradviz.program.results.trace import RunOptions
+from gradviz.program.syntax.program_error import ProgramError
 
 SAME_AS_PYTHON = {
     "handler-and-finally": """\
@@ -306,3 +309,38 @@ def test_the_exception_variable_is_unbound_after_its_block():
     assert (trace.error.kind, trace.error.line) == ("name", 5)
     with pytest.raises(NameError):
         python_run(source)
+
+
+@pytest.mark.parametrize(
+    ("message", "exception"),
+    [
+        ("DefaultCPUAllocator: can't allocate memory: you tried to allocate 400000000 bytes.",
+         "RuntimeError"),
+        ("[enforce fail at alloc_cpu.cpp:117] std::bad_alloc", "RuntimeError"),
+        ("could not create a primitive", "RuntimeError"),
+        ("CUDA out of memory. Tried to allocate 2.00 GiB", "OutOfMemoryError"),
+        ("CUDA error: device-side assert triggered", "RuntimeError"),
+        ("CUDA error: an illegal memory access was encountered", "AcceleratorError"),
+        ("maximum recursion depth exceeded", "RecursionError"),
+    ],
+)  # fmt: skip
+def test_the_workers_memory_wall_and_the_devices_failures_are_never_caught(message, exception):
+    """torch says RuntimeError when the worker's memory cap (RLIMIT_DATA) makes its
+    allocator fail, and when the GPU itself fails: caps and broken devices, not the
+    program's errors."""
+    err = ProgramError("runtime", message, 1, 1, details=ErrorDetails(exception=exception))
+    assert exception_of(err) is None
+
+
+def test_what_a_program_may_catch():
+    runtime = ErrorDetails(exception="RuntimeError")
+    assert exception_of(ProgramError("runtime", "mat1 and mat2 shapes", details=runtime))
+    assert exception_of(ProgramError("runtime", "KeyError: 'k'")) == "KeyError"
+    assert exception_of(ProgramError("runtime", "list index out of range")) is None
+    own = run(
+        "try:\n    raise RuntimeError('CUDA error: out of memory')\nexcept Exception as e:\n"
+        "    print(e)\n"
+    )
+    assert own.error is None and own.stdout == ["CUDA error: out of memory"]
+    for kind in ("limit", "forbidden", "syntax", "name", "type", "internal"):
+        assert exception_of(ProgramError(kind, "ValueError: x", details=runtime)) is None

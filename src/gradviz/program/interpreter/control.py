@@ -50,6 +50,18 @@ CATCHABLE: dict[str, str] = {
     "NotImplementedError": "RuntimeError",
     "_LinAlgError": "RuntimeError",  # torch.linalg.LinAlgError
 }
+# What torch says, as a RuntimeError, when the worker's memory cap (RLIMIT_DATA) makes its
+# allocator fail (gradviz.workers.jobs.ALLOCATION_FAILED), or when the GPU itself fails: a
+# cap and a broken device, never the program's to catch.
+NOT_THE_PROGRAMS = (
+    "can't allocate memory",
+    "could not create a primitive",
+    "std::bad_alloc",
+    "out of memory",
+    "CUDA error",
+    "CUBLAS_STATUS_",
+    "CUDNN_STATUS_",
+)
 
 
 def exception_of(err: ProgramError) -> str | None:
@@ -61,6 +73,8 @@ def exception_of(err: ProgramError) -> str | None:
     if name is None:  # the interpreter's words for Python's errors: "KeyError: 'k'"
         head, sep, _ = err.message.partition(": ")
         name = head if sep else err.message
+    elif err.raised is None and any(sign in err.message for sign in NOT_THE_PROGRAMS):
+        return None  # torch's words, not the program's own raise
     return name if name in CATCHABLE else None
 
 
