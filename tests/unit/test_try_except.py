@@ -220,6 +220,53 @@ except Exception as e:
     assert trace.stdout[0].startswith("shape: mat1 and mat2 shapes cannot be multiplied")
 
 
+LAYERS_AND_AUTOGRAD = """\
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        try:
+            self.fc = nn.Linear(4, 2)
+        except Exception:
+            self.fc = None
+    def forward(self, x):
+        try:
+            return self.fc(x)
+        except RuntimeError as e:
+            print("forward failed:", e)
+            return None
+net = Net()
+print(net(torch.ones(3, 5)))
+y = net(torch.ones(3, 4))
+print(y.shape)
+layer = nn.Linear(3, 2)
+try:
+    layer(torch.ones(2, 5))
+except RuntimeError as e:
+    print("layer:", e)
+seq = nn.Sequential(nn.Linear(2, 2))
+try:
+    seq[3]
+except IndexError as e:
+    print("seq:", e)
+x = torch.ones(2, requires_grad=True)
+z = (x * 2).sum()
+z.backward()
+try:
+    z.backward()
+except RuntimeError as e:
+    print("twice:", str(e)[:40])
+print(x.grad)
+"""
+
+
+def test_errors_of_layers_modules_and_backward_are_caught_as_in_python():
+    """In a module's __init__ and forward, a layer's call, a Sequential's index and a
+    second backward(): the run goes on, and its graph is still built."""
+    trace = same_as_python(LAYERS_AND_AUTOGRAD)
+    assert trace.stdout[0].startswith("forward failed: mat1 and mat2 shapes")
+
+
 def run(source: str, **options):
     options.setdefault("classic", False)
     return run_program(source, RunOptions(**options))
