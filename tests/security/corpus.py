@@ -63,7 +63,7 @@ REFLECTION = [
         "tb-frame",
         "try:\n    1/0\nexcept Exception as e:\n    f = e.__traceback__.tb_frame\n",
         "forbidden",
-        UNDERSCORE,
+        "machinery",
     ),
     ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "name", "not defined"),
     ("getattr-builtin", X + 'a = getattr(x, "grad")', "name", "not defined"),
