@@ -1272,4 +1272,9 @@ SANDBOX_ONLY = [
     ("unique-sorts", "a = torch.rand(5000, 5000)\nb = torch.unique(a)\nc = torch.unique(a)"),
     # each sleep is within its 1 s cap; the run's wall-clock limit stops the loop
     ("sleep-loop", "import time\nfor i in range(1000):\n    time.sleep(1)"),
+    (
+        "sleep-loop-in-try",
+        "import time\nfor i in range(1000):\n    try:\n        time.sleep(1)\n"
+        "    except Exception:\n        pass\n    finally:\n        time.sleep(1)",
+    ),
 ]
