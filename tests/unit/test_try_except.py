@@ -3,6 +3,8 @@ source, and the run's caps, the language's refusals and its own errors are never
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 from test_tutorials import python_run, same_as_python
 
@@ -391,3 +393,21 @@ def test_what_a_program_may_catch():
     assert own.error is None and own.stdout == ["CUDA error: out of memory"]
     for kind in ("limit", "forbidden", "syntax", "name", "type", "internal"):
         assert exception_of(ProgramError(kind, "ValueError: x", details=runtime)) is None
+
+
+def test_raising_the_same_error_again_and_again_holds_no_more_memory():
+    """Python adds the frames an exception passes through to its traceback each time it
+    is raised: a bare `raise` re-raising one error in a loop grew it without end (300 MB
+    for 150,000 passes), outside every cap. A re-raise starts a fresh traceback."""
+    source = (
+        "try:\n    1 / 0\nexcept ZeroDivisionError:\n    for i in range(30000):\n"
+        "        try:\n            raise\n        except ZeroDivisionError:\n            pass\n"
+    )
+    tracemalloc.start()
+    try:
+        trace = run(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert trace.error is None
+    assert peak < 20_000_000, peak

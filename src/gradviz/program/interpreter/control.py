@@ -235,8 +235,8 @@ class Control:
         (checked: in an `except` block) raises the error that block handles again."""
         exc = stmt.exc
         if exc is None:
-            if self.handling:
-                raise self.handling[-1]
+            if self.handling:  # a fresh traceback: Python would add to the old one each time
+                raise self.handling[-1].with_traceback(None)
             err = self.state.error("runtime", "RuntimeError: No active exception to reraise")
             raise err
         name = exc.func.id if isinstance(exc, ast.Call) else exc.id
