@@ -126,7 +126,7 @@ class Continue(Exception):
 
 
 class Control:
-    """Runs `if`, `for`, `while` and `assert` statements."""
+    """Runs `if`, `for`, `while`, `assert`, `raise` and `try` statements."""
 
     def __init__(
         self,
