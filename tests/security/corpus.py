@@ -63,7 +63,7 @@ REFLECTION = [
         "tb-frame",
         "try:\n    1/0\nexcept Exception as e:\n    f = e.__traceback__.tb_frame\n",
         "forbidden",
-        "try",
+        "machinery",
     ),
     ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "name", "not defined"),
     ("getattr-builtin", X + 'a = getattr(x, "grad")', "name", "not defined"),
@@ -578,9 +578,9 @@ FUNCTIONS = [
     ),
     (
         "try-in-function",
-        "def f():\n    try:\n        return 1\n    except Exception as e:\n        return e",
+        "def f():\n    try:\n        return 1 / 0\n    except Exception as e:\n        return e.__context__",
         "forbidden",
-        "try",
+        UNDERSCORE,
     ),
     ("import-in-function", "def f():\n    import os\n    return os", "forbidden", "imports"),
     ("import-torch-hub", "import torch.hub as hub", "forbidden", "not available"),
@@ -1032,6 +1032,194 @@ AUTOGRAD = [
     ),
 ]
 
+# `try`: the run's caps, the language's refusals and its own errors are never caught, a
+# `finally` never outlives a cap, and an exception gives nothing of Python's machinery.
+TRY_EXCEPT = [
+    (
+        "try-except-loop-cap",
+        "n = 0\nwhile True:\n    try:\n        n += 1\n    except:\n        pass\n",
+        "limit",
+        "loop iterations",
+    ),
+    (
+        "try-except-statements-cap",
+        "for i in range(190000):\n    try:\n        a = 1\n        b = 2\n"
+        "    except Exception:\n        pass\n",
+        "limit",
+        "",
+    ),
+    (
+        "try-except-memory-cap",
+        "xs = []\ntry:\n    while True:\n        xs.append(torch.ones(1000, 1000))\n"
+        "except Exception:\n    print('kept going')\n",
+        "limit",
+        "",
+    ),
+    (
+        "try-except-allocation",
+        "try:\n    t = torch.ones(100000, 100000)\nexcept RuntimeError:\n    t = 1\n",
+        "limit",
+        "allocate",
+    ),
+    (
+        "try-except-recursion",
+        "def f(n):\n    try:\n        return f(n + 1)\n    except:\n        return n\nr = f(0)\n",
+        "limit",
+        "call depth",
+    ),
+    (
+        "try-except-string-cap",
+        "try:\n    s = 'x' * 10 ** 9\nexcept Exception:\n    s = ''\n",
+        "limit",
+        "characters",
+    ),
+    (
+        "try-finally-forever-after-error",
+        "try:\n    raise ValueError('x')\nfinally:\n    while True:\n        pass\n",
+        "limit",
+        "loop iterations",
+    ),
+    (
+        "try-finally-forever-after-cap",
+        "try:\n    while True:\n        pass\nfinally:\n    while True:\n        pass\n",
+        "limit",
+        "loop iterations",
+    ),
+    (
+        "try-finally-return-after-cap",
+        "def f():\n    try:\n        while True:\n            pass\n    finally:\n"
+        "        return 1\nr = f()\n",
+        "limit",
+        "loop iterations",
+    ),
+    (
+        "try-except-traceback",
+        "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__\n",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    (
+        "try-except-context",
+        "try:\n    1 / 0\nexcept Exception as e:\n    c = e.__context__\n",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    (
+        "try-except-cause",
+        "try:\n    1 / 0\nexcept Exception as e:\n    c = e.__cause__\n",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    (
+        "try-except-with-traceback",
+        "try:\n    1 / 0\nexcept Exception as e:\n    c = e.with_traceback(None)\n",
+        "type",
+        "with_traceback",
+    ),
+    (
+        "try-except-args",
+        "try:\n    raise ValueError(torch.ones(2))\nexcept ValueError as e:\n    a = e.args\n",
+        "type",
+        "args",
+    ),
+    (
+        "try-except-base-exception",
+        "try:\n    pass\nexcept BaseException:\n    pass\n",
+        "forbidden",
+        "except ValueError",
+    ),
+    (
+        "try-except-system-exit",
+        "try:\n    pass\nexcept SystemExit:\n    pass\n",
+        "forbidden",
+        "except ValueError",
+    ),
+    (
+        "try-except-keyboard-interrupt",
+        "try:\n    pass\nexcept (ValueError, KeyboardInterrupt):\n    pass\n",
+        "forbidden",
+        "except ValueError",
+    ),
+    (
+        "try-except-memory-error",
+        "try:\n    pass\nexcept MemoryError:\n    pass\n",
+        "forbidden",
+        "except ValueError",
+    ),
+    (
+        "try-except-torch-class",
+        "try:\n    pass\nexcept torch.cuda.OutOfMemoryError:\n    pass\n",
+        "forbidden",
+        "except ValueError",
+    ),
+    (
+        "try-except-raise-system-exit",
+        "try:\n    1 / 0\nexcept ZeroDivisionError:\n    raise SystemExit(0)\n",
+        "forbidden",
+        "raise ValueError",
+    ),
+    (
+        "try-except-raise-caught",
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    raise e\n",
+        "forbidden",
+        "raise ValueError",
+    ),
+    (
+        "try-except-refusal",
+        "try:\n    c = torch._C\nexcept:\n    c = None\n",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    (
+        "try-except-import",
+        "try:\n    import os\nexcept Exception:\n    os = None\n",
+        "forbidden",
+        "not available",
+    ),
+    (
+        "try-except-name",
+        "try:\n    eval('1')\nexcept Exception:\n    pass\n",
+        "name",
+        "not defined",
+    ),
+    (
+        "try-except-missing-attribute",
+        "try:\n    t = torch.ones(2).storage()\nexcept Exception:\n    t = None\n",
+        "name",
+        "",
+    ),
+    (
+        "try-except-star",
+        "try:\n    pass\nexcept* ValueError:\n    pass\n",
+        "forbidden",
+        "except*",
+    ),
+    (
+        "try-bare-raise-outside",
+        "raise\n",
+        "syntax",
+        "bare `raise`",
+    ),
+    (
+        "try-bare-raise-in-nested-def",
+        "try:\n    1 / 0\nexcept ZeroDivisionError:\n    def f():\n        raise\n",
+        "syntax",
+        "bare `raise`",
+    ),
+    (
+        "try-except-dunder-name",
+        "try:\n    1 / 0\nexcept Exception as __builtins__:\n    pass\n",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    (
+        "try-except-as-torch",
+        "try:\n    1 / 0\nexcept Exception as torch:\n    pass\n",
+        "forbidden",
+        "torch",
+    ),
+]
+
 HOSTILE = (
     HOSTILE
     + CLOCKS
@@ -1043,6 +1231,7 @@ HOSTILE = (
     + DATA_UPDATES
     + AUTOGRAD
     + TENSOR_IN_TENSOR
+    + TRY_EXCEPT
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
@@ -1083,4 +1272,9 @@ SANDBOX_ONLY = [
     ("unique-sorts", "a = torch.rand(5000, 5000)\nb = torch.unique(a)\nc = torch.unique(a)"),
     # each sleep is within its 1 s cap; the run's wall-clock limit stops the loop
     ("sleep-loop", "import time\nfor i in range(1000):\n    time.sleep(1)"),
+    (
+        "sleep-loop-in-try",
+        "import time\nfor i in range(1000):\n    try:\n        time.sleep(1)\n"
+        "    except Exception:\n        pass\n    finally:\n        time.sleep(1)",
+    ),
 ]

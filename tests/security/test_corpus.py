@@ -19,7 +19,7 @@ from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.worker_hooks import state as torch_state
 from gradviz.services.programs import run_isolated
-from tests.security.corpus import HARMLESS, HOSTILE, SANDBOX_ONLY
+from tests.security.corpus import HARMLESS, HOSTILE, SANDBOX_ONLY, TRY_EXCEPT
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = {"syntax", "forbidden", "name", "limit", "type", "runtime"}
@@ -75,6 +75,17 @@ def test_corpus_is_big_enough():
 def test_hostile_program_is_refused_in_process(source, kind, words, sealed):
     trace = run_program(source, RunOptions(backward="x"))
     _assert_clear(trace.error, kind, words)
+
+
+@pytest.mark.parametrize(("source", "kind"), [h[1:3] for h in TRY_EXCEPT],
+                         ids=[h[0] for h in TRY_EXCEPT])  # fmt: skip
+def test_try_never_catches_a_cap_or_a_refusal(source, kind):
+    """What a `try` may not catch stops the run at its line and column, printing nothing
+    after it."""
+    trace = run_program(source, RunOptions())
+    assert trace.error is not None and trace.error.kind == kind, trace.error
+    assert trace.error.line and trace.error.col, trace.error
+    assert trace.stdout == []
 
 
 @pytest.mark.parametrize("source", [h[1] for h in HARMLESS], ids=[h[0] for h in HARMLESS])

@@ -92,8 +92,8 @@ def statement(draw):
 
 programs = st.lists(statement(), min_size=1, max_size=8).map("\n".join)
 
-# -- the grammar the language grew: functions, lambdas, control flow, comprehensions,
-# containers, strings, imports (with sizes at and far past the caps)
+# -- the grammar the language grew: functions, lambdas, control flow (`try` too),
+# comprehensions, containers, strings, imports (with sizes at and far past the caps)
 
 sizes = st.sampled_from(["0", "1", "3", "10", "-1", "10**6", "10**12", "2**62"])
 iterable = st.one_of(
@@ -149,7 +149,7 @@ def grown_expression(draw, depth: int = 0):
 @st.composite
 def grown_block(draw, depth: int = 0):
     """One statement, possibly with an indented body (returned as a list of lines)."""
-    kind = draw(st.integers(0, 11 if depth < 2 else 3))
+    kind = draw(st.integers(0, 12 if depth < 2 else 3))
 
     def body() -> list[str]:
         blocks = draw(st.lists(grown_block(depth + 1), min_size=1, max_size=3))
@@ -165,7 +165,8 @@ def grown_block(draw, depth: int = 0):
         return [draw(st.sampled_from(["pass", "break", "continue", "return x", "assert a",
                                       "import math", "import os", "from torch import nn",
                                       "import torch.nn.functional as F", "a.append(b)",
-                                      "c[0] = 1", "x.backward()"]))]  # fmt: skip
+                                      "c[0] = 1", "x.backward()", "raise",
+                                      "raise ValueError(a)", "print(e)"]))]  # fmt: skip
     if kind == 4:
         return [f"if {draw(grown_expression())}:", *body(), "else:", *body()]
     if kind == 5:
@@ -181,6 +182,14 @@ def grown_block(draw, depth: int = 0):
         return ["with torch.no_grad():", *body()]
     if kind == 10:
         return ["def f(n):", "    return f(n + 1) if n < 1000 else n", "r = f(0)"]
+    if kind == 11:
+        handler = draw(st.sampled_from(["except:", "except Exception as e:", "except ValueError:",
+                                        "except (TypeError, KeyError) as e:",
+                                        "except ZeroDivisionError as e:", "except* Exception:",
+                                        "except BaseException:"]))  # fmt: skip
+        lines = ["try:", *body(), handler, *body()]
+        tail = draw(st.sampled_from(["", "else:", "finally:"]))
+        return [*lines, tail, *body()] if tail else lines
     return [f"print({draw(grown_expression())}, {draw(grown_expression())})"]
 
 

@@ -1,5 +1,5 @@
 """Control flow: `if`/`elif`/`else`, `for` and `while` (with `break`, `continue` and
-`else`), and `assert`.
+`else`), `assert`, `raise`, and `try` with `except`, `else` and `finally`.
 
 Conditions are decided by gradviz.program.runtime.iteration.Iteration.truth (a tensor's with
 PyTorch's own message when it has more than one value). A `for` loop goes over what
@@ -9,6 +9,13 @@ pass of every loop counts against the cap and the wall clock (gradviz.program.bu
 While a loop runs, the pass it is on is kept in RunState.loops, so the tensors its body
 names are labelled with it on the graph (`loss[3]`). `break` and `continue` are signals
 caught by the loop they are in (the checker refuses them outside one).
+
+`try`: an `except` catches only what Python would raise for the program's own work
+(`exception_of`): a kind "runtime" error that is one of Python's exceptions (CATCHABLE),
+raised by the program, by an operation on its values (ZeroDivisionError, IndexError,
+KeyError, ...) or by torch (a shape mismatch is a RuntimeError). The run's caps (kind
+"limit"), the language's refusals and its own errors (every other kind) are never caught:
+they end the run at their line at once, without running any `finally` on the way out.
 """
 
 from __future__ import annotations
@@ -21,6 +28,93 @@ from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.recording.quiet_passes import QuietPasses
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import ErrorDetails
+from gradviz.program.runtime.functions import Return
+from gradviz.program.runtime.values import ProgramObject
+from gradviz.program.syntax.program_error import ProgramError
+
+# The exceptions a program can catch, each with the one it is a kind of, as in Python
+# (`except RuntimeError` catches NotImplementedError and torch's linear-algebra error;
+# `except Exception` catches them all). Any other exception torch or Python raises
+# (torch.OutOfMemoryError, RecursionError, MemoryError, ...) ends the run.
+CATCHABLE: dict[str, str] = {
+    "Exception": "",
+    "ValueError": "Exception",
+    "TypeError": "Exception",
+    "RuntimeError": "Exception",
+    "KeyError": "Exception",
+    "IndexError": "Exception",
+    "AssertionError": "Exception",
+    "ZeroDivisionError": "Exception",
+    "OverflowError": "Exception",
+    "StopIteration": "Exception",
+    "NotImplementedError": "RuntimeError",
+    "_LinAlgError": "RuntimeError",  # torch.linalg.LinAlgError
+}
+# What torch says, as a RuntimeError, when the worker's memory cap (RLIMIT_DATA) makes its
+# allocator fail (gradviz.workers.jobs.ALLOCATION_FAILED), or when the GPU itself fails: a
+# cap and a broken device, never the program's to catch.
+NOT_THE_PROGRAMS = (
+    "can't allocate memory",
+    "could not create a primitive",
+    "std::bad_alloc",
+    "out of memory",
+    "CUDA error",
+    "CUBLAS_STATUS_",
+    "CUDNN_STATUS_",
+)
+
+
+def exception_of(err: ProgramError) -> str | None:
+    """The Python exception a program may catch `err` as ("ValueError"), or None: the
+    run's caps, the language's refusals and its own errors are never caught."""
+    if err.kind != "runtime":
+        return None
+    name = err.details.exception
+    if name is None:  # the interpreter's words for Python's errors: "KeyError: 'k'"
+        head, sep, _ = err.message.partition(": ")
+        name = head if sep else err.message
+    elif err.raised is None and any(sign in err.message for sign in NOT_THE_PROGRAMS):
+        return None  # torch's words, not the program's own raise
+    return name if name in CATCHABLE else None
+
+
+def handles(handler: ast.ExceptHandler, name: str) -> bool:
+    """Whether `except ...:` catches the exception `name` (checked: names of RAISABLE)."""
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    wanted = {k.id for k in kinds if isinstance(k, ast.Name)}
+    while name:
+        if name in wanted:
+            return True
+        name = CATCHABLE[name]
+    return False
+
+
+class CaughtException(ProgramObject):
+    """What `except ... as e` names: str(e), print(e) and f"{e}" give the exception's
+    message and repr(e) `ValueError('why')`, as Python's do; nothing else of it can be read
+    (no attributes: no traceback, context or cause)."""
+
+    def __init__(self, state: RunState, name: str, err: ProgramError):
+        super().__init__(state)
+        self.name = name
+        if err.raised is not None:
+            self.text, self.shown = err.raised
+        else:
+            message = err.message
+            self.text = "" if message == name else message.removeprefix(f"{name}: ")
+            inner = self.text if name == "KeyError" else repr(self.text)  # KeyError('k')
+            self.shown = f"{name}({inner})"
+
+    def describe(self) -> str:
+        return self.name
+
+    def as_str(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.shown
 
 
 class Break(Exception):
@@ -32,7 +126,7 @@ class Continue(Exception):
 
 
 class Control:
-    """Runs `if`, `for`, `while` and `assert` statements."""
+    """Runs `if`, `for`, `while`, `assert`, `raise` and `try` statements."""
 
     def __init__(
         self,
@@ -49,6 +143,7 @@ class Control:
         self.run_block = run_block
         self.assign = assign
         self.quiet = QuietPasses(state, state.options.quiet_passes)
+        self.handling: list[ProgramError] = []  # the errors `except` blocks now handle
 
     def if_(self, stmt: ast.If) -> None:
         test = self.iteration.truth(self.evaluator.eval(stmt.test), stmt.test)
@@ -96,10 +191,54 @@ class Control:
             passes.end()
             self.state.loops.pop()
 
+    def try_(self, stmt: ast.Try) -> None:
+        """The body; on an error a program may catch (exception_of), the first `except`
+        that names it (`as e` bound while it runs, unbound after, as in Python); `else` if
+        the body raised nothing; `finally` last, on every way out (`return`, `break` and
+        `continue` too) but an error the program cannot catch: that ends the run now."""
+        try:
+            try:
+                self.run_block(stmt.body)
+            except ProgramError as err:
+                name = exception_of(err)
+                chosen = [h for h in stmt.handlers if name and handles(h, name)]
+                if not chosen:
+                    raise
+                self._handle(chosen[0], err, name)
+            else:
+                self.run_block(stmt.orelse)
+        except (Break, Continue, Return):
+            self.run_block(stmt.finalbody)
+            raise
+        except ProgramError as err:
+            if exception_of(err) is None:
+                raise
+            self.run_block(stmt.finalbody)
+            raise
+        self.run_block(stmt.finalbody)
+
+    def _handle(self, handler: ast.ExceptHandler, err: ProgramError, name: str) -> None:
+        names = self.state.scope.names
+        if handler.name is not None:
+            names[handler.name] = CaughtException(self.state, name, err)
+        self.handling.append(err)
+        try:
+            self.run_block(handler.body)
+        finally:
+            self.handling.pop()
+            if handler.name is not None:
+                names.pop(handler.name, None)
+
     def raise_(self, stmt: ast.Raise) -> None:
-        """An uncaught `raise` (checked: an exception of RAISABLE): the program ends with
-        Python's words for it, `ValueError: why`, at the raise's line."""
+        """`raise` (checked: an exception of RAISABLE): uncaught, the program ends with
+        Python's words for it, `ValueError: why`, at the raise's line. A bare `raise`
+        (checked: in an `except` block) raises the error that block handles again."""
         exc = stmt.exc
+        if exc is None:
+            if self.handling:  # a fresh traceback: Python would add to the old one each time
+                raise self.handling[-1].with_traceback(None)
+            err = self.state.error("runtime", "RuntimeError: No active exception to reraise")
+            raise err
         name = exc.func.id if isinstance(exc, ast.Call) else exc.id
         said = [self.evaluator.eval(a) for a in exc.args] if isinstance(exc, ast.Call) else []
         strings = self.evaluator.strings
@@ -113,6 +252,8 @@ class Control:
             text = ""
         err = self.state.error("runtime", f"{name}: {text}" if text else name, stmt)
         err.details = ErrorDetails(exception=name, operation="raise")
+        shown = ", ".join(strings.represent(v, stmt, cap=-1) for v in said)
+        err.raised = (text, f"{name}({shown})")
         raise err
 
     def assert_(self, stmt: ast.Assert) -> None:
@@ -125,4 +266,6 @@ class Control:
             message = f"AssertionError: `{self.state.segment(stmt.test, 80)}` is false"
         err = self.state.error("runtime", message, stmt)
         err.details = ErrorDetails(exception="AssertionError", operation="assert")
+        said = message.removeprefix("AssertionError: ") if stmt.msg is not None else ""
+        err.raised = (said, f"AssertionError({said!r})" if said else "AssertionError()")
         raise err

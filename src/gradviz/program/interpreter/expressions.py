@@ -29,6 +29,7 @@ from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.functions import Functions, UserFunction
 from gradviz.program.runtime.iteration import Iteration
 from gradviz.program.runtime.operators import Operators
@@ -201,7 +202,7 @@ class Evaluator:
             try:
                 item = obj[index]
             except (IndexError, TypeError) as exc:
-                raise self.state.error("runtime", str(exc), node) from None
+                raise runtime_error(self.state, exc, node, "indexing") from None
             if isinstance(index, slice) and isinstance(item, list | tuple):
                 self.quotas.items(len(item), node, type(item).__name__)
             return item

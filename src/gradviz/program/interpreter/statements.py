@@ -1,6 +1,6 @@
 """Statements: the `Interpreter` that runs a checked program's statements one by one
-(assignments, `with`, `def`, `class`, `return`, imports; `if`, loops, `assert` and `raise`
-through gradviz.program.interpreter.control), and the language's index: `STATEMENTS` here
+(assignments, `with`, `def`, `class`, `return`, imports; `if`, loops, `assert`, `raise`
+and `try` through gradviz.program.interpreter.control), and the language's index: `STATEMENTS` here
 and gradviz.program.interpreter.expressions.EXPRESSIONS name the handler of every node the
 checker allows, `PARTS` the nodes read only as parts of their parents."""
 
@@ -70,17 +70,18 @@ STATEMENTS: dict[type[ast.stmt], str] = {
     ast.ClassDef: "class_statement",
     ast.Assert: "control.assert_",
     ast.Raise: "control.raise_",
+    ast.Try: "control.try_",
     ast.With: "with_block",
     ast.Import: "import_modules",
     ast.ImportFrom: "import_modules",
     ast.Pass: "pass_statement",
 }
 # Read by their parents' handlers: the program itself, a `with` item, a function's
-# arguments, an import's names, a call's keywords, a comprehension's `for`, an f-string's
+# arguments, a `try`'s `except` blocks, an import's names, a call's keywords, a comprehension's `for`, an f-string's
 # parts, a constant (read in Evaluator.eval itself), a name's load or store, and the
 # operators (gradviz.program.runtime.operators).
 PARTS: frozenset[type] = frozenset(
-    {ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword}
+    {ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword, ast.ExceptHandler}
     | {ast.comprehension, ast.FormattedValue, ast.Constant, ast.Load, ast.Store}
     | {ast.And, ast.Or, ast.Not, ast.Invert, ast.USub, ast.UAdd}
     | {ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn}

@@ -244,7 +244,7 @@ class LayerRef(ProgramObject):
         try:
             item = module[key]
         except (IndexError, ValueError, TypeError) as exc:
-            raise self.state.error("runtime", str(exc), node) from None
+            raise runtime_error(self.state, exc, node, "indexing") from None
         if isinstance(key, int):
             key = key % len(module)
             return self.layers.ref(item, None if self.path is None else f"{self.path}.{key}")

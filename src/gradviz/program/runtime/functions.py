@@ -183,5 +183,7 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
             found.add(node.id)
         elif isinstance(node, ast.alias):
             found.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name is not None:
+            found.add(node.name)  # except ValueError as e
         stack.extend(child_nodes(node))
     return found

@@ -84,6 +84,8 @@ class Strings:
             return value
         if isinstance(value, torch.device):
             return str(value)
+        if isinstance(value, ProgramObject) and value.as_str() is not None:
+            return value.as_str()  # a caught exception's message
         return self.represent(value, node, cap)
 
     def represent(self, value, node=None, cap: int | None = None) -> str:

@@ -142,6 +142,10 @@ class ProgramObject:
     def length(self, node) -> int:
         raise self.refuse("has no len()", node)
 
+    def as_str(self) -> str | None:
+        """str() of it where that is not its repr() (a caught exception's message)."""
+        return None
+
     def entries(self) -> dict | None:
         """What print() shows as an OrderedDict of name -> value (a state dict), or None: it
         prints as its own repr."""

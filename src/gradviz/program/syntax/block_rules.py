@@ -176,10 +176,20 @@ class BlockRules:
             return
         raise self.error("forbidden", "this kind of assignment target is not supported", target)
 
-    def check_raise(self, node: ast.Raise) -> None:
+    def check_raise(self, node: ast.Raise, in_handler: bool = False) -> None:
         """`raise ValueError("...")` (or a bare exception name) from RAISABLE: it ends the
-        program with that error at its line, as an uncaught raise does in Python."""
+        program with that error at its line, as an uncaught raise does in Python; a bare
+        `raise` only inside an `except` block (`in_handler`), where it re-raises."""
         exc = node.exc
+        if exc is None and node.cause is None:
+            if not in_handler:
+                raise self.error(
+                    "syntax",
+                    "a bare `raise` re-raises the exception an `except` block is handling: "
+                    'use it inside one, or name the exception: raise ValueError("why")',
+                    node,
+                )
+            return
         name = exc.func if isinstance(exc, ast.Call) else exc
         if (
             node.cause is not None
@@ -193,6 +203,23 @@ class BlockRules:
                 + ", ".join(RAISABLE),
                 node,
             )
+
+    def check_handler(self, node: ast.ExceptHandler) -> None:
+        """`except:`, `except ValueError:`, `except (TypeError, KeyError) as e:`: exceptions
+        of RAISABLE only, named plainly; `e` a new name."""
+        kind = node.type
+        names = kind.elts if isinstance(kind, ast.Tuple) else [] if kind is None else [kind]
+        if (isinstance(kind, ast.Tuple) and not names) or any(
+            not isinstance(n, ast.Name) or n.id not in RAISABLE for n in names
+        ):
+            raise self.error(
+                "forbidden",
+                "`except` takes Python's exceptions by name here, as in `except ValueError:` "
+                "or `except (TypeError, KeyError) as e:`: " + ", ".join(RAISABLE),
+                kind,
+            )
+        if node.name is not None:
+            self.check_new_name(node.name, node, "exception variable")
 
     def check_with(self, node: ast.With) -> None:
         for item in node.items:

@@ -9,7 +9,11 @@ What is allowed (everything else is refused):
 - statements: assignment (to names, nested tuples of names, `t[...]`, `items[i]`,
   `table[key]`, `t.grad`, `t.requires_grad`), augmented assignment, expression statements,
   `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
-  `for` and `while` (with `break`, `continue` and `else`), `assert`, `def` (positional,
+  `for` and `while` (with `break`, `continue` and `else`), `assert`, `raise` of Python's
+  exceptions (`RAISABLE`; a bare `raise` inside an `except` block re-raises), `try` with
+  `except` (bare, `except ValueError:`, `except (TypeError, KeyError) as e:`, exceptions
+  of `RAISABLE` only), `else` and `finally` (`except*` is refused; the run's caps and the
+  language's refusals are never caught), `def` (positional,
   keyword and default arguments, `@torch.no_grad()`/`@torch.enable_grad()`; no other
   decorators, `*args` or `**kwargs`) and `return`, and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
@@ -44,10 +48,12 @@ from gradviz.program.syntax.program_error import ProgramError, char_col
 
 @dataclass(frozen=True)
 class _Where:
-    """Where a node sits: inside a function (may `return`) and inside a loop (may `break`)."""
+    """Where a node sits: inside a function (may `return`), inside a loop (may `break`) and
+    inside an `except` block (a bare `raise` re-raises what it handles)."""
 
     function: bool = False
     loop: bool = False
+    handler: bool = False
 
 
 class Checker(BlockRules, ClassRules):
@@ -103,6 +109,10 @@ class Checker(BlockRules, ClassRules):
             if isinstance(node, ast.FunctionDef | ast.Lambda | ast.For | ast.While):
                 for child, inner in _children(node, where, kids):
                     push((child, depth, anchor, inner))
+            elif isinstance(node, ast.ExceptHandler):
+                inner = _Where(where.function, where.loop, handler=True)
+                for child in kids:
+                    push((child, depth, anchor, inner))
             else:
                 for child in kids:
                     push((child, depth, anchor, where))
@@ -149,7 +159,9 @@ class Checker(BlockRules, ClassRules):
         elif isinstance(node, ast.With):
             self.check_with(node)
         elif isinstance(node, ast.Raise):
-            self.check_raise(node)
+            self.check_raise(node, where.handler)
+        elif isinstance(node, ast.ExceptHandler):
+            self.check_handler(node)
         elif isinstance(node, ast.FunctionDef | ast.Lambda):
             self.check_function(node, id(node) in self.methods)
         elif isinstance(node, ast.ClassDef):
@@ -244,7 +256,7 @@ def _children(
     if isinstance(node, ast.FunctionDef | ast.Lambda):
         inner = _Where(function=True)
         return [(c, inner) for c in kids]
-    loop = _Where(function=where.function, loop=True)
+    loop = _Where(function=where.function, loop=True, handler=where.handler)
     body = {id(s) for s in node.body}
     return [(c, loop if id(c) in body else where) for c in kids]
 

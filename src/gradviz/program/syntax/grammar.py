@@ -21,6 +21,8 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Continue,
     ast.Assert,
     ast.Raise,
+    ast.Try,
+    ast.ExceptHandler,
     ast.FunctionDef,
     ast.ClassDef,
     ast.arguments,
@@ -91,7 +93,7 @@ NOTHING_TO_CHECK = frozenset(
     {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
     | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
     | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
-    | {ast.FormattedValue}
+    | {ast.FormattedValue, ast.Try}
     | {t for t in ALLOWED_NODES if issubclass(t, ast.operator | ast.unaryop | ast.cmpop)}
     | {ast.And, ast.Or}
 )
@@ -100,7 +102,7 @@ NOTHING_TO_CHECK = frozenset(
 REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
-    ast.Try: "`try` is not part of this language: errors are reported for you",
+    ast.TryStar: "`except*` (exception groups) is not part of this language: write `except`",
     ast.Delete: "`del` is not part of this language",
     ast.Global: "`global` is not part of this language: a function reads the variables around "
     "it; to change one, return the new value and assign it",
@@ -119,7 +121,8 @@ REFUSALS: dict[type, str] = {
 }
 
 CONTEXT_MANAGERS = ("no_grad", "enable_grad")
-# The exceptions a program may raise (and so end itself with, at that line).
+# The exceptions a program may raise (and so end itself with, at that line), and name in
+# an `except` clause (gradviz.program.interpreter.control decides which errors it catches).
 RAISABLE = (
     "Exception",
     "ValueError",

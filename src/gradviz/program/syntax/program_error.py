@@ -21,6 +21,9 @@ class ProgramError(Exception):
     col: int | None = None
     hint: str | None = None
     details: ErrorDetails = field(default_factory=ErrorDetails)
+    # str() and repr() of the exception a program raised itself (`raise ValueError(5)`:
+    # "5", "ValueError(5)"), what `except ... as e` shows where its message would not say it
+    raised: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
