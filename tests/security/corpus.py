@@ -96,8 +96,8 @@ REFLECTION = [
         UNDERSCORE,
     ),
     (
-        "grad-fn-next-functions",
-        X + "y = (x * 2).sum()\nn = y.grad_fn.next_functions",
+        "grad-fn-metadata",
+        X + "y = (x * 2).sum()\nn = y.grad_fn.metadata",
         "type",
         "no attribute",
     ),

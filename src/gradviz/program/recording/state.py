@@ -22,6 +22,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
+from gradviz.program.recording.grad_fns import GradFns
 from gradviz.program.recording.inplace import InplaceLog
 from gradviz.program.recording.steps import CallWatch
 from gradviz.program.results.reports import ParameterUpdate, RunWarning
@@ -86,6 +87,7 @@ class RunState:
         self.saved_before: dict[int, tuple[object, frozenset[str]]] = {}
         self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
+        self.grad_fns = GradFns()  # the autograd nodes the program has read (t.grad_fn)
         self.inplace = InplaceLog()  # in-place changes, and values from before them
         self.seed = options.seed
         self.generator = torch.Generator().manual_seed(options.seed)

@@ -33,7 +33,6 @@ from gradviz.program.runtime.values import (
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
-    GradFnRef,
     ProgramObject,
     checked,
     tensors_in,
@@ -221,7 +220,7 @@ class Library:
         shadow = self.state.shadow
         if name in tables.TENSOR_ATTRIBUTES:
             if name == "grad_fn":
-                return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+                return self.state.grad_fns.ref(obj.grad_fn)  # gradviz.program.recording.grad_fns
             if name == "data":  # writes through it leave no version: calls copy afresh
                 self.state.calls.aliased()
             if shadow is not None and name in ("device", "is_cuda"):
