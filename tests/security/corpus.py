@@ -107,7 +107,6 @@ REFLECTION = [
         "type",
         "no method",
     ),
-    ("tensor-register-hook", X + "x.register_hook(print)", "name", "no method"),
     ("tensor-data-ptr", X + "p = x.data_ptr()", "name", "no method"),
     ("tensor-untyped-storage", X + "s = x.untyped_storage()", "name", "no method"),
     ("bind-a-module", "m = torch.nn", "type", "module"),
@@ -1032,8 +1031,91 @@ AUTOGRAD = [
     ),
 ]
 
+H = X + "y = x * 2\n"  # a tensor with a grad_fn, for the hooks and nodes below
+AUTOGRAD_API = [
+    ("grad-fn-node-hook", H + "h = y.grad_fn.register_hook(print)", "type", "no method"),
+    ("grad-fn-prehook", H + "h = y.grad_fn.register_prehook(print)", "type", "no method"),
+    ("grad-fn-dunder-call", H + "c = y.grad_fn.__call__", "forbidden", UNDERSCORE),
+    ("grad-fn-call", H + "f = y.grad_fn\ng = f(torch.ones(3))", "type", "cannot be called"),
+    ("grad-fn-apply", H + "g = y.grad_fn.apply(torch.ones(3))", "type", "no method"),
+    ("grad-fn-metadata-dict", H + "m = y.grad_fn.metadata", "type", "no attribute"),
+    (
+        "grad-fn-next-class",
+        H + "c = y.grad_fn.next_functions[0][0].__class__",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    ("grad-fn-raw-saved", H + "r = y.grad_fn._raw_saved_self", "forbidden", UNDERSCORE),
+    ("grad-fn-saved-assign", H + "y.grad_fn._saved_self = x", "forbidden", "assigned"),
+    ("grad-fn-saved-on-tensor", H + "s = x._saved_self", "name", "no attribute"),
+    (
+        "hook-returns-huge",
+        H + "h = y.register_hook(lambda g: torch.ones(10 ** 5, 10 ** 5))\ny.sum().backward()",
+        "limit",
+        "would allocate",
+    ),
+    (
+        "hook-returns-wrong-shape",
+        H + "h = y.register_hook(lambda g: torch.ones(5))\ny.sum().backward()",
+        "runtime",
+        "keep the shape",
+    ),
+    (
+        "hook-returns-a-number",
+        H + "h = y.register_hook(lambda g: 5)\ny.sum().backward()",
+        "type",
+        "returned a int",
+    ),
+    (
+        "hook-returns-a-layer",
+        H + "h = y.register_hook(lambda g: nn.Linear(2, 2))\ny.sum().backward()",
+        "type",
+        "returned a",
+    ),
+    (
+        "hook-reenters-backward",
+        H + "def h(g):\n    y.sum().backward()\ny.register_hook(h)\ny.sum().backward()",
+        "forbidden",
+        "inside a hook",
+    ),
+    (
+        "hook-reenters-autograd-grad",
+        H + "def h(g):\n    return torch.autograd.grad(y.sum(), x)[0]\n"
+        "y.register_hook(h)\ny.sum().backward()",
+        "forbidden",
+        "inside a hook",
+    ),
+    (
+        "hook-loops-forever",
+        H + "def h(g):\n    while True:\n        pass\ny.register_hook(h)\ny.sum().backward()",
+        "limit",
+        "loop iterations",
+    ),
+    (
+        "hook-registered-thousands-of-times",
+        H + "for i in range(5000):\n    y.register_hook(lambda g: g)",
+        "limit",
+        "hooks",
+    ),
+    (
+        "hook-changes-its-gradient-in-place",
+        H + "def h(g):\n    g.mul_(1000)\ny.register_hook(h)\n(y * y).sum().backward()",
+        "type",
+        "in place",
+    ),
+    (
+        "hook-registers-hooks",
+        H + "def h(g):\n    x.register_hook(h)\ny.register_hook(h)\ny.sum().backward()",
+        "forbidden",
+        "cannot register hooks",
+    ),
+    ("hook-not-a-function", H + "y.register_hook(torch.nn)", "type", "takes a function"),
+    ("hook-python-print", X + "x.register_hook(print, 1)", "type", "one function"),
+]
+
 HOSTILE = (
     HOSTILE
+    + AUTOGRAD_API
     + CLOCKS
     + DECORATORS
     + SETS

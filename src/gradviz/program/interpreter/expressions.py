@@ -24,6 +24,7 @@ from gradviz.program.allowlists import tables
 from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.objects.hooks import TensorHooks
 from gradviz.program.objects.makers import Objects
 from gradviz.program.recording import grad_fns
 from gradviz.program.recording.grad_fns import GradFnRef
@@ -107,6 +108,7 @@ class Evaluator:
             state, quotas, self.iteration, self.containers, self.eval
         )
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
+        library.hooks = TensorHooks(state, quotas, self.call_value)  # t.register_hook(f)
         self.dispatch = {kind: getattr(self, name) for kind, name in EXPRESSIONS.items()}
 
     def eval(self, node: ast.AST):

@@ -96,6 +96,8 @@ class RunState:
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
         self.skip_backward = skip_backward  # gradient checks re-run programs without backward()
+        self.in_backward = False  # a backward pass is running (the program's hooks may run)
+        self.hooks_made = 0  # tensor hooks the program has registered (t.register_hook)
         self.node: ast.AST | None = None
         self.globals = Scope(self.env)
         self.scope = self.globals  # the scope being run: the program's, or a call's

@@ -51,6 +51,7 @@ class Library:
         self.placement = placement
         self.watch = BackwardWatch(state)
         self.clocks = ClockWatch(placement.device_notes, state.simulated)
+        self.hooks = None  # the program's tensor hooks, set by the evaluator that runs them
 
     # -- the one place tensor work happens
 
@@ -158,6 +159,8 @@ class Library:
         )
 
     def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
+        if name == "register_hook" and self.hooks is not None:  # gradviz.program.objects.hooks
+            return self.hooks.register(tensor, args, kwargs, node)
         check = tables.TENSOR_METHODS.get(name)
         if check is None:
             if name in tables.TENSOR_ATTRIBUTES:
@@ -266,6 +269,7 @@ class Library:
                 node,
             )
         first = outputs[0]
+        self.not_in_a_hook("torch.autograd.grad", node)
         record = self.watch.begin(first, (), {}, node, "program")
         return self.recorded_pass(
             first, record, "torch.autograd.grad", torch.autograd.grad, (), given, node
@@ -275,16 +279,32 @@ class Library:
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
     ):
         """Run backward from `tensor`, recording each node's step (gradviz.program.recording.backward)."""
+        self.not_in_a_hook(".backward()", node)
         record = self.watch.begin(tensor, args, kwargs, node, origin, target)
         backward = torch.Tensor.backward
         self.recorded_pass(tensor, record, ".backward()", backward, (tensor, *args), kwargs, node)
         return None
 
+    def not_in_a_hook(self, label: str, node) -> None:
+        """A hook runs inside a backward pass: it cannot start another one."""
+        if self.state.in_backward:
+            raise self.state.error(
+                "forbidden",
+                f"{label} cannot run inside a hook: the hook runs during a backward pass",
+                node,
+                "Return the changed gradient from the hook instead, e.g. lambda g: g * 2.",
+            )
+
     def recorded_pass(self, tensor: torch.Tensor, record, label: str, fn, args, kwargs, node):
         """One backward pass from `tensor` (`fn`: backward() or autograd.grad): each node's
-        step recorded in `record`, which then joins the run's backward calls."""
+        step recorded in `record`, which then joins the run's backward calls. The program's
+        own hooks run inside it (gradviz.program.objects.hooks), and may not start another."""
         with self.watch.hooks(tensor, record):
-            result = self.call(label, fn, args, kwargs, node, "bounded")
+            self.state.in_backward = True
+            try:
+                result = self.call(label, fn, args, kwargs, node, "bounded")
+            finally:
+                self.state.in_backward = False
         self.watch.done(record)
         self.state.backward.append(record)
         self.state.calls.backward(tensor, record, self.watch.fns)
