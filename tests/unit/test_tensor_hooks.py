@@ -109,3 +109,14 @@ def test_hook_steps_count_against_the_run():
     )
     assert trace.error.kind == "limit"
     assert trace.error.line == 3
+
+
+def test_hook_gradient_is_on_its_tensors_simulated_device():
+    trace = run_program(
+        "x = torch.ones(2, requires_grad=True, device='cuda')\n"
+        "x.register_hook(print)\n"
+        "(x * 2).sum().backward()\n",
+        RunOptions(simulate_cuda=True),
+    )
+    assert trace.error is None, trace.error
+    assert trace.stdout == ["tensor([2., 2.], device='cuda:0')"]

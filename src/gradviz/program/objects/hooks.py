@@ -82,12 +82,12 @@ class TensorHooks:
         if state.skip_backward:  # the gradient check's re-runs: no backward of the program's
             return HookHandle(state, NoHandle())
         try:
-            handle = tensor.register_hook(self.hook_for(fn, node))
+            handle = tensor.register_hook(self.hook_for(fn, tensor, node))
         except RuntimeError as exc:  # a tensor that does not require grad, as torch says
             raise runtime_error(state, exc, node, ".register_hook()", (tensor,)) from None
         return HookHandle(state, handle)
 
-    def hook_for(self, fn, node):
+    def hook_for(self, fn, tensor: torch.Tensor, node):
         """The closure torch calls with each gradient: the program's `fn`, run by the
         interpreter, and its answer checked."""
         state = self.state
@@ -96,6 +96,8 @@ class TensorHooks:
             if not state.in_backward:  # a backward that is not the program's own
                 raise state.error("forbidden", "a hook ran outside the program's run", node)
             where = state.node
+            if state.shadow is not None:  # simulated CUDA: a gradient lives on its tensor's device
+                state.shadow.place(grad, state.shadow.device_of(tensor))
             version = grad._version
             try:
                 result = self.call_value(fn, (grad,), {}, node)
