@@ -1111,6 +1111,20 @@ AUTOGRAD_API = [
     ),
     ("hook-not-a-function", H + "y.register_hook(torch.nn)", "type", "takes a function"),
     ("hook-python-print", X + "x.register_hook(print, 1)", "type", "one function"),
+    ("tensor-class-huge-sizes", "t = torch.Tensor(10 ** 6, 10 ** 6)", "limit", "would allocate"),
+    (
+        "tensor-class-huge-rank",
+        "t = torch.Tensor(1000, 1000, 1000, 1000, 1000, 1000)",
+        "limit",
+        "would allocate",
+    ),
+    (
+        "tensor-class-huge-list",
+        "t = torch.Tensor([[0.0] * 10 ** 4] * 10 ** 4)",
+        "limit",
+        "items",
+    ),
+    ("tensor-class-keeps-a-tensor", X + "t = torch.Tensor(x)", "type", "not tensor"),
 ]
 
 HOSTILE = (

@@ -23,6 +23,7 @@ from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget, size_number
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
+from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.clocks import ClockWatch
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.placement import Placement
@@ -34,6 +35,7 @@ from gradviz.program.runtime.values import (
     NO_GRAD,
     PARAMETER,
     ProgramObject,
+    TypeRef,
     checked,
     tensors_in,
     type_name,
@@ -114,6 +116,8 @@ class Library:
             return self.parameter(args, kwargs, node)
         if member is AUTOGRAD_GRAD:
             return self.autograd_grad(args, kwargs, node)
+        if isinstance(member, TypeRef) and member.type is torch.Tensor:
+            label, member, args, kwargs = tensor_class_call(self.state, args, kwargs, node)
         if self.state.shadow is not None and label in (
             "torch.cuda.is_available",
             "torch.cuda.device_count",
@@ -332,6 +336,49 @@ def tensor_list(value) -> list | None:
     ):
         return list(items)
     return None
+
+
+def tensor_class_call(state: RunState, args: tuple, kwargs: dict, node):
+    """`torch.Tensor(...)`, the class called as the older tutorials do, as the call it
+    stands for: (label, member, args, kwargs). `torch.Tensor([[1, 2], [3, 4]])` is
+    torch.tensor(data, dtype=torch.float32). `torch.Tensor(2, 3)` is PyTorch's uninitialised
+    memory: here zeros (the same on every run), with a warning at its line saying so;
+    `torch.Tensor()` is an empty tensor. Nothing else (a tensor, keywords) is taken."""
+    if kwargs:
+        raise state.error(
+            "type",
+            "torch.Tensor(...) takes no keywords here; use torch.tensor(data, dtype=..., "
+            "device=...)",
+            node,
+        )
+    if not args:
+        return "torch.Tensor", tables.TORCH_FUNCTIONS["tensor"], ([],), {"dtype": torch.float32}
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], torch.Size) else args
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in sizes):
+        line = getattr(node, "lineno", 0)
+        state.warnings.append(
+            RunWarning(
+                line=line,
+                message=f"torch.Tensor({', '.join(map(str, sizes))}) holds uninitialised memory "
+                "in PyTorch; here it is zeros. Write torch.zeros or torch.empty to say which "
+                "you mean.",
+                category="UserWarning",
+            )
+        )
+        return "torch.Tensor", tables.TORCH_FUNCTIONS["zeros"], sizes, {"dtype": torch.float32}
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        data = args[0]
+        return "torch.Tensor", tables.TORCH_FUNCTIONS["tensor"], (data,), {"dtype": torch.float32}
+    hint = None
+    if len(args) == 1 and isinstance(args[0], torch.Tensor):
+        hint = "To make a float copy of a tensor, write t.float() or t.clone()."
+    raise state.error(
+        "type",
+        "torch.Tensor(...) takes a (nested) list of numbers, like torch.tensor, or sizes "
+        f"(torch.Tensor(2, 3)), not {', '.join(type_name(a) for a in args)}",
+        node,
+        hint or "torch.tensor([1.0, 2.0]) makes a tensor from numbers.",
+    )
 
 
 PIECES = {
