@@ -1125,6 +1125,18 @@ AUTOGRAD_API = [
         "items",
     ),
     ("tensor-class-keeps-a-tensor", X + "t = torch.Tensor(x)", "type", "not tensor"),
+    (
+        "lazy-linear-huge-first-call",
+        "l = nn.LazyLinear(100000)\ny = l(torch.ones(1, 100000))",
+        "limit",
+        "parameters",
+    ),
+    (
+        "lazy-conv-huge-first-call",
+        "c = nn.LazyConv2d(4096, 50)\ny = c(torch.ones(1, 64, 50, 50))",
+        "limit",
+        "parameters",
+    ),
 ]
 
 HOSTILE = (

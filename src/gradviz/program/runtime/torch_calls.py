@@ -15,6 +15,7 @@ import contextlib
 import math
 
 import torch
+from torch.nn.parameter import UninitializedTensorMixin
 
 from gradviz.devices import simulated as devices
 from gradviz.graph.values import list_cells
@@ -61,6 +62,14 @@ class Library:
         """`around`, when given, makes a context manager held around the real call only (a
         layer's: gradviz.program.objects.forward.LayerCalls.recording), not its checks."""
         self.state.node = node
+        if any(map(unsized, args)) or any(map(unsized, kwargs.values())):
+            raise self.state.error(
+                "runtime",
+                f"{label} is given a lazy layer's parameter, which has no shape before the "
+                "layer's first call",
+                node,
+                "Call the layer once first (a dry run, e.g. net(x)).",
+            )
         self.count_objects(label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
@@ -336,6 +345,13 @@ def tensor_list(value) -> list | None:
     ):
         return list(items)
     return None
+
+
+def unsized(value) -> bool:
+    """A lazy layer's parameter before its first call (nn.LazyLinear), or a list of them."""
+    if isinstance(value, list | tuple):
+        return any(isinstance(v, UninitializedTensorMixin) for v in value)
+    return isinstance(value, UninitializedTensorMixin)
 
 
 def tensor_class_call(state: RunState, args: tuple, kwargs: dict, node):
