@@ -137,9 +137,9 @@ TORCH_IO = [
     ),
     (  # DataLoader is part of the language now: worker processes still are not
         "torch-utils-data-workers",
-        "torch.utils.data.DataLoader([1], num_workers=2)",
+        "torch.utils.data.DataLoader([1], num_workers=2, worker_init_fn=print)",
         "forbidden",
-        "num_workers must be 0",
+        "worker_init_fn",
     ),
     ("torch-package", 'torch.package.PackageImporter("x")', "name", "not available"),
     ("torch-compile", "torch.compile(F.relu)", "name", "torch.compile"),
@@ -481,7 +481,19 @@ LAYERS = [
         "type",
         "no argument",
     ),
-    ("dataloader-num-workers", DS + LOADER + "(ds, num_workers=4)", "forbidden", "num_workers"),
+    (
+        "dataloader-num-workers-context",
+        DS + LOADER + "(ds, num_workers=4, multiprocessing_context='fork')",
+        "type",
+        "no argument",
+    ),
+    (
+        "dataloader-num-workers-negative",
+        DS + LOADER + "(ds, num_workers=-1)",
+        "runtime",
+        "non-negative",
+    ),
+    ("dataloader-num-workers-text", DS + LOADER + "(ds, num_workers='4')", "type", "integer"),
     (
         "dataloader-collate-builtin",
         DS + LOADER + "(ds, collate_fn=print)",
