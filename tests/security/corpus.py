@@ -1121,6 +1121,12 @@ AUTOGRAD_API = [
         "forbidden",
         "cannot register hooks",
     ),
+    (
+        "hook-changes-its-gradient-through-data",
+        H + "def h(g):\n    g.data.mul_(1000)\ny.register_hook(h)\n(y * y).sum().backward()",
+        "forbidden",
+        ".data",
+    ),
     ("hook-not-a-function", H + "y.register_hook(torch.nn)", "type", "takes a function"),
     ("hook-python-print", X + "x.register_hook(print, 1)", "type", "one function"),
     ("tensor-class-huge-sizes", "t = torch.Tensor(10 ** 6, 10 ** 6)", "limit", "would allocate"),

@@ -120,3 +120,26 @@ def test_hook_gradient_is_on_its_tensors_simulated_device():
     )
     assert trace.error is None, trace.error
     assert trace.stdout == ["tensor([2., 2.], device='cuda:0')"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    g.data.mul_(1000)\n",
+        "    v = g.view(-1)\n    v.data.mul_(1000)\n",
+        "    g.view(-1).mul_(1000)\n",
+        "    g[0] = 1000.0\n",
+    ],
+)
+def test_a_hook_cannot_change_its_gradient_in_place(body):
+    trace = run_program(
+        "x = torch.ones(3, requires_grad=True)\n"
+        "def h(g):\n" + body + "x.register_hook(h)\n"
+        "(x * x).sum().backward()\n"
+        "print(x.grad)\n",
+        RunOptions(),
+    )
+    # refused, or (through an alias torch cannot see) with no effect on the gradient
+    assert trace.error is not None or trace.stdout == ["tensor([2., 2., 2.])"], trace.stdout
+    if trace.error is not None:
+        assert trace.error.kind in ("type", "forbidden"), trace.error

@@ -6,8 +6,10 @@ call_value), under the run's caps: every step of the hook counts against the run
 and clock, every tensor it makes against the budget. The closure runs only while a backward
 pass the program started is running (RunState.in_backward); the hook may not start another
 (gradviz.program.runtime.torch_calls.Library.not_in_a_hook) nor register hooks, and must not
-change the gradient it is given in place: it returns None or a new tensor of the gradient's
-shape, which replaces the gradient, as in PyTorch. What it prints is the run's printed text.
+change the gradient it is given in place (refused by its version, and its `.data` is not
+read; it is the hook's own copy, so a change through an alias torch cannot see reaches
+nothing): it returns None or a new tensor of the gradient's shape, which replaces the
+gradient, as in PyTorch. What it prints is the run's printed text.
 A run registers at most MAX_HOOKS hooks. Re-runs for the gradient check
 (RunState.skip_backward) register none.
 """
@@ -57,6 +59,12 @@ class TensorHooks:
         self.state = state
         self.quotas = quotas
         self.call_value = call_value  # (callee, args, kwargs, node) -> the call's value
+        self.given: set[int] = set()  # id() of the gradients hooks running now were given
+
+    def gives(self, tensor: torch.Tensor) -> bool:
+        """Whether `tensor` is the gradient a running hook was given (its `.data` is
+        refused: writes through it would leave no version to check)."""
+        return id(tensor) in self.given
 
     def register(self, tensor: torch.Tensor, args: tuple, kwargs: dict, node) -> HookHandle:
         state = self.state
@@ -96,14 +104,18 @@ class TensorHooks:
             if not state.in_backward:  # a backward that is not the program's own
                 raise state.error("forbidden", "a hook ran outside the program's run", node)
             where = state.node
+            with torch.no_grad():  # the hook's own copy: nothing it does reaches autograd's
+                given = grad.clone()
             if state.shadow is not None:  # simulated CUDA: a gradient lives on its tensor's device
-                state.shadow.place(grad, state.shadow.device_of(tensor))
-            version = grad._version
+                state.shadow.place(given, state.shadow.device_of(tensor))
+            version = given._version
+            self.given.add(id(given))
             try:
-                result = self.call_value(fn, (grad,), {}, node)
+                result = self.call_value(fn, (given,), {}, node)
             finally:
                 state.node = where
-            if grad._version != version:
+                self.given.discard(id(given))
+            if given._version != version:
                 raise state.error(
                     "type",
                     "the hook registered here changed its gradient in place; a hook must not "

@@ -238,6 +238,14 @@ class Library:
             if name == "grad_fn":
                 return self.state.grad_fns.ref(obj.grad_fn)  # gradviz.program.recording.grad_fns
             if name == "data":  # writes through it leave no version: calls copy afresh
+                if self.hooks is not None and self.hooks.gives(obj):
+                    raise self.state.error(
+                        "forbidden",
+                        "a hook's gradient has no `.data` here: a hook must not change its "
+                        "gradient",
+                        node,
+                        "Return a new tensor instead, e.g. lambda g: g * 2.",
+                    )
                 self.state.calls.aliased()
             if shadow is not None and name in ("device", "is_cuda"):
                 where = shadow.device_of(obj)
