@@ -1150,6 +1150,13 @@ AUTOGRAD_API = [
         "parameters",
     ),
     (
+        "lazy-linear-sized-by-a-state-dict",
+        "a = nn.Linear(1000, 1000)\nls = [nn.LazyLinear(1000) for i in range(100)]\n"
+        "for l in ls:\n    l.load_state_dict(a.state_dict())",
+        "type",
+        "lazy layers",
+    ),
+    (
         "lazy-conv-huge-first-call",
         "c = nn.LazyConv2d(4096, 50)\ny = c(torch.ones(1, 64, 50, 50))",
         "limit",

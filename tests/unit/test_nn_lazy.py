@@ -67,6 +67,12 @@ def test_lazy_layers_print_what_pytorch_prints(key):
         ("l = nn.LazyLinear(4)\nopt = torch.optim.Adam(l.parameters())", "type", "dry run", 2),
         ("l = nn.LazyConv2d(4, 3)\ny = l(torch.ones(2, 3))", "runtime", "Expected 3D", 2),
         ("l = nn.LazyLinear(3)\nw = l.weight * 2", "runtime", "first call", 2),
+        (
+            "a = nn.Linear(3, 2)\nl = nn.LazyLinear(2)\nl.load_state_dict(a.state_dict())",
+            "type",
+            "dry run",
+            3,
+        ),
         ("l = nn.LazyLinear(3)\nw = torch.stack([l.weight])", "runtime", "first call", 2),
         ("l = nn.LazyLinear(3)\ns = l.weight.shape", "runtime", "first call", 2),
     ],

@@ -382,6 +382,13 @@ class LayerMethods:
                 "load_state_dict takes another layer's .state_dict() (no files here)",
                 self.node,
             )
+        if waiting(self.module):  # PyTorch would size lazy layers from it, past the budgets
+            raise self.state.error(
+                "type",
+                "load_state_dict into lazy layers that have not been called yet",
+                self.node,
+                "Call the model once first (a dry run, e.g. net(x)), then load the weights.",
+            )
         try:
             with torch.no_grad():
                 result = self.module.load_state_dict(state_dict.items, strict=bool(strict))
