@@ -96,8 +96,8 @@ REFLECTION = [
         UNDERSCORE,
     ),
     (
-        "grad-fn-next-functions",
-        X + "y = (x * 2).sum()\nn = y.grad_fn.next_functions",
+        "grad-fn-metadata",
+        X + "y = (x * 2).sum()\nn = y.grad_fn.metadata",
         "type",
         "no attribute",
     ),
@@ -107,7 +107,6 @@ REFLECTION = [
         "type",
         "no method",
     ),
-    ("tensor-register-hook", X + "x.register_hook(print)", "name", "no method"),
     ("tensor-data-ptr", X + "p = x.data_ptr()", "name", "no method"),
     ("tensor-untyped-storage", X + "s = x.untyped_storage()", "name", "no method"),
     ("bind-a-module", "m = torch.nn", "type", "module"),
@@ -138,9 +137,9 @@ TORCH_IO = [
     ),
     (  # DataLoader is part of the language now: worker processes still are not
         "torch-utils-data-workers",
-        "torch.utils.data.DataLoader([1], num_workers=2)",
+        "torch.utils.data.DataLoader([1], num_workers=2, worker_init_fn=print)",
         "forbidden",
-        "num_workers must be 0",
+        "worker_init_fn",
     ),
     ("torch-package", 'torch.package.PackageImporter("x")', "name", "not available"),
     ("torch-compile", "torch.compile(F.relu)", "name", "torch.compile"),
@@ -482,7 +481,19 @@ LAYERS = [
         "type",
         "no argument",
     ),
-    ("dataloader-num-workers", DS + LOADER + "(ds, num_workers=4)", "forbidden", "num_workers"),
+    (
+        "dataloader-num-workers-context",
+        DS + LOADER + "(ds, num_workers=4, multiprocessing_context='fork')",
+        "type",
+        "no argument",
+    ),
+    (
+        "dataloader-num-workers-negative",
+        DS + LOADER + "(ds, num_workers=-1)",
+        "runtime",
+        "non-negative",
+    ),
+    ("dataloader-num-workers-text", DS + LOADER + "(ds, num_workers='4')", "type", "integer"),
     (
         "dataloader-collate-builtin",
         DS + LOADER + "(ds, collate_fn=print)",
@@ -1220,8 +1231,130 @@ TRY_EXCEPT = [
     ),
 ]
 
+H = X + "y = x * 2\n"  # a tensor with a grad_fn, for the hooks and nodes below
+AUTOGRAD_API = [
+    ("grad-fn-node-hook", H + "h = y.grad_fn.register_hook(print)", "type", "no method"),
+    ("grad-fn-prehook", H + "h = y.grad_fn.register_prehook(print)", "type", "no method"),
+    ("grad-fn-dunder-call", H + "c = y.grad_fn.__call__", "forbidden", UNDERSCORE),
+    ("grad-fn-call", H + "f = y.grad_fn\ng = f(torch.ones(3))", "type", "cannot be called"),
+    ("grad-fn-apply", H + "g = y.grad_fn.apply(torch.ones(3))", "type", "no method"),
+    ("grad-fn-metadata-dict", H + "m = y.grad_fn.metadata", "type", "no attribute"),
+    (
+        "grad-fn-next-class",
+        H + "c = y.grad_fn.next_functions[0][0].__class__",
+        "forbidden",
+        UNDERSCORE,
+    ),
+    ("grad-fn-raw-saved", H + "r = y.grad_fn._raw_saved_self", "forbidden", UNDERSCORE),
+    ("grad-fn-saved-assign", H + "y.grad_fn._saved_self = x", "forbidden", "assigned"),
+    ("grad-fn-saved-on-tensor", H + "s = x._saved_self", "name", "no attribute"),
+    (
+        "hook-returns-huge",
+        H + "h = y.register_hook(lambda g: torch.ones(10 ** 5, 10 ** 5))\ny.sum().backward()",
+        "limit",
+        "would allocate",
+    ),
+    (
+        "hook-returns-wrong-shape",
+        H + "h = y.register_hook(lambda g: torch.ones(5))\ny.sum().backward()",
+        "runtime",
+        "keep the shape",
+    ),
+    (
+        "hook-returns-a-number",
+        H + "h = y.register_hook(lambda g: 5)\ny.sum().backward()",
+        "type",
+        "returned a int",
+    ),
+    (
+        "hook-returns-a-layer",
+        H + "h = y.register_hook(lambda g: nn.Linear(2, 2))\ny.sum().backward()",
+        "type",
+        "returned a",
+    ),
+    (
+        "hook-reenters-backward",
+        H + "def h(g):\n    y.sum().backward()\ny.register_hook(h)\ny.sum().backward()",
+        "forbidden",
+        "inside a hook",
+    ),
+    (
+        "hook-reenters-autograd-grad",
+        H + "def h(g):\n    return torch.autograd.grad(y.sum(), x)[0]\n"
+        "y.register_hook(h)\ny.sum().backward()",
+        "forbidden",
+        "inside a hook",
+    ),
+    (
+        "hook-loops-forever",
+        H + "def h(g):\n    while True:\n        pass\ny.register_hook(h)\ny.sum().backward()",
+        "limit",
+        "loop iterations",
+    ),
+    (
+        "hook-registered-thousands-of-times",
+        H + "for i in range(5000):\n    y.register_hook(lambda g: g)",
+        "limit",
+        "hooks",
+    ),
+    (
+        "hook-changes-its-gradient-in-place",
+        H + "def h(g):\n    g.mul_(1000)\ny.register_hook(h)\n(y * y).sum().backward()",
+        "type",
+        "in place",
+    ),
+    (
+        "hook-registers-hooks",
+        H + "def h(g):\n    x.register_hook(h)\ny.register_hook(h)\ny.sum().backward()",
+        "forbidden",
+        "cannot register hooks",
+    ),
+    (
+        "hook-changes-its-gradient-through-data",
+        H + "def h(g):\n    g.data.mul_(1000)\ny.register_hook(h)\n(y * y).sum().backward()",
+        "forbidden",
+        ".data",
+    ),
+    ("hook-not-a-function", H + "y.register_hook(torch.nn)", "type", "takes a function"),
+    ("hook-python-print", X + "x.register_hook(print, 1)", "type", "one function"),
+    ("tensor-class-huge-sizes", "t = torch.Tensor(10 ** 6, 10 ** 6)", "limit", "would allocate"),
+    (
+        "tensor-class-huge-rank",
+        "t = torch.Tensor(1000, 1000, 1000, 1000, 1000, 1000)",
+        "limit",
+        "would allocate",
+    ),
+    (
+        "tensor-class-huge-list",
+        "t = torch.Tensor([[0.0] * 10 ** 4] * 10 ** 4)",
+        "limit",
+        "items",
+    ),
+    ("tensor-class-keeps-a-tensor", X + "t = torch.Tensor(x)", "type", "not tensor"),
+    (
+        "lazy-linear-huge-first-call",
+        "l = nn.LazyLinear(100000)\ny = l(torch.ones(1, 100000))",
+        "limit",
+        "parameters",
+    ),
+    (
+        "lazy-linear-sized-by-a-state-dict",
+        "a = nn.Linear(1000, 1000)\nls = [nn.LazyLinear(1000) for i in range(100)]\n"
+        "for l in ls:\n    l.load_state_dict(a.state_dict())",
+        "type",
+        "lazy layers",
+    ),
+    (
+        "lazy-conv-huge-first-call",
+        "c = nn.LazyConv2d(4096, 50)\ny = c(torch.ones(1, 64, 50, 50))",
+        "limit",
+        "parameters",
+    ),
+]
+
 HOSTILE = (
     HOSTILE
+    + AUTOGRAD_API
     + CLOCKS
     + DECORATORS
     + SETS

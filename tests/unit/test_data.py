@@ -116,7 +116,8 @@ def test_the_real_dataloader_is_single_process():
 @pytest.mark.parametrize(
     ("line", "kind", "words"),
     [
-        ("l = torch.utils.data.DataLoader(ds, num_workers=2)", "forbidden", "num_workers"),
+        ("l = torch.utils.data.DataLoader(ds, num_workers=-2)", "runtime", "non-negative"),
+        ("l = torch.utils.data.DataLoader(ds, num_workers=2.0)", "type", "integer"),
         ("l = torch.utils.data.DataLoader(ds, collate_fn=print)", "forbidden", "collate_fn"),
         ("l = torch.utils.data.DataLoader(ds, sampler=print)", "forbidden", "sampler"),
         ("l = torch.utils.data.DataLoader(ds, batch_sampler=print)", "forbidden", "batch"),
@@ -144,3 +145,13 @@ def test_a_loop_over_a_loader_is_planned_from_its_batches():
     )
     err = refused(source, "limit", "would run 10,000,000 loop passes")
     assert (err.line, err.col) == (3, 13), err
+
+
+def test_workers_are_read_in_one_process_with_a_warning():
+    source = DATA + "loader = torch.utils.data.DataLoader(ds, batch_size=2, num_workers=4)\n"
+    interp = interpreter(source)
+    loader = interp.state.env["loader"]
+    assert loader.loader.num_workers == 0 and loader.workers == 4
+    (warning,) = interp.state.warnings
+    assert "num_workers=4 runs in one process here" in warning.message
+    assert warning.line == source.count("\n")

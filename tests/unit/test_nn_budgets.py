@@ -128,6 +128,8 @@ X4 = (torch.rand(2, 3),)
 LAYER_CALLS: dict[str, tuple[dict, tuple]] = {
     "Linear": ({"in_features": 3, "out_features": 4}, X4),
     "Conv2d": ({"in_channels": 3, "out_channels": 2, "kernel_size": 3}, (torch.rand(1, 3, 5, 5),)),
+    "LazyLinear": ({"out_features": 4}, X4),
+    "LazyConv2d": ({"out_channels": 2, "kernel_size": 3}, (torch.rand(1, 3, 5, 5),)),
     "MaxPool2d": ({"kernel_size": 2}, (torch.rand(1, 3, 4, 4),)),
     "AvgPool2d": ({"kernel_size": 2}, (torch.rand(1, 3, 4, 4),)),
     "BatchNorm1d": ({"num_features": 3}, X4),
@@ -156,6 +158,8 @@ def test_every_layer_runs_on_meta_first(name):
     spec = nntables.LAYERS[name]
     kwargs, inputs = LAYER_CALLS.get(name, ({}, X4))
     module = spec.target(**kwargs)
+    if name.startswith("Lazy"):  # sized at its first call (gradviz.program.objects.makers.lazy)
+        module(*inputs)
     options = RunOptions(limits=Limits(max_tensor_elements=-1), classic=False)
     interp = Interpreter("", ast.Module(body=[], type_ignores=[]), options)
     forward = LayerForward(module)

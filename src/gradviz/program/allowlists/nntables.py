@@ -42,6 +42,13 @@ def _row(target: type, args: str = "", keywords: str = "", kind: str = "layer") 
 LOSS = "reduction"
 LAYERS: dict[str, ObjectSpec] = {
     "Linear": _row(nn.Linear, "in_features out_features bias", "dtype"),
+    # sized at their first call (gradviz.program.objects.makers.lazy)
+    "LazyLinear": _row(nn.LazyLinear, "out_features bias", "dtype"),
+    "LazyConv2d": _row(
+        nn.LazyConv2d,
+        "out_channels kernel_size stride padding dilation groups bias padding_mode",
+        "dtype",
+    ),
     "Conv2d": _row(
         nn.Conv2d,
         "in_channels out_channels kernel_size stride padding dilation groups bias padding_mode",
@@ -216,17 +223,17 @@ SCHEDULER_METHODS = frozenset(["step", "get_last_lr"])
 DATA: dict[str, ObjectSpec] = {
     # any number of tensors, each indexed along its first dimension
     "TensorDataset": _row(data.TensorDataset, kind="dataset"),
-    # num_workers=0 only: data is read in the run's own process
+    # num_workers=N is taken and read in the run's own process (gradviz.program.objects.data)
     "DataLoader": _row(
         data.DataLoader, "dataset batch_size shuffle", "drop_last num_workers", "loader"
     ),
 }
 DATA_REFUSALS: dict[str, str] = {
-    "num_workers": "DataLoader reads data in the program's own process here: num_workers must be 0",
     "collate_fn": "`collate_fn` runs a function on each batch; batches are stacked for you",
     "sampler": "a sampler is not available here: use shuffle=True or shuffle=False",
     "batch_sampler": "a batch sampler is not available here: use batch_size and shuffle",
-    "worker_init_fn": "DataLoader reads data in the program's own process here: no workers",
+    "worker_init_fn": "`worker_init_fn` runs a function in each of the workers; there are no "
+    "workers here: the data is read in the program's own process",
     "pin_memory": "pinned memory is not available here",
     "generator": "shuffling uses the run's own random generator: seed it with torch.manual_seed",
 }

@@ -8,7 +8,8 @@ initialisation included, on shape-only tensors (0.2 ms for a Linear or a Conv2d,
 the real layer's making). For the two most common layers with plain arguments, `made` gives
 the same shapes and dtype from the arguments by torch's own rules; anything else (another
 layer, an argument of an odd type or value, `padding="same"`, a padding mode other than
-zeros) gives None, and the caller makes the layer on the meta device as before.
+zeros) gives None, and the caller makes the layer on the meta device as before. Lazy
+layers (nn.LazyLinear, nn.LazyConv2d) make no parameters until their first call.
 tests/unit/test_layer_sizes.py checks every answer here against the meta device's.
 """
 
@@ -16,13 +17,17 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn.modules.lazy import LazyModuleMixin
 
 Made = list[tuple[tuple[int, ...], torch.dtype]]  # each parameter's shape and dtype, in order
 
 
 def made(target: type, given: dict) -> Made | None:
     """The parameters `target(**given)` will make (weight, then bias), or None: not known
-    here, ask the meta device."""
+    here, ask the meta device. A lazy layer (nn.LazyLinear) makes none until its first call,
+    which gradviz.program.objects.makers.lazy sizes against the budgets before it runs."""
+    if issubclass(target, LazyModuleMixin):
+        return []
     if target is nn.Linear:
         return _linear(given)
     if target is nn.Conv2d:

@@ -24,7 +24,10 @@ from gradviz.program.allowlists import tables
 from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.objects.makers.hooks import TensorHooks
 from gradviz.program.objects.makers import Objects
+from gradviz.program.recording.backward import grad_fns
+from gradviz.program.recording.backward.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
@@ -44,6 +47,7 @@ from gradviz.program.runtime.values import (
     Marker,
     Namespace,
     ProgramObject,
+    checked,
     held,
     type_name,
 )
@@ -105,6 +109,7 @@ class Evaluator:
             state, quotas, self.iteration, self.containers, self.eval
         )
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
+        library.hooks = TensorHooks(state, quotas, self.call_value)  # t.register_hook(f)
         self.dispatch = {kind: getattr(self, name) for kind, name in EXPRESSIONS.items()}
 
     def eval(self, node: ast.AST):
@@ -286,6 +291,11 @@ class Evaluator:
             return self.library.tensor_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
             return obj.attribute(name, node)
+        if isinstance(obj, GradFnRef):  # read-only views of an autograd node
+            value = grad_fns.attribute(self.state, obj, name, node)
+            if isinstance(value, tuple):
+                self.quotas.items(len(value), node, "tuple")
+            return checked(self.state, value, node, f".{name}")
         if isinstance(obj, torch.device) and name in ("type", "index"):
             return getattr(obj, name)
         if isinstance(obj, torch.dtype) and name in ("is_floating_point", "itemsize"):
@@ -322,6 +332,8 @@ class Evaluator:
                 return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
+            if isinstance(owner, GradFnRef):
+                return grad_fns.method(self.state, owner, func.attr, args, kwargs, node)
             raise self.state.error(
                 "type",
                 f"a {type_name(owner)} has no method `.{func.attr}` in this language",

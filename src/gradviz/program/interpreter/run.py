@@ -147,6 +147,7 @@ def _release(interp: Interpreter) -> None:
     state.registry.nodes.clear()
     state.fn_modules.clear()
     state.saved_before.clear()
+    state.grad_fns.refs.clear()
     state.module_calls.clear()
     state.bindings.clear()
     state.env.clear()

@@ -1,8 +1,8 @@
 """In-memory data a program makes: `torch.utils.data.TensorDataset` over its tensors and
 `DataLoader` over that (gradviz.program.allowlists.nntables.DATA).
 
-A DataLoader here reads in the program's own process (num_workers=0; collate_fn, samplers
-and workers are refused) with PyTorch's own sampling, drawing from the run's generator, so
+A DataLoader here reads in the program's own process (num_workers=N is taken, with a
+warning, and read in one process; collate_fn, samplers and worker functions are refused) with PyTorch's own sampling, drawing from the run's generator, so
 `torch.manual_seed(0)` shuffles as it does in PyTorch. Each batch is counted against the
 byte caps before it is stacked. `iter(loader)` and `next(...)` (and a `for` loop) go through
 Python's iterator protocol on the objects here (gradviz.program.runtime.values.ProgramObject).
@@ -18,6 +18,7 @@ import torch.utils.data as torchdata
 
 from gradviz.program.allowlists import nntables
 from gradviz.program.objects.arguments import check_plain, given_arguments
+from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import ProgramObject, type_name
 
@@ -51,8 +52,7 @@ class Data:
                 )
             return DatasetRef(self, torchdata.TensorDataset(*args))
         given = given_arguments(state, label, spec, args, kwargs, node)
-        if given.pop("num_workers", 0) != 0:
-            raise state.error("forbidden", nntables.DATA_REFUSALS["num_workers"], node)
+        workers = self.workers(label, given.pop("num_workers", 0), node)
         dataset = given.pop("dataset", None)
         if not isinstance(dataset, DatasetRef):
             raise state.error(
@@ -66,7 +66,32 @@ class Data:
             made = torchdata.DataLoader(dataset.dataset, num_workers=0, **given)
         except Exception as exc:
             raise state.error("runtime", f"{label}: {exc}", node) from None
-        return LoaderRef(self, made, dataset)
+        return LoaderRef(self, made, dataset, workers)
+
+    def workers(self, label: str, workers, node) -> int:
+        """num_workers=N is taken, as in PyTorch, and read in one process all the same: the
+        batches are the same as a worker process would make (PyTorch's sampling and
+        stacking), only not in parallel. A warning at its line says so."""
+        state = self.state
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            raise state.error("type", f"{label}: num_workers must be an integer", node)
+        if workers < 0:
+            raise state.error(
+                "runtime",
+                f"{label}: num_workers option should be non-negative; use num_workers=0 to "
+                "disable multiprocessing.",
+                node,
+            )
+        if workers > 0:
+            state.warnings.append(
+                RunWarning(
+                    line=getattr(node, "lineno", 0),
+                    message=f"num_workers={workers} runs in one process here: the batches are "
+                    "the same, read one after another",
+                    category="UserWarning",
+                )
+            )
+        return workers
 
 
 class DatasetRef(ProgramObject):
@@ -126,11 +151,14 @@ class Rows(ProgramObject):
 class LoaderRef(ProgramObject):
     """A DataLoader: `len(loader)` batches; iter() gives a `Batches` iterator."""
 
-    def __init__(self, data: Data, loader: torchdata.DataLoader, dataset: DatasetRef):
+    def __init__(
+        self, data: Data, loader: torchdata.DataLoader, dataset: DatasetRef, workers: int = 0
+    ):
         super().__init__(data.state)
         self.data = data
         self.loader = loader
         self.dataset = dataset
+        self.workers = workers  # as the program asked; the loader reads in one process
 
     def describe(self) -> str:
         return "DataLoader"
@@ -146,6 +174,8 @@ class LoaderRef(ProgramObject):
             return self.loader.batch_size
         if name == "dataset":
             return self.dataset
+        if name == "num_workers":
+            return self.workers
         return super().attribute(name, node)
 
     def iterate(self, node) -> ProgramObject:

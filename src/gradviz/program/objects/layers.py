@@ -32,6 +32,7 @@ from gradviz.program.objects.arguments import (
     given_arguments,
 )
 from gradviz.program.objects.forward import LayerCalls, LayerForward, layer_tensors
+from gradviz.program.objects.makers.lazy import size_lazy_layers, sized_count, unsized, waiting
 from gradviz.program.runtime.errors import runtime_error, with_devices
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import ProgramObject, tensors_in, type_name
@@ -52,6 +53,8 @@ class Layers:
         # a gradient check's float64 leaves, in place of the parameters they stand for
         self.overrides: dict[int, torch.Tensor] = {}
         self.calls = LayerCalls(self.state)  # what each layer's real call made, recorded
+        # simulated CUDA: where a lazy layer's parameters go once made (net.to("cuda") first)
+        self.lazy_places: dict[int, tuple[torch.Tensor, torch.device]] = {}
 
     def ref(self, module: nn.Module, path: str | None = None) -> LayerRef:
         found = self.refs.get(id(module))
@@ -143,10 +146,16 @@ class Layers:
         made.depth = depth
         return made
 
+    def place_lazy(self, module: nn.Module) -> None:
+        """Lazy layers' parameters just made go where the layer was moved (simulated CUDA)."""
+        for t in (*module.parameters(), *module.buffers()):
+            entry = self.lazy_places.pop(id(t), None)
+            if entry is not None and entry[0] is t and self.state.shadow is not None:
+                self.state.shadow.place(t, entry[1])
+
     def check_model(self, what: str, module: nn.Module, node) -> None:
         """A model made of layers already counted: its parameters together, per model."""
-        count = sum(p.numel() for p in module.parameters())
-        self.budget.count_parameters(what, count, 0, node)
+        self.budget.count_parameters(what, sized_count(module), 0, node)
 
     def device_error(self, err: ProgramError, ref: LayerRef, path: str, args, kwargs, node):
         """A device mismatch inside a layer, told as the layer against its inputs."""
@@ -194,6 +203,8 @@ class LayerRef(ProgramObject):
         for owner, sub in self.module.named_modules():
             what = repr(sub).split("\n")[0][:60]  # "Linear(in_features=3, out_features=4, ...)"
             for local, t in sub.named_parameters(recurse=False):
+                if unsized(t):  # a lazy layer's, before its first call: nothing to draw yet
+                    continue
                 qualified = ".".join(p for p in (name, owner, local) if p)
                 override = self.state.leaf_overrides.get((qualified, line))
                 if override is not None:
@@ -218,6 +229,9 @@ class LayerRef(ProgramObject):
         check_plain(state, "a layer's call", {"": (args, kwargs)}, {""}, node)
         path = self.path or state.segment(getattr(node, "func", node), 30) or "layer"
         overrides = self.layers.overrides
+        if waiting(self.module):  # lazy layers inside: sized from this call, then made
+            size_lazy_layers(state, self.layers.budget, self.module, args, kwargs, node, path)
+            self.layers.place_lazy(self.module)
         tensors = layer_tensors(self.module, overrides)
         line = getattr(node, "lineno", None)
         try:
@@ -368,6 +382,13 @@ class LayerMethods:
                 "load_state_dict takes another layer's .state_dict() (no files here)",
                 self.node,
             )
+        if waiting(self.module):  # PyTorch would size lazy layers from it, past the budgets
+            raise self.state.error(
+                "type",
+                "load_state_dict into lazy layers that have not been called yet",
+                self.node,
+                "Call the model once first (a dry run, e.g. net(x)), then load the weights.",
+            )
         try:
             with torch.no_grad():
                 result = self.module.load_state_dict(state_dict.items, strict=bool(strict))
@@ -463,6 +484,9 @@ class Move:
             module.to(dtype=dtype)
         for t in (*module.parameters(), *module.buffers()):
             target = where if where is not None else places.get(id(t), t.device)
+            if unsized(t):  # a lazy layer's: placed once made (Layers.place_lazy)
+                self.ref.layers.lazy_places[id(t)] = (t, target)
+                continue
             shadow.place(t, target)
             if t.grad is not None:
                 shadow.place(t.grad, target)

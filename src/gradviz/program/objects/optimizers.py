@@ -18,6 +18,7 @@ from gradviz.graph.values import tensor_values
 from gradviz.program.allowlists import nntables
 from gradviz.program.objects.arguments import TensorIterator, check_plain, given_arguments
 from gradviz.program.objects.layers import LayerRef
+from gradviz.program.objects.makers.lazy import unsized
 from gradviz.program.results.reports import ParameterUpdate
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.torch_calls import Library
@@ -54,6 +55,14 @@ class Optimizers:
                 "type", f"{label} needs the parameters to optimise: {label}(net.parameters())", node
             )
         params = self.parameters(label, given.pop("params"), node)
+        if any(unsized(p) for p in params):
+            raise self.state.error(
+                "type",
+                f"{label} is given a lazy layer's parameters before they exist: a lazy layer "
+                "(nn.LazyLinear, nn.LazyConv2d) makes them at its first call",
+                node,
+                "Call the model once first (a dry run, e.g. net(x)), then make the optimizer.",
+            )
         check_plain(self.state, label, given, (), node)
         what = self.state.segment(node, 50) or label
         nbytes = state_copies(spec, given) * sum(p.nbytes for p in params)

@@ -22,6 +22,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
+from gradviz.program.recording.backward.grad_fns import GradFns
 from gradviz.program.recording.inplace import InplaceLog
 from gradviz.program.recording.steps import CallWatch
 from gradviz.program.results.reports import ParameterUpdate, RunWarning
@@ -86,6 +87,7 @@ class RunState:
         self.saved_before: dict[int, tuple[object, frozenset[str]]] = {}
         self.open_calls: list[str] = []  # the calls of the program's own modules running
         self.updates: list[ParameterUpdate] = []
+        self.grad_fns = GradFns()  # the autograd nodes the program has read (t.grad_fn)
         self.inplace = InplaceLog()  # in-place changes, and values from before them
         self.seed = options.seed
         self.generator = torch.Generator().manual_seed(options.seed)
@@ -94,6 +96,8 @@ class RunState:
         self.leaf_overrides = leaf_overrides or {}
         self.no_grad_depth = 0
         self.skip_backward = skip_backward  # gradient checks re-run programs without backward()
+        self.in_backward = False  # a backward pass is running (the program's hooks may run)
+        self.hooks_made = 0  # tensor hooks the program has registered (t.register_hook)
         self.node: ast.AST | None = None
         self.globals = Scope(self.env)
         self.scope = self.globals  # the scope being run: the program's, or a call's

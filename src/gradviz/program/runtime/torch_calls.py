@@ -15,6 +15,7 @@ import contextlib
 import math
 
 import torch
+from torch.nn.parameter import UninitializedTensorMixin
 
 from gradviz.devices import simulated as devices
 from gradviz.graph.values import list_cells
@@ -23,6 +24,7 @@ from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget, size_number
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
+from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.clocks import ClockWatch
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.placement import Placement
@@ -33,8 +35,8 @@ from gradviz.program.runtime.values import (
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
-    GradFnRef,
     ProgramObject,
+    TypeRef,
     checked,
     tensors_in,
     type_name,
@@ -52,6 +54,7 @@ class Library:
         self.placement = placement
         self.watch = BackwardWatch(state)
         self.clocks = ClockWatch(placement.device_notes, state.simulated)
+        self.hooks = None  # the program's tensor hooks, set by the evaluator that runs them
 
     # -- the one place tensor work happens
 
@@ -59,6 +62,14 @@ class Library:
         """`around`, when given, makes a context manager held around the real call only (a
         layer's: gradviz.program.objects.forward.LayerCalls.recording), not its checks."""
         self.state.node = node
+        if any(map(unsized, args)) or any(map(unsized, kwargs.values())):
+            raise self.state.error(
+                "runtime",
+                f"{label} is given a lazy layer's parameter, which has no shape before the "
+                "layer's first call",
+                node,
+                "Call the layer once first (a dry run, e.g. net(x)).",
+            )
         self.count_objects(label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
@@ -114,6 +125,8 @@ class Library:
             return self.parameter(args, kwargs, node)
         if member is AUTOGRAD_GRAD:
             return self.autograd_grad(args, kwargs, node)
+        if isinstance(member, TypeRef) and member.type is torch.Tensor:
+            label, member, args, kwargs = tensor_class_call(self.state, args, kwargs, node)
         if self.state.shadow is not None and label in (
             "torch.cuda.is_available",
             "torch.cuda.device_count",
@@ -159,6 +172,8 @@ class Library:
         )
 
     def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
+        if name == "register_hook" and self.hooks is not None:  # gradviz.program.objects.makers.hooks
+            return self.hooks.register(tensor, args, kwargs, node)
         check = tables.TENSOR_METHODS.get(name)
         if check is None:
             if name in tables.TENSOR_ATTRIBUTES:
@@ -221,8 +236,16 @@ class Library:
         shadow = self.state.shadow
         if name in tables.TENSOR_ATTRIBUTES:
             if name == "grad_fn":
-                return None if obj.grad_fn is None else GradFnRef(obj.grad_fn.name())
+                return self.state.grad_fns.ref(obj.grad_fn)  # gradviz.program.recording.backward.grad_fns
             if name == "data":  # writes through it leave no version: calls copy afresh
+                if self.hooks is not None and self.hooks.gives(obj):
+                    raise self.state.error(
+                        "forbidden",
+                        "a hook's gradient has no `.data` here: a hook must not change its "
+                        "gradient",
+                        node,
+                        "Return a new tensor instead, e.g. lambda g: g * 2.",
+                    )
                 self.state.calls.aliased()
             if shadow is not None and name in ("device", "is_cuda"):
                 where = shadow.device_of(obj)
@@ -267,6 +290,7 @@ class Library:
                 node,
             )
         first = outputs[0]
+        self.not_in_a_hook("torch.autograd.grad", node)
         record = self.watch.begin(first, (), {}, node, "program")
         return self.recorded_pass(
             first, record, "torch.autograd.grad", torch.autograd.grad, (), given, node
@@ -276,16 +300,32 @@ class Library:
         self, tensor: torch.Tensor, args, kwargs, node, origin: str, target: str | None = None
     ):
         """Run backward from `tensor`, recording each node's step (gradviz.program.recording.backward)."""
+        self.not_in_a_hook(".backward()", node)
         record = self.watch.begin(tensor, args, kwargs, node, origin, target)
         backward = torch.Tensor.backward
         self.recorded_pass(tensor, record, ".backward()", backward, (tensor, *args), kwargs, node)
         return None
 
+    def not_in_a_hook(self, label: str, node) -> None:
+        """A hook runs inside a backward pass: it cannot start another one."""
+        if self.state.in_backward:
+            raise self.state.error(
+                "forbidden",
+                f"{label} cannot run inside a hook: the hook runs during a backward pass",
+                node,
+                "Return the changed gradient from the hook instead, e.g. lambda g: g * 2.",
+            )
+
     def recorded_pass(self, tensor: torch.Tensor, record, label: str, fn, args, kwargs, node):
         """One backward pass from `tensor` (`fn`: backward() or autograd.grad): each node's
-        step recorded in `record`, which then joins the run's backward calls."""
+        step recorded in `record`, which then joins the run's backward calls. The program's
+        own hooks run inside it (gradviz.program.objects.makers.hooks), and may not start another."""
         with self.watch.hooks(tensor, record):
-            result = self.call(label, fn, args, kwargs, node, "bounded")
+            self.state.in_backward = True
+            try:
+                result = self.call(label, fn, args, kwargs, node, "bounded")
+            finally:
+                self.state.in_backward = False
         self.watch.done(record)
         self.state.backward.append(record)
         self.state.calls.backward(tensor, record, self.watch.fns)
@@ -313,6 +353,56 @@ def tensor_list(value) -> list | None:
     ):
         return list(items)
     return None
+
+
+def unsized(value) -> bool:
+    """A lazy layer's parameter before its first call (nn.LazyLinear), or a list of them."""
+    if isinstance(value, list | tuple):
+        return any(isinstance(v, UninitializedTensorMixin) for v in value)
+    return isinstance(value, UninitializedTensorMixin)
+
+
+def tensor_class_call(state: RunState, args: tuple, kwargs: dict, node):
+    """`torch.Tensor(...)`, the class called as the older tutorials do, as the call it
+    stands for: (label, member, args, kwargs). `torch.Tensor([[1, 2], [3, 4]])` is
+    torch.tensor(data, dtype=torch.float32). `torch.Tensor(2, 3)` is PyTorch's uninitialised
+    memory: here zeros (the same on every run), with a warning at its line saying so;
+    `torch.Tensor()` is an empty tensor. Nothing else (a tensor, keywords) is taken."""
+    if kwargs:
+        raise state.error(
+            "type",
+            "torch.Tensor(...) takes no keywords here; use torch.tensor(data, dtype=..., "
+            "device=...)",
+            node,
+        )
+    if not args:
+        return "torch.Tensor", tables.TORCH_FUNCTIONS["tensor"], ([],), {"dtype": torch.float32}
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], torch.Size) else args
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in sizes):
+        line = getattr(node, "lineno", 0)
+        state.warnings.append(
+            RunWarning(
+                line=line,
+                message=f"torch.Tensor({', '.join(map(str, sizes))}) holds uninitialised memory "
+                "in PyTorch; here it is zeros. Write torch.zeros or torch.empty to say which "
+                "you mean.",
+                category="UserWarning",
+            )
+        )
+        return "torch.Tensor", tables.TORCH_FUNCTIONS["zeros"], sizes, {"dtype": torch.float32}
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        data = args[0]
+        return "torch.Tensor", tables.TORCH_FUNCTIONS["tensor"], (data,), {"dtype": torch.float32}
+    hint = None
+    if len(args) == 1 and isinstance(args[0], torch.Tensor):
+        hint = "To make a float copy of a tensor, write t.float() or t.clone()."
+    raise state.error(
+        "type",
+        "torch.Tensor(...) takes a (nested) list of numbers, like torch.tensor, or sizes "
+        f"(torch.Tensor(2, 3)), not {', '.join(type_name(a) for a in args)}",
+        node,
+        hint or "torch.tensor([1.0, 2.0]) makes a tensor from numbers.",
+    )
 
 
 PIECES = {

@@ -20,6 +20,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from gradviz.program.allowlists import nntables, tables
+from gradviz.program.recording.backward.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 
 
@@ -41,16 +42,6 @@ class Builtin:
 
     def __repr__(self) -> str:
         return f"<built-in {self.name}>"
-
-
-@dataclass(frozen=True)
-class GradFnRef:
-    """What `t.grad_fn` gives a program: a name to print, nothing to reach through."""
-
-    name: str
-
-    def __repr__(self) -> str:
-        return f"<{self.name}>"
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from gradviz.program.syntax.grammar import (
     INTERNAL_ATTRIBUTES,
     NOTHING_TO_CHECK,
     REFUSALS,
+    SAVED_VIEWS,
     dotted,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
@@ -184,6 +185,8 @@ class Checker(BlockRules, ClassRules):
             raise self.error("syntax", f"`{word}` outside a loop", node)
 
     def check_attribute(self, node: ast.Attribute) -> None:
+        if node.attr in SAVED_VIEWS and isinstance(node.ctx, ast.Load):
+            return  # y.grad_fn._saved_self: read only, and only a grad_fn answers it
         self.check_identifier(node.attr, node, "attribute")
         if node.attr in INTERNAL_ATTRIBUTES:
             raise self.error(

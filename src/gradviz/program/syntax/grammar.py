@@ -211,6 +211,23 @@ INTERNAL_ATTRIBUTES = frozenset(
 )
 
 
+# The only names starting with `_` a program may read: what an autograd node saved for its
+# backward pass (`y.grad_fn._saved_self`), as PyTorch's autograd notes show. Read only (never
+# assigned), and answered only by a grad_fn (gradviz.program.recording.backward.grad_fns), only with
+# tensors, numbers and sizes; any other object refuses them as it refuses any unknown name.
+SAVED_VIEWS = frozenset(
+    "_saved_" + name
+    for name in (
+        "self", "other", "result", "input", "weight", "bias", "mat1", "mat2", "exponent",
+        "dim", "keepdim", "target", "indices", "mask", "alpha", "beta", "min", "max",
+        "self_sym_sizes", "other_sym_sizes", "negative_slope", "p", "reduction",
+        "ignore_index", "total_weight", "eps", "stride", "padding", "dilation", "groups",
+        "index", "src", "sizes", "size", "start", "end", "step", "split_size", "chunks",
+        "scale", "threshold", "value", "approximate", "ord", "tensors", "mean", "rstd",
+        "normalized_shape", "running_mean", "running_var", "training", "train",
+    )
+)  # fmt: skip
+
 # Classes: `class Net(nn.Module):` with methods only (gradviz.program.interpreter.classes runs them).
 MODULE_BASES = ("nn.Module", "torch.nn.Module")
 MAX_CLASSES = 20  # classes in one program
