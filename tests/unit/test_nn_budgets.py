@@ -158,7 +158,7 @@ def test_every_layer_runs_on_meta_first(name):
     spec = nntables.LAYERS[name]
     kwargs, inputs = LAYER_CALLS.get(name, ({}, X4))
     module = spec.target(**kwargs)
-    if name.startswith("Lazy"):  # sized at its first call (gradviz.program.objects.makers.lazy)
+    if name.startswith("Lazy"):  # sized at its first call (gradviz.program.objects.lazy)
         module(*inputs)
     options = RunOptions(limits=Limits(max_tensor_elements=-1), classic=False)
     interp = Interpreter("", ast.Module(body=[], type_ignores=[]), options)

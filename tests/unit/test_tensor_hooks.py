@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gradviz.program.interpreter.run import run_program
-from gradviz.program.objects.makers.hooks import MAX_HOOKS
+from gradviz.program.objects.hooks import MAX_HOOKS
 from gradviz.program.results.trace import RunOptions
 from tests.unit.test_grad_fn_walk import addresses_by_order, interpreted, plain_pytorch
 

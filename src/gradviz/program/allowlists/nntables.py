@@ -42,7 +42,7 @@ def _row(target: type, args: str = "", keywords: str = "", kind: str = "layer") 
 LOSS = "reduction"
 LAYERS: dict[str, ObjectSpec] = {
     "Linear": _row(nn.Linear, "in_features out_features bias", "dtype"),
-    # sized at their first call (gradviz.program.objects.makers.lazy)
+    # sized at their first call (gradviz.program.objects.lazy)
     "LazyLinear": _row(nn.LazyLinear, "out_features bias", "dtype"),
     "LazyConv2d": _row(
         nn.LazyConv2d,

@@ -25,7 +25,7 @@ Made = list[tuple[tuple[int, ...], torch.dtype]]  # each parameter's shape and d
 def made(target: type, given: dict) -> Made | None:
     """The parameters `target(**given)` will make (weight, then bias), or None: not known
     here, ask the meta device. A lazy layer (nn.LazyLinear) makes none until its first call,
-    which gradviz.program.objects.makers.lazy sizes against the budgets before it runs."""
+    which gradviz.program.objects.lazy sizes against the budgets before it runs."""
     if issubclass(target, LazyModuleMixin):
         return []
     if target is nn.Linear:

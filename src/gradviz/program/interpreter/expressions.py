@@ -24,10 +24,10 @@ from gradviz.program.allowlists import tables
 from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
-from gradviz.program.objects.makers.hooks import TensorHooks
+from gradviz.program.objects.hooks import TensorHooks
 from gradviz.program.objects.makers import Objects
-from gradviz.program.recording.backward import grad_fns
-from gradviz.program.recording.backward.grad_fns import GradFnRef
+from gradviz.program.recording import grad_fns
+from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions

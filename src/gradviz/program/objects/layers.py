@@ -32,7 +32,7 @@ from gradviz.program.objects.arguments import (
     given_arguments,
 )
 from gradviz.program.objects.forward import LayerCalls, LayerForward, layer_tensors
-from gradviz.program.objects.makers.lazy import size_lazy_layers, sized_count, unsized, waiting
+from gradviz.program.objects.lazy import size_lazy_layers, sized_count, unsized, waiting
 from gradviz.program.runtime.errors import runtime_error, with_devices
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import ProgramObject, tensors_in, type_name

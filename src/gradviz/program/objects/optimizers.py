@@ -18,7 +18,7 @@ from gradviz.graph.values import tensor_values
 from gradviz.program.allowlists import nntables
 from gradviz.program.objects.arguments import TensorIterator, check_plain, given_arguments
 from gradviz.program.objects.layers import LayerRef
-from gradviz.program.objects.makers.lazy import unsized
+from gradviz.program.objects.lazy import unsized
 from gradviz.program.results.reports import ParameterUpdate
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.torch_calls import Library

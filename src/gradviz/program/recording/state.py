@@ -22,7 +22,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.graph.model import BackwardRecord, ModuleCall
 from gradviz.graph.record import Binding, NodeRegistry
-from gradviz.program.recording.backward.grad_fns import GradFns
+from gradviz.program.recording.grad_fns import GradFns
 from gradviz.program.recording.inplace import InplaceLog
 from gradviz.program.recording.steps import CallWatch
 from gradviz.program.results.reports import ParameterUpdate, RunWarning

@@ -172,7 +172,7 @@ class Library:
         )
 
     def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
-        if name == "register_hook" and self.hooks is not None:  # gradviz.program.objects.makers.hooks
+        if name == "register_hook" and self.hooks is not None:  # gradviz.program.objects.hooks
             return self.hooks.register(tensor, args, kwargs, node)
         check = tables.TENSOR_METHODS.get(name)
         if check is None:
@@ -236,7 +236,7 @@ class Library:
         shadow = self.state.shadow
         if name in tables.TENSOR_ATTRIBUTES:
             if name == "grad_fn":
-                return self.state.grad_fns.ref(obj.grad_fn)  # gradviz.program.recording.backward.grad_fns
+                return self.state.grad_fns.ref(obj.grad_fn)  # gradviz.program.recording.grad_fns
             if name == "data":  # writes through it leave no version: calls copy afresh
                 if self.hooks is not None and self.hooks.gives(obj):
                     raise self.state.error(
@@ -319,7 +319,7 @@ class Library:
     def recorded_pass(self, tensor: torch.Tensor, record, label: str, fn, args, kwargs, node):
         """One backward pass from `tensor` (`fn`: backward() or autograd.grad): each node's
         step recorded in `record`, which then joins the run's backward calls. The program's
-        own hooks run inside it (gradviz.program.objects.makers.hooks), and may not start another."""
+        own hooks run inside it (gradviz.program.objects.hooks), and may not start another."""
         with self.watch.hooks(tensor, record):
             self.state.in_backward = True
             try:

@@ -20,7 +20,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from gradviz.program.allowlists import nntables, tables
-from gradviz.program.recording.backward.grad_fns import GradFnRef
+from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 
 

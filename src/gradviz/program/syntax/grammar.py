@@ -213,7 +213,7 @@ INTERNAL_ATTRIBUTES = frozenset(
 
 # The only names starting with `_` a program may read: what an autograd node saved for its
 # backward pass (`y.grad_fn._saved_self`), as PyTorch's autograd notes show. Read only (never
-# assigned), and answered only by a grad_fn (gradviz.program.recording.backward.grad_fns), only with
+# assigned), and answered only by a grad_fn (gradviz.program.recording.grad_fns), only with
 # tensors, numbers and sizes; any other object refuses them as it refuses any unknown name.
 SAVED_VIEWS = frozenset(
     "_saved_" + name
