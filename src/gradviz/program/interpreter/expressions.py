@@ -29,7 +29,7 @@ from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
-from gradviz.program.runtime.functions import Functions, UserFunction
+from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
 from gradviz.program.runtime.iteration import Iteration
 from gradviz.program.runtime.operators import Operators
 from gradviz.program.runtime.strings import Strings
@@ -103,6 +103,7 @@ class Evaluator:
         self.comprehensions = Comprehensions(
             state, quotas, self.iteration, self.containers, self.eval
         )
+        self.unpacking = Unpacking(state, quotas, self.iteration, self.eval)
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
         self.dispatch = {kind: getattr(self, name) for kind, name in EXPRESSIONS.items()}
 
@@ -119,7 +120,7 @@ class Evaluator:
         return handler(node)
 
     def set_display(self, node: ast.Set):
-        return self.containers.new_set([self.eval(e) for e in node.elts], node)
+        return self.containers.new_set(self.unpacking.items(node.elts, "set"), node)
 
     def unary(self, node: ast.UnaryOp):
         return self.operators.unary(node.op, self.eval(node.operand), node)
@@ -135,16 +136,25 @@ class Evaluator:
 
     def display(self, node: ast.List | ast.Tuple):
         kind = "list" if isinstance(node, ast.List) else "tuple"
-        items = [self.eval(e) for e in node.elts]
-        for item, e in zip(items, node.elts, strict=True):
-            if not (kind == "tuple" and self.builtins.is_type(item)):  # isinstance(x, (int, float))
-                held(self.state, item, e, f"a {kind}")
+        items: list = []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):  # [*xs, 1]
+                more = self.unpacking.spread(self.eval(e.value), e, len(items), kind)
+            else:
+                more = [self.eval(e)]
+            for item in more:
+                if not (kind == "tuple" and self.builtins.is_type(item)):  # (int, float)
+                    held(self.state, item, e, f"a {kind}")
+            items.extend(more)
         self.quotas.items(len(items), node, kind)
         return items if kind == "list" else tuple(items)
 
     def dict_display(self, node: ast.Dict):
         out = {}
         for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:  # {**defaults, "lr": 0.1}
+                self.unpacking.merge(out, self.eval(v), v)
+                continue
             key = self.containers.key(self.eval(k), k)
             value = held(self.state, self.eval(v), v, "a dict")
             try:
@@ -219,7 +229,13 @@ class Evaluator:
                     raise self.state.error("type", "slice bounds must be integers", node)
             return slice(*parts)
         if isinstance(node, ast.Tuple):
-            return tuple(self.eval_index(e) for e in node.elts)
+            parts: list = []
+            for e in node.elts:
+                if isinstance(e, ast.Starred):  # t[*index]
+                    parts.extend(self.unpacking.spread(self.eval(e.value), e, len(parts), "tuple"))
+                else:
+                    parts.append(self.eval_index(e))
+            return tuple(parts)
         value = self.eval(node)
         if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
             return value
@@ -294,8 +310,8 @@ class Evaluator:
         )
 
     def call_node(self, node: ast.Call):
-        args = tuple(self.eval(a) for a in node.args)
-        kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        args = tuple(self.unpacking.items(node.args, "list of arguments"))
+        kwargs = self.unpacking.keywords(node)
         self.state.node = node
         func = node.func
         # Method call on a tensor: t.name(...)

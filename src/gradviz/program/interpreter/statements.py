@@ -76,11 +76,12 @@ STATEMENTS: dict[type[ast.stmt], str] = {
     ast.Pass: "pass_statement",
 }
 # Read by their parents' handlers: the program itself, a `with` item, a function's
-# arguments, an import's names, a call's keywords, a comprehension's `for`, an f-string's
+# arguments, an import's names, a call's keywords, a `*x` of a call, a display or a target
+# (gradviz.program.runtime.functions.Unpacking), a comprehension's `for`, an f-string's
 # parts, a constant (read in Evaluator.eval itself), a name's load or store, and the
 # operators (gradviz.program.runtime.operators).
 PARTS: frozenset[type] = frozenset(
-    {ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword}
+    {ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword, ast.Starred}
     | {ast.comprehension, ast.FormattedValue, ast.Constant, ast.Load, ast.Store}
     | {ast.And, ast.Or, ast.Not, ast.Invert, ast.USub, ast.UAdd}
     | {ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn}
@@ -263,10 +264,13 @@ class Interpreter:
 
     def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:
         error, call = self.state.error, self.library.call
+        if isinstance(target, ast.Starred):  # first, *rest = items: rest is a new list
+            self.quotas.items(len(value), target, "list")
+            target = target.value
         if isinstance(target, ast.Name):
             self.bind(target.id, value, stmt)
         elif isinstance(target, ast.Tuple | ast.List):
-            items = self.evaluator.iteration.unpack(value, len(target.elts), target)
+            items = self.evaluator.iteration.unpack_into(value, target.elts, target)
             for elt, v in zip(target.elts, items, strict=True):
                 self.assign(elt, v, stmt)
         elif isinstance(target, ast.Subscript):

@@ -55,6 +55,7 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Attribute,
     ast.Subscript,
     ast.Slice,
+    ast.Starred,
     # operators
     ast.Add,
     ast.Sub,
@@ -88,7 +89,7 @@ ALLOWED_NODES: tuple[type, ...] = (
 ALLOWED_TYPES = frozenset(ALLOWED_NODES)
 # Allowed nodes with no rule of their own (their children are checked): the fast path.
 NOTHING_TO_CHECK = frozenset(
-    {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
+    {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Subscript}
     | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
     | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
     | {ast.FormattedValue}
@@ -110,7 +111,6 @@ REFUSALS: dict[type, str] = {
     ast.YieldFrom: "generators (`yield from`) are not part of this language",
     ast.Await: "`await` is not part of this language",
     ast.AsyncWith: "`async with` is not part of this language",
-    ast.Starred: "star-arguments (`*args`) are not part of this language",
     ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
     ast.AnnAssign: "annotated assignments are not part of this language",
     ast.Match: "`match` is not part of this language",
