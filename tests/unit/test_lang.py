@@ -42,7 +42,11 @@ FORBIDDEN = [
     ("F = 2\n", "forbidden", 1, 1, "F"),
     ("print = 2\n", "forbidden", 1, 1, "print"),
     ("try:\n    x = 1\nexcept Exception:\n    pass\n", "forbidden", 1, 1, "try"),
-    ("x = 1\ndel x\n", "forbidden", 2, 1, "del"),
+    ("del torch\n", "forbidden", 1, 5, "cannot be deleted"),
+    ("del print, x\n", "forbidden", 1, 5, "cannot be deleted"),
+    ("x = torch.ones(1)\ndel x.grad\n", "forbidden", 2, 5, "`del` takes a name"),
+    ("del f()[0]\n", "forbidden", 1, 5, "`del` takes a name"),
+    ("del __builtins__\n", "forbidden", 1, 5, "underscore"),
     ("global x\n", "forbidden", 1, 1, "global"),
     ("(x := 1)\n", "forbidden", 1, 2, "walrus"),
     ("x = b'a'\n", "forbidden", 1, 5, "bytes"),
@@ -101,6 +105,7 @@ def test_refusals_with_position(source, kind, line, col, words):
 
 # Constructs the language accepts since it grew (each once refused above): they parse.
 ACCEPTED = [
+    "x = [1]\nd = {1: 2}\ndel x[0], d[1]\ndel x\n",
     "def f(a, *args, b=1, **kw):\n    return a\ng = lambda *a, **k: a\n",
     "x = torch.ones(*[3], **{'dtype': None})\ny = [*x, *range(2)]\nz = {**{}, 'a': 1}\n",
     "a, *b = [1, 2]\n*c, d = 1, 2\nfor e, *f in [[1]]:\n    pass\ng = [h for *h, i in [[1]]]\n",

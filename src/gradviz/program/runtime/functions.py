@@ -310,7 +310,7 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
             node, ast.Lambda | ast.ListComp | ast.DictComp | ast.SetComp | ast.GeneratorExp
         ):
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             found.add(node.id)
         elif isinstance(node, ast.alias):
             found.add(node.asname or node.name.split(".")[0])

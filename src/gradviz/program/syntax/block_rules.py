@@ -180,6 +180,29 @@ class BlockRules:
             return
         raise self.error("forbidden", "this kind of assignment target is not supported", target)
 
+    def check_delete(self, target: ast.AST) -> None:
+        """`del name`, `del items[i]`, `del table[key]` (and several, `del a, b`): never one
+        of the language's own names, nor an attribute."""
+        if isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                self.check_delete(elt)
+        elif isinstance(target, ast.Name):
+            if target.id in self.known_names:
+                raise self.error(
+                    "forbidden",
+                    f"`{target.id}` is a built-in name of this language and cannot be deleted",
+                    target,
+                )
+            self.check_identifier(target.id, target, "name")
+        elif isinstance(target, ast.Subscript) and isinstance(
+            target.value, ast.Name | ast.Subscript
+        ):
+            self.check_target(target)
+        else:
+            raise self.error(
+                "forbidden", "`del` takes a name, `items[i]` or `table[key]` only", target
+            )
+
     def check_raise(self, node: ast.Raise) -> None:
         """`raise ValueError("...")` (or a bare exception name) from RAISABLE: it ends the
         program with that error at its line, as an uncaught raise does in Python."""

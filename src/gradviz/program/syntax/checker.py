@@ -8,7 +8,8 @@ helps, a hint ("did you mean ...?").
 What is allowed (everything else is refused):
 - statements: assignment (to names, nested tuples of names with at most one starred,
   `first, *rest = items`, `t[...]`, `items[i]`, `table[key]`, `t.grad`, `t.requires_grad`),
-  augmented assignment, expression statements,
+  augmented assignment, `del` (of names the program bound, `items[i]`, `table[key]`; not of
+  attributes nor of the language's own names), expression statements,
   `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
   `for` and `while` (with `break`, `continue` and `else`), `assert`, `def` (positional,
   keyword and default arguments, `*args` and `**kwargs`,
@@ -160,6 +161,9 @@ class Checker(BlockRules, ClassRules):
                     node,
                 )
             self.check_target(target)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                self.check_delete(target)
         elif isinstance(node, ast.With):
             self.check_with(node)
         elif isinstance(node, ast.Raise):

@@ -56,6 +56,8 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Subscript,
     ast.Slice,
     ast.Starred,
+    ast.Delete,
+    ast.Del,
     # operators
     ast.Add,
     ast.Sub,
@@ -89,7 +91,7 @@ ALLOWED_NODES: tuple[type, ...] = (
 ALLOWED_TYPES = frozenset(ALLOWED_NODES)
 # Allowed nodes with no rule of their own (their children are checked): the fast path.
 NOTHING_TO_CHECK = frozenset(
-    {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Subscript}
+    {ast.Load, ast.Store, ast.Del, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Subscript}
     | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
     | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
     | {ast.FormattedValue}
@@ -102,7 +104,6 @@ REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.Try: "`try` is not part of this language: errors are reported for you",
-    ast.Delete: "`del` is not part of this language",
     ast.Global: "`global` is not part of this language: a function reads the variables around "
     "it; to change one, return the new value and assign it",
     ast.Nonlocal: "`nonlocal` is not part of this language: a function reads the variables "
