@@ -47,7 +47,6 @@ FORBIDDEN = [
     ("x = torch.ones(1)\ndel x.grad\n", "forbidden", 2, 5, "`del` takes a name"),
     ("del f()[0]\n", "forbidden", 1, 5, "`del` takes a name"),
     ("del __builtins__\n", "forbidden", 1, 5, "underscore"),
-    ("global x\n", "forbidden", 1, 1, "global"),
     ("(x := 1)\n", "forbidden", 1, 2, "walrus"),
     ("x = b'a'\n", "forbidden", 1, 5, "bytes"),
     ("x = 1j\n", "forbidden", 1, 5, "complex"),
@@ -67,8 +66,12 @@ FORBIDDEN = [
     ("def _f():\n    pass\n", "forbidden", 1, 1, "underscore"),
     ("def f(_a):\n    pass\n", "forbidden", 1, 7, "underscore"),
     ("def len():\n    pass\n", "forbidden", 1, 1, "built-in name"),
-    ("def f():\n    x = 1\n    def g():\n        nonlocal x\n", "forbidden", 4, 9, "nonlocal"),
-    ("def f():\n    global y\n", "forbidden", 2, 5, "global"),
+    ("def f():\n    global __builtins__\n", "forbidden", 2, 5, "underscore"),
+    ("def f():\n    global torch\n", "forbidden", 2, 5, "built-in name"),
+    ("nonlocal x\n", "syntax", 1, 1, "not allowed at module level"),
+    ("def f():\n    nonlocal x\n", "syntax", 2, 5, "no binding for nonlocal 'x'"),
+    ("def f():\n    print(y)\n    global y\n", "syntax", 3, 5, "used prior to global"),
+    ("def f(y):\n    global y\n", "syntax", 2, 5, "parameter and global"),
     ("def f():\n    yield 1\n", "forbidden", 2, 5, "generators"),
     ("async def f():\n    pass\n", "forbidden", 1, 1, "async"),
     ("return 1\n", "syntax", 1, 1, "outside a function"),
@@ -105,6 +108,8 @@ def test_refusals_with_position(source, kind, line, col, words):
 
 # Constructs the language accepts since it grew (each once refused above): they parse.
 ACCEPTED = [
+    "global x\ndef f():\n    global x\n    x = 1\n    def g():\n        n = 0\n"
+    "        def h():\n            nonlocal n\n            n += 1\n",
     "x = [1]\nd = {1: 2}\ndel x[0], d[1]\ndel x\n",
     "def f(a, *args, b=1, **kw):\n    return a\ng = lambda *a, **k: a\n",
     "x = torch.ones(*[3], **{'dtype': None})\ny = [*x, *range(2)]\nz = {**{}, 'a': 1}\n",

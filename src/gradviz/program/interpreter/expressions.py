@@ -251,6 +251,7 @@ class Evaluator:
         name = node.id
         scope, builtins = self.state.scope, self.builtins.table
         while scope is not None:
+            scope = scope.outer.get(name, scope)  # declared global or nonlocal: where it lives
             if name in scope.names:
                 return scope.names[name]
             if name in scope.local:

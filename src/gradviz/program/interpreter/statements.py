@@ -76,6 +76,8 @@ STATEMENTS: dict[type[ast.stmt], str] = {
     ast.ImportFrom: "import_modules",
     ast.Pass: "pass_statement",
     ast.Delete: "names.delete",
+    ast.Global: "names.declare",
+    ast.Nonlocal: "names.declare",
 }
 # Read by their parents' handlers: a name's `del` context, the program itself, a `with` item, a function's
 # arguments, an import's names, a call's keywords, a `*x` of a call, a display or a target

@@ -8,7 +8,9 @@ arguments as Python does (positional, keyword, defaults, keyword-only, `*args` a
 `**kwargs`), opens a new
 gradviz.program.recording.state.Scope, counts the call depth against its cap
 (gradviz.program.budgets.language_caps) and runs the body through the interpreter. `return` ends a call
-with a `Return` signal; `global` and `nonlocal` are refused by the checker.
+with a `Return` signal. A name the body declares `global` or `nonlocal` is not one of its
+locals: each call's scope sends it to the program's scope or to the nearest enclosing call
+that binds it (gradviz.program.recording.state.Scope.outer), for reads, assignments and `del`.
 
 `Unpacking` reads a call's `*items` and `**options` (and a display's `*items`): each item is
 counted against the item caps (a `*` of a known length before its first item is read), and
@@ -31,6 +33,7 @@ from gradviz.program.runtime.iteration import PLAIN_SEQUENCES, Iteration, LazySe
 from gradviz.program.runtime.values import ProgramObject, held, type_name
 from gradviz.program.syntax.checker import child_nodes
 from gradviz.program.syntax.grammar import dotted, grad_decorator
+from gradviz.program.syntax.scope_rules import declared
 
 
 class Return(Exception):
@@ -51,6 +54,7 @@ class UserFunction:
     closure: Scope
     local: frozenset[str] = field(default_factory=frozenset)
     grad_mode: str | None = None  # "no_grad" / "enable_grad": its decorator's, for each call
+    declared: dict[str, str] = field(default_factory=dict)  # name -> "global" / "nonlocal"
 
     type_label = "function"
 
@@ -87,17 +91,20 @@ class Functions:
         params = {a.arg for a in [*positional, *args.kwonlyargs, args.vararg, args.kwarg] if a}
         if isinstance(node, ast.Lambda):
             return UserFunction("<lambda>", node, defaults, self.state.scope, frozenset(params))
-        local = frozenset(params | assigned_names(node.body))
+        ways = declared(node.body)
+        local = frozenset((params | assigned_names(node.body)) - set(ways))
         # decorators apply bottom-up, so the outermost one's mode is the one a call runs in
         modes = [grad_decorator(d) for d in node.decorator_list]
         mode = modes[0] if modes else None
-        return UserFunction(node.name, node, defaults, self.state.scope, local, mode)
+        return UserFunction(node.name, node, defaults, self.state.scope, local, mode, ways)
 
     def call(self, fn: UserFunction, args: tuple, kwargs: dict, node):
         names = self.bind_arguments(fn, args, kwargs, node)
         self.quotas.enter_call(fn.name if fn.name != "<lambda>" else "lambda", node)
         outer = self.state.scope
         self.state.scope = Scope(names, fn.closure, fn.local, fn.name)
+        for name, how in fn.declared.items():
+            self.state.scope.outer[name] = self.home(fn, name, how, node)
         try:
             if isinstance(fn.node, ast.Lambda):
                 return self.evaluate(fn.node.body)
@@ -110,6 +117,20 @@ class Functions:
         finally:
             self.state.scope = outer
             self.quotas.leave_call()
+
+    def home(self, fn: UserFunction, name: str, how: str, node) -> Scope:
+        """The scope a `global` (the program's) or `nonlocal` name (the nearest enclosing
+        call that binds it) of `fn` lives in."""
+        scope = fn.closure
+        if how == "global":
+            return self.state.globals
+        while scope.parent is not None:
+            if name in scope.outer:
+                return scope.outer[name]
+            if name in scope.local:
+                return scope
+            scope = scope.parent
+        raise self.state.error("syntax", f"no binding for nonlocal '{name}' found", node)
 
     @contextlib.contextmanager
     def grad_mode(self, mode: str | None) -> Iterator[None]:

@@ -13,7 +13,9 @@ What is allowed (everything else is refused):
   `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
   `for` and `while` (with `break`, `continue` and `else`), `assert`, `def` (positional,
   keyword and default arguments, `*args` and `**kwargs`,
-  `@torch.no_grad()`/`@torch.enable_grad()`; no other decorators) and `return`, and
+  `@torch.no_grad()`/`@torch.enable_grad()`; no other decorators) and `return`, `global`
+  and `nonlocal` in them (held to CPython's compiler rules, gradviz.program.syntax.scope_rules),
+  and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
   torch.optim, math);
 - expressions: numbers, short strings, f-strings, True/False/None, lists, tuples and
@@ -44,6 +46,7 @@ from gradviz.program.syntax.grammar import (
     dotted,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
+from gradviz.program.syntax.scope_rules import check_declarations
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class Checker(BlockRules, ClassRules):
 
     def check(self, tree: ast.Module) -> None:
         self.find_classes(tree)
+        check_declarations(tree, self.error, lambda name, node: self.check_new_name(name, node))
         count = 0
         max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth
         check_node = self.check_node

@@ -58,6 +58,8 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Starred,
     ast.Delete,
     ast.Del,
+    ast.Global,
+    ast.Nonlocal,
     # operators
     ast.Add,
     ast.Sub,
@@ -104,10 +106,6 @@ REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.Try: "`try` is not part of this language: errors are reported for you",
-    ast.Global: "`global` is not part of this language: a function reads the variables around "
-    "it; to change one, return the new value and assign it",
-    ast.Nonlocal: "`nonlocal` is not part of this language: a function reads the variables "
-    "around it; to change one, return the new value and assign it",
     ast.Yield: "generators (`yield`) are not part of this language",
     ast.YieldFrom: "generators (`yield from`) are not part of this language",
     ast.Await: "`await` is not part of this language",
