@@ -71,12 +71,14 @@ def check_declarations(
         nodes = list(own_nodes(body))
         params = _parameters(fn) if fn is not None else set()
         ways: dict[str, str] = {}
+        first: dict[str, ast.Name] | None = None  # each name's first use, once asked
         for node in nodes:
             if isinstance(node, ast.Global | ast.Nonlocal):
                 how = "global" if isinstance(node, ast.Global) else "nonlocal"
+                first = _first_uses(nodes) if first is None else first
                 for name in node.names:
                     names(name, node)
-                    _check_one(name, how, node, fn, around, params, ways, nodes, error)
+                    _check_one(name, how, node, fn, around, params, ways, first, error)
                     ways[name] = how
         mine = frozenset((_bound(nodes) | params) - {n for n, w in ways.items() if w == "global"})
         inner = around if fn is None else (*around, mine)
@@ -87,7 +89,18 @@ def check_declarations(
                 todo.extend((m.body, m, inner) for m in node.body if isinstance(m, ast.FunctionDef))
 
 
-def _check_one(name, how, node, fn, around, params, ways, nodes, error) -> None:
+def _first_uses(nodes: list[ast.AST]) -> dict[str, ast.Name]:
+    """Each name's first use (read, assignment or `del`) in a body's own nodes."""
+    first: dict[str, ast.Name] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            seen = first.get(node.id)
+            if seen is None or (node.lineno, node.col_offset) < (seen.lineno, seen.col_offset):
+                first[node.id] = node
+    return first
+
+
+def _check_one(name, how, node, fn, around, params, ways, first, error) -> None:
     if how == "nonlocal" and fn is None:
         raise error("syntax", "nonlocal declaration not allowed at module level", node)
     if ways.get(name, how) != how:
@@ -96,9 +109,7 @@ def _check_one(name, how, node, fn, around, params, ways, nodes, error) -> None:
         raise error("syntax", f"name '{name}' is parameter and {how}", node)
     if how == "nonlocal" and not any(name in scope for scope in around):
         raise error("syntax", f"no binding for nonlocal '{name}' found", node)
-    where = (node.lineno, node.col_offset)
-    for other in nodes:
-        if isinstance(other, ast.Name) and other.id == name:
-            if (other.lineno, other.col_offset) < where:
-                done = "used prior to" if isinstance(other.ctx, ast.Load) else "assigned to before"
-                raise error("syntax", f"name '{name}' is {done} {how} declaration", node)
+    other = first.get(name)
+    if other is not None and (other.lineno, other.col_offset) < (node.lineno, node.col_offset):
+        done = "used prior to" if isinstance(other.ctx, ast.Load) else "assigned to before"
+        raise error("syntax", f"name '{name}' is {done} {how} declaration", node)
