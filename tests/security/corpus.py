@@ -43,10 +43,10 @@ ESCAPES = [
     (
         "rp-str-format-traversal",
         X + 's = "{0.__class__.__base__}"\nt = s.format(x)',
-        "type",
-        "format",
+        "forbidden",
+        "format field",
     ),
-    ("rp-str-format-attr", X + 's = "{0.grad}"\nt = s.format(x)', "type", "format"),
+    ("rp-str-format-attr", X + 's = "{0.grad}"\nt = s.format(x)', "forbidden", "attributes"),
     # numexpr
     ("numexpr-subclasses", "().__class__.__bases__[0].__subclasses__()", "forbidden", UNDERSCORE),
     ("numexpr-bypass-space", "(). __class__", "forbidden", UNDERSCORE),
@@ -118,7 +118,7 @@ FORMAT = [
     ("fstring", X + 's = f"{x.__class__}"', "forbidden", UNDERSCORE),
     ("fstring-nested-spec", 'a = 1\ns = f"{a:{10**9}}"', "limit", "format width"),
     ("percent-format", 's = "%1000000000d" % 1', "limit", "format width"),
-    ("format-method", 's = "{}".format(1)', "type", "format"),
+    ("format-method-width", 's = "{:{}}".format(1, 10**9)', "limit", "format width"),
     ("print-file", X + 'print(x, file="pwned.txt")', "type", "sep= and end="),
 ]
 
@@ -664,7 +664,7 @@ LOOPS = [
         "characters per string",
     ),
     ("fstring-pieces-bomb", "s = 'a' * 99999\nu = f'{s}{s}{s}{s}{s}{s}{s}{s}'", "limit", "string"),
-    ("str-format-method", "s = '{0.__class__}'.format(1)", "type", "format"),
+    ("str-format-method", "s = '{0.__class__}'.format(1)", "forbidden", "format field"),
     ("repr-of-many-tensors", "l = [torch.ones(1)] * 10000\ns = f'{l}'", "limit", "string"),
     ("str-of-nested-list", "l = [0] * 10000\nm = [l] * 10000\ns = str(m)", "limit", "string"),
     ("int-from-long-string", "n = int('9' * 5000)", "limit", "bits"),

@@ -324,6 +324,8 @@ class Evaluator:
                     self.containers.bounded(value, node, "an argument")
             if isinstance(owner, torch.Tensor):
                 return self.library.tensor_method(owner, func.attr, args, kwargs, node)
+            if isinstance(owner, str) and func.attr == "format":
+                return self.strings.format_method(owner, args, kwargs, node)
             if isinstance(owner, list | dict | str | tuple | set):
                 return self.containers.method(owner, func.attr, args, kwargs, node)
             if isinstance(owner, Namespace):

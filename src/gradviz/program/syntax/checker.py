@@ -18,7 +18,8 @@ What is allowed (everything else is refused):
   and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
   torch.optim, math);
-- expressions: numbers, short strings, f-strings, True/False/None, lists, tuples and
+- expressions: numbers, short strings, f-strings (and `str.format`, read field by field when
+  it runs, gradviz.program.runtime.strings: no attribute in a field), True/False/None, lists, tuples and
   dicts (with `*items` and `**table` unpacked in them, and in calls: `f(*xs, **options)`,
   each key checked when the call runs as a written keyword is here),
   comprehensions and generator expressions, `lambda`, arithmetic
