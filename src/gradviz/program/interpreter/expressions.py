@@ -138,10 +138,7 @@ class Evaluator:
         kind = "list" if isinstance(node, ast.List) else "tuple"
         items: list = []
         for e in node.elts:
-            if isinstance(e, ast.Starred):  # [*xs, 1]
-                more = self.unpacking.spread(self.eval(e.value), e, len(items), kind)
-            else:
-                more = [self.eval(e)]
+            more = self.unpacking.part(e, len(items), kind)  # [x] or, for [*xs], its items
             for item in more:
                 if not (kind == "tuple" and self.builtins.is_type(item)):  # (int, float)
                     held(self.state, item, e, f"a {kind}")
@@ -251,7 +248,8 @@ class Evaluator:
         name = node.id
         scope, builtins = self.state.scope, self.builtins.table
         while scope is not None:
-            scope = scope.outer.get(name, scope)  # declared global or nonlocal: where it lives
+            if scope.outer:  # declared global or nonlocal: read where it lives
+                scope = scope.outer.get(name, scope)
             if name in scope.names:
                 return scope.names[name]
             if name in scope.local:

@@ -225,11 +225,14 @@ class Unpacking:
         """The values of `nodes`, each `*x` unpacked in place."""
         out: list = []
         for e in nodes:
-            if isinstance(e, ast.Starred):
-                out.extend(self.spread(self.evaluate(e.value), e, len(out), what))
-            else:
-                out.append(self.evaluate(e))
+            out.extend(self.part(e, len(out), what))
         return out
+
+    def part(self, node: ast.expr, have: int, what: str) -> list:
+        """[the value of `node`], or the items of `*x`, to join `have` items."""
+        if isinstance(node, ast.Starred):
+            return self.spread(self.evaluate(node.value), node, have, what)
+        return [self.evaluate(node)]
 
     def spread(self, value, node, have: int, what: str) -> list:
         """The items of `*value`, to join `have` items: refused past the item caps before the
@@ -265,25 +268,25 @@ class Unpacking:
     def keywords(self, call: ast.Call) -> dict:
         """A call's keyword arguments, each `**options` merged in order, as Python does."""
         out: dict = {}
-        callee = dotted(call.func) or "the function"
         for kw in call.keywords:
             if kw.arg is not None:
                 if kw.arg in out:
-                    raise self._twice(callee, kw.arg, kw)
+                    raise self._twice(call, kw.arg, kw)
                 out[kw.arg] = self.evaluate(kw.value)
                 continue
             mapping = self.evaluate(kw.value)
             if not isinstance(mapping, dict):
                 raise self.state.error(
                     "type",
-                    f"{callee}() argument after ** must be a mapping, not {type_name(mapping)}",
+                    f"{dotted(call.func) or 'the function'}() argument after ** must be a "
+                    f"mapping, not {type_name(mapping)}",
                     kw,
                 )
             self.quotas.items(len(out) + len(mapping), kw, "dict of keyword arguments", made=0)
             for key, value in mapping.items():
                 self.keyword_name(key, kw)
                 if key in out:
-                    raise self._twice(callee, key, kw)
+                    raise self._twice(call, key, kw)
                 out[key] = value
         return out
 
@@ -309,7 +312,8 @@ class Unpacking:
                 node,
             )
 
-    def _twice(self, callee: str, key: str, node):
+    def _twice(self, call: ast.Call, key: str, node):
+        callee = dotted(call.func) or "the function"
         return self.state.error(
             "type", f"{callee}() got multiple values for keyword argument '{key}'", node
         )

@@ -222,96 +222,8 @@ class Strings:
     # -- str.format
 
     def format_method(self, template: str, args: tuple, kwargs: dict, node) -> str:
-        """template.format(*args, **kwargs), as Python's str.format, one field at a time."""
-        return self._format(template, args, kwargs, node, [0, None], 2)
-
-    def _format(self, template: str, args, kwargs, node, numbering: list, depth: int) -> str:
-        if depth <= 0:  # as Python: a spec's fields may not have fields of their own
-            raise self.state.error("runtime", "ValueError: Max string recursion exceeded", node)
-        pieces = _Pieces(self.quotas, node)
-        try:
-            parsed = list(string.Formatter().parse(template))
-        except ValueError as exc:
-            raise self.state.error("runtime", f"ValueError: {exc}", node) from None
-        for literal, field, spec, conversion in parsed:
-            pieces.add(literal)
-            if field is None:
-                continue
-            value = self._field(field, args, kwargs, numbering, node)
-            if spec and "{" in spec:  # '{:{width}}': its own fields first
-                spec = self._format(spec, args, kwargs, node, numbering, depth - 1)
-            if conversion not in (None, "r", "s", "a"):
-                raise self.state.error(
-                    "runtime", f"ValueError: Unknown conversion specifier {conversion}", node
-                )
-            code = -1 if conversion is None else ord(conversion)
-            pieces.add(self.format_value(value, spec or "", code, node))
-        return pieces.text()
-
-    def _field(self, field: str, args, kwargs, numbering: list, node):
-        """The value a field names: an argument, then its `[index]` parts, read by the
-        program's own rules (lists, tuples, dicts); never an attribute."""
-        error = self.state.error
-        match = _FIELD.fullmatch(field)
-        if match is None:
-            raise error(
-                "runtime",
-                "ValueError: Only '.' or '[' may follow ']' in format field specifier",
-                node,
-            )
-        first, rest = match.group("first"), match.group("rest")
-        if first == "" or first.isdigit():
-            way = "auto" if first == "" else "manual"
-            if numbering[1] not in (None, way):
-                names = ("automatic field numbering", "manual field specification")
-                before, now = names if way == "manual" else names[::-1]
-                raise error("runtime", f"ValueError: cannot switch from {before} to {now}", node)
-            numbering[1] = way
-            index = numbering[0] if first == "" else int(first)
-            numbering[0] += first == ""
-            if index >= len(args):
-                raise error(
-                    "runtime",
-                    f"IndexError: Replacement index {index} out of range for positional args tuple",
-                    node,
-                )
-            value = args[index]
-        elif first not in kwargs:
-            raise error("runtime", f"KeyError: {first!r}", node)
-        else:
-            value = kwargs[first]
-        for part in _PART.finditer(rest):
-            if part.group("attr") is not None:
-                raise error(
-                    "forbidden",
-                    f"a format field reads no attributes (`{{{field}}}`): pass the value "
-                    "itself, as in '{}'.format(x.grad) or f\"{x.grad}\"",
-                    node,
-                )
-            value = self._field_item(value, part.group("key"), field, node)
-        return value
-
-    def _field_item(self, value, key: str, field: str, node):
-        """`{0[key]}`: an item of one of the program's lists, tuples or dicts (an index of
-        digits is a number, anything else a string key, as Python reads it)."""
-        index = int(key) if key.isdigit() else key
-        if not isinstance(value, list | tuple | dict) or isinstance(value, torch.Size):
-            raise self.state.error(
-                "type",
-                f"`{{{field}}}`: a format field indexes lists, tuples and dicts only, not a "
-                f"{type_name(value)}",
-                node,
-            )
-        if not isinstance(value, dict) and not isinstance(index, int):
-            raise self.state.error(
-                "runtime",
-                f"TypeError: {type(value).__name__} indices must be integers or slices, not str",
-                node,
-            )
-        try:
-            return value[index]
-        except (IndexError, KeyError) as exc:
-            raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+        """template.format(*args, **kwargs), as Python's str.format (`FormatFields`)."""
+        return FormatFields(self).format(template, args, kwargs, node, [0, None], 2)
 
     # -- '%' formatting
 
@@ -388,4 +300,101 @@ class Strings:
         try:
             return (spec + kind) % (value,)
         except (ValueError, TypeError, OverflowError) as exc:
+            raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+
+
+class FormatFields:
+    """str.format, one field at a time, with the f-strings' checks (`Strings.format_value`)
+    and string caps."""
+
+    def __init__(self, strings: Strings):
+        self.strings = strings
+        self.state = strings.state
+
+    def format(self, template: str, args, kwargs, node, numbering: list, depth: int) -> str:
+        if depth <= 0:  # as Python: a spec's fields may not have fields of their own
+            raise self.state.error("runtime", "ValueError: Max string recursion exceeded", node)
+        pieces = _Pieces(self.strings.quotas, node)
+        try:
+            parsed = list(string.Formatter().parse(template))
+        except ValueError as exc:
+            raise self.state.error("runtime", f"ValueError: {exc}", node) from None
+        for literal, field, spec, conversion in parsed:
+            pieces.add(literal)
+            if field is None:
+                continue
+            value = self._field(field, args, kwargs, numbering, node)
+            if spec and "{" in spec:  # '{:{width}}': its own fields first
+                spec = self.format(spec, args, kwargs, node, numbering, depth - 1)
+            if conversion not in (None, "r", "s", "a"):
+                raise self.state.error(
+                    "runtime", f"ValueError: Unknown conversion specifier {conversion}", node
+                )
+            code = -1 if conversion is None else ord(conversion)
+            pieces.add(self.strings.format_value(value, spec or "", code, node))
+        return pieces.text()
+
+    def _field(self, field: str, args, kwargs, numbering: list, node):
+        """The value a field names: an argument, then its `[index]` parts, read by the
+        program's own rules (lists, tuples, dicts); never an attribute."""
+        error = self.state.error
+        match = _FIELD.fullmatch(field)
+        if match is None:
+            raise error(
+                "runtime",
+                "ValueError: Only '.' or '[' may follow ']' in format field specifier",
+                node,
+            )
+        first, rest = match.group("first"), match.group("rest")
+        if first == "" or first.isdigit():
+            way = "auto" if first == "" else "manual"
+            if numbering[1] not in (None, way):
+                names = ("automatic field numbering", "manual field specification")
+                before, now = names if way == "manual" else names[::-1]
+                raise error("runtime", f"ValueError: cannot switch from {before} to {now}", node)
+            numbering[1] = way
+            index = numbering[0] if first == "" else int(first)
+            numbering[0] += first == ""
+            if index >= len(args):
+                raise error(
+                    "runtime",
+                    f"IndexError: Replacement index {index} out of range for positional args tuple",
+                    node,
+                )
+            value = args[index]
+        elif first not in kwargs:
+            raise error("runtime", f"KeyError: {first!r}", node)
+        else:
+            value = kwargs[first]
+        for part in _PART.finditer(rest):
+            if part.group("attr") is not None:
+                raise error(
+                    "forbidden",
+                    f"a format field reads no attributes (`{{{field}}}`): pass the value "
+                    "itself, as in '{}'.format(x.grad) or f\"{x.grad}\"",
+                    node,
+                )
+            value = self._field_item(value, part.group("key"), field, node)
+        return value
+
+    def _field_item(self, value, key: str, field: str, node):
+        """`{0[key]}`: an item of one of the program's lists, tuples or dicts (an index of
+        digits is a number, anything else a string key, as Python reads it)."""
+        index = int(key) if key.isdigit() else key
+        if not isinstance(value, list | tuple | dict) or isinstance(value, torch.Size):
+            raise self.state.error(
+                "type",
+                f"`{{{field}}}`: a format field indexes lists, tuples and dicts only, not a "
+                f"{type_name(value)}",
+                node,
+            )
+        if not isinstance(value, dict) and not isinstance(index, int):
+            raise self.state.error(
+                "runtime",
+                f"TypeError: {type(value).__name__} indices must be integers or slices, not str",
+                node,
+            )
+        try:
+            return value[index]
+        except (IndexError, KeyError) as exc:
             raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
