@@ -85,6 +85,10 @@ ERRORS_AS_PYTHON = [
     ("def f(a, **kw):\n    return a\nf(1, **{'a': 2})\n", 3, 1),
     ("def f(a):\n    return a\nf(**{'b': 2})\n", 3, 1),
     ("a, *b, c = [1]\n", 1, 1),
+    ("def f(a, b, c, *, k, j):\n    return a\nf()\n", 3, 1),
+    ("def f(a, b, c=1, *, k, j):\n    return a\nf(1)\n", 3, 1),
+    ("def f(a, b=1, *, k, j, i=2):\n    return a\nf(1, k=0)\n", 3, 1),
+    ("def f(a, b=1, *, k, j, i=2):\n    return a\nf(1)\n", 3, 1),
 ]
 
 

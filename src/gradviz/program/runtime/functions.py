@@ -188,21 +188,20 @@ class Functions:
         if spec.kwarg is not None:
             self.quotas.items(len(options), node, "dict")
             names[spec.kwarg.arg] = options
-        missing = []
-        for p in [*positional, *keyword_only]:
-            if p not in names:
-                if p in fn.defaults:
-                    names[p] = fn.defaults[p]
-                else:
-                    missing.append(p)
-        if missing:
-            listed = ", ".join(f"'{m}'" for m in missing)
-            raise self.state.error(
-                "type",
-                f"{shown}() is missing {len(missing)} required argument"
-                f"{'' if len(missing) == 1 else 's'}: {listed}",
-                node,
-            )
+        for group, what in ((positional, "positional"), (keyword_only, "keyword-only")):
+            missing = [p for p in group if p not in names and p not in fn.defaults]
+            if missing:  # as Python words it: 'a', 'a' and 'b', 'a', 'b', and 'c'
+                quoted = [f"'{m}'" for m in missing]
+                listed = quoted[0] if len(quoted) == 1 else " and ".join(quoted)
+                if len(quoted) > 2:
+                    listed = ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+                raise self.state.error(
+                    "type",
+                    f"{shown}() missing {len(missing)} required {what} argument"
+                    f"{'' if len(missing) == 1 else 's'}: {listed}",
+                    node,
+                )
+            names.update({p: fn.defaults[p] for p in group if p not in names})
         return names
 
 
