@@ -128,3 +128,8 @@ def test_recursion_through_star_args_stops_at_the_call_depth_cap():
     refused(
         "def f(*a):\n    return f(*a, 1)\nf()\n", "limit", 2, 12, "nested 51 deep", "call depth"
     )
+
+
+def test_raise_takes_star_arguments_as_python_does():
+    source = "why = ['bad', 2]\nraise ValueError(*why)\n"
+    refused(source, "runtime", 2, 1, "ValueError: " + python_error(source))
