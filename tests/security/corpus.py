@@ -1093,6 +1093,20 @@ GREW = [
         (2, 12),
     ),
     (
+        "grew-star-shape-huge",
+        "shape = [100000, 100000]\nx = torch.randn(*shape)",
+        "limit",
+        "would allocate",
+        (2, 5),
+    ),
+    (
+        "grew-kwargs-size-huge",
+        "x = torch.ones(**{'size': (10**6, 10**6)})",
+        "limit",
+        "would allocate",
+        (1, 5),
+    ),
+    (
         "grew-star-generator-frame",
         "print(*(i for i in [1]).gi_frame)",
         "forbidden",
