@@ -4,8 +4,8 @@ Every list, tuple, dict or string a program makes or grows here is sized first
 (gradviz.program.budgets.language_caps: items per container and in all, characters per string and in
 all), so `[0] * 10**9`, `'a' * 10**9` or `s.replace('a', s)` are refused before Python
 builds them. Methods are an allow-list per type (`METHODS`); anything else is refused
-(str.format is gradviz.program.runtime.strings', which reads no attributes). Containers never hold a module or a
-built-in function (gradviz.program.runtime.values.held).
+(str.format is run by gradviz.program.runtime.strings, which reads no attribute in a field).
+Containers never hold a module or a built-in function (gradviz.program.runtime.values.held).
 """
 
 from __future__ import annotations
