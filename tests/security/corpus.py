@@ -1107,6 +1107,13 @@ GREW = [
         (1, 5),
     ),
     (
+        "grew-format-huge-field-number",
+        "s = '{' + '9' * 5000 + '}'\nt = s.format(1)",
+        "runtime",
+        "too many decimal digits",
+        (2, 5),
+    ),
+    (
         "grew-star-generator-frame",
         "print(*(i for i in [1]).gi_frame)",
         "forbidden",

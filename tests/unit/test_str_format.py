@@ -75,12 +75,16 @@ ERRORS_AS_PYTHON = [
     "print('{0[k]}'.format({}))\n",
     "print('{:{:{}}}'.format(1, 2, 3))\n",
     "print('{:d}'.format('a'))\n",
+    "s = '{' + '9' * 5000 + '}'\nprint(s.format(1))\n",
+    "s = '{0[' + '9' * 5000 + ']}'\nprint(s.format([1]))\n",
+    "print('{0[99999999999999999999999]}'.format([1]))\n",
 ]
 
 
 @pytest.mark.parametrize("source", ERRORS_AS_PYTHON)
 def test_errors_in_python_words(source):
-    refused(source, "runtime", 1, 7, python_error(source))
+    line = source.count("\n")
+    refused(source, "runtime", line, 7, python_error(source))
 
 
 def test_a_field_reads_no_attributes():

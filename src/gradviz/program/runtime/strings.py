@@ -346,14 +346,14 @@ class FormatFields:
                 node,
             )
         first, rest = match.group("first"), match.group("rest")
-        if first == "" or first.isdigit():
+        if first == "" or first.isdecimal():
             way = "auto" if first == "" else "manual"
             if numbering[1] not in (None, way):
                 names = ("automatic field numbering", "manual field specification")
                 before, now = names if way == "manual" else names[::-1]
                 raise error("runtime", f"ValueError: cannot switch from {before} to {now}", node)
             numbering[1] = way
-            index = numbering[0] if first == "" else int(first)
+            index = numbering[0] if first == "" else self._number(first, node)
             numbering[0] += first == ""
             if index >= len(args):
                 raise error(
@@ -377,10 +377,18 @@ class FormatFields:
             value = self._field_item(value, part.group("key"), field, node)
         return value
 
+    def _number(self, digits: str, node) -> int:
+        """A field's argument number or index, within what Python's own parser reads."""
+        if len(digits) > 18:
+            raise self.state.error(
+                "runtime", "ValueError: Too many decimal digits in format string", node
+            )
+        return int(digits)
+
     def _field_item(self, value, key: str, field: str, node):
         """`{0[key]}`: an item of one of the program's lists, tuples or dicts (an index of
         digits is a number, anything else a string key, as Python reads it)."""
-        index = int(key) if key.isdigit() else key
+        index = self._number(key, node) if key.isdecimal() else key
         if not isinstance(value, list | tuple | dict) or isinstance(value, torch.Size):
             raise self.state.error(
                 "type",
