@@ -103,3 +103,17 @@ def test_widths_and_output_meet_the_string_caps():
     refused("print('{:1000000000}'.format(1))\n", "limit", 1, 7, "format width")
     refused("print('{:{}}'.format(1, 10**9))\n", "limit", 1, 7, "format width")
     refused("s = 'a' * 60000\nt = '{}{}'.format(s, s)\n", "limit", 2, 5, "characters")
+
+
+def test_what_a_program_made_is_quoted_short_in_errors():
+    for source in (
+        "print('{:{}}'.format(1, '<' * 10**5))\n",
+        "print(('{0[' + 'a' * 90000 + ']}').format({}))\n",
+        "print(('{' + 'a' * 90000 + '}').format())\n",
+        "print(**{'_' + 'a' * 90000: 1})\n",
+        "print(**{'a b' * 30000: 1})\n",
+        "f = lambda **k: 1\nf(**{'a' * 90000: 1}, **{'a' * 90000: 1})\n",
+        "d = {}\ndel d['a' * 90000]\n",
+    ):
+        err = run_program(source, RunOptions(simulate_cuda=False)).error
+        assert err is not None and len(err.message) < 200, (source, err)

@@ -14,7 +14,7 @@ import ast
 
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.values import type_name
+from gradviz.program.runtime.values import clipped, type_name
 
 
 class Names:
@@ -55,7 +55,7 @@ class Names:
         if isinstance(obj, dict):
             key = evaluator.containers.key(evaluator.eval(target.slice), target)
             if key not in obj:
-                raise state.error("runtime", f"KeyError: {key!r}", target)
+                raise state.error("runtime", f"KeyError: {clipped(repr(key), 80)}", target)
             del obj[key]
             return
         if not isinstance(obj, list):

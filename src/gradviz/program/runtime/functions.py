@@ -30,7 +30,7 @@ import torch
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState, Scope
 from gradviz.program.runtime.iteration import PLAIN_SEQUENCES, Iteration, LazySequence
-from gradviz.program.runtime.values import ProgramObject, held, type_name
+from gradviz.program.runtime.values import ProgramObject, clipped, held, type_name
 from gradviz.program.syntax.checker import child_nodes
 from gradviz.program.syntax.grammar import dotted, grad_decorator
 from gradviz.program.syntax.scope_rules import declared
@@ -296,13 +296,13 @@ class Unpacking:
         if key.startswith("_"):
             raise self.state.error(
                 "forbidden",
-                f"the keyword argument `{key}` starts with an underscore: names beginning "
+                f"the keyword argument `{clipped(key)}` starts with an underscore: names beginning "
                 "with `_` (private and 'dunder' names) are not allowed",
                 node,
             )
         if not key.isidentifier():
             raise self.state.error(
-                "forbidden", f"the keyword argument {key!r} is not a Python name", node
+                "forbidden", f"the keyword argument {clipped(repr(key))} is not a Python name", node
             )
         if key == "out":
             raise self.state.error(
@@ -314,7 +314,7 @@ class Unpacking:
     def _twice(self, call: ast.Call, key: str, node):
         callee = dotted(call.func) or "the function"
         return self.state.error(
-            "type", f"{callee}() got multiple values for keyword argument '{key}'", node
+            "type", f"{callee}() got multiple values for keyword argument '{clipped(key)}'", node
         )
 
 

@@ -25,7 +25,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.values import ProgramObject, type_name
+from gradviz.program.runtime.values import ProgramObject, clipped, type_name
 
 # [[fill]align][sign][z][#][0][width][grouping][.precision][type], Python's mini-language
 _SPEC = re.compile(
@@ -206,7 +206,7 @@ class Strings:
     def check_spec(self, spec: str, node) -> None:
         match = _SPEC.fullmatch(spec)
         if match is None:
-            raise self.state.error("type", f"`{spec}` is not a format spec", node)
+            raise self.state.error("type", f"`{clipped(spec)}` is not a format spec", node)
         for what in ("width", "precision"):
             self._check_size(match.group(what), what, node)
 
@@ -328,7 +328,9 @@ class FormatFields:
                 spec = self.format(spec, args, kwargs, node, numbering, depth - 1)
             if conversion not in (None, "r", "s", "a"):
                 raise self.state.error(
-                    "runtime", f"ValueError: Unknown conversion specifier {conversion}", node
+                    "runtime",
+                    f"ValueError: Unknown conversion specifier {clipped(conversion)}",
+                    node,
                 )
             code = -1 if conversion is None else ord(conversion)
             pieces.add(self.strings.format_value(value, spec or "", code, node))
@@ -363,14 +365,14 @@ class FormatFields:
                 )
             value = args[index]
         elif first not in kwargs:
-            raise error("runtime", f"KeyError: {first!r}", node)
+            raise error("runtime", f"KeyError: {clipped(repr(first))}", node)
         else:
             value = kwargs[first]
         for part in _PART.finditer(rest):
             if part.group("attr") is not None:
                 raise error(
                     "forbidden",
-                    f"a format field reads no attributes (`{{{field}}}`): pass the value "
+                    f"a format field reads no attributes (`{{{clipped(field)}}}`): pass the value "
                     "itself, as in '{}'.format(x.grad) or f\"{x.grad}\"",
                     node,
                 )
@@ -392,7 +394,7 @@ class FormatFields:
         if not isinstance(value, list | tuple | dict) or isinstance(value, torch.Size):
             raise self.state.error(
                 "type",
-                f"`{{{field}}}`: a format field indexes lists, tuples and dicts only, not a "
+                f"`{{{clipped(field)}}}`: a format field indexes lists, tuples and dicts only, not a "
                 f"{type_name(value)}",
                 node,
             )
@@ -405,4 +407,5 @@ class FormatFields:
         try:
             return value[index]
         except (IndexError, KeyError) as exc:
-            raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+            said = clipped(str(exc), 80)
+            raise self.state.error("runtime", f"{type(exc).__name__}: {said}", node) from None
