@@ -11,7 +11,11 @@ from gradviz.workers.pool import Pool, SandboxLimits
 def pool():
     """Two workers, short limits, and the crash/hang/allocate jobs only tests can send."""
     with Pool(
-        SandboxLimits(workers=2, run_seconds=10, check_seconds=20, memory_bytes=900_000_000),
+        # max_jobs past the corpus (400 programs and more): test_corpus_through_the_workers
+        # asks that the same two workers run it all, none recycled on the way
+        SandboxLimits(
+            workers=2, run_seconds=10, check_seconds=20, memory_bytes=900_000_000, max_jobs=5_000
+        ),
         testing=True,
     ) as p:
         yield p

@@ -43,10 +43,10 @@ ESCAPES = [
     (
         "rp-str-format-traversal",
         X + 's = "{0.__class__.__base__}"\nt = s.format(x)',
-        "type",
-        "format",
+        "forbidden",
+        "format field",
     ),
-    ("rp-str-format-attr", X + 's = "{0.grad}"\nt = s.format(x)', "type", "format"),
+    ("rp-str-format-attr", X + 's = "{0.grad}"\nt = s.format(x)', "forbidden", "attributes"),
     # numexpr
     ("numexpr-subclasses", "().__class__.__bases__[0].__subclasses__()", "forbidden", UNDERSCORE),
     ("numexpr-bypass-space", "(). __class__", "forbidden", UNDERSCORE),
@@ -117,7 +117,7 @@ FORMAT = [
     ("fstring", X + 's = f"{x.__class__}"', "forbidden", UNDERSCORE),
     ("fstring-nested-spec", 'a = 1\ns = f"{a:{10**9}}"', "limit", "format width"),
     ("percent-format", 's = "%1000000000d" % 1', "limit", "format width"),
-    ("format-method", 's = "{}".format(1)', "type", "format"),
+    ("format-method-width", 's = "{:{}}".format(1, 10**9)', "limit", "format width"),
     ("print-file", X + 'print(x, file="pwned.txt")', "type", "sep= and end="),
 ]
 
@@ -562,8 +562,8 @@ FUNCTIONS = [
     ("list-holding-builtin", "l = [print]\nl[0]('x')", "type", "cannot hold"),
     ("dict-holding-module", "d = {'t': torch}", "type", "cannot hold"),
     ("return-builtin", "def f():\n    return len\ng = f()", "type", "cannot hold"),
-    ("global", "x = 1\ndef f():\n    global x\n    x = 2", "forbidden", "global"),
-    ("nonlocal", "def f():\n    x = 1\n    def g():\n        nonlocal x", "forbidden", "nonlocal"),
+    ("global", "def f():\n    global F\n    F = 2", "forbidden", "built-in name"),
+    ("nonlocal", "x = 1\ndef f():\n    nonlocal x\n    x = 2", "syntax", "no binding for nonlocal"),
     (
         "computed-attribute-name",
         X + 'name = "gr" + "ad"\ny = getattr(x, name)',
@@ -675,7 +675,7 @@ LOOPS = [
         "characters per string",
     ),
     ("fstring-pieces-bomb", "s = 'a' * 99999\nu = f'{s}{s}{s}{s}{s}{s}{s}{s}'", "limit", "string"),
-    ("str-format-method", "s = '{0.__class__}'.format(1)", "type", "format"),
+    ("str-format-method", "s = '{0.__class__}'.format(1)", "forbidden", "format field"),
     ("repr-of-many-tensors", "l = [torch.ones(1)] * 10000\ns = f'{l}'", "limit", "string"),
     ("str-of-nested-list", "l = [0] * 10000\nm = [l] * 10000\ns = str(m)", "limit", "string"),
     ("int-from-long-string", "n = int('9' * 5000)", "limit", "bits"),
@@ -1352,6 +1352,181 @@ AUTOGRAD_API = [
     ),
 ]
 
+# The surface the language grew: `*` and `**` in calls, displays, parameters and targets,
+# `del`, `global` and `nonlocal`, `str.format`. Each is refused with its kind, words and
+# (line, column) (tests/security/test_corpus.py checks the position too).
+GREW = [
+    (
+        "grew-kwargs-dunder-key",
+        "f = lambda **k: k\nf(**{'__class__': 1})",
+        "forbidden",
+        "underscore",
+        (2, 3),
+    ),
+    (
+        "grew-kwargs-dunder-to-torch",
+        "y = torch.ones(2, **{'__self__': 1})",
+        "forbidden",
+        "underscore",
+        (1, 19),
+    ),
+    (
+        "grew-kwargs-dunder-from-a-dict",
+        "d = {'__class__': 1}\nprint(**d)",
+        "forbidden",
+        "underscore",
+        (2, 7),
+    ),
+    ("grew-kwargs-out", X + "y = torch.add(x, x, **{'out': x})", "forbidden", "out=", (2, 21)),
+    (
+        "grew-kwargs-param-private",
+        "def f(**__kw):\n    return __kw",
+        "forbidden",
+        "underscore",
+        (1, 9),
+    ),
+    ("grew-kwargs-of-a-module", "print(**torch)", "type", "must be a mapping", (1, 7)),
+    ("grew-star-of-a-module", "print(*torch)", "type", "must be an iterable", (1, 7)),
+    ("grew-star-huge-range", "print(*range(10**12))", "limit", "items", (1, 7)),
+    ("grew-star-huge-range-display", "y = [*range(10**12)]", "limit", "items", (1, 6)),
+    (
+        "grew-star-huge-tensor-rows",
+        "t = torch.zeros(10**6, 1)\nprint(*t)",
+        "limit",
+        "items",
+        (2, 7),
+    ),
+    ("grew-star-target-huge", "a, *b = range(10**12)", "limit", "items", (1, 1)),
+    ("grew-star-doubling", "xs = [0] * 60000\ny = [*xs, *xs]", "limit", "120,000 items", (2, 11)),
+    (
+        "grew-star-recursion-doubling",
+        "def f(*a):\n    return f(*a, *a)\nf(1)",
+        "limit",
+        "items",
+        (2, 18),
+    ),
+    (
+        "grew-kwargs-recursion",
+        "def f(**k):\n    return f(**k, **{})\nf()",
+        "limit",
+        "call depth",
+        (2, 12),
+    ),
+    (
+        "grew-star-shape-huge",
+        "shape = [100000, 100000]\nx = torch.randn(*shape)",
+        "limit",
+        "would allocate",
+        (2, 5),
+    ),
+    (
+        "grew-kwargs-size-huge",
+        "x = torch.ones(**{'size': (10**6, 10**6)})",
+        "limit",
+        "would allocate",
+        (1, 5),
+    ),
+    (
+        "grew-format-huge-field-number",
+        "s = '{' + '9' * 5000 + '}'\nt = s.format(1)",
+        "runtime",
+        "too many decimal digits",
+        (2, 5),
+    ),
+    (
+        "grew-star-generator-frame",
+        "print(*(i for i in [1]).gi_frame)",
+        "forbidden",
+        "machinery",
+        (1, 8),
+    ),
+    (
+        "grew-format-globals",
+        "def f():\n    pass\ns = '{0.__globals__}'.format(f)",
+        "forbidden",
+        "format field",
+        (3, 5),
+    ),
+    (
+        "grew-format-class-chain",
+        "s = '{0.__class__.__mro__}'.format(1)",
+        "forbidden",
+        "format field",
+        (1, 5),
+    ),
+    (
+        "grew-format-index-then-attr",
+        "s = '{0[0].__class__}'.format([1])",
+        "forbidden",
+        "format field",
+        (1, 5),
+    ),
+    (
+        "grew-format-keyword-attr",
+        X + "s = '{t.grad_fn}'.format(t=x)",
+        "forbidden",
+        "format field",
+        (2, 5),
+    ),
+    (
+        "grew-format-tensor-index",
+        X + "s = '{0[0]}'.format(x)",
+        "type",
+        "lists, tuples and dicts",
+        (2, 5),
+    ),
+    (
+        "grew-format-width-nested",
+        "s = '{:{w}}'.format(1, w=10**9)",
+        "limit",
+        "format width",
+        (1, 5),
+    ),
+    ("grew-format-recursion", "s = '{:{:{}}}'.format(1, 2, 3)", "runtime", "recursion", (1, 5)),
+    (
+        "grew-format-huge-output",
+        "s = 'a' * 90000\nt = '{}{}'.format(s, s)",
+        "limit",
+        "characters",
+        (2, 5),
+    ),
+    (
+        "grew-global-builtins",
+        "def f():\n    global __builtins__\n    return 1",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "grew-global-torch",
+        "def f():\n    global torch\n    torch = 1",
+        "forbidden",
+        "built-in name",
+        (2, 5),
+    ),
+    (
+        "grew-global-print",
+        "def f():\n    global print\n    print = 1",
+        "forbidden",
+        "built-in name",
+        (2, 5),
+    ),
+    (
+        "grew-nonlocal-private",
+        "def f():\n    x = 1\n    def g():\n        nonlocal __x\n",
+        "forbidden",
+        "underscore",
+        (4, 9),
+    ),
+    ("grew-nonlocal-top", "nonlocal torch", "forbidden", "built-in name", (1, 1)),
+    ("grew-del-torch", "del torch", "forbidden", "cannot be deleted", (1, 5)),
+    ("grew-del-print", "del print", "forbidden", "cannot be deleted", (1, 5)),
+    ("grew-del-namespace-member", "del torch.nn", "forbidden", "`del` takes a name", (1, 5)),
+    ("grew-del-tensor-attr", X + "del x.grad", "forbidden", "`del` takes a name", (2, 5)),
+    ("grew-del-tensor-item", X + "del x[0]", "type", "item deletion", (2, 5)),
+    ("grew-del-private", "del __builtins__", "forbidden", "underscore", (1, 5)),
+]
+
 HOSTILE = (
     HOSTILE
     + AUTOGRAD_API
@@ -1365,6 +1540,7 @@ HOSTILE = (
     + AUTOGRAD
     + TENSOR_IN_TENSOR
     + TRY_EXCEPT
+    + [g[:4] for g in GREW]
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
@@ -1391,6 +1567,13 @@ HARMLESS = [
         "loop-under-the-caps",
         "x = torch.ones(3, requires_grad=True)\nfor i in range(100):\n    y = (x * i).sum()\n"
         "    y.backward()",
+    ),
+    (
+        "grown-language-under-the-caps",
+        "count = 0\ndef step(*shape, **options):\n    global count\n    count += 1\n"
+        "    t = torch.ones(*shape, **options)\n    first, *rest = t.shape\n    return t\n"
+        "x = step(2, 3, requires_grad=True)\nparts = [*x.shape, 1]\ndel parts[0]\n"
+        "print('{0} {d[k]:>4} {0}'.format(count, d={'k': len(parts)}))",
     ),
     ("recursion-under-the-cap", "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nd = f(40)"),
     (

@@ -116,7 +116,7 @@ def grown_expression(draw, depth: int = 0):
     if depth > 2:
         return draw(simple)
     inner = grown_expression(depth + 1)
-    choice = draw(st.integers(0, 12))
+    choice = draw(st.integers(0, 15))
     if choice == 0:
         return draw(expression(depth))
     if choice == 1:
@@ -143,13 +143,24 @@ def grown_expression(draw, depth: int = 0):
         return f"({draw(inner)} {draw(st.sampled_from(['*', '+', '%']))} {draw(sizes)})"
     if choice == 11:
         return f"[{', '.join(draw(st.lists(inner, max_size=3)))}]"
+    if choice == 12:  # * and ** in calls and displays
+        mapping = draw(st.sampled_from(["b", "{}", "{'k': 1}", "{'_k': 1}", "{'out': x}",
+                                        "{1: 2}", "a", "{'sep': '-'}"]))  # fmt: skip
+        func = draw(st.one_of(builtin, st.sampled_from(["torch.ones", "x.view", "max"])))
+        return f"{func}(*{draw(iterable)}, {draw(inner)}, **{mapping})"
+    if choice == 13:
+        return f"[*{draw(iterable)}, {draw(inner)}, *{draw(iterable)}] + list({{**b, 'j': {draw(inner)}}})"
+    if choice == 14:  # str.format with the fields and specs f-strings take, and worse
+        field = draw(st.sampled_from(["", "0", "k", "0[0]", "k[k]", "0.grad", "0.__class__",
+                                      "1", "", "0[9]", "k.real"]))  # fmt: skip
+        return f"'{{{field}{draw(spec)}}} {{{{}}}}'.format({draw(inner)}, k={draw(inner)}, a=2)"
     return draw(simple)
 
 
 @st.composite
 def grown_block(draw, depth: int = 0):
     """One statement, possibly with an indented body (returned as a list of lines)."""
-    kind = draw(st.integers(0, 12 if depth < 2 else 3))
+    kind = draw(st.integers(0, 15 if depth < 2 else 3))
 
     def body() -> list[str]:
         blocks = draw(st.lists(grown_block(depth + 1), min_size=1, max_size=3))
@@ -165,7 +176,9 @@ def grown_block(draw, depth: int = 0):
         return [draw(st.sampled_from(["pass", "break", "continue", "return x", "assert a",
                                       "import math", "import os", "from torch import nn",
                                       "import torch.nn.functional as F", "a.append(b)",
-                                      "c[0] = 1", "x.backward()", "raise",
+                                      "c[0] = 1", "x.backward()", "del a[0]", "del b['k']",
+                                      "del y", "del a[:]", "del x", "a, *y = a",
+                                      "*c, y = range(3)", "raise",
                                       "raise ValueError(a)", "print(e)"]))]  # fmt: skip
     if kind == 4:
         return [f"if {draw(grown_expression())}:", *body(), "else:", *body()]
@@ -174,7 +187,8 @@ def grown_block(draw, depth: int = 0):
     if kind == 6:
         return [f"while {draw(grown_expression())}:", *body()]
     if kind == 7:
-        params = draw(st.sampled_from(["", "a", "a, b=2", "a, *, k=1", "a, b", "a=print"]))
+        params = draw(st.sampled_from(["", "a", "a, b=2", "a, *, k=1", "a, b", "a=print",
+                                       "*a", "a, *b, k=1, **c", "**b"]))  # fmt: skip
         return [f"def {draw(name)}({params}):", *body(), f"    return {draw(grown_expression())}"]
     if kind == 8:
         return [f"{draw(name)} = {draw(name)}({draw(grown_expression())})"]
@@ -190,6 +204,13 @@ def grown_block(draw, depth: int = 0):
         lines = ["try:", *body(), handler, *body()]
         tail = draw(st.sampled_from(["", "else:", "finally:"]))
         return [*lines, tail, *body()] if tail else lines
+    if kind == 12:  # global: the program's names changed and deleted from inside a call
+        return ["def g():", f"    global {draw(name)}", *body(), "g()"]
+    if kind == 13:  # nonlocal
+        return ["def h():", "    y = 0", "    def k():", "        nonlocal y",
+                *["    " + line for line in body()], "    k()", "    return y", "r = h()"]  # fmt: skip
+    if kind == 14:  # recursion through *args
+        return ["def s(*v, **o):", "    return s(*v, *v, **o) if len(v) < 9 else v", "r = s(1)"]
     return [f"print({draw(grown_expression())}, {draw(grown_expression())})"]
 
 

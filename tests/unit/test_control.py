@@ -179,8 +179,8 @@ def test_arguments_bind_as_in_python():
         "print(f(1), f(1, 5), f(b=7, a=0), f(1, c=9))\n"
     )
     assert printed(source) == ["[1, 2, 3] [1, 5, 3] [0, 7, 3] [1, 2, 9]"]
-    refused(source + "f()\n", "type", 4, 1, "f() is missing 1 required argument: 'a'")
-    refused(source + "f(1, 2, 3)\n", "type", 4, 1, "takes 2 positional arguments but 3")
+    refused(source + "f()\n", "type", 4, 1, "f() missing 1 required positional argument: 'a'")
+    refused(source + "f(1, 2, 3)\n", "type", 4, 1, "takes from 1 to 2 positional arguments but 3")
     refused(source + "f(1, a=2)\n", "type", 4, 1, "multiple values for argument 'a'")
     refused(source + "f(1, d=2)\n", "type", 4, 1, "unexpected keyword argument 'd'")
 

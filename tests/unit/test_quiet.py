@@ -9,7 +9,7 @@ import re
 import pytest
 
 from gradviz.graph.dot import to_dot
-from gradviz.program.interpreter import run as interpreter
+from gradviz.program.interpreter import statements as interpreter
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS
 from gradviz.program.recording import quiet_passes as quiet

@@ -240,7 +240,9 @@ class Control:
             err = self.state.error("runtime", "RuntimeError: No active exception to reraise")
             raise err
         name = exc.func.id if isinstance(exc, ast.Call) else exc.id
-        said = [self.evaluator.eval(a) for a in exc.args] if isinstance(exc, ast.Call) else []
+        said = (
+            self.evaluator.unpacking.items(exc.args, "tuple") if isinstance(exc, ast.Call) else []
+        )
         strings = self.evaluator.strings
         if len(said) == 1 and name == "KeyError":
             text = strings.represent(said[0], stmt, cap=-1)  # as Python shows a KeyError's

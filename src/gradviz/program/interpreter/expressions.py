@@ -33,7 +33,7 @@ from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
-from gradviz.program.runtime.functions import Functions, UserFunction
+from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
 from gradviz.program.runtime.iteration import Iteration
 from gradviz.program.runtime.operators import Operators
 from gradviz.program.runtime.strings import Strings
@@ -108,6 +108,7 @@ class Evaluator:
         self.comprehensions = Comprehensions(
             state, quotas, self.iteration, self.containers, self.eval
         )
+        self.unpacking = Unpacking(state, quotas, self.iteration, self.eval)
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
         library.hooks = TensorHooks(state, quotas, self.call_value)  # t.register_hook(f)
         self.dispatch = {kind: getattr(self, name) for kind, name in EXPRESSIONS.items()}
@@ -125,7 +126,7 @@ class Evaluator:
         return handler(node)
 
     def set_display(self, node: ast.Set):
-        return self.containers.new_set([self.eval(e) for e in node.elts], node)
+        return self.containers.new_set(self.unpacking.items(node.elts, "set"), node)
 
     def unary(self, node: ast.UnaryOp):
         return self.operators.unary(node.op, self.eval(node.operand), node)
@@ -141,16 +142,22 @@ class Evaluator:
 
     def display(self, node: ast.List | ast.Tuple):
         kind = "list" if isinstance(node, ast.List) else "tuple"
-        items = [self.eval(e) for e in node.elts]
-        for item, e in zip(items, node.elts, strict=True):
-            if not (kind == "tuple" and self.builtins.is_type(item)):  # isinstance(x, (int, float))
-                held(self.state, item, e, f"a {kind}")
+        items: list = []
+        for e in node.elts:
+            more = self.unpacking.part(e, len(items), kind)  # [x] or, for [*xs], its items
+            for item in more:
+                if not (kind == "tuple" and self.builtins.is_type(item)):  # (int, float)
+                    held(self.state, item, e, f"a {kind}")
+            items.extend(more)
         self.quotas.items(len(items), node, kind)
         return items if kind == "list" else tuple(items)
 
     def dict_display(self, node: ast.Dict):
         out = {}
         for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:  # {**defaults, "lr": 0.1}
+                self.unpacking.merge(out, self.eval(v), v)
+                continue
             key = self.containers.key(self.eval(k), k)
             value = held(self.state, self.eval(v), v, "a dict")
             try:
@@ -225,7 +232,13 @@ class Evaluator:
                     raise self.state.error("type", "slice bounds must be integers", node)
             return slice(*parts)
         if isinstance(node, ast.Tuple):
-            return tuple(self.eval_index(e) for e in node.elts)
+            parts: list = []
+            for e in node.elts:
+                if isinstance(e, ast.Starred):  # t[*index]
+                    parts.extend(self.unpacking.spread(self.eval(e.value), e, len(parts), "tuple"))
+                else:
+                    parts.append(self.eval_index(e))
+            return tuple(parts)
         value = self.eval(node)
         if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
             return value
@@ -241,6 +254,8 @@ class Evaluator:
         name = node.id
         scope, builtins = self.state.scope, self.builtins.table
         while scope is not None:
+            if scope.outer:  # declared global or nonlocal: read where it lives
+                scope = scope.outer.get(name, scope)
             if name in scope.names:
                 return scope.names[name]
             if name in scope.local:
@@ -305,8 +320,8 @@ class Evaluator:
         )
 
     def call_node(self, node: ast.Call):
-        args = tuple(self.eval(a) for a in node.args)
-        kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        args = tuple(self.unpacking.items(node.args, "list of arguments"))
+        kwargs = self.unpacking.keywords(node)
         self.state.node = node
         func = node.func
         # Method call on a tensor: t.name(...)
@@ -318,6 +333,8 @@ class Evaluator:
                     self.containers.bounded(value, node, "an argument")
             if isinstance(owner, torch.Tensor):
                 return self.library.tensor_method(owner, func.attr, args, kwargs, node)
+            if isinstance(owner, str) and func.attr == "format":
+                return self.strings.format_method(owner, args, kwargs, node)
             if isinstance(owner, list | dict | str | tuple | set):
                 return self.containers.method(owner, func.attr, args, kwargs, node)
             if isinstance(owner, Namespace):

@@ -23,6 +23,7 @@ from gradviz.program.budgets.precheck import Budget
 from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
+from gradviz.program.interpreter.names import Names
 from gradviz.program.recording.sources import read_tensors
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
@@ -75,13 +76,19 @@ STATEMENTS: dict[type[ast.stmt], str] = {
     ast.Import: "import_modules",
     ast.ImportFrom: "import_modules",
     ast.Pass: "pass_statement",
+    ast.Delete: "names.delete",
+    ast.Global: "names.declare",
+    ast.Nonlocal: "names.declare",
 }
-# Read by their parents' handlers: the program itself, a `with` item, a function's
-# arguments, a `try`'s `except` blocks, an import's names, a call's keywords, a comprehension's `for`, an f-string's
-# parts, a constant (read in Evaluator.eval itself), a name's load or store, and the
-# operators (gradviz.program.runtime.operators).
+# Read by their parents' handlers: a name's `del` context, the program itself, a `with`
+# item, a function's arguments, a `try`'s `except` blocks, an import's names, a call's
+# keywords, a `*x` of a call, a display or a target (gradviz.program.runtime.functions.
+# Unpacking), a comprehension's `for`, an f-string's parts, a constant (read in
+# Evaluator.eval itself), a name's load or store, and the operators
+# (gradviz.program.runtime.operators).
 PARTS: frozenset[type] = frozenset(
-    {ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword, ast.ExceptHandler}
+    {ast.Del, ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword}
+    | {ast.ExceptHandler, ast.Starred}
     | {ast.comprehension, ast.FormattedValue, ast.Constant, ast.Load, ast.Store}
     | {ast.And, ast.Or, ast.Not, ast.Invert, ast.USub, ast.UAdd}
     | {ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn}
@@ -131,6 +138,7 @@ class Interpreter:
         layers = self.evaluator.objects.layers
         self.classes = Classes(layers, self.functions, self.evaluator.call_value)
         self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
+        self.names = Names(self.state, self.evaluator)  # del, global, nonlocal
         self.handlers = {kind: attrgetter(name)(self) for kind, name in STATEMENTS.items()}
 
     def run(self) -> None:
@@ -252,11 +260,10 @@ class Interpreter:
             else:
                 value = imported_class(self.state, module, stmt)
             if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
-                self.state.scope.names[bound] = value
+                self.state.scope.home(bound).names[bound] = value
 
     def with_block(self, stmt: ast.With) -> None:
-        """`with torch.no_grad():` (checked: no_grad / enable_grad only), in the grad mode a
-        decorated function's call runs in."""
+        """`with torch.no_grad():` (or enable_grad), as a decorated function's call runs."""
         with contextlib.ExitStack() as modes:
             for item in stmt.items:
                 modes.enter_context(self.functions.grad_mode(item.context_expr.func.attr))
@@ -264,10 +271,13 @@ class Interpreter:
 
     def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:
         error, call = self.state.error, self.library.call
+        if isinstance(target, ast.Starred):  # first, *rest = items: rest is a new list
+            self.quotas.items(len(value), target, "list")
+            target = target.value
         if isinstance(target, ast.Name):
             self.bind(target.id, value, stmt)
         elif isinstance(target, ast.Tuple | ast.List):
-            items = self.evaluator.iteration.unpack(value, len(target.elts), target)
+            items = self.evaluator.iteration.unpack_into(value, target.elts, target)
             for elt, v in zip(target.elts, items, strict=True):
                 self.assign(elt, v, stmt)
         elif isinstance(target, ast.Subscript):
@@ -318,7 +328,7 @@ class Interpreter:
         if isinstance(value, ProgramObject):  # a layer's parameters: net.0.weight, ...
             for qualified, tensor, what in value.named_tensors(name, stmt.lineno):
                 state.add_binding(Binding(qualified, tensor, stmt.lineno, what, False, "parameter"))
-        state.scope.names[name] = value
+        state.scope.home(name).names[name] = value
 
     def bind_tensor(self, name: str, value: torch.Tensor, stmt: ast.stmt) -> torch.Tensor:
         """A tensor bound to a name: moved or replaced as the run's options ask, and named

@@ -163,6 +163,8 @@ class Layers:
         mine = [*ref.module.parameters(), *ref.module.buffers()]
         named: dict[str, str] = {path: state.device_of(mine[0])} if mine else {}
         exprs = node.args if isinstance(node, ast.Call) else []
+        if any(isinstance(e, ast.Starred) for e in exprs):  # net(*inputs): no text per input
+            exprs = []
         for i, t in enumerate(tensors_in(args, kwargs)):
             name = state.name_of(t)
             if name is None and i < len(exprs):

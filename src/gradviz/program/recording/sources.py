@@ -45,6 +45,7 @@ def read_names(state: RunState, node: ast.AST) -> tuple[str, ...]:
 def _value(state: RunState, name: str):
     scope = state.scope
     while scope is not None:
+        scope = scope.outer.get(name, scope)
         if name in scope.names:
             return scope.names[name]
         scope = scope.parent

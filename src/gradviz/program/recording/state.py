@@ -56,6 +56,12 @@ class Scope:
         self.parent = parent
         self.local = local
         self.owner = owner  # the function whose call this is ("" at the top)
+        # the names the function declared `global` or `nonlocal`: the scope each lives in
+        self.outer: dict[str, Scope] = {}
+
+    def home(self, name: str) -> Scope:
+        """The scope a name is bound in when this scope binds it."""
+        return self.outer.get(name, self)
 
 
 class RunState:

@@ -3,9 +3,9 @@
 Every list, tuple, dict or string a program makes or grows here is sized first
 (gradviz.program.budgets.language_caps: items per container and in all, characters per string and in
 all), so `[0] * 10**9`, `'a' * 10**9` or `s.replace('a', s)` are refused before Python
-builds them. Methods are an allow-list per type (`METHODS`); anything else (str.format,
-with its attribute traversal, first of all) is refused. Containers never hold a module or a
-built-in function (gradviz.program.runtime.values.held).
+builds them. Methods are an allow-list per type (`METHODS`); anything else is refused
+(str.format is run by gradviz.program.runtime.strings, which reads no attribute in a field).
+Containers never hold a module or a built-in function (gradviz.program.runtime.values.held).
 """
 
 from __future__ import annotations
@@ -206,8 +206,7 @@ class Containers:
     def method(self, owner, name: str, args: tuple, kwargs: dict, node):
         allowed = METHODS.get(type(owner), frozenset())
         if name not in allowed:
-            hint = "use an f-string or `%`" if name == "format" else None
-            hint = hint or did_you_mean(name, allowed)
+            hint = did_you_mean(name, allowed)
             raise self.state.error(
                 "type", f"a {type_name(owner)} has no method `.{name}` in this language", node, hint
             )

@@ -109,6 +109,8 @@ def operand_names(state: RunState, node, operands) -> dict[str, str]:
             exprs.append(func.value)
         for a in [*node.args, *(k.value for k in node.keywords)]:
             exprs.extend(a.elts if isinstance(a, ast.List | ast.Tuple) else [a])
+        if any(isinstance(e, ast.Starred) for e in exprs) or None in (k.arg for k in node.keywords):
+            exprs = []  # f(*xs, **options): the operands are not one per written argument
         exprs = [e for e in exprs if not isinstance(e, ast.Constant)]  # numbers are not tensors
     out: dict[str, str] = {}
     for i, t in enumerate(operands):

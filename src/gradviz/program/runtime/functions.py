@@ -4,10 +4,18 @@ A `UserFunction` is plain data: its syntax node, the default values computed whe
 defined, the scope it was defined in (closures read through to it, late, as Python's do)
 and the names its body assigns (its locals). It has no Python code object, frame, globals
 or `__call__`: nothing of it runs except through `Functions.call`, which binds the
-arguments as Python does (positional, keyword, defaults, keyword-only), opens a new
+arguments as Python does (positional, keyword, defaults, keyword-only, `*args` and
+`**kwargs`), opens a new
 gradviz.program.recording.state.Scope, counts the call depth against its cap
 (gradviz.program.budgets.language_caps) and runs the body through the interpreter. `return` ends a call
-with a `Return` signal; `global` and `nonlocal` are refused by the checker.
+with a `Return` signal. A name the body declares `global` or `nonlocal` is not one of its
+locals: each call's scope sends it to the program's scope or to the nearest enclosing call
+that binds it (gradviz.program.recording.state.Scope.outer), for reads, assignments and `del`.
+
+`Unpacking` reads a call's `*items` and `**options` (and a display's `*items`): each item is
+counted against the item caps (a `*` of a known length before its first item is read), and
+each keyword a `**` brings is checked as the checker checks a written one (no `_` names,
+no `out=`).
 """
 
 from __future__ import annotations
@@ -21,9 +29,11 @@ import torch
 
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState, Scope
-from gradviz.program.runtime.values import held
+from gradviz.program.runtime.iteration import PLAIN_SEQUENCES, Iteration, LazySequence
+from gradviz.program.runtime.values import ProgramObject, clipped, held, type_name
 from gradviz.program.syntax.checker import child_nodes
-from gradviz.program.syntax.grammar import grad_decorator
+from gradviz.program.syntax.grammar import dotted, grad_decorator
+from gradviz.program.syntax.scope_rules import declared
 
 
 class Return(Exception):
@@ -44,6 +54,7 @@ class UserFunction:
     closure: Scope
     local: frozenset[str] = field(default_factory=frozenset)
     grad_mode: str | None = None  # "no_grad" / "enable_grad": its decorator's, for each call
+    declared: dict[str, str] = field(default_factory=dict)  # name -> "global" / "nonlocal"
 
     type_label = "function"
 
@@ -77,20 +88,23 @@ class Functions:
         for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             if d is not None:
                 defaults[a.arg] = held(self.state, self.evaluate(d), d, "a default value")
-        params = {a.arg for a in [*positional, *args.kwonlyargs]}
+        params = {a.arg for a in [*positional, *args.kwonlyargs, args.vararg, args.kwarg] if a}
         if isinstance(node, ast.Lambda):
             return UserFunction("<lambda>", node, defaults, self.state.scope, frozenset(params))
-        local = frozenset(params | assigned_names(node.body))
+        ways = declared(node.body)
+        local = frozenset((params | assigned_names(node.body)) - set(ways))
         # decorators apply bottom-up, so the outermost one's mode is the one a call runs in
         modes = [grad_decorator(d) for d in node.decorator_list]
         mode = modes[0] if modes else None
-        return UserFunction(node.name, node, defaults, self.state.scope, local, mode)
+        return UserFunction(node.name, node, defaults, self.state.scope, local, mode, ways)
 
     def call(self, fn: UserFunction, args: tuple, kwargs: dict, node):
         names = self.bind_arguments(fn, args, kwargs, node)
         self.quotas.enter_call(fn.name if fn.name != "<lambda>" else "lambda", node)
         outer = self.state.scope
         self.state.scope = Scope(names, fn.closure, fn.local, fn.name)
+        for name, how in fn.declared.items():
+            self.state.scope.outer[name] = self.home(fn, name, how, node)
         try:
             if isinstance(fn.node, ast.Lambda):
                 return self.evaluate(fn.node.body)
@@ -103,6 +117,20 @@ class Functions:
         finally:
             self.state.scope = outer
             self.quotas.leave_call()
+
+    def home(self, fn: UserFunction, name: str, how: str, node) -> Scope:
+        """The scope a `global` (the program's) or `nonlocal` name (the nearest enclosing
+        call that binds it) of `fn` lives in."""
+        scope = fn.closure
+        if how == "global":
+            return self.state.globals
+        while scope.parent is not None:
+            if name in scope.outer:
+                return scope.outer[name]
+            if name in scope.local:
+                return scope
+            scope = scope.parent
+        raise self.state.error("syntax", f"no binding for nonlocal '{name}' found", node)
 
     @contextlib.contextmanager
     def grad_mode(self, mode: str | None) -> Iterator[None]:
@@ -126,41 +154,168 @@ class Functions:
         positional = [a.arg for a in [*spec.posonlyargs, *spec.args]]
         keyword_only = [a.arg for a in spec.kwonlyargs]
         shown = fn.name if fn.name != "<lambda>" else "lambda"
-        if len(args) > len(positional):
+        if len(args) > len(positional) and spec.vararg is None:
+            least = len(positional) - len(spec.defaults)
+            takes = f"from {least} to " if least < len(positional) else ""
             raise self.state.error(
                 "type",
-                f"{shown}() takes {len(positional)} positional argument"
-                f"{'' if len(positional) == 1 else 's'} but {len(args)} were given",
+                f"{shown}() takes {takes}{len(positional)} positional argument"
+                f"{'' if len(positional) == 1 else 's'} but {len(args)} "
+                f"{'was' if len(args) == 1 else 'were'} given",
                 node,
             )
         names = dict(zip(positional, args, strict=False))
+        if spec.vararg is not None:
+            extra = args[len(positional) :]
+            self.quotas.items(len(extra), node, "tuple")
+            names[spec.vararg.arg] = tuple(extra)
         posonly = {a.arg for a in spec.posonlyargs}
+        options: dict[str, object] = {}
         for key, value in kwargs.items():
+            named = (key in positional and key not in posonly) or key in keyword_only
+            if not named and spec.kwarg is not None:
+                options[key] = value
+                continue
             if key in names:
                 raise self.state.error(
                     "type", f"{shown}() got multiple values for argument '{key}'", node
                 )
-            if key not in positional and key not in keyword_only or key in posonly:
+            if not named:
                 raise self.state.error(
                     "type", f"{shown}() got an unexpected keyword argument '{key}'", node
                 )
             names[key] = value
-        missing = []
-        for p in [*positional, *keyword_only]:
-            if p not in names:
-                if p in fn.defaults:
-                    names[p] = fn.defaults[p]
-                else:
-                    missing.append(p)
-        if missing:
-            listed = ", ".join(f"'{m}'" for m in missing)
+        if spec.kwarg is not None:
+            self.quotas.items(len(options), node, "dict")
+            names[spec.kwarg.arg] = options
+        for group, what in ((positional, "positional"), (keyword_only, "keyword-only")):
+            missing = [p for p in group if p not in names and p not in fn.defaults]
+            if missing:  # as Python words it: 'a', 'a' and 'b', 'a', 'b', and 'c'
+                quoted = [f"'{m}'" for m in missing]
+                listed = quoted[0] if len(quoted) == 1 else " and ".join(quoted)
+                if len(quoted) > 2:
+                    listed = ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+                raise self.state.error(
+                    "type",
+                    f"{shown}() missing {len(missing)} required {what} argument"
+                    f"{'' if len(missing) == 1 else 's'}: {listed}",
+                    node,
+                )
+            names.update({p: fn.defaults[p] for p in group if p not in names})
+        return names
+
+
+class Unpacking:
+    """A call's arguments and a display's items with their `*items` and `**options` read."""
+
+    def __init__(
+        self,
+        state: RunState,
+        quotas: Quotas,
+        iteration: Iteration,
+        evaluate: Callable[[ast.AST], object],
+    ):
+        self.state = state
+        self.quotas = quotas
+        self.iteration = iteration
+        self.evaluate = evaluate
+
+    def items(self, nodes: list[ast.expr], what: str) -> list:
+        """The values of `nodes`, each `*x` unpacked in place."""
+        out: list = []
+        for e in nodes:
+            out.extend(self.part(e, len(out), what))
+        return out
+
+    def part(self, node: ast.expr, have: int, what: str) -> list:
+        """[the value of `node`], or the items of `*x`, to join `have` items."""
+        if isinstance(node, ast.Starred):
+            return self.spread(self.evaluate(node.value), node, have, what)
+        return [self.evaluate(node)]
+
+    def spread(self, value, node, have: int, what: str) -> list:
+        """The items of `*value`, to join `have` items: refused past the item caps before the
+        first is read where the length is known, else as soon as there are too many; a
+        tensor's rows and a loader's batches are each a loop pass."""
+        quotas = self.quotas
+        known = self.iteration.length(value)
+        if known is not None:
+            quotas.items(have + known, node, what, made=0)
+        elif not isinstance(value, LazySequence | ProgramObject):
             raise self.state.error(
-                "type",
-                f"{shown}() is missing {len(missing)} required argument"
-                f"{'' if len(missing) == 1 else 's'}: {listed}",
+                "type", f"argument after * must be an iterable, not {type_name(value)}", node
+            )
+        room = self.state.limits.max_container_length - have
+        plain = isinstance(value, PLAIN_SEQUENCES)
+        items: list = []
+        for item in self.iteration.over(value, node):
+            items.append(item)
+            if not plain:
+                quotas.loop_pass(node)
+            if len(items) > room:
+                quotas.items(have + len(items), node, what, made=0)
+        quotas.items(have + len(items), node, what, made=len(items))
+        return items
+
+    def merge(self, out: dict, mapping, node) -> None:
+        """`{**mapping, ...}`: its items into the dict being made, within the item cap."""
+        if not isinstance(mapping, dict):
+            raise self.state.error("type", f"'{type_name(mapping)}' object is not a mapping", node)
+        self.quotas.items(len(out) + len(mapping), node, "dict", made=0)
+        out.update(mapping)
+
+    def keywords(self, call: ast.Call) -> dict:
+        """A call's keyword arguments, each `**options` merged in order, as Python does."""
+        out: dict = {}
+        for kw in call.keywords:
+            if kw.arg is not None:
+                if kw.arg in out:
+                    raise self._twice(call, kw.arg, kw)
+                out[kw.arg] = self.evaluate(kw.value)
+                continue
+            mapping = self.evaluate(kw.value)
+            if not isinstance(mapping, dict):
+                raise self.state.error(
+                    "type",
+                    f"{dotted(call.func) or 'the function'}() argument after ** must be a "
+                    f"mapping, not {type_name(mapping)}",
+                    kw,
+                )
+            self.quotas.items(len(out) + len(mapping), kw, "dict of keyword arguments", made=0)
+            for key, value in mapping.items():
+                self.keyword_name(key, kw)
+                if key in out:
+                    raise self._twice(call, key, kw)
+                out[key] = value
+        return out
+
+    def keyword_name(self, key, node) -> None:
+        """A keyword a `**` brings, held to what the checker asks of a written one."""
+        if not isinstance(key, str):
+            raise self.state.error("type", "keywords must be strings", node)
+        if key.startswith("_"):
+            raise self.state.error(
+                "forbidden",
+                f"the keyword argument `{clipped(key)}` starts with an underscore: names beginning "
+                "with `_` (private and 'dunder' names) are not allowed",
                 node,
             )
-        return names
+        if not key.isidentifier():
+            raise self.state.error(
+                "forbidden", f"the keyword argument {clipped(repr(key))} is not a Python name", node
+            )
+        if key == "out":
+            raise self.state.error(
+                "forbidden",
+                "the `out=` argument is not supported: assign the result instead (y = ...)",
+                node,
+            )
+
+    def _twice(self, call: ast.Call, key: str, node):
+        callee = dotted(call.func) or "the function"
+        return self.state.error(
+            "type", f"{callee}() got multiple values for keyword argument '{clipped(key)}'", node
+        )
 
 
 def assigned_names(body: list[ast.stmt]) -> set[str]:
@@ -179,7 +334,7 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
             node, ast.Lambda | ast.ListComp | ast.DictComp | ast.SetComp | ast.GeneratorExp
         ):
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             found.add(node.id)
         elif isinstance(node, ast.alias):
             found.add(node.asname or node.name.split(".")[0])

@@ -121,13 +121,48 @@ class Iteration:
             )
         return items
 
+    def unpack_into(self, value, elts: list[ast.expr], node) -> list:
+        """The values `elts` take in `a, b = value` or `first, *rest = value` (the starred
+        one a list of what is left over, within the item cap on one list)."""
+        star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
+        if star is None:
+            return self.unpack(value, len(elts), node)
+        need = len(elts) - 1
+        known = self.length(value)
+        most = self.state.limits.max_container_length + need
+        if known is None and not isinstance(value, LazySequence):
+            raise self.state.error("type", f"cannot unpack a {type_name(value)} into names", node)
+        if known is not None and known > most:
+            raise self.state.error(
+                "limit",
+                f"this would make a list of {known - need:,} items; the limit is "
+                f"{self.state.limits.max_container_length:,} items per list, tuple, dict or set",
+                node,
+            )
+        items = []
+        for item in self.over(value, node):
+            items.append(item)
+            if len(items) > most:
+                return self.unpack_into(range(len(items) + 1), elts, node)  # the cap's error
+        if len(items) < need:
+            raise self.state.error(
+                "type",
+                f"not enough values to unpack (expected at least {need}, got {len(items)})",
+                node,
+            )
+        after = len(items) - (len(elts) - 1 - star)
+        return [*items[:star], items[star:after], *items[after:]]
+
     def assign(self, target: ast.AST, value, node, store: Callable[[str, object], None]) -> None:
-        """Bind a loop or unpacking target (a name, or nested tuples of names)."""
+        """Bind a loop or unpacking target (a name, or nested tuples of names, one of them
+        perhaps starred)."""
+        if isinstance(target, ast.Starred):
+            target = target.value
         if isinstance(target, ast.Name):
             store(target.id, value)
             return
         elts = target.elts  # checked: a tuple or list of names
-        for elt, item in zip(elts, self.unpack(value, len(elts), target), strict=True):
+        for elt, item in zip(elts, self.unpack_into(value, elts, target), strict=True):
             self.assign(elt, item, node, store)
 
     # -- the iterators

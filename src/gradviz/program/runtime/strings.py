@@ -1,4 +1,5 @@
-"""Text a program makes: how values print, f-strings and `%` formatting, under the caps.
+"""Text a program makes: how values print, f-strings, `str.format` and `%` formatting, under
+the caps.
 
 Python's own formatting reads attributes (str.format's "{0.__class__}") and runs a value's
 `__format__`; here neither happens on a program's values. `Strings.represent` writes each
@@ -6,12 +7,17 @@ kind of value itself (tensors as PyTorch prints them, with their simulated devic
 simulated CUDA), with a bound on its length. A format spec (`f"{x:>8.3f}"`, `'%5d'`) is read
 by this module first and refused if its width or precision would pass the string cap
 (gradviz.program.budgets.language_caps); only then is one plain number or string formatted by Python.
+`str.format` is read here field by field (string.Formatter's parser only splits the text):
+a field names an argument by position or keyword and may index the program's own lists,
+tuples and dicts (`{0[1]}`, `{table[key]}`); an attribute (`{0.grad}`, `{0.__class__}`) is
+refused, whatever it names.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import string
 from collections import OrderedDict
 
 import torch
@@ -19,7 +25,7 @@ import torch
 from gradviz.devices import simulated as devices
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.values import ProgramObject, type_name
+from gradviz.program.runtime.values import ProgramObject, clipped, type_name
 
 # [[fill]align][sign][z][#][0][width][grouping][.precision][type], Python's mini-language
 _SPEC = re.compile(
@@ -31,6 +37,9 @@ _PERCENT = re.compile(
     r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])?"
 )
 _MAX_DEPTH = 50  # nesting shown when a list holds lists ...
+# a str.format field: the argument, then `.attribute` and `[index]` parts
+_FIELD = re.compile(r"(?P<first>[^.\[]*)(?P<rest>(?:\.[^.\[]*|\[[^\]]*\])*)", re.DOTALL)
+_PART = re.compile(r"\.(?P<attr>[^.\[]*)|\[(?P<key>[^\]]*)\]", re.DOTALL)
 
 
 class _TooLong(Exception):
@@ -199,7 +208,7 @@ class Strings:
     def check_spec(self, spec: str, node) -> None:
         match = _SPEC.fullmatch(spec)
         if match is None:
-            raise self.state.error("type", f"`{spec}` is not a format spec", node)
+            raise self.state.error("type", f"`{clipped(spec)}` is not a format spec", node)
         for what in ("width", "precision"):
             self._check_size(match.group(what), what, node)
 
@@ -211,6 +220,12 @@ class Strings:
                 f"{self.state.limits.max_string_length:,} characters per string",
                 node,
             )
+
+    # -- str.format
+
+    def format_method(self, template: str, args: tuple, kwargs: dict, node) -> str:
+        """template.format(*args, **kwargs), as Python's str.format (`FormatFields`)."""
+        return FormatFields(self).format(template, args, kwargs, node, [0, None], 2)
 
     # -- '%' formatting
 
@@ -288,3 +303,111 @@ class Strings:
             return (spec + kind) % (value,)
         except (ValueError, TypeError, OverflowError) as exc:
             raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+
+
+class FormatFields:
+    """str.format, one field at a time, with the f-strings' checks (`Strings.format_value`)
+    and string caps."""
+
+    def __init__(self, strings: Strings):
+        self.strings = strings
+        self.state = strings.state
+
+    def format(self, template: str, args, kwargs, node, numbering: list, depth: int) -> str:
+        if depth <= 0:  # as Python: a spec's fields may not have fields of their own
+            raise self.state.error("runtime", "ValueError: Max string recursion exceeded", node)
+        pieces = _Pieces(self.strings.quotas, node)
+        try:
+            parsed = list(string.Formatter().parse(template))
+        except ValueError as exc:
+            raise self.state.error("runtime", f"ValueError: {exc}", node) from None
+        for literal, field, spec, conversion in parsed:
+            pieces.add(literal)
+            if field is None:
+                continue
+            value = self._field(field, args, kwargs, numbering, node)
+            if spec and "{" in spec:  # '{:{width}}': its own fields first
+                spec = self.format(spec, args, kwargs, node, numbering, depth - 1)
+            if conversion not in (None, "r", "s", "a"):
+                raise self.state.error(
+                    "runtime",
+                    f"ValueError: Unknown conversion specifier {clipped(conversion)}",
+                    node,
+                )
+            code = -1 if conversion is None else ord(conversion)
+            pieces.add(self.strings.format_value(value, spec or "", code, node))
+        return pieces.text()
+
+    def _field(self, field: str, args, kwargs, numbering: list, node):
+        """The value a field names: an argument, then its `[index]` parts, read by the
+        program's own rules (lists, tuples, dicts); never an attribute."""
+        error = self.state.error
+        match = _FIELD.fullmatch(field)
+        if match is None:
+            raise error(
+                "runtime",
+                "ValueError: Only '.' or '[' may follow ']' in format field specifier",
+                node,
+            )
+        first, rest = match.group("first"), match.group("rest")
+        if first == "" or first.isdecimal():
+            way = "auto" if first == "" else "manual"
+            if numbering[1] not in (None, way):
+                names = ("automatic field numbering", "manual field specification")
+                before, now = names if way == "manual" else names[::-1]
+                raise error("runtime", f"ValueError: cannot switch from {before} to {now}", node)
+            numbering[1] = way
+            index = numbering[0] if first == "" else self._number(first, node)
+            numbering[0] += first == ""
+            if index >= len(args):
+                raise error(
+                    "runtime",
+                    f"IndexError: Replacement index {index} out of range for positional args tuple",
+                    node,
+                )
+            value = args[index]
+        elif first not in kwargs:
+            raise error("runtime", f"KeyError: {clipped(repr(first))}", node)
+        else:
+            value = kwargs[first]
+        for part in _PART.finditer(rest):
+            if part.group("attr") is not None:
+                raise error(
+                    "forbidden",
+                    f"a format field reads no attributes (`{{{clipped(field)}}}`): pass the value "
+                    "itself, as in '{}'.format(x.grad) or f\"{x.grad}\"",
+                    node,
+                )
+            value = self._field_item(value, part.group("key"), field, node)
+        return value
+
+    def _number(self, digits: str, node) -> int:
+        """A field's argument number or index, within what Python's own parser reads."""
+        if len(digits) > 18:
+            raise self.state.error(
+                "runtime", "ValueError: Too many decimal digits in format string", node
+            )
+        return int(digits)
+
+    def _field_item(self, value, key: str, field: str, node):
+        """`{0[key]}`: an item of one of the program's lists, tuples or dicts (an index of
+        digits is a number, anything else a string key, as Python reads it)."""
+        index = self._number(key, node) if key.isdecimal() else key
+        if not isinstance(value, list | tuple | dict) or isinstance(value, torch.Size):
+            raise self.state.error(
+                "type",
+                f"`{{{clipped(field)}}}`: a format field indexes lists, tuples and dicts only, not a "
+                f"{type_name(value)}",
+                node,
+            )
+        if not isinstance(value, dict) and not isinstance(index, int):
+            raise self.state.error(
+                "runtime",
+                f"TypeError: {type(value).__name__} indices must be integers or slices, not str",
+                node,
+            )
+        try:
+            return value[index]
+        except (IndexError, KeyError) as exc:
+            said = clipped(str(exc), 80)
+            raise self.state.error("runtime", f"{type(exc).__name__}: {said}", node) from None

@@ -235,6 +235,11 @@ def type_name(value) -> str:
     return label if isinstance(label, str) else type(value).__name__
 
 
+def clipped(text: str, size: int = 40) -> str:
+    """Text a program made, as an error message quotes it: its first `size` characters."""
+    return text if len(text) <= size else text[:size] + "…"
+
+
 def held(state: RunState, value, node, where: str):
     """A value a program keeps (in a list, a dict, a default argument): never a module, a
     built-in function or a type, which a program may only call or name."""

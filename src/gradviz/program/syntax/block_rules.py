@@ -14,6 +14,9 @@ from gradviz.program.syntax.grammar import (
     grad_decorator,
 )
 
+_LOOP_NAMES = "a loop assigns to plain names only: for i, (a, b) in enumerate(pairs): ..."
+_PLAIN_NAMES = "unpacking works into plain names only: a, (b, c) = ... or first, *rest = ..."
+
 
 class BlockRules:
     """The rules of the statements that open blocks or bind names: `def`, `lambda`, loops,
@@ -58,34 +61,35 @@ class BlockRules:
             if not method:  # a method's name was checked with its class
                 self.check_new_name(node.name, node, "function name")
         args = node.args
-        if args.vararg is not None:
-            raise self.error(
-                "forbidden", "`*args` parameters are not part of this language", args.vararg
-            )
-        if args.kwarg is not None:
-            raise self.error(
-                "forbidden", "`**kwargs` parameters are not part of this language", args.kwarg
-            )
         seen: set[str] = set()
-        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        for a in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]:
+            if a is None:
+                continue
             self.check_new_name(a.arg, a, "parameter")
             if a.arg in seen:
                 raise self.error("syntax", f"the parameter `{a.arg}` is named twice", a)
             seen.add(a.arg)
+
+    def check_starred(self, elts: list[ast.expr], plain: str) -> None:
+        """An unpacking target's names: at most one of them starred (`a, *rest = xs`), and
+        that one a plain name."""
+        stars = [e for e in elts if isinstance(e, ast.Starred)]
+        if len(stars) > 1:
+            raise self.error("syntax", "multiple starred expressions in assignment", stars[1])
+        for star in stars:
+            if not isinstance(star.value, ast.Name):
+                raise self.error("forbidden", plain, star)
 
     def check_loop_target(self, target: ast.AST) -> None:
         """`for` and comprehension targets: names, or (nested) tuples of names."""
         if isinstance(target, ast.Name):
             self.check_new_name(target.id, target, "loop variable")
         elif isinstance(target, ast.Tuple | ast.List):
+            self.check_starred(target.elts, _LOOP_NAMES)
             for elt in target.elts:
-                self.check_loop_target(elt)
+                self.check_loop_target(elt.value if isinstance(elt, ast.Starred) else elt)
         else:
-            raise self.error(
-                "forbidden",
-                "a loop assigns to plain names only: for i, (a, b) in enumerate(pairs): ...",
-                target,
-            )
+            raise self.error("forbidden", _LOOP_NAMES, target)
 
     def check_import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.ImportFrom):
@@ -142,11 +146,11 @@ class BlockRules:
             self.check_new_name(target.id, target)
             return
         if isinstance(target, ast.Tuple | ast.List):
+            self.check_starred(target.elts, _PLAIN_NAMES)
             for elt in target.elts:
+                elt = elt.value if isinstance(elt, ast.Starred) else elt
                 if not isinstance(elt, ast.Name | ast.Tuple | ast.List):
-                    raise self.error(
-                        "forbidden", "unpacking works into plain names only: a, (b, c) = ...", elt
-                    )
+                    raise self.error("forbidden", _PLAIN_NAMES, elt)
                 self.check_target(elt)
             return
         if isinstance(target, ast.Subscript):
@@ -175,6 +179,29 @@ class BlockRules:
                 )
             return
         raise self.error("forbidden", "this kind of assignment target is not supported", target)
+
+    def check_delete(self, target: ast.AST) -> None:
+        """`del name`, `del items[i]`, `del table[key]` (and several, `del a, b`): never one
+        of the language's own names, nor an attribute."""
+        if isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                self.check_delete(elt)
+        elif isinstance(target, ast.Name):
+            if target.id in self.known_names:
+                raise self.error(
+                    "forbidden",
+                    f"`{target.id}` is a built-in name of this language and cannot be deleted",
+                    target,
+                )
+            self.check_identifier(target.id, target, "name")
+        elif isinstance(target, ast.Subscript) and isinstance(
+            target.value, ast.Name | ast.Subscript
+        ):
+            self.check_target(target)
+        else:
+            raise self.error(
+                "forbidden", "`del` takes a name, `items[i]` or `table[key]` only", target
+            )
 
     def check_raise(self, node: ast.Raise, in_handler: bool = False) -> None:
         """`raise ValueError("...")` (or a bare exception name) from RAISABLE: it ends the

@@ -6,20 +6,26 @@ types and rules. It never reaches eval, exec or compile. Every refusal is a
 helps, a hint ("did you mean ...?").
 
 What is allowed (everything else is refused):
-- statements: assignment (to names, nested tuples of names, `t[...]`, `items[i]`,
-  `table[key]`, `t.grad`, `t.requires_grad`), augmented assignment, expression statements,
+- statements: assignment (to names, nested tuples of names with at most one starred,
+  `first, *rest = items`, `t[...]`, `items[i]`, `table[key]`, `t.grad`, `t.requires_grad`),
+  augmented assignment, `del` (of names the program bound, `items[i]`, `table[key]`; not of
+  attributes nor of the language's own names), expression statements,
   `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
   `for` and `while` (with `break`, `continue` and `else`), `assert`, `raise` of Python's
   exceptions (`RAISABLE`; a bare `raise` inside an `except` block re-raises), `try` with
   `except` (bare, `except ValueError:`, `except (TypeError, KeyError) as e:`, exceptions
   of `RAISABLE` only), `else` and `finally` (`except*` is refused; the run's caps and the
-  language's refusals are never caught), `def` (positional,
-  keyword and default arguments, `@torch.no_grad()`/`@torch.enable_grad()`; no other
-  decorators, `*args` or `**kwargs`) and `return`, and
+  language's refusals are never caught), `def` (positional, keyword and default arguments,
+  `*args` and `**kwargs`, `@torch.no_grad()`/`@torch.enable_grad()`; no other decorators)
+  and `return`, `global` and `nonlocal` in them (held to CPython's compiler rules,
+  gradviz.program.syntax.scope_rules), `del`, and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
   torch.optim, math);
-- expressions: numbers, short strings, f-strings, True/False/None, lists, tuples and
-  dicts, comprehensions and generator expressions, `lambda`, arithmetic
+- expressions: numbers, short strings, f-strings (and `str.format`, read field by field when
+  it runs, gradviz.program.runtime.strings: no attribute in a field), True/False/None, lists, tuples and
+  dicts (with `*items` and `**table` unpacked in them, and in calls: `f(*xs, **options)`,
+  each key checked when the call runs as a written keyword is here),
+  comprehensions and generator expressions, `lambda`, arithmetic
   (+ - * / // % ** @, unary - + ~ not), comparisons (chained, `in`, `is`), `and`/`or`,
   conditional expressions, indexing and slicing, attribute access and calls. Which names,
   attributes and functions exist is decided by the interpreter's tables
@@ -45,6 +51,7 @@ from gradviz.program.syntax.grammar import (
     dotted,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
+from gradviz.program.syntax.scope_rules import check_declarations
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,7 @@ class Checker(BlockRules, ClassRules):
         self.anchor: ast.AST | None = None  # nearest node with a position (operators have none)
         self.top_classes, self.methods, self.supers = set(), set(), set()
         self.self_targets: set[int] = set()
+        self.stars: set[int] = set()  # `*x` where it may stand: a call's, a display's item
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
         if getattr(node, "lineno", None) is None:
@@ -77,6 +85,7 @@ class Checker(BlockRules, ClassRules):
 
     def check(self, tree: ast.Module) -> None:
         self.find_classes(tree)
+        check_declarations(tree, self.error, lambda name, node: self.check_new_name(name, node))
         count = 0
         max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth
         check_node = self.check_node
@@ -136,6 +145,16 @@ class Checker(BlockRules, ClassRules):
                 if isinstance(node.value, ast.Call) and dotted(node.value.func) == "super":
                     self.check_super(node.value.func)  # super(Odd, args).__init__()
                 self.check_attribute(node)
+        elif isinstance(node, ast.Call):
+            self.stars.update(id(a) for a in node.args if isinstance(a, ast.Starred))
+        elif isinstance(node, ast.Starred):
+            if id(node) not in self.stars:
+                raise self.error(
+                    "forbidden",
+                    "`*` unpacking works in calls, in list, tuple and set displays and in "
+                    "assignment targets (`first, *rest = items`) only",
+                    node,
+                )
         elif isinstance(node, ast.keyword):
             self.check_keyword(node)
         elif isinstance(node, ast.Constant):
@@ -157,6 +176,9 @@ class Checker(BlockRules, ClassRules):
                     node,
                 )
             self.check_target(target)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                self.check_delete(target)
         elif isinstance(node, ast.With):
             self.check_with(node)
         elif isinstance(node, ast.Raise):
@@ -197,10 +219,8 @@ class Checker(BlockRules, ClassRules):
             )
 
     def check_keyword(self, node: ast.keyword) -> None:
-        if node.arg is None:
-            raise self.error(
-                "forbidden", "`**` keyword unpacking is not part of this language", node
-            )
+        if node.arg is None:  # f(**options): each key is checked when the call runs
+            return
         self.check_identifier(node.arg, node, "keyword argument")
         if node.arg == "out":
             raise self.error(
@@ -219,10 +239,8 @@ class Checker(BlockRules, ClassRules):
                 f"{self.limits.max_literal_elements:,}: use torch.arange, torch.linspace or torch.rand",
                 node,
             )
-        if isinstance(node, ast.Dict) and any(k is None for k in node.keys):
-            raise self.error(
-                "forbidden", "`**` unpacking in a dict is not part of this language", node
-            )
+        if not isinstance(node, ast.Dict):
+            self.stars.update(id(e) for e in node.elts if isinstance(e, ast.Starred))
 
     def check_constant(self, node: ast.Constant) -> None:
         value = node.value

@@ -57,6 +57,11 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.Attribute,
     ast.Subscript,
     ast.Slice,
+    ast.Starred,
+    ast.Delete,
+    ast.Del,
+    ast.Global,
+    ast.Nonlocal,
     # operators
     ast.Add,
     ast.Sub,
@@ -90,7 +95,7 @@ ALLOWED_NODES: tuple[type, ...] = (
 ALLOWED_TYPES = frozenset(ALLOWED_NODES)
 # Allowed nodes with no rule of their own (their children are checked): the fast path.
 NOTHING_TO_CHECK = frozenset(
-    {ast.Load, ast.Store, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript}
+    {ast.Load, ast.Store, ast.Del, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Subscript}
     | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
     | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
     | {ast.FormattedValue, ast.Try}
@@ -103,16 +108,10 @@ REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.TryStar: "`except*` (exception groups) is not part of this language: write `except`",
-    ast.Delete: "`del` is not part of this language",
-    ast.Global: "`global` is not part of this language: a function reads the variables around "
-    "it; to change one, return the new value and assign it",
-    ast.Nonlocal: "`nonlocal` is not part of this language: a function reads the variables "
-    "around it; to change one, return the new value and assign it",
     ast.Yield: "generators (`yield`) are not part of this language",
     ast.YieldFrom: "generators (`yield from`) are not part of this language",
     ast.Await: "`await` is not part of this language",
     ast.AsyncWith: "`async with` is not part of this language",
-    ast.Starred: "star-arguments (`*args`) are not part of this language",
     ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
     ast.AnnAssign: "annotated assignments are not part of this language",
     ast.Match: "`match` is not part of this language",
