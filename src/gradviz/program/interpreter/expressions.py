@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from operator import attrgetter
 
 import torch
 
@@ -53,7 +54,7 @@ from gradviz.program.runtime.values import (
 )
 from gradviz.program.syntax.program_error import did_you_mean
 
-# The handler of each expression (with gradviz.program.interpreter.statements.STATEMENTS, the
+# The handler of each expression (a method of the Evaluator or of one of its parts; with gradviz.program.interpreter.statements.STATEMENTS, the
 # language's index); a constant is read in `eval` itself.
 EXPRESSIONS: dict[type[ast.expr], str] = {
     ast.Name: "lookup",
@@ -70,10 +71,10 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
     ast.Attribute: "attribute",
     ast.Call: "call_node",
     ast.Slice: "eval_index",
-    ast.ListComp: "comprehension",
-    ast.GeneratorExp: "comprehension",
-    ast.SetComp: "comprehension",
-    ast.DictComp: "comprehension",
+    ast.ListComp: "comprehensions.run",
+    ast.GeneratorExp: "comprehensions.run",
+    ast.SetComp: "comprehensions.run",
+    ast.DictComp: "comprehensions.run",
     ast.JoinedStr: "fstring",
     ast.Lambda: "lambda_",
 }
@@ -111,7 +112,7 @@ class Evaluator:
         self.unpacking = Unpacking(state, quotas, self.iteration, self.eval)
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
         library.hooks = TensorHooks(state, quotas, self.call_value)  # t.register_hook(f)
-        self.dispatch = {kind: getattr(self, name) for kind, name in EXPRESSIONS.items()}
+        self.dispatch = {kind: attrgetter(name)(self) for kind, name in EXPRESSIONS.items()}
 
     def eval(self, node: ast.AST):
         self.state.node = node
@@ -130,9 +131,6 @@ class Evaluator:
 
     def unary(self, node: ast.UnaryOp):
         return self.operators.unary(node.op, self.eval(node.operand), node)
-
-    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp):
-        return self.comprehensions.run(node)
 
     def fstring(self, node: ast.JoinedStr):
         return self.strings.fstring(node, self.eval)
@@ -285,23 +283,7 @@ class Evaluator:
         obj = self.eval(node.value)
         name = node.attr
         if isinstance(obj, Namespace):
-            if name in obj.members:
-                member = obj.members[name]
-                if isinstance(member, tables.FnSpec | ObjectSpec):
-                    return FunctionRef(f"{obj.path}.{name}", member)
-                if isinstance(member, Marker):
-                    raise self.state.error(
-                        "type",
-                        f"`{obj.path}.{name}` is a function: call it, e.g. {obj.path}.{name}(...)",
-                        node,
-                    )
-                return member
-            raise self.state.error(
-                "name",
-                f"`{obj.path}.{name}` is not available in this language",
-                node,
-                did_you_mean(name, obj.members),
-            )
+            return namespace_member(self.state, obj, name, node)
         if isinstance(obj, torch.Tensor):
             return self.library.tensor_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
@@ -383,3 +365,26 @@ class Evaluator:
         if isinstance(member, ObjectSpec):
             return self.objects.make(path, member, args, kwargs, node)
         return self.library.call_member(path, member, args, kwargs, node)
+
+
+def namespace_member(state: RunState, space: Namespace, name: str, node: ast.AST):
+    """`torch.zeros`, `nn.Linear`, `math.pi` read as values: a function or class of the
+    tables as a FunctionRef, anything else as it is; a name the namespace lacks is refused
+    with a suggestion."""
+    if name in space.members:
+        member = space.members[name]
+        if isinstance(member, tables.FnSpec | ObjectSpec):
+            return FunctionRef(f"{space.path}.{name}", member)
+        if isinstance(member, Marker):
+            raise state.error(
+                "type",
+                f"`{space.path}.{name}` is a function: call it, e.g. {space.path}.{name}(...)",
+                node,
+            )
+        return member
+    raise state.error(
+        "name",
+        f"`{space.path}.{name}` is not available in this language",
+        node,
+        did_you_mean(name, space.members),
+    )
