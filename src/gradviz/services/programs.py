@@ -99,8 +99,9 @@ def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramErro
     if outcome.status == "memory":
         return ProgramError(
             "limit",
-            f"the program used {fmt_bytes(outcome.value)} of memory; the limit is "
-            f"{fmt_bytes(memory_bytes)}. It was stopped; nothing else was affected.",
+            f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
+            f"beyond the runner's own; it reached {fmt_bytes(outcome.value)}); it was stopped, "
+            "nothing else was affected",
             hint="Use smaller tensors.",
         )
     if outcome.status == "died":
