@@ -43,3 +43,20 @@ def test_backward_falls_back_to_the_last_tensor_autograd_made():
         "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 2\nw = torch.ones(3, requires_grad=True)\n",
     )
     assert _chooser(at).value == "y"
+
+
+def _markdown_index(at: AppTest, text: str) -> int:
+    return next(i for i, m in enumerate(at.markdown) if text in m.value)
+
+
+def test_a_training_loop_shows_the_graph_before_its_parameter_tables():
+    """sgd_loop: the graph is the first thing right of the editor; the parameters before
+    and after the optimizer step come after it, folded in a closed expander."""
+    at = _app().run()
+    at.selectbox(key="preset").select("sgd_loop").run()
+    assert not at.exception, at.exception
+    graph = _markdown_index(at, 'alt="autograd graph"')
+    table = _markdown_index(at, "norm before")
+    assert graph < table
+    folded = [e for e in at.expander if any("norm before" in m.value for m in e.markdown)]
+    assert folded and not folded[0].proto.expanded

@@ -87,7 +87,9 @@ def page() -> None:
     # browser first (the layout is the same; the controls' values are in session_state).
     if trace is not None:
         with right:  # a loop's calls: one at a time
-            tabs.graph_and_tabs(backward_calls.pick(trace), source, trace)
+            shown, call = backward_calls.pick(trace)
+            tabs.graph_and_tabs(shown, source, trace)
+            backward_calls.steps(call)
     with left:
         if trace is not None:
             backward_controls.controls(trace)

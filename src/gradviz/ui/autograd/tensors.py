@@ -51,19 +51,19 @@ def tensors_tab(trace: Trace) -> None:
     table([_row(t) for t in trace.tensors])
     _one_tensor(trace)
     if trace.updates:
-        st.markdown("**Optimizer steps**: each parameter before and after `step()`")
-        table(
-            [
-                {
-                    "line": u.line,
-                    "optimizer": u.optimizer,
-                    "parameter": u.name,
-                    "before": u.before,
-                    "after": u.after,
-                }
-                for u in trace.updates
-            ]
-        )
+        with st.expander("Optimizer steps: each parameter before and after `step()`"):
+            table(
+                [
+                    {
+                        "line": u.line,
+                        "optimizer": u.optimizer,
+                        "parameter": u.name,
+                        "before": u.before,
+                        "after": u.after,
+                    }
+                    for u in trace.updates
+                ]
+            )
     device_panel.memory(trace)
 
 
