@@ -4,7 +4,10 @@ the "What can I write?" panel and the Tensors table's compact rows."""
 
 from pathlib import Path
 
+from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
+
+from tests import markdown_tables
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -60,3 +63,49 @@ def test_a_training_loop_shows_the_graph_before_its_parameter_tables():
     assert graph < table
     folded = [e for e in at.expander if any("norm before" in m.value for m in e.markdown)]
     assert folded and not folded[0].proto.expanded
+
+
+GRADS = ("2.6667", "3.3333")  # the lesson's x.grad, less its 2.0000 (a value too)
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join(
+        [m.value for m in at.markdown]
+        + [c.value for c in at.caption]
+        + [i.value for i in at.info]
+        + [str(t.value) for t in at.table]
+        + [str(d.value) for d in at.dataframe]
+    )
+
+
+def test_a_quiz_link_hides_every_gradient_until_revealed():
+    """?quiz=1: after backward, the Tensors table, one tensor's values, the walk-through, the
+    plain picture and the gradient check show no gradient; Reveal gradients shows them all."""
+    at = _app()
+    at.query_params["quiz"] = "1"
+    at.run()
+    next(b for b in at.button if b.label == "Run backward").click().run()
+    assert not at.exception, at.exception
+    assert not any(g in at.session_state["shown_dot"] for g in GRADS)  # the plain picture
+    open_tab(at, "Tensors")
+    rows = {
+        r["name"]: r for r in markdown_tables.find((m.value for m in at.markdown), "requires_grad")
+    }
+    assert rows["x"]["grad"] == "?"
+    at.selectbox(key="tensor_values").select("x").run()
+    assert not any(g in _texts(at) for g in GRADS)
+    open_tab(at, "Backward walk-through")
+    at.slider(key="step").set_value(3).run()
+    assert not any(g in _texts(at) for g in GRADS)
+    open_tab(at, "Gradient check")
+    assert not any(b.label.startswith("Check gradients") for b in at.button)
+
+    next(b for b in at.button if b.label == "Reveal gradients").click().run()
+    assert not at.exception, at.exception
+    assert all(g in at.session_state["shown_dot"] for g in GRADS)
+    open_tab(at, "Tensors")
+    rows = {
+        r["name"]: r for r in markdown_tables.find((m.value for m in at.markdown), "requires_grad")
+    }
+    assert rows["x"]["grad"] == "[2.0000, 2.6667, 3.3333]"
+    assert not any(b.label == "Reveal gradients" for b in at.button)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from gradviz.program.results.calls import BackwardCall, OptimizerStep, ValueSummary
 from gradviz.program.results.trace import Trace
+from gradviz.ui.autograd import graph_viewer
 from gradviz.ui.common import KEEP, table
 from gradviz.util.mdtext import code, message
 
@@ -58,7 +59,7 @@ def pick(trace: Trace) -> tuple[Trace, BackwardCall | None]:
 
 
 def _call_summary(call: BackwardCall) -> None:
-    if call.grads:
+    if call.grads and not graph_viewer.gradients_hidden():  # a quiz's gradients: not yet
         shown = ", ".join(f"`{g.name}` {_norm(g)}" for g in call.grads[:8])
         more = f" and {len(call.grads) - 8} more" if len(call.grads) > 8 else ""
         accumulated = (

@@ -16,7 +16,7 @@ from gradviz.program.results.trace import Trace
 from gradviz.services import landing
 from gradviz.services.cache import run_cached
 from gradviz.ui import device_panel
-from gradviz.ui.autograd import backward_calls, backward_controls, graph_viewer, tabs
+from gradviz.ui.autograd import backward_calls, backward_controls, graph_viewer, quiz, tabs
 from gradviz.ui.autograd.state import THEME_LABELS, init_state, load_preset, update_share_link
 from gradviz.ui.common import KEEP, show_unexpected
 from gradviz.ui.visitor import visitor_key, wait_shown
@@ -93,6 +93,7 @@ def page() -> None:
     with left:
         if trace is not None:
             backward_controls.controls(trace)
+            quiz.reveal_button()
             _messages(trace, source)
             graph_viewer.marked_program(source)
             device_panel.controls(trace)
@@ -145,7 +146,8 @@ def _editor() -> None:
         on_change=load_preset,
         persist_state=KEEP,
     )
-    if st.session_state.get("preset") in PRESETS_BY_KEY:
+    # a preset's note can give the answer (the lesson's x.grad): not while a quiz hides it
+    if st.session_state.get("preset") in PRESETS_BY_KEY and not graph_viewer.gradients_hidden():
         st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
     with st.form("editor", border=False):
         st.text_area("Program", key="program", height=220, persist_state=KEEP)

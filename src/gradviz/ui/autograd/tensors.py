@@ -16,6 +16,7 @@ from gradviz.graph.model import (
 )
 from gradviz.program.results.trace import Trace
 from gradviz.ui import device_panel
+from gradviz.ui.autograd import quiz
 from gradviz.ui.common import table
 from gradviz.util import mdtable
 from gradviz.util.grid import grids
@@ -82,7 +83,9 @@ def _one_tensor(trace: Trace) -> None:
     if t is None:
         return
     _values("Value", t.value, t.shape, t.preview)
-    if t.grad is not None or t.grad_preview:
+    if t.grad_preview == quiz.HIDDEN:
+        st.caption("Gradient (.grad): hidden until the quiz's gradients are revealed.")
+    elif t.grad is not None or t.grad_preview:
         _values("Gradient (.grad)", t.grad, t.shape, t.grad_preview or "")
 
 
