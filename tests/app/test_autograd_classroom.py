@@ -2,6 +2,7 @@
 training loop's tables under the graph, a quiz link that hides every gradient until revealed,
 the "What can I write?" panel and the Tensors table's compact rows."""
 
+import re
 from pathlib import Path
 
 from page_tabs import open_tab
@@ -109,3 +110,24 @@ def test_a_quiz_link_hides_every_gradient_until_revealed():
     }
     assert rows["x"]["grad"] == "[2.0000, 2.6667, 3.3333]"
     assert not any(b.label == "Reveal gradients" for b in at.button)
+
+
+def test_what_can_i_write_lists_the_language_from_its_tables():
+    """Every importable module, statement and a sample of each allow-list (the tables
+    themselves, read here where torch may be imported) is in the page's panel."""
+    import ast
+
+    from gradviz.program.allowlists import nntables, tables
+    from gradviz.program.runtime import builtins
+    from gradviz.program.syntax.grammar import ALLOWED_NODES, IMPORTABLE
+
+    at = _app().run()
+    panel = next(e for e in at.expander if e.label == "What can I write?")
+    assert not panel.proto.expanded
+    text = " ".join(m.value for m in panel.markdown)
+    listed = set(re.findall(r"`([^`]+)`", text))
+    assert set(IMPORTABLE) <= listed
+    assert {n.__name__ for n in ALLOWED_NODES if issubclass(n, ast.stmt)} <= listed
+    for table in (tables.TORCH_FUNCTIONS, tables.TENSOR_METHODS, nntables.LAYERS):
+        assert set(list(table)[::7]) <= listed
+    assert set(nntables.OPTIMIZERS) | set(builtins.NAMES) <= listed

@@ -16,7 +16,14 @@ from gradviz.program.results.trace import Trace
 from gradviz.services import landing
 from gradviz.services.cache import run_cached
 from gradviz.ui import device_panel
-from gradviz.ui.autograd import backward_calls, backward_controls, graph_viewer, quiz, tabs
+from gradviz.ui.autograd import (
+    backward_calls,
+    backward_controls,
+    graph_viewer,
+    language_panel,
+    quiz,
+    tabs,
+)
 from gradviz.ui.autograd.state import THEME_LABELS, init_state, load_preset, update_share_link
 from gradviz.ui.common import KEEP, show_unexpected
 from gradviz.ui.visitor import visitor_key, wait_shown
@@ -81,6 +88,7 @@ def page() -> None:
     left, right = st.columns([2, 3], gap="medium")
     with left:
         _editor()
+        language_panel.panel()
         source = st.session_state.submitted
         trace = _run(source)
     # The right column is filled before the rest of the left one: the graph reaches the
