@@ -131,3 +131,28 @@ def test_what_can_i_write_lists_the_language_from_its_tables():
     for table in (tables.TORCH_FUNCTIONS, tables.TENSOR_METHODS, nntables.LAYERS):
         assert set(list(table)[::7]) <= listed
     assert set(nntables.OPTIMIZERS) | set(builtins.NAMES) <= listed
+
+
+def test_the_tensors_table_is_one_short_row_a_tensor():
+    """The table's columns fit a 1024 px screen's graph column (tests/e2e measures it): a
+    matrix's value is its first numbers and "…", the whole of it under "Show all values of"."""
+    at = _program(
+        _app().run(),
+        "W = torch.arange(24.0).reshape(4, 6).requires_grad_()\nloss = (W * W).sum()\n",
+    )
+    open_tab(at, "Tensors")
+    rows = {
+        r["name"]: r for r in markdown_tables.find((m.value for m in at.markdown), "requires_grad")
+    }
+    assert list(rows["W"]) == [
+        "name",
+        "shape",
+        "device",
+        "requires_grad",
+        "grad_fn",
+        "value",
+        "grad",
+    ]
+    assert rows["W"]["value"] == "[[0.0000, 1.0000, …"
+    assert rows["W"]["shape"] == "4×6" and rows["loss"]["shape"] == "scalar"
+    assert rows["W"]["grad_fn"] == "leaf" and rows["loss"]["grad_fn"] == "SumBackward0"
