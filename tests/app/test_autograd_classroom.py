@@ -156,3 +156,24 @@ def test_the_tensors_table_is_one_short_row_a_tensor():
     assert rows["W"]["value"] == "[[0.0000, 1.0000, …"
     assert rows["W"]["shape"] == "4×6" and rows["loss"]["shape"] == "scalar"
     assert rows["W"]["grad_fn"] == "leaf" and rows["loss"]["grad_fn"] == "SumBackward0"
+
+
+def test_a_quiz_on_a_training_loop_hides_the_gradient_norms_and_the_steps_results():
+    """The parameters after a step (before minus lr times the gradient) and the gradient
+    norms give the answers away: hidden too until revealed."""
+    at = _app()
+    at.query_params["quiz"] = "1"
+    at.run()
+    at.selectbox(key="preset").select("sgd_loop").run()
+    assert not at.exception, at.exception
+    steps = markdown_tables.find((m.value for m in at.markdown), "norm before")
+    assert steps and {r["after"] for r in steps} == {"?"}
+    assert not any("Gradient norms" in c.value for c in at.caption)
+    open_tab(at, "Tensors")
+    updates = markdown_tables.find((m.value for m in at.markdown), "optimizer") or []
+    assert {r["after"] for r in updates} <= {"?"}
+
+    next(b for b in at.button if b.label == "Reveal gradients").click().run()
+    steps = markdown_tables.find((m.value for m in at.markdown), "norm before")
+    assert "?" not in {r["after"] for r in steps}
+    assert any("Gradient norms" in c.value for c in at.caption)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from gradviz.program.results.calls import BackwardCall, OptimizerStep, ValueSummary
 from gradviz.program.results.trace import Trace
-from gradviz.ui.autograd import graph_viewer
+from gradviz.ui.autograd import graph_viewer, quiz
 from gradviz.ui.common import KEEP, table
 from gradviz.util.mdtext import code, message
 
@@ -82,6 +82,7 @@ def steps(call: BackwardCall | None) -> None:
 
 
 def _step_table(step: OptimizerStep) -> None:
+    hidden = graph_viewer.gradients_hidden()  # a quiz: the step's change gives the gradient
     more = f" ({step.more} more parameters not listed)" if step.more else ""
     st.markdown(
         f"**Parameters before and after step {step.number}** ({code(step.optimizer)}, line "
@@ -93,9 +94,9 @@ def _step_table(step: OptimizerStep) -> None:
                 "parameter": b.name,
                 "shape": str(b.shape),
                 "before": b.preview,
-                "after": a.preview,
+                "after": quiz.HIDDEN if hidden else a.preview,
                 "norm before": _norm(b),
-                "norm after": _norm(a),
+                "norm after": quiz.HIDDEN if hidden else _norm(a),
             }
             for b, a in zip(step.before, step.after, strict=False)
         ]

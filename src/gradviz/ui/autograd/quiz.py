@@ -57,6 +57,7 @@ def masked(trace: Trace) -> Trace:
         tensors=[hide(t) for t in trace.tensors],
         graph=graph,
         backward=[_record(r) for r in trace.backward],
+        updates=[replace(u, after=HIDDEN) for u in trace.updates],  # after - before: the step
     )
 
 
