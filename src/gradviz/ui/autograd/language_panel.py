@@ -13,6 +13,7 @@ from gradviz.program.syntax import grammar, vocabulary
 from gradviz.util.mdtext import code
 
 LABEL = "What can I write?"
+PANEL_HEIGHT = 360  # pixels; the list scrolls inside
 
 
 def _names(names) -> str:
@@ -38,4 +39,5 @@ def panel() -> None:
             ("Exceptions to raise and catch", grammar.RAISABLE),
         ]
         parts += [(title, names.split()) for title, names in vocabulary.GROUPS.items()]
-        st.markdown("\n".join(f"- **{title}**: {_names(names)}" for title, names in parts))
+        with st.container(height=PANEL_HEIGHT):  # the controls under it stay near
+            st.markdown("\n".join(f"- **{title}**: {_names(names)}" for title, names in parts))
