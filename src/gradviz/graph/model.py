@@ -8,7 +8,7 @@ unpickles and draws them (gradviz.graph.render).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 MAX_STORED_ELEMENTS = 4096  # a tensor with more values sends its first few only
 MAX_TENSORS_WITH_VALUES = 200  # tensors whose values (and gradients) are sent in full
@@ -141,6 +141,11 @@ class GraphModel:
 
     def node(self, node_id: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.id == node_id), None)
+
+    def with_tensors(self, tensors: list[TensorInfo]) -> GraphModel:
+        """This graph with `tensors` in place of its own (the same ids: another view of
+        them, such as one without gradients)."""
+        return replace(self, tensors=tensors, _index={})
 
     def tensor_info(self, tensor_id: str | None) -> TensorInfo | None:
         if len(self._index) != len(self.tensors):

@@ -103,17 +103,22 @@ def show_unexpected(exc: BaseException, what: str) -> None:
 SCROLL_AFTER_ROWS = 15
 
 
-def table(rows: list[dict], columns: list[str] | None = None) -> None:
+def table(
+    rows: list[dict], columns: list[str] | None = None, html_class: str | None = None
+) -> None:
     """A table of plain rows, drawn as Markdown (gradviz.util.mdtable: no pandas or pyarrow in the
-    server); more than SCROLL_AFTER_ROWS rows scroll inside a box."""
+    server); more than SCROLL_AFTER_ROWS rows scroll inside a box. `html_class`: the class of
+    a box around it, for the page's own CSS (gradviz's own name, never a program's)."""
     if not rows:
         return
     text = mdtable.to_markdown(rows, columns)
+    if html_class is not None:
+        text = f'<div class="{html_class}">\n\n{text}\n\n</div>'
     if len(rows) > SCROLL_AFTER_ROWS:
         with st.container(height=36 * (SCROLL_AFTER_ROWS + 1)):
-            st.markdown(text)
+            st.markdown(text, unsafe_allow_html=html_class is not None)
     else:
-        st.markdown(text)
+        st.markdown(text, unsafe_allow_html=html_class is not None)
 
 
 def png(data: bytes, alt: str) -> None:

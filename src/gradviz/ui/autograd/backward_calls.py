@@ -10,18 +10,20 @@ import streamlit as st
 
 from gradviz.program.results.calls import BackwardCall, OptimizerStep, ValueSummary
 from gradviz.program.results.trace import Trace
+from gradviz.ui.autograd import graph_viewer, quiz
 from gradviz.ui.common import KEEP, table
 from gradviz.util.mdtext import code, message
 
 WHOLE_RUN = 0  # the picker's choice for every call's graph together
 
 
-def pick(trace: Trace) -> Trace:
-    """The picker (only when the program ran backward more than once), and the result as
-    the chosen call shows it."""
+def pick(trace: Trace) -> tuple[Trace, BackwardCall | None]:
+    """The picker (only when the program ran backward more than once), the result as the
+    chosen call shows it, and the call (None: the whole run), whose optimizer steps
+    `steps` shows under the graph."""
     calls = trace.calls
     if calls.count < 2 or not calls.kept:
-        return trace
+        return trace, None
     numbers = [c.number for c in calls.kept] + [WHOLE_RUN]
     this_run = (trace.source, calls.count)
     if (
@@ -46,18 +48,18 @@ def pick(trace: Trace) -> Trace:
         st.caption(message(left_out) + ".")
     call = calls.call(chosen) if chosen != WHOLE_RUN else None
     if call is None:
-        return trace
+        return trace, None
     _call_summary(call)
     if call is not calls.kept[-1]:
         st.caption(
             "The Gradient check tab checks the gradients the program ends with (after its "
             "last backward call)."
         )
-    return trace.at_call(call.number)
+    return trace.at_call(call.number), call
 
 
 def _call_summary(call: BackwardCall) -> None:
-    if call.grads:
+    if call.grads and not graph_viewer.gradients_hidden():  # a quiz's gradients: not yet
         shown = ", ".join(f"`{g.name}` {_norm(g)}" for g in call.grads[:8])
         more = f" and {len(call.grads) - 8} more" if len(call.grads) > 8 else ""
         accumulated = (
@@ -66,11 +68,21 @@ def _call_summary(call: BackwardCall) -> None:
             else ""
         )
         st.caption(message(f"Gradient norms right after this call{accumulated}: {shown}{more}."))
-    for step in call.steps:
-        _step_table(step)
+
+
+def steps(call: BackwardCall | None) -> None:
+    """The parameters before and after the optimizer steps that followed `call`, folded
+    under the graph: a network's table is a dozen rows, and the graph comes first."""
+    if call is None or not call.steps:
+        return
+    numbers = ", ".join(str(s.number) for s in call.steps)
+    with st.expander(f"Parameters before and after optimizer step {numbers}", expanded=False):
+        for step in call.steps:
+            _step_table(step)
 
 
 def _step_table(step: OptimizerStep) -> None:
+    hidden = graph_viewer.gradients_hidden()  # a quiz: the step's change gives the gradient
     more = f" ({step.more} more parameters not listed)" if step.more else ""
     st.markdown(
         f"**Parameters before and after step {step.number}** ({code(step.optimizer)}, line "
@@ -82,9 +94,9 @@ def _step_table(step: OptimizerStep) -> None:
                 "parameter": b.name,
                 "shape": str(b.shape),
                 "before": b.preview,
-                "after": a.preview,
+                "after": quiz.HIDDEN if hidden else a.preview,
                 "norm before": _norm(b),
-                "norm after": _norm(a),
+                "norm after": quiz.HIDDEN if hidden else _norm(a),
             }
             for b, a in zip(step.before, step.after, strict=False)
         ]

@@ -7,6 +7,7 @@ import math
 
 import streamlit as st
 
+from gradviz.graph.model import TensorInfo
 from gradviz.program.results.trace import Trace
 from gradviz.ui.common import KEEP
 from gradviz.util.mdtext import code, message
@@ -63,6 +64,13 @@ def controls(trace: Trace) -> None:
     names = list(dict.fromkeys(reversed(candidates)))
     state = st.session_state
     preferred = state.backward_target or state.get("backward_choice")
+    if (
+        not state.backward_target
+        and preferred in names
+        and state.get("backward_choice_source") != trace.source
+        and not _loss_like(trace.tensor(preferred))
+    ):  # chosen for another program, where it was a loss; here a leaf or not a scalar
+        preferred = None
     # The program stopped (an error) before it made the chosen output: keep the choice.
     kept = trace.error is not None and preferred is not None and preferred not in names
     if kept:
@@ -75,6 +83,7 @@ def controls(trace: Trace) -> None:
     )
     if trace.error is None:
         state.backward_choice = target
+        state.backward_choice_source = trace.source
     info = trace.tensor(target)
     st.button(  # a callback, not a rerun: the graph is drawn above this button's run
         "Run backward",
@@ -106,10 +115,26 @@ def _run_backward(target: str) -> None:
     st.session_state.step = 0
 
 
+def _loss_like(t: TensorInfo | None) -> bool:
+    """A scalar that autograd made (not a leaf) and tracks: what backward usually starts on."""
+    return t is not None and t.requires_grad and not t.is_leaf and math.prod(t.shape or []) == 1
+
+
 def _first_scalar(trace: Trace, names: list[str]) -> int:
-    """Where the selector starts without a choice: the last scalar made, else the last tensor."""
-    for i, name in enumerate(names):
-        info = trace.tensor(name)
-        if info is not None and math.prod(info.shape or []) == 1:
-            return i
+    """Where the selector starts without a choice (`names`: the last made first): the last
+    scalar that autograd made (a `loss`: not a leaf, requires grad), else the last scalar,
+    else the last tensor autograd made, else the last tensor."""
+    infos = [trace.tensor(name) for name in names]
+
+    def first(wanted) -> int | None:
+        return next((i for i, t in enumerate(infos) if t is not None and wanted(t)), None)
+
+    for wanted in (
+        _loss_like,
+        lambda t: t.requires_grad and math.prod(t.shape or []) == 1,
+        lambda t: t.requires_grad and not t.is_leaf,
+    ):
+        found = first(wanted)
+        if found is not None:
+            return found
     return 0

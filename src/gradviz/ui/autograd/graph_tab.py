@@ -26,7 +26,11 @@ GRAPH_STYLE = "display:block;max-width:100%;max-height:max(24rem, calc(100vh - 2
 BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 
 
-def tab(trace: Trace, source: str, dot: str | None, highlight: str | None) -> None:
+def tab(
+    trace: Trace, source: str, dot: str | None, highlight: str | None, picture: str | None
+) -> None:
+    """The tab: the viewer draws `dot`; the plain picture is `picture` (the same drawing, or
+    one without gradients while a quiz hides them)."""
     n_nodes = len(trace.graph.nodes) if trace.graph else 0
     if dot is None:
         st.info("torchviz draws only tensors that autograd tracks; nothing here requires grad yet.")
@@ -53,9 +57,9 @@ def tab(trace: Trace, source: str, dot: str | None, highlight: str | None) -> No
 
         if graph_viewer.wanted() and graph_viewer.show(trace, dot, view, theme, svg_of):
             with st.expander("Plain picture (if the viewer does not load)"):
-                show_graph(dot)
+                show_graph(picture)
         else:
-            show_graph(dot, refused[0] if refused else None)
+            show_graph(picture, refused[0] if refused else None)
         if st.session_state.view == "values":
             _role_legend(graph_theme())
         graph_notes.notes(trace)

@@ -24,6 +24,7 @@ from gradviz.util.mdtext import code
 
 VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
+REVEALED = "quiz_revealed"  # the quiz's gradients were revealed on the page
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
 FRAME_KEY = "viewer_frame"  # the component's key: its state holds the node clicked last
 SELECTED = "viewer_selected"  # {id, title, line, text} of the node clicked last
@@ -149,7 +150,13 @@ def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> st
             depths = call_depths(model)
             folds = {"calls": [], "depth": None, "max_depth": max(depths.values(), default=0)}
     return viewer_html(
-        model, svg, trace.source, theme=theme, quiz=quiz_mode(), remember=remember, folds=folds
+        model,
+        svg,
+        trace.source,
+        theme=theme,
+        quiz=gradients_hidden(),
+        remember=remember,
+        folds=folds,
     )
 
 
@@ -212,6 +219,11 @@ def quiz_mode() -> bool:
     if "quiz_link" not in st.session_state:
         st.session_state.quiz_link = st.query_params.get("quiz") == QUIZ_PARAMS["quiz"]
     return bool(st.session_state.quiz_link)
+
+
+def gradients_hidden() -> bool:
+    """A quiz link whose gradients the page has not revealed yet."""
+    return quiz_mode() and not st.session_state.get(REVEALED, False)
 
 
 def share_params() -> dict[str, str]:

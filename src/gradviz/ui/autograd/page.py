@@ -16,7 +16,14 @@ from gradviz.program.results.trace import Trace
 from gradviz.services import landing
 from gradviz.services.cache import run_cached
 from gradviz.ui import device_panel
-from gradviz.ui.autograd import backward_calls, backward_controls, graph_viewer, tabs
+from gradviz.ui.autograd import (
+    backward_calls,
+    backward_controls,
+    graph_viewer,
+    language_panel,
+    quiz,
+    tabs,
+)
 from gradviz.ui.autograd.state import THEME_LABELS, init_state, load_preset, update_share_link
 from gradviz.ui.common import KEEP, show_unexpected
 from gradviz.ui.visitor import visitor_key, wait_shown
@@ -81,16 +88,20 @@ def page() -> None:
     left, right = st.columns([2, 3], gap="medium")
     with left:
         _editor()
+        language_panel.panel()
         source = st.session_state.submitted
         trace = _run(source)
     # The right column is filled before the rest of the left one: the graph reaches the
     # browser first (the layout is the same; the controls' values are in session_state).
     if trace is not None:
         with right:  # a loop's calls: one at a time
-            tabs.graph_and_tabs(backward_calls.pick(trace), source, trace)
+            shown, call = backward_calls.pick(trace)
+            tabs.graph_and_tabs(shown, source, trace)
+            backward_calls.steps(call)
     with left:
         if trace is not None:
             backward_controls.controls(trace)
+            quiz.reveal_button()
             _messages(trace, source)
             graph_viewer.marked_program(source)
             device_panel.controls(trace)
@@ -143,7 +154,8 @@ def _editor() -> None:
         on_change=load_preset,
         persist_state=KEEP,
     )
-    if st.session_state.get("preset") in PRESETS_BY_KEY:
+    # a preset's note can give the answer (the lesson's x.grad): not while a quiz hides it
+    if st.session_state.get("preset") in PRESETS_BY_KEY and not graph_viewer.gradients_hidden():
         st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
     with st.form("editor", border=False):
         st.text_area("Program", key="program", height=220, persist_state=KEEP)

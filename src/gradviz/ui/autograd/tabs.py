@@ -10,7 +10,7 @@ from gradviz.graph.rules import rule_for
 from gradviz.program.results.trace import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.services.programs import check_isolated
-from gradviz.ui.autograd import graph_tab, graph_viewer, slides, tensors
+from gradviz.ui.autograd import graph_tab, graph_viewer, quiz, slides, tensors
 from gradviz.ui.autograd.state import graph_theme, share_params
 from gradviz.ui.common import KEEP, table
 from gradviz.ui.visitor import visitor_key, wait_shown
@@ -30,12 +30,14 @@ TAB_KEY = "graph_tab"  # the open tab (st.tabs' state: its label)
 
 def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     """The tabs for `trace` (one backward call's view of `whole`, or `whole` itself); the
-    gradient check compares the whole run's gradients (after its last call).
+    gradient check compares the whole run's gradients (after its last call). In a quiz
+    whose gradients are hidden, everything but the viewer shows the result without them.
 
     The Graph tab is always made (the viewer stays loaded); the others only while open:
     opening one runs the page again (Streamlit's lazy tabs), so a first view makes and sends
     the graph alone, not tables, downloads and links nobody has asked for yet."""
-    record = trace.backward[-1] if trace.backward else None
+    plain = quiz.shown(trace)  # the result without its gradients while a quiz hides them
+    record = plain.backward[-1] if plain.backward else None
     tabs = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
     highlight, done = _step_marks(record)
     if tabs[2].open:
@@ -47,17 +49,21 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     # exported drawings carry it inside, for slides.
     shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
     dot = draw(shown, *style, False, highlight, done)
+    picture = dot if plain is trace else draw(quiz.masked(shown), *style, False, highlight, done)
     with tabs[0]:
-        graph_tab.tab(shown, source, dot, highlight)
+        graph_tab.tab(shown, source, dot, highlight, picture)
     if tabs[1].open:
         with tabs[1]:
-            tensors.tensors_tab(trace)
+            tensors.tensors_tab(plain)
     if tabs[3].open:
         with tabs[3]:
-            _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
+            if plain is not trace:
+                st.info("The gradient check shows the gradients: reveal them first (quiz).")
+            else:
+                _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     if tabs[4].open:
         with tabs[4]:
-            _export(draw(trace, *style, True))
+            _export(draw(plain, *style, True))
             graph_viewer.download(
                 trace,
                 draw(trace, *style, False),
@@ -65,7 +71,7 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
                 style[2],
                 lambda d: cached_bytes(d, "svg", 1.0, visitor_key()),
             )
-            slides.downloads(trace, st.session_state.rankdir, graph_theme())
+            slides.downloads(plain, st.session_state.rankdir, graph_theme())
     if tabs[5].open:
         with tabs[5]:
             _share_tab(source)

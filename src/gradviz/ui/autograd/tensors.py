@@ -1,10 +1,12 @@
-"""The Autograd page's Tensors tab: every tensor the program named with its summary (shape,
-dtype, device, min, max, mean, norm), and one tensor's values in full on request, a matrix
-as a grid, saying so when the result carries only its first values."""
+"""The Autograd page's Tensors tab: every tensor the program named in one short row (shape,
+device, grad_fn, its value and gradient cut short), their dtype, line, min, max, mean, norm
+and notes in a folded table, and one tensor's values in full on request, a matrix as a grid,
+saying so when the result carries only its first values."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import streamlit as st
 
@@ -16,6 +18,7 @@ from gradviz.graph.model import (
 )
 from gradviz.program.results.trace import Trace
 from gradviz.ui import device_panel
+from gradviz.ui.autograd import quiz
 from gradviz.ui.common import table
 from gradviz.util import mdtable
 from gradviz.util.grid import grids
@@ -23,23 +26,55 @@ from gradviz.util.grid import grids
 GRID_STYLE = "white-space:nowrap;overflow-x:auto;max-width:100%"
 
 
+# The table fits the graph's column on a 1024 px screen: one short line a tensor, smaller
+# type; the short columns never wrap, a value wraps at its spaces and a long one is cut (its
+# whole value is under "Show all values of"). The dtype, line, summary numbers and notes are
+# in their own table below.
+TABLE_CLASS = "gv-tensors"
+TABLE_CSS = (
+    "<style>"
+    ".gv-tensors table{width:100%;font-size:0.8rem;line-height:1.3}"
+    ".gv-tensors th,.gv-tensors td{padding:0.2rem 0.35rem}"
+    ".gv-tensors th,.gv-tensors td{white-space:nowrap}"
+    ".gv-tensors td:nth-last-child(-n+3){white-space:normal;overflow-wrap:anywhere}"
+    "</style>"
+)
+PREVIEW_CHARS = 40
+
+
+NUMBER = re.compile(r"-?(?:\d[\d.]*(?:e[+-]?\d+)?|inf|nan)|True|False")
+
+
+def _short(text: str) -> str:
+    """A value in one short line: whole up to three numbers, else its first two and "…"."""
+    numbers = list(NUMBER.finditer(text))
+    if len(numbers) > 3:
+        text = text[: numbers[1].end()] + ", …"
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1].rstrip() + "…"
+
+
 def _row(t: TensorInfo) -> dict:
+    return {
+        "name": t.label,
+        "shape": "×".join(map(str, t.shape)) or "scalar",
+        "device": t.device,
+        "requires_grad": "✓" if t.requires_grad else "",
+        "grad_fn": t.grad_fn or ("leaf" if t.is_leaf and t.requires_grad else ""),
+        "value": _short(t.preview),
+        "grad": _short(t.grad_preview or ""),
+    }
+
+
+def _summary(t: TensorInfo) -> dict:
     stats = t.stats or {}
     return {
         "name": t.label,
         "line": t.line,
-        "shape": str(tuple(t.shape)),
         "dtype": t.dtype,
-        "device": t.device,
-        "requires_grad": t.requires_grad,
-        "is_leaf": t.is_leaf,
-        "grad_fn": t.grad_fn or "",
         "min": stats.get("min"),
         "max": stats.get("max"),
         "mean": stats.get("mean"),
         "norm": stats.get("norm"),
-        "value": t.preview,
-        "grad": t.grad_preview or "",
         "note": t.note or "",
     }
 
@@ -48,22 +83,26 @@ def tensors_tab(trace: Trace) -> None:
     if not trace.tensors:
         st.info("The program has not named any tensor yet.")
         return
-    table([_row(t) for t in trace.tensors])
+    st.html(TABLE_CSS)
+    table([_row(t) for t in trace.tensors], html_class=TABLE_CLASS)
     _one_tensor(trace)
+    with st.expander("Each tensor's line, min, max, mean, norm and notes"):
+        table([_summary(t) for t in trace.tensors], html_class=TABLE_CLASS)
     if trace.updates:
-        st.markdown("**Optimizer steps**: each parameter before and after `step()`")
-        table(
-            [
-                {
-                    "line": u.line,
-                    "optimizer": u.optimizer,
-                    "parameter": u.name,
-                    "before": u.before,
-                    "after": u.after,
-                }
-                for u in trace.updates
-            ]
-        )
+        with st.expander("Optimizer steps: each parameter before and after `step()`"):
+            table(
+                [
+                    {
+                        "line": u.line,
+                        "optimizer": u.optimizer,
+                        "parameter": u.name,
+                        "before": u.before,
+                        "after": u.after,
+                    }
+                    for u in trace.updates
+                ],
+                html_class=TABLE_CLASS,
+            )
     device_panel.memory(trace)
 
 
@@ -82,7 +121,9 @@ def _one_tensor(trace: Trace) -> None:
     if t is None:
         return
     _values("Value", t.value, t.shape, t.preview)
-    if t.grad is not None or t.grad_preview:
+    if t.grad_preview == quiz.HIDDEN:
+        st.caption("Gradient (.grad): hidden until the quiz's gradients are revealed.")
+    elif t.grad is not None or t.grad_preview:
         _values("Gradient (.grad)", t.grad, t.shape, t.grad_preview or "")
 
 
