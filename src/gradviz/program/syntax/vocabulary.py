@@ -56,9 +56,10 @@ GROUPS: dict[str, str] = {
     ),
     "layers (`nn.…`)": (
         "AvgPool2d BCEWithLogitsLoss BatchNorm1d BatchNorm2d Conv2d CrossEntropyLoss "
-        "Dropout Embedding Flatten GELU Identity L1Loss LayerNorm LeakyReLU Linear "
-        "LogSoftmax MSELoss MaxPool2d ModuleList MultiheadAttention NLLLoss ReLU "
-        "Sequential Sigmoid Softmax Tanh TransformerEncoderLayer"
+        "Dropout Embedding Flatten GELU Identity L1Loss LayerNorm LazyConv2d "
+        "LazyLinear LeakyReLU Linear LogSoftmax MSELoss MaxPool2d ModuleList "
+        "MultiheadAttention NLLLoss ReLU Sequential Sigmoid Softmax Tanh "
+        "TransformerEncoderLayer"
     ),
     "layer methods (`net.…()`)": (
         "append buffers cpu cuda eval forward load_state_dict named_parameters "
