@@ -251,14 +251,15 @@ class Evaluator:
             return NAMESPACES[name]
         if name in builtins:
             return builtins[name]
-        known = list(NAMESPACES) + list(builtins)
+        known = list(NAMESPACES) + list(builtins) + ["True", "False", "None"]
         scope = self.state.scope
         while scope is not None:
             known.extend(scope.names)
             scope = scope.parent
-        hint = did_you_mean(name, known)
-        if hint is None and name in tables.all_known_names():
+        if name in tables.all_known_names():
             hint = f"Did you mean `torch.{name}`?"
+        else:
+            hint = did_you_mean(name, known)
         raise self.state.error("name", f"`{name}` is not defined", node, hint)
 
     def attribute(self, node: ast.Attribute):
