@@ -59,3 +59,57 @@ def test_edit_distance_counts_a_swap_as_one_edit():
 def test_a_program_with_a_typo_gets_one_suggestion(source, hint):
     err = error_of(source)
     assert (err.kind, err.hint) == ("name", hint)
+
+
+# ---------------------------------------------------------------- files and torchvision
+
+NO_FILES = "this app's programs cannot write files: torch.save and torch.load are not available"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "torch.save(1, 'a.pt')\n",
+        "net = nn.Linear(2, 1)\ntorch.save(net.state_dict(), './cifar_net.pth')\n",
+        "m = torch.load('a.pt')\n",
+        "f = torch.save\n",
+    ],
+)
+def test_saving_and_loading_say_a_program_cannot_touch_files(source):
+    err = error_of(source)
+    assert err.kind == "name" and err.message.startswith(NO_FILES)
+    assert "keep the model in a variable" in err.message and err.hint is None
+
+
+@pytest.mark.parametrize(
+    "source", ["f = open('data.txt')\n", "with open('a.txt') as f:\n    pass\n"]
+)
+def test_open_says_a_program_cannot_read_files(source):
+    err = error_of(source)
+    assert err.kind in ("name", "forbidden") and "cannot read or write files" in err.message
+    assert err.hint is None
+
+
+def test_a_function_named_open_is_still_the_programs_own():
+    trace = run_program("def open(x):\n    return x + 1\nprint(open(2))\n")
+    assert trace.error is None and trace.stdout == ["3"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torchvision\n",
+        "import torchvision.transforms as transforms\n",
+        "from torchvision import datasets, transforms\n",
+        "from torchvision.datasets import CIFAR10\n",
+    ],
+)
+def test_torchvision_names_the_cifar_sample_and_the_training_page(source):
+    err = error_of(source)
+    assert err.kind == "forbidden" and err.line == 1
+    assert "gradviz_cifar10_sample(4)" in err.message
+    assert "CIFAR-10 training page" in err.message
+
+
+def test_import_time_is_still_allowed():
+    assert run_program("import time\nt = time.time()\n").error is None

@@ -47,6 +47,7 @@ from gradviz.program.runtime.values import (
     held,
     type_name,
 )
+from gradviz.program.syntax.grammar import FILE_ACCESS
 from gradviz.program.syntax.program_error import did_you_mean
 
 # The handler of each expression (with gradviz.program.interpreter.statements.STATEMENTS, the
@@ -251,6 +252,8 @@ class Evaluator:
             return NAMESPACES[name]
         if name in builtins:
             return builtins[name]
+        if name in FILE_ACCESS:
+            raise self.state.error("name", FILE_ACCESS[name], node)
         known = list(NAMESPACES) + list(builtins) + ["True", "False", "None"]
         scope = self.state.scope
         while scope is not None:
@@ -277,12 +280,7 @@ class Evaluator:
                         node,
                     )
                 return member
-            raise self.state.error(
-                "name",
-                f"`{obj.path}.{name}` is not available in this language",
-                node,
-                did_you_mean(name, obj.members),
-            )
+            raise self.missing_member(obj, name, node)
         if isinstance(obj, torch.Tensor):
             return self.library.tensor_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
@@ -293,6 +291,18 @@ class Evaluator:
             return getattr(obj, name)
         raise self.state.error(
             "type", f"a {type_name(obj)} has no attribute `.{name}` in this language", node
+        )
+
+    def missing_member(self, namespace: Namespace, name: str, node: ast.AST):
+        """The error for `torch.name` (or any namespace's) where the language has no `name`."""
+        path = f"{namespace.path}.{name}"
+        if path in FILE_ACCESS:
+            return self.state.error("name", FILE_ACCESS[path], node)
+        return self.state.error(
+            "name",
+            f"`{path}` is not available in this language",
+            node,
+            did_you_mean(name, namespace.members),
         )
 
     def call_node(self, node: ast.Call):
@@ -314,12 +324,7 @@ class Evaluator:
             if isinstance(owner, Namespace):
                 member = owner.members.get(func.attr)
                 if member is None:
-                    raise self.state.error(
-                        "name",
-                        f"`{owner.path}.{func.attr}` is not available in this language",
-                        func,
-                        did_you_mean(func.attr, owner.members),
-                    )
+                    raise self.missing_member(owner, func.attr, func)
                 return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
