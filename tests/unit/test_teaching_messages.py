@@ -113,3 +113,79 @@ def test_torchvision_names_the_cifar_sample_and_the_training_page(source):
 
 def test_import_time_is_still_allowed():
     assert run_program("import time\nt = time.time()\n").error is None
+
+
+# ---------------------------------------------------------------- None gradients
+
+NOT_A_LEAF = (
+    "`.grad` is None because `y` is not a leaf: autograd keeps gradients only for leaves "
+    "(tensors you made with requires_grad=True). Call `y.retain_grad()` before backward() "
+    "to keep it"
+)
+INTERMEDIATE = "x = torch.ones(3, requires_grad=True)\ny = x * 2\nz = y.sum()\nz.backward()\n"
+
+
+def test_reading_grad_of_a_non_leaf_warns_in_plain_words():
+    trace = run_program(INTERMEDIATE + "print(y.grad)\n")
+    assert trace.error is None and trace.stdout == ["None"]
+    assert [(w.line, w.message) for w in trace.warnings] == [(5, NOT_A_LEAF)]
+    assert "TensorBody" not in str(trace.warnings)
+
+
+def test_using_grad_of_a_non_leaf_is_an_error_at_its_line():
+    err = error_of(INTERMEDIATE + "g = y.grad * 2\n")
+    assert (err.kind, err.message, err.line, err.col) == ("type", NOT_A_LEAF, 5, 5)
+
+
+def test_retain_grad_keeps_it_and_nothing_is_said():
+    trace = run_program(
+        INTERMEDIATE.replace("z = y", "y.retain_grad()\nz = y") + "g = y.grad * 2\n"
+    )
+    assert trace.error is None and trace.warnings == []
+
+
+def test_w_equals_w_minus_says_w_is_no_longer_a_leaf():
+    source = (
+        "w = torch.ones(3, requires_grad=True)\nlr = 0.1\nfor i in range(2):\n"
+        "    loss = (w * 2).sum()\n    loss.backward()\n    w = w - lr * w.grad\n"
+    )
+    err = error_of(source)
+    assert err.message == (
+        "`.grad` is None because `w` is no longer a leaf after `w = w - lr * w.grad`: "
+        "update it in place under `with torch.no_grad(): w -= lr * w.grad`"
+    )
+    assert (err.line, err.col) == (6, 18)
+
+
+def test_update_in_place_under_no_grad_runs():
+    source = (
+        "w = torch.ones(3, requires_grad=True)\nlr = 0.1\nfor i in range(2):\n"
+        "    loss = (w * 2).sum()\n    loss.backward()\n    with torch.no_grad():\n"
+        "        w -= lr * w.grad\n    w.grad.zero_()\n"
+    )
+    assert run_program(source).error is None
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        (
+            "w = torch.ones(3, requires_grad=True)\ng = w.grad * 2\n",
+            "backward() was not called yet",
+        ),
+        (
+            "w = torch.ones(3, requires_grad=True)\nw.grad.zero_()\n",
+            "backward() was not called yet",
+        ),
+        ("w = torch.ones(3)\ng = -w.grad\n", "`w` does not require grad"),
+        (
+            "w = torch.ones(3, requires_grad=True)\nb = torch.ones(3, requires_grad=True)\n"
+            "(w * 2).sum().backward()\ng = b.grad + 1\n",
+            "no backward() has reached it",
+        ),
+    ],
+)
+def test_a_none_grad_used_says_why_it_is_none(source, words):
+    err = error_of(source)
+    assert err.kind == "type" and err.message.startswith("`.grad`") and words in err.message
+    assert "NoneType" not in err.message

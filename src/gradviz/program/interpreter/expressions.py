@@ -328,7 +328,7 @@ class Evaluator:
                 return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
-            raise self.state.error(
+            raise self.library.none_grads.error(func.value, owner) or self.state.error(
                 "type",
                 f"a {type_name(owner)} has no method `.{func.attr}` in this language",
                 func,
