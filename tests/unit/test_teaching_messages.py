@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.reports import kind_title
+from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.program_error import did_you_mean, edit_distance
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def error_of(source: str):
@@ -189,3 +196,60 @@ def test_a_none_grad_used_says_why_it_is_none(source, words):
     err = error_of(source)
     assert err.kind == "type" and err.message.startswith("`.grad`") and words in err.message
     assert "NoneType" not in err.message
+
+
+# ---------------------------------------------------------------- no internal words
+
+KINDS = ("syntax", "forbidden", "name", "limit", "type", "runtime", "internal")
+
+
+def test_every_error_kind_has_a_plain_title():
+    titles = {kind: kind_title(kind) for kind in KINDS}
+    assert titles["forbidden"] == "Not part of this language"
+    assert titles["name"] == "Unknown name"
+    assert titles["limit"] == "Size limit"
+    assert titles["type"] == "Type mismatch"
+    assert titles["runtime"] == "Error while running"
+    assert titles["syntax"] == "Syntax error"
+    assert len(set(titles.values())) == len(KINDS)
+    assert all(title != kind and title[0].isupper() for kind, title in titles.items())
+
+
+def test_the_pages_head_an_error_with_its_title_not_its_kind():
+    pages = [ROOT / "src/gradviz/ui/autograd/page.py", ROOT / "src/gradviz/ui/devices/page.py"]
+    for page in pages:
+        text = page.read_text()
+        assert "err.kind} error" not in text and "else err.kind" not in text
+        assert "kind_title(err.kind)" in text
+
+
+def test_simulated_cuda_is_said_without_fake_tensor_mode():
+    source = "x = torch.ones(2, device='cuda')\ny = torch.ones(2)\nz = x + y\n"
+    trace = run_program(
+        source.replace("z = x + y\n", "a = torch.cuda.is_available()\n"),
+        RunOptions(simulate_cuda=True),
+    )
+    assert trace.error is None
+    assert any("answered True (simulated)" in n for n in trace.device_notes)
+    assert not any("FakeTensorMode" in n for n in trace.device_notes)
+    err = run_program(source, RunOptions(simulate_cuda=True)).error
+    assert "simulated CUDA" in err.details.device.source
+    assert "FakeTensorMode" not in err.details.device.source + err.message
+
+
+def test_no_fake_tensor_mode_in_what_the_device_pages_say():
+    for path in (ROOT / "src/gradviz/ui/device_panel.py", ROOT / "src/gradviz/ui/devices/page.py"):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+        }
+        said = [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+        ]
+        assert not [s for s in said if "FakeTensorMode" in s], path
