@@ -140,8 +140,10 @@ def test_reading_grad_of_a_non_leaf_warns_in_plain_words():
 
 
 def test_using_grad_of_a_non_leaf_is_an_error_at_its_line():
-    err = error_of(INTERMEDIATE + "g = y.grad * 2\n")
+    trace = run_program(INTERMEDIATE + "g = y.grad * 2\n")
+    err = trace.error
     assert (err.kind, err.message, err.line, err.col) == ("type", NOT_A_LEAF, 5, 5)
+    assert trace.warnings == []  # said once, as the error
 
 
 def test_retain_grad_keeps_it_and_nothing_is_said():
