@@ -52,11 +52,12 @@ def close_names(name: str, candidates: Iterable[str], limit: int = 3) -> list[st
     same_case = [c for c in names if c.lower() == name.lower()]
     if same_case:
         return same_case[:limit]
-    most = 1 if len(name) <= 4 else 2
+    # one letter of two changed is another name, not a typo: short names match by case only
+    most = 0 if len(name) <= 2 else 1 if len(name) <= 4 else 2
     lowered = name.lower()
     near = sorted(
         (d, c)
-        for c in names
+        for c in (names if most else ())
         if abs(len(c) - len(name)) <= most and (d := edit_distance(lowered, c.lower())) <= most
     )
     if near:
