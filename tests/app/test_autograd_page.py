@@ -115,6 +115,9 @@ def test_forbidden_program_refused_with_position():
     at.button[0].click().run()
     assert not at.exception
     assert any("Line 2, column 5" in e.value and "underscore" in e.value for e in at.error)
+    # headed by the kind's plain title, never by the code's word for it
+    assert any(e.value.startswith("**Not part of this language.**") for e in at.error)
+    assert not any("forbidden error" in e.value for e in at.error)
 
 
 def test_classic_view_and_walkthrough_highlight():

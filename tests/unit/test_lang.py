@@ -35,7 +35,7 @@ FORBIDDEN = [
     ("x = torch._C\n", "forbidden", 1, 5, "_C"),
     ("_x = 1\n", "forbidden", 1, 1, "_x"),
     ("x = torch.ones(3)\ntorch.add(x, x, out=x)\n", "forbidden", 2, 17, "out="),
-    ("with open('f') as f:\n    pass\n", "forbidden", 1, 6, "no_grad"),
+    ("with torch.ones(3) as f:\n    pass\n", "forbidden", 1, 6, "no_grad"),
     ("with torch.no_grad() as g:\n    pass\n", "forbidden", 1, 25, "as"),
     ("torch = 1\n", "forbidden", 1, 1, "torch"),
     ("a, torch = 1, 2\n", "forbidden", 1, 4, "torch"),

@@ -85,10 +85,10 @@ def message_source(simulated: bool, rule_by_gradviz: bool = False) -> str:
         return "captured on a real GPU" if cuda_available() else "captured on this machine (CPU)"
     if rule_by_gradviz:
         return (
-            "simulated: PyTorch's message text, applied by gradviz (FakeTensorMode does not "
+            "simulated: PyTorch's message text, applied by gradviz (simulated CUDA does not "
             "check this rule on a CPU-only host)"
         )
-    return "simulated: raised by PyTorch's FakeTensorMode on this CPU-only host"
+    return "simulated: raised by PyTorch itself on simulated CUDA, on this CPU-only host"
 
 
 class FakeShadow:

@@ -66,7 +66,7 @@ def controls(trace) -> None:
             st.caption(
                 "This host has no CUDA GPU: cuda:0 and cuda:1 are **simulated**. Values are "
                 "computed on the CPU; which device each tensor lands on, and every device error, "
-                "come from PyTorch itself (FakeTensorMode). See the Devices page."
+                "come from PyTorch itself, run on simulated CUDA. See the Devices page."
             )
 
 

@@ -52,6 +52,7 @@ from gradviz.program.runtime.values import (
     held,
     type_name,
 )
+from gradviz.program.syntax.grammar import FILE_ACCESS
 from gradviz.program.syntax.program_error import did_you_mean
 
 # The handler of each expression (a method of the Evaluator or of one of its parts; with gradviz.program.interpreter.statements.STATEMENTS, the
@@ -269,14 +270,17 @@ class Evaluator:
             return NAMESPACES[name]
         if name in builtins:
             return builtins[name]
-        known = list(NAMESPACES) + list(builtins)
+        if name in FILE_ACCESS:
+            raise self.state.error("name", FILE_ACCESS[name], node)
+        known = list(NAMESPACES) + list(builtins) + ["True", "False", "None"]
         scope = self.state.scope
         while scope is not None:
             known.extend(scope.names)
             scope = scope.parent
-        hint = did_you_mean(name, known)
-        if hint is None and name in tables.all_known_names():
+        if name in tables.all_known_names():
             hint = f"Did you mean `torch.{name}`?"
+        else:
+            hint = did_you_mean(name, known)
         raise self.state.error("name", f"`{name}` is not defined", node, hint)
 
     def attribute(self, node: ast.Attribute):
@@ -322,18 +326,13 @@ class Evaluator:
             if isinstance(owner, Namespace):
                 member = owner.members.get(func.attr)
                 if member is None:
-                    raise self.state.error(
-                        "name",
-                        f"`{owner.path}.{func.attr}` is not available in this language",
-                        func,
-                        did_you_mean(func.attr, owner.members),
-                    )
+                    raise missing_member(self.state, owner, func.attr, func)
                 return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
             if isinstance(owner, GradFnRef):
                 return grad_fns.method(self.state, owner, func.attr, args, kwargs, node)
-            raise self.state.error(
+            raise self.library.none_grads.error(func.value, owner) or self.state.error(
                 "type",
                 f"a {type_name(owner)} has no method `.{func.attr}` in this language",
                 func,
@@ -382,9 +381,17 @@ def namespace_member(state: RunState, space: Namespace, name: str, node: ast.AST
                 node,
             )
         return member
-    raise state.error(
+    raise missing_member(state, space, name, node)
+
+
+def missing_member(state: RunState, namespace: Namespace, name: str, node: ast.AST):
+    """The error for `torch.name` (or any namespace's) where the language has no `name`."""
+    path = f"{namespace.path}.{name}"
+    if path in FILE_ACCESS:
+        return state.error("name", FILE_ACCESS[path], node)
+    return state.error(
         "name",
-        f"`{space.path}.{name}` is not available in this language",
+        f"`{path}` is not available in this language",
         node,
-        did_you_mean(name, space.members),
+        did_you_mean(name, namespace.members),
     )

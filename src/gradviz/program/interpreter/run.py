@@ -98,7 +98,12 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         error=None if error is None else error.report(),
         backward=state.backward,
         stdout=state.stdout,
-        warnings=state.warnings,
+        # a warning the error repeats at its line (a None `.grad` read, then used) is said once
+        warnings=[
+            w
+            for w in state.warnings
+            if error is None or (w.line, w.message) != (error.line, error.message)
+        ],
         graph=graph,
         simulated=state.simulated,
         moves=placement.moves,

@@ -95,6 +95,23 @@ class RunError:
         }
 
 
+# The plain title of each kind of error, as the pages head it (the kinds are words of the code).
+KIND_TITLES = {
+    "syntax": "Syntax error",
+    "forbidden": "Not part of this language",
+    "name": "Unknown name",
+    "limit": "Size limit",
+    "type": "Type mismatch",
+    "runtime": "Error while running",
+    "internal": "Error in gradviz",
+}
+
+
+def kind_title(kind: str) -> str:
+    """An error kind's title for a reader: "Unknown name" for "name"."""
+    return KIND_TITLES.get(kind, "Error")
+
+
 @dataclass(frozen=True)
 class RunWarning:
     """A warning PyTorch gave while a statement ran."""

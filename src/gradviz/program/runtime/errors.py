@@ -125,3 +125,72 @@ def _is_namespace(state: RunState, node) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name) and node.id in NAMESPACES and node.id not in state.env
+
+
+class NoneGrads:
+    """Why a `.grad` a program read was None (not a leaf, no backward() yet, no
+    requires_grad), by the node that read it: using that None (in arithmetic, or calling a
+    method on it) says why, at its line, rather than naming a NoneType."""
+
+    def __init__(self, state: RunState):
+        self.state = state
+        self.reasons: dict[int, str] = {}  # id(the `.grad` node) -> why it was None
+
+    def read(self, tensor, node: ast.Attribute, grad) -> str | None:
+        """Notes what reading `.grad` at `node` gave; returns why it is None, or None."""
+        if grad is not None:
+            self.reasons.pop(id(node), None)
+            return None
+        reason = self.reason(tensor, node)
+        self.reasons[id(node)] = reason
+        return reason
+
+    def error(self, operand: ast.AST | None, value) -> ProgramError | None:
+        """The error for using `value` (read at `operand`) where a None `.grad` cannot go."""
+        reason = self.reasons.get(id(operand)) if value is None else None
+        return None if reason is None else self.state.error("type", reason, operand)
+
+    def reason(self, tensor, node: ast.Attribute) -> str:
+        name = self.state.segment(node.value, 30)
+        if not tensor.is_leaf:
+            update = self.update_of(node.value)
+            if update:
+                return (
+                    f"`.grad` is None because `{name}` is no longer a leaf after `{update}`: "
+                    f"update it in place under `with torch.no_grad(): {name} -= lr * "
+                    f"{name}.grad`"
+                )
+            return (
+                f"`.grad` is None because `{name}` is not a leaf: autograd keeps gradients only "
+                "for leaves (tensors you made with requires_grad=True). Call "
+                f"`{name}.retain_grad()` before backward() to keep it"
+            )
+        if not tensor.requires_grad:
+            return (
+                f"`.grad` is None because `{name}` does not require grad: autograd keeps "
+                "gradients only for tensors made with requires_grad=True (or given it by "
+                f"`{name}.requires_grad_()`)"
+            )
+        if not self.state.backward:
+            return (
+                "`.grad` is None because backward() was not called yet: call `loss.backward()` "
+                f"first, on a loss computed from `{name}`"
+            )
+        return (
+            f"`.grad` of `{name}` is None: no backward() has reached it since it was made or "
+            f"since zero_grad() emptied it; backward() fills `.grad` of the leaves its loss "
+            "was computed from"
+        )
+
+    def update_of(self, expr: ast.AST) -> str | None:
+        """`w = w - ...` where the name `w` once held a leaf that required grad and now holds
+        the result of an operation on it (no longer a leaf); None otherwise."""
+        if not isinstance(expr, ast.Name):
+            return None
+        mine = [b for b in self.state.bindings if b.name == expr.id]
+        if not any(b.tensor.is_leaf and b.tensor.requires_grad for b in mine):
+            return None
+        text = mine[-1].expr
+        if len(text) > 24:
+            text = text[:23] + "…"
+        return f"{expr.id} = {text}"

@@ -77,7 +77,9 @@ class Operators:
             return fn(operand)
         if symbol == "not":
             return not self.iteration.truth(operand, node)
-        raise self.state.error("type", f"`{symbol}` does not apply to a {type_name(operand)}", node)
+        raise self.library.none_grads.error(node.operand, operand) or self.state.error(
+            "type", f"`{symbol}` does not apply to a {type_name(operand)}", node
+        )
 
     def compare(self, op: ast.cmpop, left, right, node):
         if isinstance(op, ast.Is | ast.IsNot):
@@ -138,9 +140,16 @@ class Operators:
         ok = (torch.Tensor, bool, int, float) + (
             (str, type(None), torch.dtype, torch.device) if allow_str else ()
         )
-        for v in (left, right):
+        sides = (
+            (node.left, node.right)
+            if isinstance(node, ast.BinOp)
+            else (node.target, node.value)
+            if isinstance(node, ast.AugAssign)
+            else (None, None)
+        )
+        for v, side in zip((left, right), sides, strict=True):
             if not isinstance(v, ok):
-                raise self.state.error(
+                raise self.library.none_grads.error(side, v) or self.state.error(
                     "type",
                     f"`{symbol}` works on tensors and numbers here, not on a {type_name(v)}",
                     node,

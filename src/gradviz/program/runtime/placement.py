@@ -61,14 +61,15 @@ class Placement:
 
     def simulated_cuda_answer(self, label: str) -> bool | int:
         """torch.cuda.is_available() / device_count() under simulated CUDA, with a note."""
+        answer = True if label.endswith("is_available") else SIMULATED_CUDA_COUNT
         note = (
-            f"{label}() answered as simulated CUDA: this host has no CUDA GPU, so gradviz "
-            f"simulates {SIMULATED_CUDA_COUNT} (cuda:0, cuda:1): values are computed "
-            "on the CPU, device rules are PyTorch's own (FakeTensorMode)."
+            f"`{label}()` answered {answer} (simulated): this host has no CUDA GPU, so gradviz "
+            f"simulates {SIMULATED_CUDA_COUNT} (cuda:0, cuda:1) as simulated CUDA: values are "
+            "computed on the CPU, device rules are PyTorch's own."
         )
         if note not in self.device_notes:
             self.device_notes.append(note)
-        return True if label.endswith("is_available") else SIMULATED_CUDA_COUNT
+        return answer
 
     # -- around each call: PyTorch decides devices on fake twins, values come from the CPU
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 
 import torch
 from torch.nn.parameter import UninitializedTensorMixin
@@ -26,7 +27,7 @@ from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.clocks import ClockWatch
-from gradviz.program.runtime.errors import runtime_error
+from gradviz.program.runtime.errors import NoneGrads, runtime_error
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.values import (
     AUTOGRAD_GRAD,
@@ -53,6 +54,7 @@ class Library:
         self.quotas = quotas
         self.placement = placement
         self.watch = BackwardWatch(state)
+        self.none_grads = NoneGrads(state)
         self.clocks = ClockWatch(placement.device_notes, state.simulated)
         self.hooks = None  # the program's tensor hooks, set by the evaluator that runs them
 
@@ -250,11 +252,8 @@ class Library:
             if shadow is not None and name in ("device", "is_cuda"):
                 where = shadow.device_of(obj)
                 return where if name == "device" else where.type == "cuda"
-            if shadow is not None and name == "grad":
-                grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
-                if isinstance(grad, torch.Tensor):  # a gradient lives on its tensor's device
-                    shadow.place(grad, shadow.device_of(obj))
-                return grad
+            if name == "grad":
+                return self.grad_of(obj, node)
             return self.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
         if name in tables.TENSOR_METHODS:
             raise self.state.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
@@ -264,6 +263,22 @@ class Library:
             node,
             did_you_mean(name, set(tables.TENSOR_ATTRIBUTES) | set(tables.TENSOR_METHODS)),
         )
+
+    def grad_of(self, obj: torch.Tensor, node):
+        """t.grad; a None says why (gradviz.program.runtime.errors.NoneGrads): in place of
+        PyTorch's warning for a non-leaf, a warning in plain words; for its use, an error."""
+        kept = obj.is_leaf or obj.retains_grad
+        with warnings.catch_warnings():
+            if not kept:
+                warnings.filterwarnings("ignore", message=".*not a leaf Tensor")
+            grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+        shadow = self.state.shadow
+        if shadow is not None and isinstance(grad, torch.Tensor):
+            shadow.place(grad, shadow.device_of(obj))  # a gradient lives on its tensor's device
+        reason = self.none_grads.read(obj, node, grad)
+        if reason is not None and not kept:
+            warnings.warn(reason, UserWarning, stacklevel=1)
+        return grad
 
     def autograd_grad(self, args, kwargs, node):
         """torch.autograd.grad(outputs, inputs, ...): the gradients of `outputs` with respect

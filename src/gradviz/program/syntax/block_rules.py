@@ -8,7 +8,9 @@ import ast
 from gradviz.program.syntax.grammar import (
     CLASS_SOURCES,
     CONTEXT_MANAGERS,
+    FILE_ACCESS,
     IMPORT_NAMES,
+    IMPORT_ROUTES,
     IMPORTABLE,
     RAISABLE,
     grad_decorator,
@@ -117,6 +119,8 @@ class BlockRules:
             if module not in IMPORTABLE and source in CLASS_SOURCES:
                 self.check_identifier(module.rsplit(".", 1)[1], node, "imported name")
             elif module not in IMPORTABLE:
+                if module.split(".")[0] in IMPORT_ROUTES:
+                    raise self.error("forbidden", IMPORT_ROUTES[module.split(".")[0]], node)
                 if source in IMPORTABLE:  # from math import sqrt
                     raise self.error(
                         "forbidden",
@@ -260,6 +264,8 @@ class BlockRules:
                 and expr.func.value.id == "torch"
                 and expr.func.attr in CONTEXT_MANAGERS
             )
+            if isinstance(expr, ast.Call) and getattr(expr.func, "id", None) == "open":
+                raise self.error("forbidden", FILE_ACCESS["open"], expr)
             if not ok:
                 raise self.error(
                     "forbidden",

@@ -170,6 +170,24 @@ IMPORT_NAMES = {
     "nn": "torch.nn",
     "optim": "torch.optim",
 }
+# Modules a program cannot import, with what to use instead (by the import's first part).
+IMPORT_ROUTES = {
+    "torchvision": "`torchvision` is not available here (a program cannot read files or "
+    "download data sets): for real CIFAR-10 images write `images, labels = "
+    "gradviz_cifar10_sample(4)` (1 to 20 images, normalised as the tutorial's transforms do), "
+    "and open the CIFAR-10 training page for the full tutorial with torchvision",
+}
+# What a program cannot do because it would read or write files, in plain words (a name
+# error, as for any name the language does not have, with no other name suggested).
+FILE_ACCESS = {
+    "torch.save": "this app's programs cannot write files: torch.save and torch.load are not "
+    "available here; keep the model in a variable, or save it from a local Python run",
+    "open": "this app's programs cannot read or write files: `open` is not defined here; "
+    "write the data into the program (torch.tensor([...])), or use gradviz_cifar10_sample(n) "
+    "for real CIFAR-10 images",
+}
+FILE_ACCESS["torch.load"] = FILE_ACCESS["torch.save"]
+
 # Modules whose classes a program may import by name (`from torch.utils.data import
 # DataLoader`, `from torch.nn import Linear`): the interpreter binds the class if the
 # module's table has it, and refuses any other name at its line.

@@ -38,10 +38,48 @@ class ProgramError(Exception):
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=3, cutoff=0.6)
+    """At most three names a typo probably meant: the same name in other case (`Print`,
+    `W`), else the names one or two edits away (a letter added, dropped, changed or two
+    swapped: `Ture`), else difflib's close matches."""
+    close = close_names(name, candidates)
     if not close:
         return None
     return "Did you mean " + " or ".join(f"`{c}`" for c in close) + "?"
+
+
+def close_names(name: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
+    names = sorted(set(candidates) - {name})
+    same_case = [c for c in names if c.lower() == name.lower()]
+    if same_case:
+        return same_case[:limit]
+    # one letter of two changed is another name, not a typo: short names match by case only
+    most = 0 if len(name) <= 2 else 1 if len(name) <= 4 else 2
+    lowered = name.lower()
+    near = sorted(
+        (d, c)
+        for c in (names if most else ())
+        if abs(len(c) - len(name)) <= most and (d := edit_distance(lowered, c.lower())) <= most
+    )
+    if near:
+        best = near[0][0]
+        return [c for d, c in near if d == best][:limit]
+    return difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
+    substitutions and swaps of two neighbouring letters, each counting one."""
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[len(b)]
 
 
 def char_col(source_lines: list[str], line: int | None, byte_offset: int | None) -> int | None:

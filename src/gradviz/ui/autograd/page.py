@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.program.results.reports import RunError
+from gradviz.program.results.reports import RunError, kind_title
 from gradviz.program.results.trace import Trace
 from gradviz.services import landing
 from gradviz.services.cache import run_cached
@@ -48,7 +48,8 @@ def _show_error(err: RunError, source: str) -> None:
     where = f"Line {err.line}, column {err.col}: " if err.line else ""
     title = err.details.title
     st.error(
-        f"**{title + ' — ' if title else ''}{err.kind} error.** {where}{message(err.message)}",
+        f"**{title + ' — ' if title else ''}{kind_title(err.kind)}.** {where}"
+        f"{message(err.message)}",
         icon=":material/error:",
     )
     lines = source.splitlines()

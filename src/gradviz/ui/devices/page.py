@@ -11,6 +11,7 @@ from gradviz.devices import info as device_info
 from gradviz.devices import lessons as device_lessons
 from gradviz.devices import transfer_reference
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
+from gradviz.program.results.reports import kind_title
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services import host
 from gradviz.services.jobs import JobFailed
@@ -60,7 +61,7 @@ def page() -> None:
     if simulated:
         st.warning(
             "This host has no CUDA GPU, so CUDA is **simulated**: values are computed on the "
-            "CPU while PyTorch's own FakeTensorMode decides which device each result lives on "
+            "CPU while PyTorch itself, on simulated CUDA, decides which device each result lives on "
             "and raises PyTorch's own device errors. Every message below is marked *simulated* "
             "or *captured on a real GPU*.",
             icon=":material/memory:",
@@ -123,7 +124,7 @@ def _lessons(simulated: bool) -> None:
     st.code(lesson.source, language="python", line_numbers=True)
     if trace.error:
         err = trace.error
-        title = err.details.title if err.details.title is not None else err.kind
+        title = err.details.title if err.details.title is not None else kind_title(err.kind)
         st.error(
             f"**{escape(title)}.** Line {err.line}: {message(err.message)}",
             icon=":material/error:",
