@@ -411,3 +411,23 @@ def test_raising_the_same_error_again_and_again_holds_no_more_memory():
         tracemalloc.stop()
     assert trace.error is None
     assert peak < 20_000_000, peak
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "c = a + b",
+        "c = a[torch.tensor([0], device='cuda')] if False else b[torch.tensor([0], device='cuda')]",
+    ],
+    ids=["mismatch", "index-device"],
+)
+def test_a_device_error_on_simulated_cuda_is_caught_as_on_a_gpu(line):
+    """On a real GPU these raise RuntimeError, which `except RuntimeError` catches; simulated
+    CUDA raises them from FakeTensorMode's or gradviz's own classes, caught the same way."""
+    source = (
+        "a = torch.ones(2, device='cuda')\nb = torch.ones(2)\ntry:\n"
+        f"    {line}\nexcept RuntimeError as e:\n    print('caught')\n"
+    )
+    trace = run_program(source, RunOptions(classic=False, simulate_cuda=True))
+    assert trace.error is None, trace.error
+    assert trace.stdout == ["caught"]

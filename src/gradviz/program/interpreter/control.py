@@ -75,6 +75,10 @@ def exception_of(err: ProgramError) -> str | None:
         name = head if sep else err.message
     elif err.raised is None and any(sign in err.message for sign in NOT_THE_PROGRAMS):
         return None  # torch's words, not the program's own raise
+    if name not in CATCHABLE and err.details.device is not None:
+        # a device rule on simulated CUDA (FakeTensorMode's own error class, or gradviz's
+        # SimulatedDeviceError): a real GPU raises it as a RuntimeError
+        name = "RuntimeError"
     return name if name in CATCHABLE else None
 
 
