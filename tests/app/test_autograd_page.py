@@ -237,6 +237,22 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     assert not any("Something went wrong" in e.value for e in at.error)
 
 
+def test_bare_expressions_show_out_lines_and_their_tensor_is_on_the_graph():
+    at = _app().run()
+    at.text_area(key="program").input(
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\nx.shape\nx * 3\nx.sum().backward()\n"
+    )
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    codes = [c.value for c in at.code]
+    assert "Out[2]: torch.Size([2])\nOut[3]: tensor([3., 6.], grad_fn=<MulBackward0>)" in codes, (
+        codes
+    )
+    assert any("bare expressions" in c.value for c in at.caption)
+    assert "{_3 = " in _graph_dot(at)
+
+
 def test_a_network_shows_layer_clusters_steps_and_accumulation():
     at = _app().run()
     at.text_area(key="program").input(
