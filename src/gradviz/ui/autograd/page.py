@@ -142,9 +142,10 @@ def _messages(trace: Trace, source: str) -> None:
         st.info(f"This result is summarised: {message(note)}.", icon=":material/info:")
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
-    if trace.shown:  # the bare top-level expressions' values, as a notebook shows them
+    shown = quiz.shown(trace).shown  # a quiz hides those that would give gradients away
+    if shown:  # the bare top-level expressions' values, as a notebook shows them
         st.caption("What the program's bare expressions give, as a notebook shows them:")
-        st.code("\n".join(s.out() for s in trace.shown), language=None)
+        st.code("\n".join(s.out() for s in shown), language=None)
 
 
 def _editor() -> None:
