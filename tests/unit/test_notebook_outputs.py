@@ -46,6 +46,48 @@ x.requires_grad
 nn.Linear(4, 2, bias=False).in_features
 """
 
+# d2l's preliminaries (data manipulation, autograd), cell by cell
+D2L = """\
+import torch
+x = torch.arange(12, dtype=torch.float32)
+x
+x.numel()
+x.shape
+X = x.reshape(3, 4)
+X
+torch.zeros((2, 3, 4))
+torch.tensor([[2, 1, 4, 3], [1, 2, 3, 4], [4, 3, 2, 1]])
+X[-1], X[1:3]
+x = torch.tensor([1.0, 2, 4, 8])
+y = torch.tensor([2, 2, 2, 2])
+x + y, x - y, x * y, x / y, x ** y
+torch.exp(x)
+Y = torch.tensor([[2.0, 1, 4, 3], [1, 2, 3, 4], [4, 3, 2, 1]])
+torch.cat((X, Y), dim=0), torch.cat((X, Y), dim=1)
+X == Y
+X.sum()
+a = torch.arange(3).reshape((3, 1))
+a
+Y = Y + X
+a = torch.tensor([3.5])
+a, a.item(), float(a), int(a)
+x = torch.arange(4.0)
+x.requires_grad_(True)
+x.grad
+y = 2 * torch.dot(x, x)
+y
+y.backward()
+x.grad
+x.grad == 4 * x
+x.grad.zero_()
+y = x.sum()
+y.backward()
+x.grad
+torch.cuda.device_count()
+torch.device('cpu'), torch.device('cuda'), torch.device('cuda:1')
+x.device
+"""
+
 
 def ok(source: str) -> Trace:
     trace = run_program(source)
@@ -77,6 +119,13 @@ def test_bare_expressions_show_what_python_shows():
     assert shown[4] == "device(type='cpu')"
     assert shown[8] == "tensor([0., 2., 4., 6.], grad_fn=<MulBackward0>)"
     assert shown[11] == "tensor([[2, 3],\n        [4, 5]])"
+
+
+def test_d2l_s_preliminaries_show_what_jupyter_shows():
+    trace = run_program(D2L, RunOptions(simulate_cuda=False))  # this host's own devices
+    assert trace.error is None, trace.error
+    assert [(s.line, s.text) for s in trace.shown] == python_outs(D2L)
+    assert len(trace.shown) == 23
 
 
 def test_none_shows_nothing_as_in_a_notebook():
