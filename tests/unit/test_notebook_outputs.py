@@ -128,6 +128,27 @@ def test_d2l_s_preliminaries_show_what_jupyter_shows():
     assert len(trace.shown) == 23
 
 
+def test_the_language_s_own_objects_show_what_they_are_not_where_they_live():
+    source = (
+        "net = torch.nn.Linear(2, 2)\n"
+        "net.parameters()\n"
+        "ds = torch.utils.data.TensorDataset(torch.ones(4, 2), torch.ones(4))\n"
+        "ds\n"
+        "dl = torch.utils.data.DataLoader(ds, batch_size=2)\n"
+        "dl\n"
+        "iter(dl)\n"
+        "print(net.parameters(), dl)\n"
+    )
+    trace = ok(source)
+    assert [s.text for s in trace.shown] == [
+        "<generator object>",
+        "<TensorDataset object>",
+        "<DataLoader object>",
+        "<DataLoader iterator object>",
+    ]
+    assert trace.stdout == ["<generator object> <DataLoader object>"]
+
+
 def test_none_shows_nothing_as_in_a_notebook():
     source = (
         "net = nn.Linear(2, 1)\n"

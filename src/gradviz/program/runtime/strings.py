@@ -161,6 +161,8 @@ class Strings:
         elif isinstance(value, ProgramObject) and value.entries() is not None:
             shown = {k: _Shown(self.represent(v, cap=-1)) for k, v in value.entries().items()}
             put(repr(OrderedDict(shown)))  # OrderedDict's own form, as this Python prints it
+        elif isinstance(value, ProgramObject) and type(value).__repr__ is object.__repr__:
+            put(f"<{value.describe()} object>")  # not gradviz's own class and address
         elif isinstance(value, torch.Tensor) and self.state.shadow is not None:
             put(devices.tensor_repr(value, self.state.shadow.device_of(value)))
         else:
