@@ -223,6 +223,13 @@ def test_a_named_tensor_shown_bare_is_not_named_twice_and_backward_can_start_at_
     assert trace.backward[-1].target == "_5"
 
 
+def test_the_tensors_of_a_shown_tuple_are_on_the_graph_one_by_one():
+    source = "x = torch.ones(2, requires_grad=True)\ny = x * 2\nx + 1, y, [x * 3]\n"
+    trace = ok(source)
+    assert [t.name for t in trace.tensors] == ["x", "y", "_3.0"]  # y is y; a list in it is not
+    assert trace.tensor("_3.0").line == 3
+
+
 def test_a_huge_repr_is_cut_short_and_all_shown_text_is_bounded():
     trace = ok("items = list(range(50000))\nitems\n")
     (shown,) = trace.shown

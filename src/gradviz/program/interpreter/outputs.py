@@ -6,7 +6,8 @@ a program is such a cell: its value's repr, as Python (and so Jupyter) writes it
 as a `ShownValue` (`Out[line]`), and a tensor autograd made there (one with a grad_fn,
 not bound to a name already) is named `_line` on the graph, as IPython's `_5` holds
 `Out[5]`, so that a backward the page asks for can start from it (the program's own text
-cannot name it: names beginning with `_` are refused). As in a notebook, a value of None (`loss.backward()`,
+cannot name it: names beginning with `_` are refused); those in a tuple or a list shown
+(`x + y, x * y`) are `_line.0`, `_line.1`, ... . As in a notebook, a value of None (`loss.backward()`,
 `print(...)`, `optimizer.step()`) shows nothing, and neither does an expression inside a
 function, a loop or any other block; a bare string or `...` (a comment or a placeholder)
 shows nothing either.
@@ -35,6 +36,8 @@ from gradviz.program.results.limits import (
 from gradviz.program.results.reports import ShownValue
 from gradviz.program.syntax.grammar import super_init_call
 
+MAX_NAMED_ITEMS = 16  # the items of a shown tuple or list named on the graph
+
 
 class Outputs:
     """Runs expression statements; keeps what the top-level ones show."""
@@ -62,12 +65,21 @@ class Outputs:
         if id(stmt) in self.top and value is not None and not _quiet(stmt.value):
             self.answer(stmt, value)
 
+    def name_tensor(self, name: str, value, stmt: ast.Expr) -> None:
+        """A tensor autograd made, on the graph as `name`; a bare `y` is there as y already."""
+        if isinstance(value, torch.Tensor) and value.grad_fn is not None:
+            if not self.state.bound_now(value):
+                self.bind(name, value, stmt)
+
     def answer(self, stmt: ast.Expr, value) -> None:
         """Show `value` under its line; name a tensor autograd made there on the graph."""
         state = self.state
-        if isinstance(value, torch.Tensor) and value.grad_fn is not None:
-            if not state.bound_now(value):  # a bare `y` is on the graph as y already
-                self.bind(f"_{stmt.lineno}", value, stmt)
+        name = f"_{stmt.lineno}"
+        if isinstance(value, tuple | list):  # `x + y, x * y`: _5.0 and _5.1
+            for i, item in enumerate(value[:MAX_NAMED_ITEMS]):
+                self.name_tensor(f"{name}.{i}", item, stmt)
+        else:
+            self.name_tensor(name, value, stmt)
         if len(state.stdout) + len(state.shown) >= MAX_OUTPUT_LINES:
             return
         room = min(MAX_OUTPUT_LINE_CHARS, MAX_SHOWN_CHARS - self.chars)
