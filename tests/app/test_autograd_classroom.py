@@ -112,6 +112,24 @@ def test_a_quiz_link_hides_every_gradient_until_revealed():
     assert not any(b.label == "Reveal gradients" for b in at.button)
 
 
+def test_a_quiz_hides_bare_expressions_that_would_give_a_gradient_away():
+    at = _app()
+    at.query_params["quiz"] = "1"
+    at.run()
+    _program(
+        at,
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\nx * 3\n"
+        "(x * x).sum().backward()\nx.grad\n",
+    )
+    assert not at.exception, at.exception
+    codes = [c.value for c in at.code]
+    assert "Out[2]: tensor([3., 6.], grad_fn=<MulBackward0>)\nOut[4]: ?" in codes, codes
+    next(b for b in at.button if b.label == "Reveal gradients").click().run()
+    assert "Out[2]: tensor([3., 6.], grad_fn=<MulBackward0>)\nOut[4]: tensor([2., 4.])" in [
+        c.value for c in at.code
+    ]
+
+
 def test_what_can_i_write_lists_the_language_from_its_tables():
     """Every importable module, statement and a sample of each allow-list (the tables
     themselves, read here where torch may be imported) is in the page's panel."""

@@ -237,6 +237,28 @@ def test_a_visitor_over_their_share_is_told_so_plainly(monkeypatch):
     assert not any("Something went wrong" in e.value for e in at.error)
 
 
+def test_bare_expressions_show_out_lines_and_their_tensor_is_on_the_graph():
+    at = _app().run()
+    at.text_area(key="program").input(
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\nx.shape\nx * 3\nx.sum().backward()\n"
+        "'![t](http://evil.test/p.png) <img src=http://evil.test>' + ''\n"
+    )
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    (out,) = [c.value for c in at.code if c.value.startswith("Out[")]
+    assert out.splitlines() == [
+        "Out[2]: torch.Size([2])",
+        "Out[3]: tensor([3., 6.], grad_fn=<MulBackward0>)",
+        "Out[5]: '![t](http://evil.test/p.png) <img src=http://evil.test>'",
+    ]
+    assert any("bare expressions" in c.value for c in at.caption)
+    # a program's string is shown as code only, never as Markdown
+    texts = [str(e.value) for k in ("markdown", "caption", "info", "error") for e in getattr(at, k)]
+    assert not any("evil.test" in t for t in texts)
+    assert "{_3 = " in _graph_dot(at)
+
+
 def test_a_network_shows_layer_clusters_steps_and_accumulation():
     at = _app().run()
     at.text_area(key="program").input(

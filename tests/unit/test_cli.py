@@ -109,6 +109,31 @@ def test_run_table_output(lesson_file, capsys):
     assert "[2.0000, 2.6667, 3.3333]" in x_row
 
 
+def test_run_prints_bare_expressions_as_a_notebook_shows_them(tmp_path, capsys):
+    prog = write(
+        tmp_path,
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\nx.device\nx * 2\n"
+        "torch.eye(2)\nx.sum().backward()\n",
+    )
+    assert main(["run", str(prog)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:5] == [
+        "Out[2]: device(type='cpu')",
+        "Out[3]: tensor([2., 4.], grad_fn=<MulBackward0>)",
+        "Out[4]:",
+        "tensor([[1., 0.],",
+        "        [0., 1.]])",
+    ]
+    assert any(line.startswith("_3 ") for line in out)  # x * 2 is on the graph as _3
+    assert main(["run", str(prog), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["shown"][:2] == [
+        {"line": 2, "text": "device(type='cpu')"},
+        {"line": 3, "text": "tensor([2., 4.], grad_fn=<MulBackward0>)"},
+    ]
+    assert len(data["shown"]) == 3  # backward() gives None: nothing shown
+
+
 def test_run_program_error_exit_1_json(tmp_path, capsys):
     prog = write(tmp_path, "x = torch.ones(3)\ny = torch.onse(3)\n")
     assert main(["run", str(prog), "--json"]) == 1

@@ -9,6 +9,7 @@ import ast
 from gradviz.program.interpreter.control import Control
 from gradviz.program.interpreter.expressions import EXPRESSIONS, Evaluator
 from gradviz.program.interpreter.names import Names
+from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.interpreter.statements import PARTS, STATEMENTS, Interpreter
 from gradviz.program.runtime.comprehensions import Comprehensions
@@ -27,7 +28,7 @@ def test_the_checker_and_the_interpreter_know_the_same_nodes():
 def test_every_handler_is_a_method():
     for kind, name in STATEMENTS.items():
         owner, _, method = name.rpartition(".")
-        cls = {"": Interpreter, "control": Control, "names": Names}[owner]
+        cls = {"": Interpreter, "control": Control, "names": Names, "outputs": Outputs}[owner]
         assert issubclass(kind, ast.stmt) and callable(getattr(cls, method)), kind
     for kind, name in EXPRESSIONS.items():
         owner, _, method = name.rpartition(".")

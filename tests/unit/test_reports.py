@@ -202,6 +202,7 @@ def test_to_json_writes_a_warning_and_no_move():
         "error": None,
         "backward": None,
         "stdout": [],
+        "shown": [],
         "warnings": [{"line": 3, "message": "not a leaf", "category": "UserWarning"}],
     }
 
@@ -222,6 +223,7 @@ def test_the_cli_json_of_a_run_is_byte_for_byte_the_same():
         "  },\n"
         '  "backward": null,\n'
         '  "stdout": [],\n'
+        '  "shown": [],\n'
         '  "warnings": []\n'
         "}"
     )

@@ -161,6 +161,8 @@ def main(args: argparse.Namespace) -> int:
         return 1 if trace.error else 0
     for line in trace.stdout:
         print(line)
+    for shown in trace.shown:  # a bare expression's value, as a notebook shows it
+        print(shown.out())
     print(format_table(trace))
     for w in trace.warnings:
         print(f"{display_name(args.program)}:{w.line}: warning: {w.message}")

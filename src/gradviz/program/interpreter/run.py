@@ -98,6 +98,7 @@ def run_program(source: object, options: RunOptions | None = None) -> Trace:
         error=None if error is None else error.report(),
         backward=state.backward,
         stdout=state.stdout,
+        shown=state.shown,
         # a warning the error repeats at its line (a None `.grad` read, then used) is said once
         warnings=[
             w

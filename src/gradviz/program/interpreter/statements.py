@@ -24,6 +24,7 @@ from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.names import Names
+from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.recording.sources import read_tensors
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
@@ -44,7 +45,7 @@ from gradviz.program.runtime.values import (
     ProgramObject,
     TypeRef,
 )
-from gradviz.program.syntax.grammar import IMPORTABLE, super_init_call
+from gradviz.program.syntax.grammar import IMPORTABLE
 from gradviz.program.syntax.program_error import did_you_mean
 
 # Names a program cannot assign: the namespaces and the built-ins it always had (the
@@ -54,11 +55,12 @@ RESERVED_NAMES = frozenset(NAMESPACES) | frozenset(RESERVED)
 PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 
 # The language's index, with gradviz.program.interpreter.expressions.EXPRESSIONS: the
-# handler of each statement (a method of the Interpreter, or of its `control`), and below the nodes read only as parts of their parents. The
+# handler of each statement (a method of the Interpreter, or of its `control`, `names` or
+# `outputs`), and below the nodes read only as parts of their parents. The
 # checker's allowed node types (gradviz.program.syntax.grammar.ALLOWED_NODES) are exactly
 # these three tables (tests/unit/test_language_index.py).
 STATEMENTS: dict[type[ast.stmt], str] = {
-    ast.Expr: "expression_statement",
+    ast.Expr: "outputs.expression_statement",
     ast.Assign: "assign_statement",
     ast.AugAssign: "aug_assign",
     ast.If: "control.if_",
@@ -139,6 +141,7 @@ class Interpreter:
         self.classes = Classes(layers, self.functions, self.evaluator.call_value)
         self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
         self.names = Names(self.state, self.evaluator)  # del, global, nonlocal
+        self.outputs = Outputs(self.state, self.evaluator, self.classes, self.bind, tree.body)
         self.handlers = {kind: attrgetter(name)(self) for kind, name in STATEMENTS.items()}
 
     def run(self) -> None:
@@ -213,12 +216,6 @@ class Interpreter:
                 "forbidden", f"`{type(stmt).__name__}` is not part of this language", stmt
             )
         handler(stmt)
-
-    def expression_statement(self, stmt: ast.Expr) -> None:
-        if super_init_call(stmt) is not None:  # checked: in a class's __init__
-            self.classes.super_init(stmt)
-            return
-        self.evaluator.eval(stmt.value)
 
     def assign_statement(self, stmt: ast.Assign) -> None:
         value = self.evaluator.eval(stmt.value)
@@ -345,8 +342,8 @@ class Interpreter:
             value = self.placement.move_leaf(name, value, target, stmt)
         if state.options.retain_intermediate and value.requires_grad and not value.is_leaf:
             value.retain_grad()
-        op = op_name(stmt.value) if isinstance(stmt, ast.Assign) else ""
-        shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign) else stmt
+        op = op_name(stmt.value) if isinstance(stmt, ast.Assign | ast.Expr) else ""
+        shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign | ast.Expr) else stmt
         shown = stmt.iter if isinstance(stmt, ast.For) else shown
         no_grad = state.no_grad_depth > 0
         cut = not value.requires_grad and (no_grad or op in ("detach", "detach_"))

@@ -25,7 +25,7 @@ from gradviz.graph.record import Binding, NodeRegistry
 from gradviz.program.recording.grad_fns import GradFns
 from gradviz.program.recording.inplace import InplaceLog
 from gradviz.program.recording.steps import CallWatch
-from gradviz.program.results.reports import ParameterUpdate, RunWarning
+from gradviz.program.results.reports import ParameterUpdate, RunWarning, ShownValue
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.syntax.program_error import ProgramError, char_col, source_segment
 
@@ -83,6 +83,8 @@ class RunState:
         self.env: dict[str, object] = {}
         self.bindings: list[Binding] = []
         self.stdout: list[str] = []
+        # the values bare top-level expressions show (gradviz.program.interpreter.outputs)
+        self.shown: list[ShownValue] = []
         self.warnings: list[RunWarning] = []
         self.backward: list[BackwardRecord] = []
         self.registry = NodeRegistry()

@@ -40,6 +40,13 @@ class Limits:
     backward_calls_kept: int = 6
 
 
+# What a run's output may hold: printed lines and the values its bare top-level expressions
+# show (results.reports.ShownValue) together, each cut short past its characters, and the
+# shown values' characters in all.
+MAX_OUTPUT_LINES = 500
+MAX_OUTPUT_LINE_CHARS = 5_000
+MAX_SHOWN_CHARS = 100_000
+
 DEFAULT_LIMITS = Limits()
 # A public host's programs: with the server, the forkserver and a warm worker (about 340 MB
 # together, docs/BENCHMARKS.md) the whole app stays under Community Cloud's 690 MB; the

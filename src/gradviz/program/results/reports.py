@@ -126,6 +126,23 @@ class RunWarning:
 
 
 @dataclass(frozen=True)
+class ShownValue:
+    """What a notebook shows under a bare expression at the top level of a program (`x.device`,
+    `net(X)`): the value's repr, as `Out[line]`, cut short past MAX_SHOWN_CHARS."""
+
+    line: int
+    text: str
+
+    def out(self) -> str:
+        """As IPython writes it: `Out[5]: 2.5`; a value of several lines starts on the next."""
+        return f"Out[{self.line}]:{chr(10) if chr(10) in self.text else ' '}{self.text}"
+
+    def to_dict(self) -> dict:
+        """One of the `shown` of the command line's JSON."""
+        return {"line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
 class DeviceMove:
     """A leaf made on another device than the program said (RunOptions.device_overrides)."""
 

@@ -29,6 +29,7 @@ from gradviz.program.results.reports import (
     RunError,
     RunStats,
     RunWarning,
+    ShownValue,
 )
 from gradviz.util.hosting import public_mode
 from gradviz.util.plainsize import NotPlain, decoded_size
@@ -41,6 +42,8 @@ class Trace:
     error: RunError | None = None
     backward: list[BackwardRecord] = field(default_factory=list)
     stdout: list[str] = field(default_factory=list)
+    # what the bare top-level expressions show, as a notebook's Out[line] (interpreter.outputs)
+    shown: list[ShownValue] = field(default_factory=list)
     warnings: list[RunWarning] = field(default_factory=list)
     graph: GraphModel | None = None
     classic_dot: str | None = None
@@ -97,6 +100,7 @@ class Trace:
                 "order": [s.fn for s in last.steps],
             },
             "stdout": self.stdout,
+            "shown": [s.to_dict() for s in self.shown],
             "warnings": [w.to_dict() for w in self.warnings],
         }
 

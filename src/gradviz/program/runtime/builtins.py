@@ -23,6 +23,7 @@ from gradviz.program.allowlists import tables
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
+from gradviz.program.results.limits import MAX_OUTPUT_LINE_CHARS, MAX_OUTPUT_LINES
 from gradviz.program.runtime import cifar_sample
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
@@ -247,8 +248,8 @@ class Builtins:
         if not isinstance(sep, str) or not isinstance(end, str):
             raise self.state.error("type", "print's sep and end must be strings", node)
         text = sep.join(self.strings.show(a, node, cap=-1) for a in args)
-        if len(self.state.stdout) < 500:
-            self.state.stdout.append(text[:5000] + ("" if end == "\n" else end))
+        if len(self.state.stdout) + len(self.state.shown) < MAX_OUTPUT_LINES:
+            self.state.stdout.append(text[:MAX_OUTPUT_LINE_CHARS] + ("" if end == "\n" else end))
 
     def _iter(self, node, value):
         return self.iteration.start(value, node)

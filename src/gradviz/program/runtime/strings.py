@@ -97,16 +97,16 @@ class Strings:
             return value.as_str()  # a caught exception's message
         return self.represent(value, node, cap)
 
-    def represent(self, value, node=None, cap: int | None = None) -> str:
+    def represent(self, value, node=None, cap: int | None = None, cut: bool = False) -> str:
         """repr(value) as a program sees it; refused (a "limit" error) past `cap` characters
-        (the string cap), or, with cap=-1, cut short with "…"."""
+        (the string cap), or, with cap=-1 or cut=True, cut short with "…"."""
         limit = self.state.limits.max_string_length if cap is None or cap < 0 else cap
         parts: list[str] = []
         size = [0]
         try:
             self._write(value, parts, size, limit, 0)
         except _TooLong:
-            if cap == -1:
+            if cap == -1 or cut:
                 return "".join(parts)[:limit] + "…"
             raise self.state.error(
                 "limit",
@@ -161,6 +161,8 @@ class Strings:
         elif isinstance(value, ProgramObject) and value.entries() is not None:
             shown = {k: _Shown(self.represent(v, cap=-1)) for k, v in value.entries().items()}
             put(repr(OrderedDict(shown)))  # OrderedDict's own form, as this Python prints it
+        elif isinstance(value, ProgramObject) and type(value).__repr__ is object.__repr__:
+            put(f"<{value.describe()} object>")  # not gradviz's own class and address
         elif isinstance(value, torch.Tensor) and self.state.shadow is not None:
             put(devices.tensor_repr(value, self.state.shadow.device_of(value)))
         else:

@@ -131,7 +131,8 @@ def _run(source: str) -> Trace | None:
 
 
 def _messages(trace: Trace, source: str) -> None:
-    """What the run said: moves, the error, PyTorch's warnings, summaries, printed lines."""
+    """What the run said: moves, the error, PyTorch's warnings, summaries, printed lines and
+    the values of bare expressions (Out[line])."""
     device_panel.moves(trace)
     if trace.error:
         _show_error(trace.error, source)
@@ -141,6 +142,10 @@ def _messages(trace: Trace, source: str) -> None:
         st.info(f"This result is summarised: {message(note)}.", icon=":material/info:")
     if trace.stdout:
         st.code("\n".join(trace.stdout), language=None)
+    shown = quiz.shown(trace).shown  # a quiz hides those that would give gradients away
+    if shown:  # the bare top-level expressions' values, as a notebook shows them
+        st.caption("What the program's bare expressions give, as a notebook shows them:")
+        st.code("\n".join(s.out() for s in shown), language=None)
 
 
 def _editor() -> None:

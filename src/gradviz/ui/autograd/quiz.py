@@ -1,6 +1,7 @@
 """A quiz link's gradients (`?quiz=1`): hidden on the whole page until the class reveals
 them. The viewer's own quiz asks for them meanwhile; the tables, the walk-through, the plain
-picture, the gradient check and the downloads see the result without them (`masked`), and
+picture, the gradient check, the downloads and the values of bare expressions after the
+first backward() see the result without them (`masked`), and
 the page's "Reveal gradients" button shows them everywhere, the viewer included."""
 
 from __future__ import annotations
@@ -58,7 +59,18 @@ def masked(trace: Trace) -> Trace:
         graph=graph,
         backward=[_record(r) for r in trace.backward],
         updates=[replace(u, after=HIDDEN) for u in trace.updates],  # after - before: the step
+        shown=_outputs(trace),
     )
+
+
+def _outputs(trace: Trace) -> list:
+    """The bare expressions' values, each one below the program's first backward() hidden
+    (`x.grad`, or a weight an optimizer changed, would give the answer)."""
+    lines = [r.line for r in trace.backward if r.origin == "program" and r.line is not None]
+    if not lines:
+        return trace.shown
+    first = min(lines)
+    return [replace(s, text=HIDDEN) if s.line > first else s for s in trace.shown]
 
 
 def _record(record: BackwardRecord) -> BackwardRecord:
