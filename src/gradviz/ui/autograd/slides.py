@@ -101,6 +101,7 @@ def downloads(trace: Trace, rankdir: str, theme: str) -> None:
     )
 
 
+SLIDE_MAX_NODES = 300  # a slide tries several layouts: bigger graphs from the command line
 LEGEND_CHOICES = {"below": "below the graph", "off": "left out"}
 
 
@@ -137,6 +138,13 @@ def slide_export(trace: Trace, fmt: str, view: str, theme: str) -> None:
         return
     if trace.graph is None or not trace.graph.nodes:
         st.info("Nothing to put on a slide yet: run a program.")
+        return
+    if len(trace.graph.nodes) > SLIDE_MAX_NODES:
+        st.info(
+            f"This graph has {len(trace.graph.nodes):,} nodes; the page fits graphs of up to "
+            f"{SLIDE_MAX_NODES} to slides (each try is a layout). The command line has no "
+            "such limit: `python -m gradviz render --slide PROGRAM.py -o slide.pdf`."
+        )
         return
     if fmt == "dot" or not dot_available():
         st.info("A slide is an SVG, PNG or PDF, drawn by Graphviz's `dot` on this server.")
