@@ -154,3 +154,25 @@ def test_slide_refuses_other_formats(tmp_path, capsys):
     program, _ = _program(tmp_path, "lesson")
     assert main(["render", "--slide", "-o", str(tmp_path / "x.dot"), str(program)]) == 2
     assert "--slide writes" in capsys.readouterr().err
+
+
+@needs_dot
+def test_a_graph_too_long_for_one_slide_is_split_over_numbered_slides(tmp_path):
+    lines = ["h = torch.ones(2, requires_grad=True)", *["h = h * 1.01"] * 40, "y = h.sum()"]
+    program = tmp_path / "chain.py"
+    program.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "chain.svg"
+    assert main(["render", "--slide", "-o", str(out), str(program)]) == 0
+    files = sorted(tmp_path.glob("chain-*.svg"))
+    assert len(files) >= 2 and not out.exists()
+    for path in files:
+        assert smallest_text_px(path.read_bytes()) >= MIN_PX, path.name
+
+
+def test_wrapped_keeps_every_character():
+    from gradviz.graph.dot import wrapped
+
+    text = "x = torch.arange(1, 4, dtype=torch.float32, requires_grad=True)"
+    lines = wrapped(text, 20)
+    assert len(lines) > 1 and all(len(line) <= 22 for line in lines)
+    assert " ".join(lines).replace(" ", "") == text.replace(" ", "")

@@ -261,6 +261,8 @@ def _write_slides(args: argparse.Namespace, trace, fmt: str) -> int:
         if _write(path, data):
             return 2
     folded = "" if deck.folded_depth is None else f", layers folded at depth {deck.folded_depth}"
+    if deck.text_px < layout.MIN_TEXT_PX:
+        folded += f" (more than {layout.MAX_SLIDES} slides would be needed for text of 18 px)"
     print(
         f"gradviz render: {len(deck.slides)} slide(s){folded}; smallest text "
         f"{deck.text_px:.1f} px at 1920x1080: {', '.join(written)}",

@@ -30,7 +30,7 @@ MIN_TEXT_PX = 18.0  # the smallest text on a slide, in pixels at 1920x1080
 FONT_PT = 20
 WRAPS = (30, 44)  # characters a line of a tensor's expression and values: both are tried
 LEGENDS = ("below", "off")
-MAX_SLIDES = 12
+MAX_SLIDES = 24
 PAD_PT = 7.2  # the drawing's own margin (DOT's pad=0.1)
 LEGEND_WRAP = 24  # characters a line of a legend key
 # A slide's drawing is laid out with the metrics of the format it becomes: an SVG's text
@@ -218,7 +218,7 @@ def bands(model: GraphModel, k: int) -> list[GraphModel]:
     below = dict.fromkeys(ids, 0)
     for _ in range(len(ids)):  # the longest path to an output (the graph has no cycle)
         changed = False
-        for i in ids:
+        for i in reversed(ids):  # outputs come last: one pass, most often
             top = max((below[d] + 1 for d in out_of[i]), default=0)
             if top != below[i]:
                 below[i], changed = top, True
@@ -279,9 +279,10 @@ def plan(
         slide, rankdir = _best(folded, *args)
         if slide.text_px >= MIN_TEXT_PX:
             return Deck([slide], rankdir, depth)
-    k = max(2, math.ceil(MIN_TEXT_PX / slide.text_px))
+    most = min(MAX_SLIDES, len(folded.nodes))
+    k = min(max(2, math.ceil(MIN_TEXT_PX / slide.text_px)), most)
     deck = Deck([slide], rankdir, depth)
-    while k <= min(MAX_SLIDES, max(2, len(folded.nodes))):
+    while 2 <= k <= most:
         parts = bands(folded, k)
         drawn = [
             _best(part, theme, legend, f"part {i} of {len(parts)}", fmt, limits, color)
@@ -290,5 +291,7 @@ def plan(
         deck = Deck([s for s, _ in drawn], drawn[0][1], depth)
         if deck.text_px >= MIN_TEXT_PX:
             break
-        k += max(1, math.ceil(k * (MIN_TEXT_PX / deck.text_px - 1)))
+        if k == most:
+            break
+        k = min(most, k + max(1, math.ceil(k * (MIN_TEXT_PX / deck.text_px - 1))))
     return deck
