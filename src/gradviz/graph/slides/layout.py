@@ -154,7 +154,8 @@ def slide_dot(
         by_device=by_device,
         wrap=wrap,
     )
-    dot = with_graph_attrs(one_font_size(dot), f"pad={PAD_PT / 72:.4f}")
+    # No theme's own aspect (the lecture theme's 16:9 ratio leaves out the legend below).
+    dot = with_graph_attrs(one_font_size(dot), f"pad={PAD_PT / 72:.4f} ratio=auto")
     if legend == "below":
         cut = any(e.kind != "data" for e in model.edges)
         dot = with_graph_attrs(dot, legend_label(theme, columns, cut, title))
