@@ -196,7 +196,7 @@ def _cell(text: str) -> str:
 def packages_block(src: Path = SRC, pyproject: Path = PYPROJECT) -> str:
     """The table of packages: its layer (top first), what it holds, which packages it imports."""
     mods = modules(src)
-    docs = {m.package: m.doc for m in mods if m.package and m.path.name == "__init__.py"}
+    docs = {m.package: m.doc for m in mods if m.package and m.name == f"gradviz.{m.package}"}
     imports = package_imports(mods)
     rows = ["| layer | package | what it holds | imports |", "|---|---|---|---|"]
     placed: list[str] = []
@@ -247,7 +247,7 @@ def layout_block(src: Path = SRC) -> str:
     lines = ["```", "src/gradviz/".ljust(23) + "one folder per part; imports point down"]
     lines[-1] += " (docs/ARCHITECTURE.md)"
     for package in sorted({m.package for m in mods} - {""}):
-        doc = next(m.doc for m in mods if m.package == package and m.path.name == "__init__.py")
+        doc = next(m.doc for m in mods if m.name == f"gradviz.{package}")
         names = [
             m.name.removeprefix(f"gradviz.{package}.")
             + ("/" if m.path.name == "__init__.py" else "")

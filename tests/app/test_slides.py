@@ -55,3 +55,26 @@ def test_the_walk_through_downloads_have_a_page_and_a_frame_per_step(deferred):
         assert im.format == "GIF" and im.n_frames == count
     steps = open_tab(at, "Backward walk-through").slider(key="step").max  # its steps
     assert steps >= 2 and count == steps + 1
+
+
+def test_the_graph_as_a_16_9_slide_with_a_preview_beside_its_download(monkeypatch):
+    named: list[str] = []
+    original = MediaFileManager.add
+
+    def add(self, data, mimetype, coordinates, file_name=None, **kw):
+        named.append(file_name)
+        return original(self, data, mimetype, coordinates, file_name=file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add", add)
+    at = open_tab(AppTest.from_file(APP, default_timeout=120).run(), "Export")
+    at.radio(key="export_size").set_value("Slide (16:9)").run()
+    assert not at.exception, at.exception
+    assert "Download slide SVG" in _labels(at)
+    assert "y-graph-slide.svg" in named  # named after the lesson's output, y
+    assert any('alt="slide preview"' in m.value for m in at.markdown)
+    about = next(c.value for c in at.caption if "smallest text" in c.value)
+    assert int(re.search(r"smallest text (\d+) px", about).group(1)) >= 18
+    at.radio(key="slide_legend").set_value("off")
+    at.radio(key="export_fmt").set_value("png").run()
+    assert not at.exception, at.exception
+    assert "Download slide PNG" in _labels(at) and "y-graph-slide.png" in named

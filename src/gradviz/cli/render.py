@@ -23,6 +23,7 @@ from gradviz.program.results.trace import Trace
 HTML = "html"
 GIF = "gif"
 WALKTHROUGH_FORMATS = ("pdf", GIF)  # gradviz.graph.walkthrough's
+SLIDE_FORMATS = ("svg", "png", "pdf")
 
 
 def register(subparsers) -> None:
@@ -80,6 +81,15 @@ def register(subparsers) -> None:
         "(--backward NAME, or the program's own)",
     )
     parser.add_argument(
+        "--slide",
+        action="store_true",
+        help="a 16:9 slide: 1920x1080 px (PNG, SVG) or a 13.333x7.5 in page (PDF), text at "
+        "least 18 px; top-down or left-right, whichever fits better; layers folded, then "
+        "several slides (OUT-1.png, OUT-2.png, ...; one PDF of pages) when the graph does not "
+        "fit; the legend below the graph (--no-legend: none); --rankdir and --module-depth "
+        "are chosen to fit",
+    )
+    parser.add_argument(
         "--no-limits",
         action="store_true",
         help="lift the graph-size, memory and time limits on Graphviz (by default looser "
@@ -98,8 +108,12 @@ def _depth(text: str) -> int:
     return depth
 
 
-def output_format(path: str, walk: bool = False) -> str:
+def output_format(path: str, walk: bool = False, slide: bool = False) -> str:
     fmt = Path(path).suffix.lower().lstrip(".")
+    if slide:
+        if walk or fmt not in SLIDE_FORMATS:
+            raise UsageError(f"{path}: --slide writes .svg, .png or .pdf (not with --walkthrough)")
+        return fmt
     if walk:
         if fmt not in WALKTHROUGH_FORMATS:
             raise UsageError(f"{path}: --walkthrough writes .pdf or .gif")
@@ -138,7 +152,7 @@ def chosen_call(trace: Trace, call: str | None) -> Trace:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        fmt = output_format(args.output, args.walkthrough)
+        fmt = output_format(args.output, args.walkthrough, args.slide)
         trace = run_from_args(args)
     except UsageError as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
@@ -154,6 +168,8 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.walkthrough:
         return _write_walkthrough(args, trace, fmt) or status
+    if args.slide:
+        return _write_slides(args, trace, fmt) or status
     dot = render.draw(
         trace,
         view=args.view,
@@ -216,6 +232,43 @@ def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
         print(f"gradviz render: {exc}", file=sys.stderr)
         return 1
     return _write(args.output, data)
+
+
+def _write_slides(args: argparse.Namespace, trace, fmt: str) -> int:
+    """The graph on 16:9 slides (gradviz.graph.slides): one OUT, or OUT-1, OUT-2, ... for
+    several SVGs or PNGs (a PDF holds them all as pages)."""
+    from gradviz.graph.slides import export, layout
+
+    if args.view != "values":
+        print("gradviz render: --slide draws the values view", file=sys.stderr)
+        return 2
+    model = trace.graph if trace.graph is not None else GraphModel()
+    limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
+    legend = "off" if args.no_legend else "below"
+    try:
+        deck = layout.plan(model, fmt, args.theme, legend, limits, args.color)
+        if fmt == "pdf" or len(deck.slides) == 1:
+            written = {args.output: export.deck_file(deck, fmt, args.theme, limits, "slide")[0]}
+        else:
+            written = {
+                export.numbered(args.output, i): export.slide_bytes(s, fmt, args.theme, limits)
+                for i, s in enumerate(deck.slides, 1)
+            }
+    except render.RenderUnavailable as exc:
+        print(f"gradviz render: {exc}", file=sys.stderr)
+        return 1
+    for path, data in written.items():
+        if _write(path, data):
+            return 2
+    folded = "" if deck.folded_depth is None else f", layers folded at depth {deck.folded_depth}"
+    if deck.text_px < layout.MIN_TEXT_PX:
+        folded += f" (more than {layout.MAX_SLIDES} slides would be needed for text of 18 px)"
+    print(
+        f"gradviz render: {len(deck.slides)} slide(s){folded}; smallest text "
+        f"{deck.text_px:.1f} px at 1920x1080: {', '.join(written)}",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def viewer_bytes(trace, dot: str, view: str, theme: str, limits: render.RenderLimits) -> bytes:

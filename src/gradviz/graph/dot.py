@@ -203,13 +203,19 @@ def _r(text: str) -> str:
 
 
 def _tensor_label(
-    node: GraphNode, model: GraphModel, show_values: bool, rankdir: str, compact: bool = False
+    node: GraphNode,
+    model: GraphModel,
+    show_values: bool,
+    rankdir: str,
+    compact: bool = False,
+    wrap: int | None = None,
 ) -> str:
     """A record: name = expression | shape dtype · device | { data | grad }.
 
     Records lay out much faster than HTML tables in Graphviz, which matters for big
     graphs. Their fields flip with the direction, so the outer braces depend on it.
-    `compact` (big graphs) keeps the name with its shape, and the values."""
+    `compact` (big graphs) keeps the name with its shape, and the values. A long expression
+    is cut after 40 characters, or with `wrap` kept whole on lines of about that many."""
     info = model.tensor_info(node.tensor)
     if info is None:  # an unnamed leaf
         shape = "x".join(map(str, node.shape or [])) or "scalar"
@@ -220,14 +226,42 @@ def _tensor_label(
     if compact:
         fields = [_r(f"{head} {shape}" + ("" if info.device == "cpu" else f" · {device}"))]
     else:
-        if info.expr and info.expr != info.label:
-            head += " = " + (info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
-        fields = [_r(head), _r(f"{shape} {info.dtype} · {device}")]
+        if wrap is not None and info.expr and info.expr != info.label:
+            lines = wrapped(f"{head} = {info.expr}", wrap)
+            head_field = "\\n".join(_r(line) for line in lines)
+        else:
+            if info.expr and info.expr != info.label:
+                head += " = " + (info.expr if len(info.expr) <= 40 else info.expr[:39] + "…")
+            head_field = _r(head)
+        fields = [head_field, _r(f"{shape} {info.dtype} · {device}")]
     if show_values:
         grad = info.grad_preview if info.grad_preview is not None else "—"
-        fields.append("{" + _r(f"data {_fit(info.preview)}") + "|" + _r(f"grad {_fit(grad)}") + "}")
+        if wrap is None:
+            data, grad = _r(f"data {_fit(info.preview)}"), _r(f"grad {_fit(grad)}")
+        else:
+            data, grad = (
+                "\\n".join(_r(line) for line in wrapped(f"{what} {_fit(text)}", wrap))
+                for what, text in (("data", info.preview), ("grad", grad))
+            )
+        fields.append("{" + data + "|" + grad + "}")
     body = "|".join(fields)
     return '"' + ("{" + body + "}" if rankdir == "TB" else body) + '"'
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """`text` on lines of at most about `width` characters, broken after a comma or a space
+    (a word longer than a line keeps its own line): nothing is left out."""
+    pieces = re.findall(r"[^,\s]*(?:,\s*|\s+|$)", text)
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and len(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
 
 
 def _fit(preview: str, limit: int = 60) -> str:
@@ -267,13 +301,15 @@ def to_dot(
     caption: str | None = None,
     fills: Mapping[str, str] | None = None,
     by_device: bool | None = None,
+    wrap: int | None = None,
 ) -> str:
     """The enriched drawing. `highlight` marks the backward step being shown,
     `done` the nodes whose backward already ran; layers' calls are clusters down to
     `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
     above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
     in place of their role's: colour by gradient); `by_device`: borders by device and the
-    device legend (None: when some node is off the CPU)."""
+    device legend (None: when some node is off the CPU); `wrap`: long expressions kept whole
+    on lines of about that many characters (slides) instead of cut."""
     th = THEMES.get(theme, THEMES["light"])
     rankdir = rankdir if rankdir in RANKDIRS else "TB"
     compact = len(model.nodes) > COMPACT_NODES
@@ -293,6 +329,7 @@ def to_dot(
         highlight,
         done,
         fills or {},
+        wrap,
     )
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
     depth = module_depth if module_depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
@@ -338,6 +375,7 @@ class _Look:
     highlight: str | None
     done: frozenset[str] | set[str]
     fills: Mapping[str, str] = field(default_factory=dict)
+    wrap: int | None = None
 
 
 def _edge_lines(model: GraphModel, th: Theme, theme: str) -> list[str]:
@@ -369,7 +407,9 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     attrs = {}
     if node.kind == "tensor":
         attrs["shape"] = "Mrecord" if node.tensor else "box"
-        attrs["label"] = _tensor_label(node, model, look.show_values, look.rankdir, look.compact)
+        attrs["label"] = _tensor_label(
+            node, model, look.show_values, look.rankdir, look.compact, look.wrap
+        )
         attrs["style"] = "filled" if theme != "print" else "solid"
         if theme == "print":
             attrs["penwidth"] = "2" if node.role in ("leaf", "output") else "1"

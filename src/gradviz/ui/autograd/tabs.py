@@ -7,6 +7,7 @@ import streamlit as st
 
 from gradviz.graph.render import RenderUnavailable, dot_available, draw
 from gradviz.graph.rules import rule_for
+from gradviz.graph.slides.export import file_stem
 from gradviz.program.results.trace import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.services.programs import check_isolated
@@ -16,6 +17,7 @@ from gradviz.ui.common import KEEP, table
 from gradviz.ui.visitor import visitor_key, wait_shown
 from gradviz.util.mdtext import code, escape, message
 
+SLIDE = "Slide (16:9)"
 MIME = {
     "svg": "image/svg+xml",
     "png": "image/png",
@@ -63,7 +65,7 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
                 _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     if tabs[4].open:
         with tabs[4]:
-            _export(draw(plain, *style, True))
+            _export(draw(plain, *style, True), plain, view, graph_theme())
             graph_viewer.download(
                 trace,
                 draw(trace, *style, False),
@@ -173,7 +175,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         )
 
 
-def _export(dot: str | None) -> None:
+def _export(dot: str | None, trace: Trace, view: str, theme: str) -> None:
     if dot is None:
         st.info("Nothing to export in this view.")
         return
@@ -185,6 +187,17 @@ def _export(dot: str | None) -> None:
         key="export_fmt",
         persist_state=KEEP,
     )
+    size = c2.radio(
+        "Size",
+        ["Full size", SLIDE],
+        horizontal=True,
+        key="export_size",
+        persist_state=KEEP,
+        help="Slide (16:9): 1920x1080 px or a 13.333x7.5 in page, text at least 18 px.",
+    )
+    if size == SLIDE:
+        slides.slide_export(trace, fmt, view, theme)
+        return
     scale = c2.select_slider(
         "PNG scale",
         [1.0, 2.0, 3.0, 4.0],
@@ -208,7 +221,7 @@ def _export(dot: str | None) -> None:
     st.download_button(
         f"Download {fmt.upper()}",
         data,
-        file_name=f"gradviz-graph.{fmt}",
+        file_name=f"{file_stem(trace.graph, 'graph')}.{fmt}",
         mime=MIME[fmt],
         icon=":material/download:",
         on_click="ignore",
