@@ -98,6 +98,7 @@ ENABLE_GRAD = Marker("enable_grad")
 MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
+DATACLASS = Marker("dataclass")  # from dataclasses import dataclass: a class decorator only
 AUTOGRAD_GRAD = Marker("grad")  # torch.autograd.grad: gradviz.program.runtime.torch_calls
 
 
@@ -107,6 +108,8 @@ class ProgramObject:
     methods, each answering from the allow-lists of gradviz.program.allowlists.nntables; by default
     each refuses. `iterate` and `next_value` are Python's iter() and next() for it (a `for`
     loop over it), `named_tensors` what the graph calls its tensors once it has a name."""
+
+    map_style = False  # a dataset class of the program's own: a DataLoader reads it by index
 
     def __init__(self, state: RunState):
         self.state = state
@@ -153,6 +156,11 @@ class ProgramObject:
     def next_value(self, node):
         """The next value, or StopIteration at the end."""
         raise self.refuse("is not an iterator (use iter() first)", node)
+
+    def covers(self, value) -> bool | None:
+        """isinstance(value, it) where it is one of the program's own classes; None where
+        it is not a class."""
+        return None
 
     def named_tensors(self, name: str, line: int) -> list[tuple[str, torch.Tensor, str]]:
         """(name the graph shows, tensor, what it is) for each tensor it holds, once bound to
