@@ -24,6 +24,7 @@ class ClassRules:
     `__init__` only."""
 
     top_classes: set[int]
+    known_names: set[str]
     methods: set[int]  # the FunctionDef nodes that are methods
     supers: set[int]  # the `super` names and `__init__` attributes of super().__init__()
     fields: set[int]  # the annotated assignments that are a dataclass's fields
@@ -73,7 +74,7 @@ class ClassRules:
             )
         base = dotted(node.bases[0]) if node.bases else None
         module = base in MODULE_BASES
-        if node.bases and not module and (base is None or "." in base):
+        if node.bases and not module and (base is None or "." in base or base in self.known_names):
             raise self.error(
                 "forbidden",
                 "a class's base is nn.Module, `object` or one of the program's own classes "
@@ -107,8 +108,8 @@ class ClassRules:
             if module or not (isinstance(decorator, ast.Name) and decorator.id in CLASS_DECORATORS):
                 raise self.error(
                     "forbidden",
-                    "the only class decorator in this language is `@dataclass` (from "
-                    "dataclasses import dataclass), on a class that is not an nn.Module",
+                    "decorators on classes are `@dataclass` only (from dataclasses import "
+                    "dataclass), on a class that is not an nn.Module",
                     decorator,
                 )
         return bool(node.decorator_list)
