@@ -56,6 +56,28 @@ def test_prints_as_python(source):
     assert gradviz_printed(source) == python_printed(source)
 
 
+SELF_HOLDING = """\
+from dataclasses import dataclass
+
+@dataclass
+class Node:
+    value: int = 0
+    next: object = None
+
+a = Node(1)
+a.next = a
+print(a)
+head = Node(0)
+for i in range(100):
+    head = Node(i, head)
+print(len(repr(head)) > 100)
+"""
+
+
+def test_a_dataclass_inside_itself_prints_as_python():
+    assert gradviz_printed(SELF_HOLDING) == python_printed(SELF_HOLDING)
+
+
 def test_a_plain_instance_prints_without_an_address():
     assert gradviz_printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
 

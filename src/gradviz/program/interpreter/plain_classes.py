@@ -28,6 +28,7 @@ from gradviz.program.syntax.program_error import did_you_mean
 
 MAX_ATTRIBUTES = 256  # attributes of one instance, or of one class's body
 MUTABLE = (list, dict, set)
+MAX_SHOWN = 32  # dataclasses shown inside one another in one repr
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,13 @@ class PlainInstance(ProgramObject):
         fields = next((c.fields for c in self.cls.chain() if c.fields is not None), None)
         if fields is None:
             return f"<__main__.{self.cls.name} object>"
-        shown = ", ".join(f"{n}={owner.represent(self.attrs.get(n))}" for n, _, _ in fields)
+        if id(self) in owner.showing or len(owner.showing) >= MAX_SHOWN:
+            return "..."  # as Python's dataclass repr shows an object inside itself
+        owner.showing.add(id(self))
+        try:
+            shown = ", ".join(f"{n}={owner.represent(self.attrs.get(n))}" for n, _, _ in fields)
+        finally:
+            owner.showing.discard(id(self))
         return f"{self.cls.name}({shown})"
 
 
@@ -249,6 +256,7 @@ class PlainClasses:
         self.call_value = call_value
         self.evaluate = evaluate
         self.represent: Callable[[object], str] = repr  # set to the run's strings' repr
+        self.showing: set[int] = set()  # the dataclass instances whose repr is being made
         # the __init__s running: the instance, the class whose __init__ it is, the call depth
         self.building: list[tuple[PlainInstance, PlainClass, int]] = []
 

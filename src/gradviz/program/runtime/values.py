@@ -92,6 +92,9 @@ class Marker:
     def __init__(self, name: str):
         self.name = name
 
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
 
 NO_GRAD = Marker("no_grad")
 ENABLE_GRAD = Marker("enable_grad")
