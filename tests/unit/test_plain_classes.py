@@ -78,6 +78,25 @@ def test_a_dataclass_inside_itself_prints_as_python():
     assert gradviz_printed(SELF_HOLDING) == python_printed(SELF_HOLDING)
 
 
+TRUTH = """\
+class Bag:
+    def __init__(self):
+        self.items = []
+    def __len__(self):
+        return len(self.items)
+class Plain:
+    pass
+b = Bag()
+print(bool(b), "yes" if b else "no")
+b.items.append(1)
+print(bool(b), not b, bool(Plain()))
+"""
+
+
+def test_truth_of_an_instance_is_its_len_as_in_python():
+    assert gradviz_printed(TRUTH) == python_printed(TRUTH)
+
+
 def test_a_plain_instance_prints_without_an_address():
     assert gradviz_printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
 
@@ -133,6 +152,7 @@ def test_a_plain_instance_prints_without_an_address():
             9,
             "object.__init__()",
         ),
+        ("class N(nn.Module):\n    pass\nclass B(N):\n    pass\n", "forbidden", 3, 9, "as a layer"),
     ],
 )
 def test_refusals_with_line_and_column(source, kind, line, col, words):

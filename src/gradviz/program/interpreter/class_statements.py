@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from gradviz.program.interpreter.classes import Classes
+from gradviz.program.interpreter.classes import Classes, UserClass
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.plain_classes import PlainClasses
 from gradviz.program.runtime.values import DATACLASS
@@ -37,6 +37,13 @@ class ClassStatements:
                     decorator,
                 )
         parent = None if base in (None, "object") else self.evaluator.eval(stmt.bases[0])
+        if isinstance(parent, UserClass):
+            raise self.state.error(
+                "forbidden",
+                f"a class built on the program's nn.Module class `{parent.name}` is not part of "
+                f"this language: hold one as a layer instead (self.inner = {parent.name}())",
+                stmt.bases[0],
+            )
         made = self.plain.define(stmt, parent, bool(stmt.decorator_list))
         self.bind(stmt.name, made, stmt)
 

@@ -204,6 +204,10 @@ class PlainInstance(ProgramObject):
             raise self.state.error("runtime", "ValueError: __len__() should return >= 0", node)
         return n
 
+    def truth(self, node) -> bool | None:
+        """bool(obj): False where its `__len__` is 0, as in Python."""
+        return self.length(node) > 0 if isinstance(self.cls.find("__len__"), Method) else None
+
     def index(self, key, node):
         return self.dunder("__getitem__", (key,), node, "is not subscriptable")
 

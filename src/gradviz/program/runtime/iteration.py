@@ -97,6 +97,9 @@ class Iteration:
                 return bool(value)
             except (RuntimeError, ValueError) as exc:
                 raise runtime_error(self.state, exc, node, "truth value", (value,)) from None
+        if isinstance(value, ProgramObject):
+            decided = value.truth(node)
+            return True if decided is None else decided
         return bool(value)
 
     def unpack(self, value, count: int, node) -> list:

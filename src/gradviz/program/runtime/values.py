@@ -160,6 +160,10 @@ class ProgramObject:
         """The next value, or StopIteration at the end."""
         raise self.refuse("is not an iterator (use iter() first)", node)
 
+    def truth(self, node) -> bool | None:
+        """bool(it) where it decides (a class of the program's with `__len__`); None: true."""
+        return None
+
     def covers(self, value) -> bool | None:
         """isinstance(value, it) where it is one of the program's own classes; None where
         it is not a class."""
