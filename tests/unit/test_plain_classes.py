@@ -97,6 +97,13 @@ def test_truth_of_an_instance_is_its_len_as_in_python():
     assert gradviz_printed(TRUTH) == python_printed(TRUTH)
 
 
+EQUALITY = 'from dataclasses import dataclass\n@dataclass\nclass Cfg:\n    n: int = 1\n    name: str = "a"\nclass A:\n    pass\na = A()\nprint(a == a, a == A(), a != A(), A == A, Cfg() == Cfg(), Cfg(2) == Cfg(), Cfg() != Cfg(n=1), Cfg() == 1, a in [a], a is a)\n'
+
+
+def test_equality_of_instances_and_dataclasses_as_in_python():
+    assert gradviz_printed(EQUALITY) == python_printed(EQUALITY)
+
+
 def test_a_plain_instance_prints_without_an_address():
     assert gradviz_printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
 

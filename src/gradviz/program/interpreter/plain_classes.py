@@ -85,6 +85,9 @@ class PlainClass(ProgramObject):
     def known(self) -> list[str]:
         return [n for c in self.chain() for n in (*c.methods, *c.constants)]
 
+    def equals(self, other) -> bool:
+        return other is self
+
     def covers(self, value) -> bool:
         """isinstance(value, this class)."""
         return isinstance(value, PlainInstance) and self in value.cls.chain()
@@ -203,6 +206,21 @@ class PlainInstance(ProgramObject):
         if n < 0:
             raise self.state.error("runtime", "ValueError: __len__() should return >= 0", node)
         return n
+
+    def equals(self, other) -> bool:
+        """Identity, or for a dataclass its fields compared as Python's dataclass compares
+        them (plain values by value; tensors and objects by identity here)."""
+        if other is self:
+            return True
+        fields = next((c.fields for c in self.cls.chain() if c.fields is not None), None)
+        if fields is None or not isinstance(other, PlainInstance) or other.cls is not self.cls:
+            return False
+        for name, _, _ in fields:
+            a, b = self.attrs.get(name), other.attrs.get(name)
+            plain = (bool, int, float, str, type(None))
+            if not (a is b or (isinstance(a, plain) and isinstance(b, plain) and a == b)):
+                return False
+        return True
 
     def truth(self, node) -> bool | None:
         """bool(obj): False where its `__len__` is 0, as in Python."""

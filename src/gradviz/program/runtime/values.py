@@ -160,6 +160,11 @@ class ProgramObject:
         """The next value, or StopIteration at the end."""
         raise self.refuse("is not an iterator (use iter() first)", node)
 
+    def equals(self, other) -> bool | None:
+        """`it == other` where it decides (the program's classes and instances); None:
+        refused as for any object."""
+        return None
+
     def truth(self, node) -> bool | None:
         """bool(it) where it decides (a class of the program's with `__len__`); None: true."""
         return None
