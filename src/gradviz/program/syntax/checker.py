@@ -166,7 +166,9 @@ class Checker(BlockRules, ClassRules):
                 self.check_target(target)
         elif isinstance(node, ast.AugAssign):
             target = node.target
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            if isinstance(target, ast.Attribute) and (
+                target.attr == "data" or isinstance(target.value, ast.Name)
+            ):
                 return  # W.data += -lr * W.grad: in place on the tensor's data; acc.n += 1 on
                 # a program's own object (the interpreter decides; the attribute is checked
                 # as an expression)
