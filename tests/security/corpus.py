@@ -83,7 +83,7 @@ REFLECTION = [
     ("type-builtin", X + "t = type(x)", "name", "not defined"),
     ("lambda-globals", "f = lambda: 0\ng = f.__globals__", "forbidden", UNDERSCORE),
     ("def-code", "def f():\n    pass\nc = f.__code__", "forbidden", UNDERSCORE),
-    ("class", "class A:\n    pass", "forbidden", "classes"),
+    ("class", "class A(metaclass=type):\n    pass", "forbidden", "metaclass"),
     (
         "unicode-fullwidth-underscore",
         X + "c = x.\uff3f\uff3fclass\uff3f\uff3f",
@@ -554,7 +554,7 @@ FUNCTIONS = [
     ("generator-code", "g = (i for i in [1])\nc = g.gi_code", "forbidden", "generator"),
     # next() and iter() take only the program's own objects (a loader, a layer's parameters)
     ("generator-next", "g = (i for i in [1])\nn = next(g)", "type", "iterator from iter()"),
-    ("iter-of-a-list", "i = iter([1, 2])", "type", "loop over it with `for`"),
+    ("iter-of-a-list", "i = iter(5)", "type", "loop over it with `for`"),
     ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "generators"),
     ("yield-in-def", "def f():\n    yield 1\ng = f()", "forbidden", "generators"),
     ("decorator", "@print\ndef f():\n    pass", "forbidden", "this decorator is not part"),
@@ -896,7 +896,7 @@ CLOCKS = [
     ("time-internals", "import time\nd = time.__dict__", "forbidden", "__dict__"),
     ("time-unlisted", "import time\ntime.process_time_ns()", "name", "process_time_ns"),
     ("time-from-import", "from time import sleep\nsleep(100)", "forbidden", "import time"),
-    ("time-rebind", "import time\ntime.sleep = print", "forbidden", "can be assigned"),
+    ("time-rebind", "import time\ntime.sleep = print", "type", "can be assigned"),
 ]
 
 DECORATORS = [
@@ -1020,7 +1020,7 @@ DATA_UPDATES = [
         "output with shape",
     ),
     ("data-update-module", "x = torch\nx.data += 1", "type", "module"),
-    ("grad-update", "x = torch.ones(2)\nx.grad += 1", "forbidden", "t.data only"),
+    ("grad-update", "x = torch.ones(2)\nx.grad += 1", "type", "works on `t.data`"),
 ]
 
 TENSOR_IN_TENSOR = [

@@ -306,7 +306,8 @@ class Interpreter:
                 raise error(
                     "type",
                     f"`.{target.attr}` cannot be set here: only `t.grad`, `t.requires_grad` "
-                    "and the attributes of your own modules (`self.fc = ...`) can",
+                    "and the attributes of the program's own objects (`self.fc = ...`, "
+                    "`cfg.n_embd = 64`) can be assigned",
                     target,
                 )
             if target.attr == "grad" and not (value is None or isinstance(value, torch.Tensor)):
