@@ -32,6 +32,9 @@ MODULE_DECORATORS = "import torch\nfrom torch import nn\n\nclass Scaled(nn.Modul
 DATASET = "import torch\nfrom torch.utils.data import DataLoader\n\nclass Squares:\n    def __init__(self, n):\n        self.x = torch.arange(n, dtype=torch.float32).reshape(n, 1)\n        self.y = self.x ** 2\n    def __len__(self):\n        return len(self.x)\n    def __getitem__(self, i):\n        return self.x[i], self.y[i], i\n\ntorch.manual_seed(0)\nds = Squares(10)\nloader = DataLoader(ds, batch_size=4, shuffle=True)\nprint(len(loader), loader.batch_size)\nfor xb, yb, ib in loader:\n    print(xb.shape, yb.flatten(), ib)\nfor xb, yb, ib in DataLoader(ds, batch_size=3, drop_last=True):\n    print(ib)\nprint(torch.rand(1))\n"
 
 
+WRAPPED = 'import torch\nfrom torch.utils.data import DataLoader\n\nclass WrappedDataLoader:\n    def __init__(self, dl, func):\n        self.dl = dl\n        self.func = func\n    def __len__(self):\n        return len(self.dl)\n    def __iter__(self):\n        return iter([self.func(b) for b in self.dl])\n\nclass Pairs:\n    def __init__(self, n):\n        self.x = torch.arange(n * 2.0).reshape(n, 2)\n        self.y = torch.arange(n)\n    def __len__(self):\n        return self.y.shape[0]\n    def __getitem__(self, i):\n        return {"x": self.x[i], "y": self.y[i].item(), "name": "row"}\n\ndef preprocess(batch):\n    return batch["x"] * 2, batch["y"], batch["name"]\n\ndl = WrappedDataLoader(DataLoader(Pairs(5), batch_size=2), preprocess)\nprint(len(dl))\nfor xb, yb, names in dl:\n    print(xb, yb, names)\n'
+
+
 def python_printed(source: str) -> list[str]:
     env: dict = {"torch": torch, "F": F, "nn": nn, "__name__": "__main__"}
     out = io.StringIO()
@@ -49,8 +52,16 @@ def gradviz_printed(source: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "source",
-    [ACCUMULATOR, DATACLASS, INHERITANCE, TIMER, MODULE_DECORATORS, DATASET],
-    ids=["accumulator", "dataclass", "inheritance", "timer", "module-decorators", "dataset"],
+    [ACCUMULATOR, DATACLASS, INHERITANCE, TIMER, MODULE_DECORATORS, DATASET, WRAPPED],
+    ids=[
+        "accumulator",
+        "dataclass",
+        "inheritance",
+        "timer",
+        "module-decorators",
+        "dataset",
+        "wrapped-loader-dict-items",
+    ],
 )
 def test_prints_as_python(source):
     assert gradviz_printed(source) == python_printed(source)
