@@ -115,6 +115,21 @@ def test_equality_of_instances_and_dataclasses_as_in_python():
     assert gradviz_printed(EQUALITY) == python_printed(EQUALITY)
 
 
+OLD_PROTOCOL = 'import torch\nclass Seq:\n    def __init__(self, n):\n        self.items = list(range(n))\n    def __getitem__(self, i):\n        return self.items[i] * 10\nclass Rows:\n    def __init__(self):\n        self.x = torch.arange(6).reshape(3, 2)\n    def __getitem__(self, i):\n        return self.x[i]\nclass Own:\n    def __getitem__(self, i):\n        if i >= 2:\n            raise IndexError("done")\n        return i\nprint(list(Seq(3)), [r.sum().item() for r in Rows()], list(Own()))\nfor v in Seq(2):\n    print(v)\nit = iter(Seq(1))\nprint(next(it), next(it, "end"))\n'
+
+
+def test_an_instance_with_getitem_only_iterates_until_index_error():
+    assert gradviz_printed(OLD_PROTOCOL) == python_printed(OLD_PROTOCOL)
+
+
+def test_a_cap_inside_getitem_is_not_the_end_of_iteration():
+    source = (
+        "class A:\n    def __getitem__(self, i):\n        return self[i]\nfor v in A():\n    pass\n"
+    )
+    err = run_program(source, RunOptions(simulate_cuda=False)).error
+    assert err is not None and err.kind == "limit" and "call depth" in err.message, err
+
+
 def test_a_plain_instance_prints_without_an_address():
     assert gradviz_printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
 

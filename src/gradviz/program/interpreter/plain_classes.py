@@ -22,9 +22,10 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gradviz.program.interpreter.control import exception_of
 from gradviz.program.runtime.functions import Functions, UserFunction
 from gradviz.program.runtime.values import ProgramObject, held, type_name
-from gradviz.program.syntax.program_error import did_you_mean
+from gradviz.program.syntax.program_error import ProgramError, did_you_mean
 
 MAX_ATTRIBUTES = 256  # attributes of one instance, or of one class's body
 MUTABLE = (list, dict, set)
@@ -230,6 +231,8 @@ class PlainInstance(ProgramObject):
         return self.dunder("__getitem__", (key,), node, "is not subscriptable")
 
     def iterate(self, node) -> ProgramObject:
+        if self.cls.find("__iter__") is None and isinstance(self.cls.find("__getitem__"), Method):
+            return IndexIterator(self)  # Python's old protocol: obj[0], obj[1], ...
         it = self.dunder("__iter__", (), node, "is not iterable")
         if not isinstance(it, ProgramObject) or isinstance(it, PlainInstance | PlainClass):
             raise self.state.error(
@@ -266,6 +269,32 @@ class PlainInstance(ProgramObject):
         finally:
             owner.showing.discard(id(self))
         return f"{self.cls.name}({shown})"
+
+
+class IndexIterator(ProgramObject):
+    """iter(obj) of an instance with `__getitem__` and no `__iter__`: obj[0], obj[1], ...
+    until its `__getitem__` raises IndexError, as Python iterates it."""
+
+    def __init__(self, obj: PlainInstance):
+        super().__init__(obj.state)
+        self.obj = obj
+        self.at = 0
+
+    def describe(self) -> str:
+        return "iterator"
+
+    def iterate(self, node) -> ProgramObject:
+        return self
+
+    def next_value(self, node):
+        try:
+            value = self.obj.index(self.at, node)
+        except ProgramError as err:
+            if exception_of(err) == "IndexError":
+                raise StopIteration from None
+            raise
+        self.at += 1
+        return value
 
 
 class PlainClasses:
