@@ -1789,6 +1789,13 @@ PLAIN_CLASSES = [
         (5, 1),
     ),
     ("plain-keep-dataclass", DC + "d = dataclass", "type", "cannot hold", (2, 1)),
+    (
+        "plain-dataclass-annotation-call",
+        DC + "@dataclass\nclass C:\n    x: print('hi') = 1",
+        "forbidden",
+        "annotation",
+        (4, 8),
+    ),
 ]
 
 HOSTILE = (

@@ -1,4 +1,5 @@
-"""The rules of a program's own classes (`class Net(nn.Module):`), checked as its syntax is."""
+"""The rules of a program's own classes (`class Net(nn.Module):`, `class Accumulator:`,
+`@dataclass`), checked as its syntax is."""
 
 from __future__ import annotations
 
@@ -12,6 +13,18 @@ from gradviz.program.syntax.grammar import (
     MODULE_BASES,
     dotted,
     super_init_call,
+)
+
+# What a dataclass field's annotation may be made of (it is read, never evaluated).
+ANNOTATION_NODES = (
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Tuple,
+    ast.Constant,
+    ast.BinOp,
+    ast.BitOr,
+    ast.Load,
 )
 
 
@@ -129,6 +142,14 @@ class ClassRules:
                     stmt,
                 )
             self.fields.add(id(stmt))
+            for part in ast.walk(stmt.annotation):  # a type, never run: int, list[int], ...
+                if not isinstance(part, ANNOTATION_NODES):
+                    raise self.error(
+                        "forbidden",
+                        "a field's annotation names a type (int, str, list[int], "
+                        "torch.Tensor, int | None), nothing else",
+                        part,
+                    )
 
     def check_method(self, cls: ast.ClassDef, stmt: ast.FunctionDef, module: bool) -> None:
         allowed = ("__init__",) if module else DUNDER_METHODS
