@@ -14,6 +14,8 @@ Sources of the escape shapes:
 from __future__ import annotations
 
 X = "x = torch.ones(3, requires_grad=True)\n"
+DC = "from dataclasses import dataclass\n"
+L = "from torch.utils.data import DataLoader\n"
 UNDERSCORE = "underscore"
 
 ESCAPES = [
@@ -81,7 +83,7 @@ REFLECTION = [
     ("type-builtin", X + "t = type(x)", "name", "not defined"),
     ("lambda-globals", "f = lambda: 0\ng = f.__globals__", "forbidden", UNDERSCORE),
     ("def-code", "def f():\n    pass\nc = f.__code__", "forbidden", UNDERSCORE),
-    ("class", "class A:\n    pass", "forbidden", "classes"),
+    ("class", "class A(metaclass=type):\n    pass", "forbidden", "metaclass"),
     (
         "unicode-fullwidth-underscore",
         X + "c = x.\uff3f\uff3fclass\uff3f\uff3f",
@@ -552,7 +554,7 @@ FUNCTIONS = [
     ("generator-code", "g = (i for i in [1])\nc = g.gi_code", "forbidden", "generator"),
     # next() and iter() take only the program's own objects (a loader, a layer's parameters)
     ("generator-next", "g = (i for i in [1])\nn = next(g)", "type", "iterator from iter()"),
-    ("iter-of-a-list", "i = iter([1, 2])", "type", "loop over it with `for`"),
+    ("iter-of-a-list", "i = iter(5)", "type", "loop over it with `for`"),
     ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "generators"),
     ("yield-in-def", "def f():\n    yield 1\ng = f()", "forbidden", "generators"),
     ("decorator", "@print\ndef f():\n    pass", "forbidden", "this decorator is not part"),
@@ -756,11 +758,11 @@ CLASSES = [
     ("class-decorator", "@print\nclass N(nn.Module):\n    pass", "forbidden", "decorators"),
     (
         "class-method-decorator",
-        "class N(nn.Module):\n    @staticmethod\n    def f(x):\n        return x",
+        "class N(nn.Module):\n    @print\n    def f(x):\n        return x",
         "forbidden",
         "this decorator is not part",
     ),
-    ("class-object-base", "class N(object):\n    pass", "forbidden", "classes"),
+    ("class-object-base", "class N(torch.Tensor):\n    pass", "forbidden", "classes"),
     ("class-int-base", "class N(int):\n    pass", "forbidden", "classes"),
     ("class-two-bases", "class N(nn.Module, nn.Linear):\n    pass", "forbidden", "one base"),
     ("class-attribute-builtin", "class N(nn.Module):\n    p = print", "forbidden", "methods"),
@@ -877,7 +879,7 @@ CLASSES = [
         "forbidden",
         "underscore",
     ),
-    ("class-odd-self-target", "def f(a):\n    a.fc = 1\n", "forbidden", "t.grad"),
+    ("class-odd-self-target", "def f(a):\n    a.fc = 1\nf(3)\n", "type", "t.grad"),
 ]
 
 HOSTILE = (
@@ -894,7 +896,7 @@ CLOCKS = [
     ("time-internals", "import time\nd = time.__dict__", "forbidden", "__dict__"),
     ("time-unlisted", "import time\ntime.process_time_ns()", "name", "process_time_ns"),
     ("time-from-import", "from time import sleep\nsleep(100)", "forbidden", "import time"),
-    ("time-rebind", "import time\ntime.sleep = print", "forbidden", "can be assigned"),
+    ("time-rebind", "import time\ntime.sleep = print", "type", "can be assigned"),
 ]
 
 DECORATORS = [
@@ -1018,7 +1020,7 @@ DATA_UPDATES = [
         "output with shape",
     ),
     ("data-update-module", "x = torch\nx.data += 1", "type", "module"),
-    ("grad-update", "x = torch.ones(2)\nx.grad += 1", "forbidden", "t.data only"),
+    ("grad-update", "x = torch.ones(2)\nx.grad += 1", "type", "works on `t.data`"),
 ]
 
 TENSOR_IN_TENSOR = [
@@ -1527,6 +1529,275 @@ GREW = [
     ("grew-del-private", "del __builtins__", "forbidden", "underscore", (1, 5)),
 ]
 
+# Plain classes, dataclasses and a program's own datasets: no dunder reaches Python's class
+# machinery, no metaclass or other decorator, recursion and loops inside dunder methods stop
+# at the caps (each with its line and column).
+PLAIN_CLASSES = [
+    (
+        "plain-dunder-class",
+        "class A:\n    pass\na = A()\nb = a.__class__",
+        "forbidden",
+        "underscore",
+        (4, 5),
+    ),
+    (
+        "plain-bases-chain",
+        "class A:\n    pass\nb = A.__class__.__bases__",
+        "forbidden",
+        "underscore",
+        (3, 5),
+    ),
+    (
+        "plain-dict-write",
+        "class A:\n    pass\na = A()\na.__dict__ = {}",
+        "forbidden",
+        "underscore",
+        (4, 1),
+    ),
+    (
+        "plain-dict-item-write",
+        "class A:\n    pass\na = A()\na.__dict__['x'] = 1",
+        "forbidden",
+        "underscore",
+        (4, 1),
+    ),
+    (
+        "plain-dataclass-fields",
+        DC + "@dataclass\nclass C:\n    x: int = 1\nf = C.__dataclass_fields__",
+        "forbidden",
+        "underscore",
+        (5, 5),
+    ),
+    (
+        "plain-metaclass",
+        "class M:\n    pass\nclass A(metaclass=M):\n    pass",
+        "forbidden",
+        "metaclass",
+        (3, 1),
+    ),
+    (
+        "plain-init-subclass",
+        "class A:\n    def __init_subclass__(cls):\n        pass",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "plain-set-name",
+        "class A:\n    def __set_name__(self, owner, name):\n        pass",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "plain-getattribute",
+        "class A:\n    def __getattribute__(self, name):\n        return 1",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "plain-getattr",
+        "class A:\n    def __getattr__(self, name):\n        return 1",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "plain-setattr",
+        "class A:\n    def __setattr__(self, name, v):\n        pass",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "plain-del",
+        "class A:\n    def __del__(self):\n        pass",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    (
+        "plain-new",
+        "class A:\n    def __new__(cls):\n        return 1",
+        "forbidden",
+        "underscore",
+        (2, 5),
+    ),
+    ("plain-slots", "class A:\n    __slots__ = ('x',)", "forbidden", "underscore", (2, 5)),
+    (
+        "plain-dunder-call-outside",
+        "class A:\n    def __len__(self):\n        return 1\nn = A().__len__()",
+        "forbidden",
+        "underscore",
+        (4, 5),
+    ),
+    (
+        "plain-other-decorator",
+        "def deco(c):\n    return c\n@deco\nclass A:\n    pass",
+        "forbidden",
+        "@dataclass",
+        (3, 2),
+    ),
+    (
+        "plain-dataclass-args",
+        DC + "@dataclass(frozen=True)\nclass A:\n    x: int = 1",
+        "forbidden",
+        "@dataclass",
+        (2, 2),
+    ),
+    (
+        "plain-fake-dataclass",
+        "def dataclass(c):\n    return c\n@dataclass\nclass A:\n    x: int = 1",
+        "name",
+        "from dataclasses",
+        (3, 2),
+    ),
+    ("plain-annotation-outside", "x: int = 3", "forbidden", "dataclass", (1, 1)),
+    ("plain-annotation-plain-class", "class A:\n    x: int = 3", "forbidden", "dataclass", (2, 5)),
+    (
+        "plain-two-bases",
+        "class A:\n    pass\nclass B:\n    pass\nclass C(A, B):\n    pass",
+        "forbidden",
+        "single inheritance",
+        (5, 12),
+    ),
+    ("plain-base-not-a-class", "def f():\n    pass\nclass A(f):\n    pass", "type", "base", (3, 9)),
+    ("plain-type-base", "class A(type):\n    pass", "name", "not defined", (1, 9)),
+    (
+        "plain-recursive-repr",
+        "class A:\n    def __repr__(self):\n        return repr(self)\nprint(A())",
+        "limit",
+        "call depth",
+        (3, 16),
+    ),
+    (
+        "plain-recursive-getitem",
+        "class A:\n    def __getitem__(self, i):\n        return self[i]\nx = A()[0]",
+        "limit",
+        "call depth",
+        (3, 16),
+    ),
+    (
+        "plain-repr-not-str",
+        "class A:\n    def __repr__(self):\n        return 1\nprint(A())",
+        "type",
+        "non-string",
+        (4, 1),
+    ),
+    (
+        "plain-huge-repr",
+        "class A:\n    def __repr__(self):\n        return 'x' * 10**9\nprint(A())",
+        "limit",
+        "string",
+        (3, 16),
+    ),
+    (
+        "plain-getitem-loops-in-loader",
+        L
+        + "class D:\n    def __len__(self):\n        return 4\n    def __getitem__(self, i):\n        while True:\n            i += 1\nfor b in DataLoader(D(), batch_size=2):\n    pass",
+        "limit",
+        "loop iterations",
+        (6, 9),
+    ),
+    (
+        "plain-huge-len-in-loader",
+        L
+        + "class D:\n    def __len__(self):\n        return 10**12\n    def __getitem__(self, i):\n        return i\nfor b in DataLoader(D(), batch_size=10**11):\n    pass",
+        "limit",
+        "limit",
+        (7, 10),
+    ),
+    (
+        "plain-huge-shuffle-in-loader",
+        L
+        + "class D:\n    def __len__(self):\n        return 10**10\n    def __getitem__(self, i):\n        return i\nfor b in DataLoader(D(), shuffle=True):\n    pass",
+        "limit",
+        "shuffling",
+        (7, 10),
+    ),
+    (
+        "plain-loader-batches-objects",
+        L
+        + "class D:\n    def __len__(self):\n        return 2\n    def __getitem__(self, i):\n        return self\nfor b in DataLoader(D()):\n    pass",
+        "type",
+        "batches tensors",
+        (7, 10),
+    ),
+    (
+        "plain-many-instances",
+        "class A:\n    pass\nhead = A()\nwhile True:\n    n = A()\n    n.next = head\n    head = n",
+        "limit",
+        "statements ran",
+        (7, 5),
+    ),
+    (
+        "plain-many-attributes",
+        "class A:\n    pass\na = A()\n" + "".join(f"a.x{i} = {i}\n" for i in range(300)),
+        "limit",
+        "at most 256 attributes",
+        (260, 1),
+    ),
+    (
+        "plain-dataclass-huge-default",
+        DC + "@dataclass\nclass C:\n    items: list = [0] * 10**9",
+        "limit",
+        "limit",
+        (4, 19),
+    ),
+    (
+        "plain-dataclass-mutable-default",
+        DC + "@dataclass\nclass C:\n    items: list = [0]",
+        "runtime",
+        "mutable default",
+        (4, 5),
+    ),
+    (
+        "plain-method-decorator-unknown",
+        "def deco(f):\n    return f\nclass A:\n    @deco\n    def f(self):\n        pass",
+        "forbidden",
+        "decorator",
+        (4, 6),
+    ),
+    ("plain-nested-class", "class A:\n    class B:\n        pass", "forbidden", "methods", (2, 5)),
+    (
+        "plain-init-returns",
+        "class A:\n    def __init__(self):\n        return 1\na = A()",
+        "type",
+        "should return None",
+        (4, 5),
+    ),
+    (
+        "plain-super-outside-init",
+        "class A:\n    def f(self):\n        super().f()",
+        "forbidden",
+        "super",
+        (3, 9),
+    ),
+    (
+        "plain-iter-returns-list",
+        "class A:\n    def __iter__(self):\n        return [1, 2]\nfor v in A():\n    pass",
+        "type",
+        "non-iterator",
+        (4, 10),
+    ),
+    (
+        "plain-set-method",
+        "class A:\n    def f(self):\n        return 1\na = A()\na.f = 2",
+        "type",
+        "method",
+        (5, 1),
+    ),
+    ("plain-keep-dataclass", DC + "d = dataclass", "type", "cannot hold", (2, 1)),
+    (
+        "plain-dataclass-annotation-call",
+        DC + "@dataclass\nclass C:\n    x: print('hi') = 1",
+        "forbidden",
+        "annotation",
+        (4, 8),
+    ),
+]
+
 HOSTILE = (
     HOSTILE
     + AUTOGRAD_API
@@ -1541,6 +1812,7 @@ HOSTILE = (
     + TENSOR_IN_TENSOR
     + TRY_EXCEPT
     + [g[:4] for g in GREW]
+    + [c[:4] for c in PLAIN_CLASSES]
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).

@@ -19,7 +19,14 @@ from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.worker_hooks import state as torch_state
 from gradviz.services.programs import run_isolated
-from tests.security.corpus import GREW, HARMLESS, HOSTILE, SANDBOX_ONLY, TRY_EXCEPT
+from tests.security.corpus import (
+    GREW,
+    HARMLESS,
+    HOSTILE,
+    PLAIN_CLASSES,
+    SANDBOX_ONLY,
+    TRY_EXCEPT,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = {"syntax", "forbidden", "name", "limit", "type", "runtime"}
@@ -91,6 +98,14 @@ def test_try_never_catches_a_cap_or_a_refusal(source, kind):
 @pytest.mark.parametrize(("source", "kind", "words", "where"), [g[1:] for g in GREW],
                          ids=[g[0] for g in GREW])  # fmt: skip
 def test_grown_surface_is_refused_at_its_position(source, kind, words, where, sealed):
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+    assert (trace.error.line, trace.error.col) == where, trace.error
+
+
+@pytest.mark.parametrize(("source", "kind", "words", "where"), [c[1:] for c in PLAIN_CLASSES],
+                         ids=[c[0] for c in PLAIN_CLASSES])  # fmt: skip
+def test_plain_class_refusals_at_their_position(source, kind, words, where, sealed):
     trace = run_program(source, RunOptions(backward="x"))
     _assert_clear(trace.error, kind, words)
     assert (trace.error.line, trace.error.col) == where, trace.error

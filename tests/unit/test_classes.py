@@ -179,7 +179,7 @@ def test_device_mixing_in_forward_names_the_forward_line():
 @pytest.mark.parametrize(
     ("source", "kind", "line", "col", "words"),
     [
-        ("class A(object):\n    pass", "forbidden", 1, 9, "torch.nn modules"),
+        ("class A(torch.Tensor):\n    pass", "forbidden", 1, 9, "nn.Module, `object`"),
         ("class A(nn.Module):\n    x = 1", "forbidden", 2, 5, "methods"),
         ("class A(nn.Module):\n    def __repr__(self):\n        return 1", "forbidden", 2, 5, "_"),
         ("def f():\n    class A(nn.Module):\n        pass", "forbidden", 2, 5, "top level"),

@@ -29,7 +29,7 @@ def refuse(source: object, limits: Limits | None = None) -> ProgramError:
 FORBIDDEN = [
     ("import os\n", "forbidden", 1, 1, "import"),
     ("x = 1\nfrom os import path\n", "forbidden", 2, 1, "import"),
-    ("class A:\n    pass\n", "forbidden", 1, 1, "classes"),
+    ("class A(metaclass=M):\n    pass\n", "forbidden", 1, 1, "metaclass"),
     ("x = torch.ones(3)\ny = x.__class__\n", "forbidden", 2, 5, "__class__"),
     ("__import__('os')\n", "forbidden", 1, 1, "__import__"),
     ("x = torch._C\n", "forbidden", 1, 5, "_C"),
@@ -52,8 +52,6 @@ FORBIDDEN = [
     ("x = b'a'\n", "forbidden", 1, 5, "bytes"),
     ("x = 1j\n", "forbidden", 1, 5, "complex"),
     ("x: int = 1\n", "forbidden", 1, 1, "annotated"),
-    ("x = torch.ones(1)\nx.grad += 1\n", "forbidden", 2, 1, "augmented"),
-    ("x = torch.ones(1)\nx.data = 1\n", "forbidden", 2, 1, "grad"),
     ("x = torch.ones(2)\ntorch.ones(2)[0] = 1\n", "forbidden", 2, 1, "named tensor"),
     # the constructs the language grew keep their own refusals
     ("import numpy as np\n", "forbidden", 1, 1, "`numpy` is not available"),

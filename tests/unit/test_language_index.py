@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import ast
 
+from gradviz.program.interpreter.class_statements import ClassStatements
 from gradviz.program.interpreter.control import Control
 from gradviz.program.interpreter.expressions import EXPRESSIONS, Evaluator
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.interpreter.statements import PARTS, STATEMENTS, Interpreter
+from gradviz.program.interpreter.updates import Updates
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.syntax.grammar import ALLOWED_NODES
 
@@ -28,7 +30,14 @@ def test_the_checker_and_the_interpreter_know_the_same_nodes():
 def test_every_handler_is_a_method():
     for kind, name in STATEMENTS.items():
         owner, _, method = name.rpartition(".")
-        cls = {"": Interpreter, "control": Control, "names": Names, "outputs": Outputs}[owner]
+        cls = {
+            "": Interpreter,
+            "control": Control,
+            "names": Names,
+            "outputs": Outputs,
+            "class_statements": ClassStatements,
+            "updates": Updates,
+        }[owner]
         assert issubclass(kind, ast.stmt) and callable(getattr(cls, method)), kind
     for kind, name in EXPRESSIONS.items():
         owner, _, method = name.rpartition(".")
@@ -42,6 +51,7 @@ def test_a_program_using_every_statement_runs():
         "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = nn.Linear(2, 1)\n    def forward(self, x):\n        return self.fc(x)\n"
         "def f(a):\n    return a * 2\n"
+        "from dataclasses import dataclass\n@dataclass\nclass C:\n    n: int = 1\n"
         "x = torch.ones(2, requires_grad=True)\ny = f(x)\ny += 1\n"
         "for i in range(2):\n    if i == 1:\n        break\n    else:\n        continue\n"
         "while False:\n    pass\n"

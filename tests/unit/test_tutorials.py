@@ -443,7 +443,7 @@ def test_a_training_loop_with_a_loader_runs_as_in_pytorch():
 
 def test_iter_and_next_take_only_the_programs_own_objects():
     for source, words in (
-        ("i = iter([1, 2])", "loop over it with `for`"),
+        ("i = iter(5)", "loop over it with `for`"),
         ("n = next([1])", "iterator from iter()"),
         ("from torch.utils.data import random_split", "not available"),
         ("from torch.utils.data import DataLoader\nD = DataLoader", "cannot hold"),

@@ -28,6 +28,7 @@ from torch import nn
 
 from gradviz.graph.model import ModuleCall
 from gradviz.program.allowlists import nntables
+from gradviz.program.interpreter.plain_classes import method_kind
 from gradviz.program.objects.forward import name_nodes
 from gradviz.program.objects.layers import MAX_DEPTH, LayerRef, Layers
 from gradviz.program.runtime.functions import Functions, UserFunction
@@ -43,9 +44,21 @@ class UserClass(ProgramObject):
         self.classes = classes
         self.name = name
         self.methods = methods
+        self.kinds: dict[str, str] = {}  # method -> "staticmethod", "classmethod", "property"
 
     def describe(self) -> str:
         return f"class {self.name}"
+
+    def covers(self, value) -> bool:
+        return isinstance(value, UserModule) and value.cls is self
+
+    def method(self, name: str, args: tuple, kwargs: dict, node):
+        """Net.make(...) for a @staticmethod or @classmethod."""
+        kind = self.kinds.get(name)
+        if kind not in ("staticmethod", "classmethod"):
+            return super().method(name, args, kwargs, node)
+        args = (self, *args) if kind == "classmethod" else args
+        return self.classes.functions.call(self.methods[name], args, kwargs, node)
 
     def __repr__(self) -> str:
         return f"<class '{self.name}'>"
@@ -88,6 +101,8 @@ class UserModule(LayerRef):
         if child is not None:
             return child
         if name in self.cls.methods:
+            if self.cls.kinds.get(name) == "property":
+                return self.classes.functions.call(self.cls.methods[name], (self,), {}, node)
             raise self.state.error(
                 "type", f"`.{name}` is a method: call it, e.g. self.{name}(...)", node
             )
@@ -147,7 +162,9 @@ class Classes:
                     stmt,
                 )
             methods[stmt.name] = self.functions.define(stmt)
-        return UserClass(self, node.name, methods)
+        made = UserClass(self, node.name, methods)
+        made.kinds = {n.name: method_kind(n) for n in node.body if isinstance(n, ast.FunctionDef)}
+        return made
 
     def instantiate(self, cls: UserClass, args: tuple, kwargs: dict, node) -> UserModule:
         made = UserModule(self, cls)
@@ -194,7 +211,11 @@ class Classes:
             raise self.state.error("type", "`__init__` runs when the class is called", node)
         if name == "forward":
             return self.forward(made, args, kwargs, node)
-        return self.functions.call(made.cls.methods[name], (made, *args), kwargs, node)
+        kind = made.cls.kinds.get(name)
+        if kind == "property":
+            raise self.state.error("type", f"`.{name}` is a property: read it, self.{name}", node)
+        first = () if kind == "staticmethod" else (made.cls if kind == "classmethod" else made,)
+        return self.functions.call(made.cls.methods[name], (*first, *args), kwargs, node)
 
     def forward(self, made: UserModule, args: tuple, kwargs: dict, node):
         """net(x): the class's forward, run by the interpreter, as one module call."""

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import torch
 
-from gradviz.program.interpreter.classes import Classes
+from gradviz.program.interpreter.class_statements import ClassStatements
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.limits import (
@@ -46,20 +46,20 @@ class Outputs:
         self,
         state: RunState,
         evaluator: Evaluator,
-        classes: Classes,
+        class_statements: ClassStatements,
         bind: Callable[[str, object, ast.stmt], None],
         top: list[ast.stmt],
     ):
         self.state = state
         self.evaluator = evaluator
-        self.classes = classes
+        self.class_statements = class_statements
         self.bind = bind
         self.top = {id(stmt) for stmt in top if isinstance(stmt, ast.Expr)}
         self.chars = 0  # characters of the values shown so far
 
     def expression_statement(self, stmt: ast.Expr) -> None:
         if super_init_call(stmt) is not None:  # checked: in a class's __init__
-            self.classes.super_init(stmt)
+            self.class_statements.super_init(stmt)
             return
         value = self.evaluator.eval(stmt.value)
         if id(stmt) in self.top and value is not None and not _quiet(stmt.value):

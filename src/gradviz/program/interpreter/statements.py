@@ -20,11 +20,14 @@ from gradviz.program.allowlists import tables
 from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.interpreter.class_statements import ClassStatements
 from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
+from gradviz.program.interpreter.plain_classes import PlainClasses, PlainInstance
+from gradviz.program.interpreter.updates import Updates
 from gradviz.program.recording.sources import read_tensors
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
@@ -32,11 +35,11 @@ from gradviz.program.results.trace import RunOptions
 from gradviz.program.runtime.builtins import MATH, RESERVED
 from gradviz.program.runtime.clocks import TIME
 from gradviz.program.runtime.functions import Functions, Return
-from gradviz.program.runtime.operators import BINOPS
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.pyrandom import ProgramRandom
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import (
+    DATACLASS,
     NAMESPACES,
     Builtin,
     ClassRef,
@@ -45,7 +48,7 @@ from gradviz.program.runtime.values import (
     ProgramObject,
     TypeRef,
 )
-from gradviz.program.syntax.grammar import IMPORTABLE
+from gradviz.program.syntax.grammar import DATACLASS_IMPORT, IMPORTABLE
 from gradviz.program.syntax.program_error import did_you_mean
 
 # Names a program cannot assign: the namespaces and the built-ins it always had (the
@@ -62,7 +65,7 @@ PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 STATEMENTS: dict[type[ast.stmt], str] = {
     ast.Expr: "outputs.expression_statement",
     ast.Assign: "assign_statement",
-    ast.AugAssign: "aug_assign",
+    ast.AugAssign: "updates.aug_assign",
     ast.If: "control.if_",
     ast.For: "control.for_",
     ast.While: "control.while_",
@@ -70,7 +73,8 @@ STATEMENTS: dict[type[ast.stmt], str] = {
     ast.Continue: "continue_statement",
     ast.Return: "return_statement",
     ast.FunctionDef: "def_statement",
-    ast.ClassDef: "class_statement",
+    ast.ClassDef: "class_statements.define",
+    ast.AnnAssign: "class_statements.field",
     ast.Assert: "control.assert_",
     ast.Raise: "control.raise_",
     ast.Try: "control.try_",
@@ -97,20 +101,6 @@ PARTS: frozenset[type] = frozenset(
     | {ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult}
     | {ast.BitAnd, ast.BitOr, ast.BitXor}
 )
-
-INPLACE = {
-    ast.Add: operator.iadd,
-    ast.Sub: operator.isub,
-    ast.Mult: operator.imul,
-    ast.Div: operator.itruediv,
-    ast.Pow: operator.ipow,
-    ast.MatMult: operator.imatmul,
-    ast.FloorDiv: operator.ifloordiv,
-    ast.Mod: operator.imod,
-    ast.BitAnd: operator.iand,
-    ast.BitOr: operator.ior,
-    ast.BitXor: operator.ixor,
-}
 
 
 class Interpreter:
@@ -139,9 +129,15 @@ class Interpreter:
         self.evaluator.functions = self.functions
         layers = self.evaluator.objects.layers
         self.classes = Classes(layers, self.functions, self.evaluator.call_value)
+        plain = PlainClasses(self.functions, self.evaluator.call_value, self.evaluator.eval)
+        plain.represent = self.evaluator.strings.represent
+        self.class_statements = ClassStatements(self.evaluator, self.classes, plain, self.bind)
+        self.updates = Updates(self.evaluator, self.library, self.assign, self.bind)
         self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
         self.names = Names(self.state, self.evaluator)  # del, global, nonlocal
-        self.outputs = Outputs(self.state, self.evaluator, self.classes, self.bind, tree.body)
+        self.outputs = Outputs(
+            self.state, self.evaluator, self.class_statements, self.bind, tree.body
+        )
         self.handlers = {kind: attrgetter(name)(self) for kind, name in STATEMENTS.items()}
 
     def run(self) -> None:
@@ -234,9 +230,6 @@ class Interpreter:
     def def_statement(self, stmt: ast.FunctionDef) -> None:
         self.bind(stmt.name, self.functions.define(stmt), stmt)
 
-    def class_statement(self, stmt: ast.ClassDef) -> None:
-        self.bind(stmt.name, self.classes.define(stmt), stmt)
-
     def pass_statement(self, stmt: ast.Pass) -> None:
         return
 
@@ -252,6 +245,8 @@ class Interpreter:
         for module, bound in pairs:
             if module == "random":
                 value = self.random.namespace()
+            elif module == DATACLASS_IMPORT:
+                value = DATACLASS
             elif module in IMPORTABLE:
                 value = module_namespace(module)
             else:
@@ -299,11 +294,15 @@ class Interpreter:
             if isinstance(obj, UserModule):  # self.fc = nn.Linear(4, 2)
                 self.classes.set_attribute(obj, target.attr, value, target)
                 return
+            if isinstance(obj, PlainInstance):  # self.data = [0.0] * n, cfg.n_embd = 64
+                obj.set(target.attr, value, target)
+                return
             if not isinstance(obj, torch.Tensor) or target.attr not in ("grad", "requires_grad"):
                 raise error(
                     "type",
                     f"`.{target.attr}` cannot be set here: only `t.grad`, `t.requires_grad` "
-                    "and the attributes of your own modules (`self.fc = ...`) can",
+                    "and the attributes of the program's own objects (`self.fc = ...`, "
+                    "`cfg.n_embd = 64`) can be assigned",
                     target,
                 )
             if target.attr == "grad" and not (value is None or isinstance(value, torch.Tensor)):
@@ -365,49 +364,6 @@ class Interpreter:
             )
         )
         return value
-
-    def aug_assign(self, stmt: ast.AugAssign) -> None:
-        value = self.evaluator.eval(stmt.value)
-        if isinstance(stmt.target, ast.Attribute):  # checked: t.data op= v
-            data = self.evaluator.eval(stmt.target)  # t.data, a tensor's own attribute
-            if not isinstance(data, torch.Tensor):
-                raise self.state.error("type", "`.data op= ...` works on tensors only", stmt.target)
-            self.updated(data, value, stmt)  # in place: the tensor's values change
-            return
-        if isinstance(stmt.target, ast.Name):
-            current = self.evaluator.lookup(stmt.target)
-            self.bind(stmt.target.id, self.updated(current, value, stmt), stmt)
-            return
-        obj = self.evaluator.eval(stmt.target.value)  # x[i] += v: read, update, write back
-        if isinstance(obj, list | dict):
-            containers = self.evaluator.containers
-            if isinstance(obj, dict):
-                index = self.evaluator.eval(stmt.target.slice)
-            else:
-                index = self.evaluator.eval_index(stmt.target.slice)
-            current = containers.get_item(obj, index, stmt.target)
-            containers.set_item(obj, index, self.updated(current, value, stmt), stmt.target)
-            return
-        if not isinstance(obj, torch.Tensor):
-            raise self.state.error("type", "item assignment works on tensors only", stmt.target)
-        call = self.library.call
-        index = self.evaluator.eval_index(stmt.target.slice)
-        current = call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
-        updated = call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "broadcast")
-        call("item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded")
-
-    def updated(self, current, value, stmt: ast.AugAssign):
-        """current op= value: in place for a tensor (as Python's `t += v`) and a list
-        (`items += more` extends it); a new value otherwise."""
-        if isinstance(current, torch.Tensor):
-            symbol = BINOPS[type(stmt.op)][0]
-            check = "meta" if symbol == "@" else "broadcast"
-            fn = INPLACE[type(stmt.op)]
-            return self.library.call(f"{symbol}=", fn, (current, value), {}, stmt, check)
-        if isinstance(current, list) and isinstance(stmt.op, ast.Add):
-            self.evaluator.containers.method(current, "extend", (value,), {}, stmt)
-            return current
-        return self.evaluator.operators.binop(stmt.op, current, value, stmt)
 
 
 def imported_class(state: RunState, path: str, stmt: ast.stmt) -> ClassRef | Namespace | Marker:

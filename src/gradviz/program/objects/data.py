@@ -18,6 +18,7 @@ import torch.utils.data as torchdata
 
 from gradviz.program.allowlists import nntables
 from gradviz.program.objects.arguments import check_plain, given_arguments
+from gradviz.program.objects.program_data import ProgramLoader
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import ProgramObject, type_name
@@ -54,9 +55,15 @@ class Data:
         given = given_arguments(state, label, spec, args, kwargs, node)
         workers = self.workers(label, given.pop("num_workers", 0), node)
         dataset = given.pop("dataset", None)
+        if isinstance(dataset, ProgramObject) and dataset.map_style:  # the program's own class
+            check_plain(state, label, given, (), node)
+            return ProgramLoader(self.library, dataset, given, node)
         if not isinstance(dataset, DatasetRef):
             raise state.error(
-                "type", f"{label} reads a TensorDataset: {label}(TensorDataset(x, y), ...)", node
+                "type",
+                f"{label} reads a TensorDataset or a dataset class of the program's own (with "
+                f"__len__ and __getitem__): {label}(TensorDataset(x, y), ...)",
+                node,
             )
         check_plain(state, label, given, (), node)
         size = given.get("batch_size", 1)

@@ -418,7 +418,10 @@ class Builtins:
         kinds = types if isinstance(types, tuple) else (types,)
         resolved = []
         for t in kinds:
-            if isinstance(t, Builtin) and t.name in TYPES:
+            if isinstance(t, ProgramObject) and t.covers(value) is not None:
+                if t.covers(value):  # one of the program's own classes
+                    return True
+            elif isinstance(t, Builtin) and t.name in TYPES:
                 resolved.append(TYPES[t.name])
             elif isinstance(t, TypeRef):
                 resolved.append(t.type)

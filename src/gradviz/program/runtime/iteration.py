@@ -97,6 +97,9 @@ class Iteration:
                 return bool(value)
             except (RuntimeError, ValueError) as exc:
                 raise runtime_error(self.state, exc, node, "truth value", (value,)) from None
+        if isinstance(value, ProgramObject):
+            decided = value.truth(node)
+            return True if decided is None else decided
         return bool(value)
 
     def unpack(self, value, count: int, node) -> list:
@@ -179,8 +182,11 @@ class Iteration:
             yield item
 
     def start(self, value, node) -> ProgramObject:
-        """iter(loader), iter(net.parameters()): the object's own iterator. Python's
-        iterators never reach a program, so lists and the like are refused."""
+        """iter(loader), iter(net.parameters()): the object's own iterator; iter(items) of
+        a list, tuple, string, range or dict: a `SequenceIterator` (Python's own iterator
+        held inside it, never reached by the program)."""
+        if isinstance(value, PLAIN_SEQUENCES):
+            return SequenceIterator(self, value, node)
         if not isinstance(value, ProgramObject):
             raise self.state.error(
                 "type",
@@ -234,6 +240,25 @@ class Iteration:
                 yield from reversed(list(rows))
             else:
                 yield from self._guarded(reversed(source), node)
+
+
+class SequenceIterator(ProgramObject):
+    """iter(items) of a plain sequence (a class's `__iter__` returning iter(self.data)):
+    next() reads Python's own iterator over it, with its errors as the program's."""
+
+    def __init__(self, iteration: Iteration, items, node):
+        super().__init__(iteration.state)
+        self.items = iteration._guarded(iter(items), node)
+        self.kind = type(items).__name__
+
+    def describe(self) -> str:
+        return f"{self.kind}_iterator"
+
+    def iterate(self, node) -> ProgramObject:
+        return self
+
+    def next_value(self, node):
+        return next(self.items)
 
 
 MAX_NESTING = 64  # lists, tuples and dicts inside one another, where that depth matters

@@ -19,7 +19,7 @@ from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.iteration import Iteration, range_length
 from gradviz.program.runtime.strings import Strings
 from gradviz.program.runtime.torch_calls import Library
-from gradviz.program.runtime.values import type_name
+from gradviz.program.runtime.values import ProgramObject, type_name
 
 BINOPS = {
     ast.Add: ("+", operator.add),
@@ -108,6 +108,12 @@ class Operators:
                 )
             return found if isinstance(op, ast.In) else not found
         symbol, fn = CMPOPS[type(op)]
+        if isinstance(op, ast.Eq | ast.NotEq):  # the program's own objects: as Python's
+            same = left.equals(right) if isinstance(left, ProgramObject) else None
+            if same is None and isinstance(right, ProgramObject):
+                same = right.equals(left)
+            if same is not None:
+                return same == isinstance(op, ast.Eq)
         if isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor):
             self.require_operands(symbol, left, right, node, allow_str=True)
             return self.library.call(symbol, fn, (left, right), {}, node, "broadcast")

@@ -92,12 +92,16 @@ class Marker:
     def __init__(self, name: str):
         self.name = name
 
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
 
 NO_GRAD = Marker("no_grad")
 ENABLE_GRAD = Marker("enable_grad")
 MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
+DATACLASS = Marker("dataclass")  # from dataclasses import dataclass: a class decorator only
 AUTOGRAD_GRAD = Marker("grad")  # torch.autograd.grad: gradviz.program.runtime.torch_calls
 
 
@@ -107,6 +111,8 @@ class ProgramObject:
     methods, each answering from the allow-lists of gradviz.program.allowlists.nntables; by default
     each refuses. `iterate` and `next_value` are Python's iter() and next() for it (a `for`
     loop over it), `named_tensors` what the graph calls its tensors once it has a name."""
+
+    map_style = False  # a dataset class of the program's own: a DataLoader reads it by index
 
     def __init__(self, state: RunState):
         self.state = state
@@ -153,6 +159,20 @@ class ProgramObject:
     def next_value(self, node):
         """The next value, or StopIteration at the end."""
         raise self.refuse("is not an iterator (use iter() first)", node)
+
+    def equals(self, other) -> bool | None:
+        """`it == other` where it decides (the program's classes and instances); None:
+        refused as for any object."""
+        return None
+
+    def truth(self, node) -> bool | None:
+        """bool(it) where it decides (a class of the program's with `__len__`); None: true."""
+        return None
+
+    def covers(self, value) -> bool | None:
+        """isinstance(value, it) where it is one of the program's own classes; None where
+        it is not a class."""
+        return None
 
     def named_tensors(self, name: str, line: int) -> list[tuple[str, torch.Tensor, str]]:
         """(name the graph shows, tensor, what it is) for each tensor it holds, once bound to

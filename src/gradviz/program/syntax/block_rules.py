@@ -8,10 +8,12 @@ import ast
 from gradviz.program.syntax.grammar import (
     CLASS_SOURCES,
     CONTEXT_MANAGERS,
+    DATACLASS_IMPORT,
     FILE_ACCESS,
     IMPORT_NAMES,
     IMPORT_ROUTES,
     IMPORTABLE,
+    METHOD_DECORATORS,
     RAISABLE,
     grad_decorator,
 )
@@ -53,11 +55,15 @@ class BlockRules:
     def check_function(self, node: ast.FunctionDef | ast.Lambda, method: bool = False) -> None:
         if isinstance(node, ast.FunctionDef):
             for decorator in node.decorator_list:
+                kind = decorator.id if isinstance(decorator, ast.Name) else None
+                if method and kind in METHOD_DECORATORS:
+                    continue
                 if grad_decorator(decorator) is None:
                     raise self.error(
                         "forbidden",
                         "this decorator is not part of this language: a function or method "
-                        "may be decorated with @torch.no_grad() or @torch.enable_grad() only",
+                        "may be decorated with @torch.no_grad() or @torch.enable_grad(), a "
+                        "method also with @staticmethod, @classmethod or @property",
                         decorator,
                     )
             if not method:  # a method's name was checked with its class
@@ -116,7 +122,9 @@ class BlockRules:
             ]
         for module, bound, bound_module in pairs:
             source = getattr(node, "module", None)
-            if module not in IMPORTABLE and source in CLASS_SOURCES:
+            if module == DATACLASS_IMPORT and bound == "dataclass":
+                pass  # from dataclasses import dataclass: the one class decorator
+            elif module not in IMPORTABLE and source in CLASS_SOURCES:
                 self.check_identifier(module.rsplit(".", 1)[1], node, "imported name")
             elif module not in IMPORTABLE:
                 if module.split(".")[0] in IMPORT_ROUTES:
@@ -161,6 +169,8 @@ class BlockRules:
             inner = target.value
             while isinstance(inner, ast.Subscript):
                 inner = inner.value
+            if isinstance(inner, ast.Attribute):  # acc.data[0] = 1: an attribute's item
+                inner = inner.value
             if not isinstance(inner, ast.Name):
                 raise self.error(
                     "forbidden",
@@ -171,17 +181,15 @@ class BlockRules:
         if isinstance(target, ast.Attribute):  # in a method, self.fc = ... (checked when run)
             if id(target) in self.self_targets:
                 return
-            if not isinstance(target.value, ast.Name) or target.attr not in (
-                "grad",
-                "requires_grad",
-            ):
+            if not isinstance(target.value, ast.Name):
                 raise self.error(
                     "forbidden",
-                    "only `t.grad = ...` and `t.requires_grad = ...` can be assigned to (and "
-                    "`self.name = ...` in a class's methods)",
+                    "only `t.grad = ...`, `t.requires_grad = ...` and the attributes of the "
+                    "program's own objects (`self.name = ...`, `cfg.n_embd = 64`) can be "
+                    "assigned to",
                     target,
                 )
-            return
+            return  # which objects take which attributes is decided when it runs
         raise self.error("forbidden", "this kind of assignment target is not supported", target)
 
     def check_delete(self, target: ast.AST) -> None:

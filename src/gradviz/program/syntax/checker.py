@@ -166,9 +166,12 @@ class Checker(BlockRules, ClassRules):
                 self.check_target(target)
         elif isinstance(node, ast.AugAssign):
             target = node.target
-            if isinstance(target, ast.Attribute) and target.attr == "data":
-                return  # W.data += -lr * W.grad: in place on the tensor's data (its value is
-                # checked as an expression)
+            if isinstance(target, ast.Attribute) and (
+                target.attr == "data" or isinstance(target.value, ast.Name)
+            ):
+                return  # W.data += -lr * W.grad: in place on the tensor's data; acc.n += 1 on
+                # a program's own object (the interpreter decides; the attribute is checked
+                # as an expression)
             if not isinstance(target, ast.Name | ast.Subscript):
                 raise self.error(
                     "forbidden",
@@ -189,6 +192,8 @@ class Checker(BlockRules, ClassRules):
             self.check_function(node, id(node) in self.methods)
         elif isinstance(node, ast.ClassDef):
             self.check_class(node)
+        elif isinstance(node, ast.AnnAssign):
+            self.check_field(node)
         elif isinstance(node, ast.For | ast.comprehension):
             if getattr(node, "is_async", 0):
                 raise self.error("forbidden", "`async for` is not part of this language", node)

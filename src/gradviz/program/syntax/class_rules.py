@@ -1,20 +1,46 @@
-"""The rules of a program's own classes (`class Net(nn.Module):`), checked as its syntax is."""
+"""The rules of a program's own classes (`class Net(nn.Module):`, `class Accumulator:`,
+`@dataclass`), checked as its syntax is."""
 
 from __future__ import annotations
 
 import ast
 
-from gradviz.program.syntax.grammar import MAX_CLASSES, MODULE_BASES, dotted, super_init_call
+from gradviz.program.syntax.grammar import (
+    CLASS_DECORATORS,
+    DUNDER_METHODS,
+    MAX_CLASSES,
+    METHOD_DECORATORS,
+    MODULE_BASES,
+    dotted,
+    super_init_call,
+)
+
+# What a dataclass field's annotation may be made of (it is read, never evaluated).
+ANNOTATION_NODES = (
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Tuple,
+    ast.Constant,
+    ast.BinOp,
+    ast.BitOr,
+    ast.Load,
+)
 
 
 class ClassRules:
-    """The rules of `class Net(nn.Module):`: at the top level, one base (nn.Module), no
-    decorators or keywords, methods only (public names and `__init__`), `super().__init__()`
-    as a statement of `__init__` only."""
+    """The rules of classes, at the top level with one base or none, no keywords:
+    `class Net(nn.Module):` holds methods only (public names and `__init__`); a plain class
+    (`class Accumulator:`, `class Config(Base):`) also class attributes, the dunder methods of
+    DUNDER_METHODS, and as a `@dataclass` annotated fields. Methods may be decorated with
+    @staticmethod, @classmethod or @property; `super().__init__(...)` is a statement of
+    `__init__` only."""
 
     top_classes: set[int]
+    known_names: set[str]
     methods: set[int]  # the FunctionDef nodes that are methods
     supers: set[int]  # the `super` names and `__init__` attributes of super().__init__()
+    fields: set[int]  # the annotated assignments that are a dataclass's fields
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
         raise NotImplementedError
@@ -35,6 +61,7 @@ class ClassRules:
             )
         self.top_classes = {id(c) for c in classes}
         self.methods, self.supers, self.self_targets = set(), set(), set()
+        self.fields = set()
 
     def check_class(self, node: ast.ClassDef) -> None:
         if id(node) not in self.top_classes:
@@ -44,50 +71,109 @@ class ClassRules:
                 "function, a class, a loop or an `if`)",
                 node,
             )
-        if node.decorator_list:
-            raise self.error(
-                "forbidden",
-                "decorators (`@...`) on classes are not part of this language",
-                node.decorator_list[0],
-            )
         if node.keywords or getattr(node, "type_params", None):
             raise self.error(
                 "forbidden",
                 "class keywords (`metaclass=...`) and type parameters are not part of this "
-                "language: classes are torch.nn modules, class Net(nn.Module): ...",
+                "language: write class Name: or class Name(Base):",
                 node,
             )
-        base = dotted(node.bases[0]) if len(node.bases) == 1 else None
-        if base not in MODULE_BASES:
+        if len(node.bases) > 1:
             raise self.error(
                 "forbidden",
-                "classes in this language are torch.nn modules only, with one base: "
-                "class Net(nn.Module): ...",
-                node.bases[0] if node.bases else node,
+                "a class has one base in this language (single inheritance): "
+                "class Net(nn.Module): or class Config(Base):",
+                node.bases[1],
             )
+        base = dotted(node.bases[0]) if node.bases else None
+        module = base in MODULE_BASES
+        if node.bases and not module and (base is None or "." in base or base in self.known_names):
+            raise self.error(
+                "forbidden",
+                "a class's base is nn.Module, `object` or one of the program's own classes "
+                "named above it",
+                node.bases[0],
+            )
+        dataclass = self.check_class_decorators(node, module)
         self.check_new_name(node.name, node, "class name")
         for i, stmt in enumerate(node.body):
             doc = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             if (i == 0 and doc and isinstance(stmt.value.value, str)) or isinstance(stmt, ast.Pass):
                 continue
-            if not isinstance(stmt, ast.FunctionDef):
+            if isinstance(stmt, ast.FunctionDef):
+                self.check_method(node, stmt, module)
+            elif not module and isinstance(stmt, ast.Assign | ast.AnnAssign):
+                self.check_class_attribute(stmt, dataclass)
+            else:
                 raise self.error(
                     "forbidden",
                     "a class holds methods (`def`) only, no class attributes: set what a "
-                    "module holds in `__init__`, self.fc = nn.Linear(4, 2)",
+                    "module holds in `__init__`, self.fc = nn.Linear(4, 2)"
+                    if module
+                    else "a class's body holds methods (`def`) and class attributes "
+                    "(`name = value`) only",
                     stmt,
                 )
-            self.check_method(node, stmt)
 
-    def check_method(self, cls: ast.ClassDef, stmt: ast.FunctionDef) -> None:
-        if stmt.name != "__init__":
+    def check_class_decorators(self, node: ast.ClassDef, module: bool) -> bool:
+        """`@dataclass` (imported from dataclasses) on a plain class; nothing else."""
+        for decorator in node.decorator_list:
+            if module or not (isinstance(decorator, ast.Name) and decorator.id in CLASS_DECORATORS):
+                raise self.error(
+                    "forbidden",
+                    "decorators on classes are `@dataclass` only (from dataclasses import "
+                    "dataclass), on a class that is not an nn.Module",
+                    decorator,
+                )
+        return bool(node.decorator_list)
+
+    def check_class_attribute(self, stmt: ast.Assign | ast.AnnAssign, dataclass: bool) -> None:
+        """`EPS = 1e-5` in any plain class; `n_embd: int = 64` in a dataclass only."""
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            raise self.error("forbidden", "a class attribute is one plain name: EPS = 1e-5", stmt)
+        self.check_new_name(targets[0].id, targets[0], "class attribute")
+        if isinstance(stmt, ast.AnnAssign):
+            if not dataclass:
+                raise self.error(
+                    "forbidden",
+                    "annotated assignments (`x: int = 3`) are part of this language only as "
+                    "the fields of a `@dataclass` class",
+                    stmt,
+                )
+            self.fields.add(id(stmt))
+            for part in ast.walk(stmt.annotation):  # a type, never run: int, list[int], ...
+                if not isinstance(part, ANNOTATION_NODES):
+                    raise self.error(
+                        "forbidden",
+                        "a field's annotation names a type (int, str, list[int], "
+                        "torch.Tensor, int | None), nothing else",
+                        part,
+                    )
+
+    def check_method(self, cls: ast.ClassDef, stmt: ast.FunctionDef, module: bool) -> None:
+        allowed = ("__init__",) if module else DUNDER_METHODS
+        if stmt.name not in allowed:
             self.check_identifier(stmt.name, stmt, "method name")
+        kinds = [d.id for d in stmt.decorator_list if isinstance(d, ast.Name)]
+        static = "staticmethod" in kinds
+        if len([k for k in kinds if k in METHOD_DECORATORS]) > 1 or (
+            kinds and stmt.name in DUNDER_METHODS
+        ):
+            raise self.error(
+                "forbidden",
+                "a method takes one of @staticmethod, @classmethod and @property, and "
+                "`__init__` and the other `__...__` methods none",
+                stmt.decorator_list[0],
+            )
         spec = stmt.args
+        self.methods.add(id(stmt))
+        if static:
+            return
         if not (spec.posonlyargs or spec.args):
             raise self.error(
                 "syntax", f"the method `{stmt.name}` needs `self` as its first parameter", stmt
             )
-        self.methods.add(id(stmt))
         me = (spec.posonlyargs or spec.args)[0].arg
         for inner in ast.walk(stmt):
             targets = inner.targets if isinstance(inner, ast.Assign) else []
@@ -104,6 +190,15 @@ class ClassRules:
             named = [dotted(a) for a in call.args] == [cls.name, me]
             if plain or named:
                 self.supers.update((id(call.func), id(inner.value.func)))
+
+    def check_field(self, node: ast.AnnAssign) -> None:
+        if id(node) not in self.fields:
+            raise self.error(
+                "forbidden",
+                "annotated assignments (`x: int = 3`) are part of this language only as the "
+                "fields of a `@dataclass` class",
+                node,
+            )
 
     def check_super(self, node: ast.Name) -> None:
         if id(node) not in self.supers:

@@ -25,6 +25,7 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.ExceptHandler,
     ast.FunctionDef,
     ast.ClassDef,
+    ast.AnnAssign,
     ast.arguments,
     ast.arg,
     ast.Return,
@@ -113,7 +114,8 @@ REFUSALS: dict[type, str] = {
     ast.Await: "`await` is not part of this language",
     ast.AsyncWith: "`async with` is not part of this language",
     ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
-    ast.AnnAssign: "annotated assignments are not part of this language",
+    ast.AnnAssign: "annotated assignments (`x: int = 3`) are part of this language only as "
+    "the fields of a `@dataclass` class",
     ast.Match: "`match` is not part of this language",
     ast.LShift: "shift operators are not part of this language",
     ast.RShift: "shift operators are not part of this language",
@@ -245,9 +247,24 @@ SAVED_VIEWS = frozenset(
     )
 )  # fmt: skip
 
-# Classes: `class Net(nn.Module):` with methods only (gradviz.program.interpreter.classes runs them).
+# Classes: `class Net(nn.Module):` with methods only (gradviz.program.interpreter.classes runs them),
+# and plain classes (`class Accumulator:`, `class Config(Base):`, `@dataclass`) run by
+# gradviz.program.interpreter.plain_classes.
 MODULE_BASES = ("nn.Module", "torch.nn.Module")
 MAX_CLASSES = 20  # classes in one program
+# The only dunder methods a plain class may define; Python calls each for one operation.
+DUNDER_METHODS = (
+    "__init__",
+    "__len__",
+    "__getitem__",
+    "__iter__",
+    "__call__",
+    "__repr__",
+    "__str__",
+)
+METHOD_DECORATORS = ("staticmethod", "classmethod", "property")
+CLASS_DECORATORS = ("dataclass",)  # from dataclasses import dataclass
+DATACLASS_IMPORT = "dataclasses.dataclass"
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -262,12 +279,12 @@ def dotted(node: ast.AST) -> str | None:
 
 
 def super_init_call(stmt: ast.stmt) -> ast.Call | None:
-    """The `super()` call of a statement `super().__init__()` (or `super(Net, self)...`)."""
+    """The `super()` call of a statement `super().__init__(...)` (or `super(Net, self)...`)."""
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return None
     call = stmt.value
     func = call.func
-    if call.args or call.keywords or not isinstance(func, ast.Attribute):
+    if not isinstance(func, ast.Attribute):  # arguments: a plain class's base's __init__
         return None
     inner = func.value
     ok = func.attr == "__init__" and isinstance(inner, ast.Call)

@@ -37,6 +37,12 @@ def panel() -> None:
             ("Imports", grammar.IMPORTABLE),
             ("Context managers (`with torch.…():`)", grammar.CONTEXT_MANAGERS),
             ("Exceptions to raise and catch", grammar.RAISABLE),
+            (
+                "Decorators",
+                ["@torch.no_grad()", "@torch.enable_grad()"]
+                + [f"@{d}" for d in grammar.METHOD_DECORATORS + grammar.CLASS_DECORATORS],
+            ),
+            ("A class's `__…__` methods", grammar.DUNDER_METHODS),
         ]
         parts += [(title, names.split()) for title, names in vocabulary.GROUPS.items()]
         with st.container(height=PANEL_HEIGHT):  # the controls under it stay near
