@@ -53,7 +53,10 @@ def test_hostile_program_text_gives_a_message(text):
     assert not at.exception, at.exception
     assert at.error, "no error message shown"
     message = at.error[0].value
-    assert "error." in message and "Traceback" not in message
+    title = message.split("**")[1] if message.startswith("**") else ""
+    internal = {f"{k} error." for k in ("forbidden", "name", "limit", "type", "runtime")}
+    assert title.endswith(".") and title.lower() not in internal, message  # a plain title
+    assert "Line" in message and "Traceback" not in message
 
 
 def _zip_bomb() -> str:
