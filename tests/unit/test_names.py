@@ -3,43 +3,15 @@ in Python's words at their line and column."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-import torch
 
-from gradviz.program.interpreter.run import run_program
-from gradviz.program.results.trace import RunOptions
-
-
-def python_printed(source: str) -> list[str]:
-    """What CPython prints for the same program (trusted test text)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(source, "<test>", "exec"), {"torch": torch})
-    return out.getvalue().splitlines()
+from tests.same_as_python import printed, python_printed, refused
 
 
 def python_error(source: str) -> str:
     with pytest.raises(Exception) as info:  # noqa: PT011 - any of Python's errors
         python_printed(source)
     return str(info.value)
-
-
-def printed(source: str) -> list[str]:
-    trace = run_program(source, RunOptions(simulate_cuda=False))
-    assert trace.error is None, trace.error
-    return "\n".join(trace.stdout).splitlines()
-
-
-def refused(source: str, kind: str, line: int, col: int, *words: str):
-    err = run_program(source, RunOptions(simulate_cuda=False)).error
-    assert err is not None, "expected an error"
-    assert (err.kind, err.line, err.col) == (kind, line, col), err
-    for w in words:
-        assert w in err.message, err.message
-    return err
 
 
 DELETIONS = [

@@ -18,6 +18,7 @@ from torch import nn
 
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
+from tests.same_as_python import printed
 
 ACCUMULATOR = 'class Accumulator:\n    """Sum over n variables."""\n    def __init__(self, n):\n        self.data = [0.0] * n\n\n    def add(self, *args):\n        self.data = [a + float(b) for a, b in zip(self.data, args)]\n\n    def reset(self):\n        self.data = [0.0] * len(self.data)\n\n    def __getitem__(self, idx):\n        return self.data[idx]\n\n    def __len__(self):\n        return len(self.data)\n\nacc = Accumulator(3)\nacc.add(1, 2, 3)\nacc.add(1, 2.5, 3)\nacc.data[0] += 1\nprint(acc[0], acc[1], len(acc), acc.data)\nprint(isinstance(acc, Accumulator), isinstance(acc, int))\nacc.reset()\nprint(acc.data)\n'
 
@@ -44,12 +45,6 @@ def python_printed(source: str) -> list[str]:
     return out.getvalue().splitlines()
 
 
-def gradviz_printed(source: str) -> list[str]:
-    trace = run_program(source, RunOptions(simulate_cuda=False))
-    assert trace.error is None, trace.error
-    return "\n".join(trace.stdout).splitlines()
-
-
 @pytest.mark.parametrize(
     "source",
     [ACCUMULATOR, DATACLASS, INHERITANCE, TIMER, MODULE_DECORATORS, DATASET, WRAPPED],
@@ -64,7 +59,7 @@ def gradviz_printed(source: str) -> list[str]:
     ],
 )
 def test_prints_as_python(source):
-    assert gradviz_printed(source) == python_printed(source)
+    assert printed(source) == python_printed(source)
 
 
 SELF_HOLDING = """\
@@ -86,7 +81,7 @@ print(len(repr(head)) > 100)
 
 
 def test_a_dataclass_inside_itself_prints_as_python():
-    assert gradviz_printed(SELF_HOLDING) == python_printed(SELF_HOLDING)
+    assert printed(SELF_HOLDING) == python_printed(SELF_HOLDING)
 
 
 TRUTH = """\
@@ -105,21 +100,21 @@ print(bool(b), not b, bool(Plain()))
 
 
 def test_truth_of_an_instance_is_its_len_as_in_python():
-    assert gradviz_printed(TRUTH) == python_printed(TRUTH)
+    assert printed(TRUTH) == python_printed(TRUTH)
 
 
 EQUALITY = 'from dataclasses import dataclass\n@dataclass\nclass Cfg:\n    n: int = 1\n    name: str = "a"\nclass A:\n    pass\na = A()\nprint(a == a, a == A(), a != A(), A == A, Cfg() == Cfg(), Cfg(2) == Cfg(), Cfg() != Cfg(n=1), Cfg() == 1, a in [a], a is a)\n'
 
 
 def test_equality_of_instances_and_dataclasses_as_in_python():
-    assert gradviz_printed(EQUALITY) == python_printed(EQUALITY)
+    assert printed(EQUALITY) == python_printed(EQUALITY)
 
 
 OLD_PROTOCOL = 'import torch\nclass Seq:\n    def __init__(self, n):\n        self.items = list(range(n))\n    def __getitem__(self, i):\n        return self.items[i] * 10\nclass Rows:\n    def __init__(self):\n        self.x = torch.arange(6).reshape(3, 2)\n    def __getitem__(self, i):\n        return self.x[i]\nclass Own:\n    def __getitem__(self, i):\n        if i >= 2:\n            raise IndexError("done")\n        return i\nprint(list(Seq(3)), [r.sum().item() for r in Rows()], list(Own()))\nfor v in Seq(2):\n    print(v)\nit = iter(Seq(1))\nprint(next(it), next(it, "end"))\n'
 
 
 def test_an_instance_with_getitem_only_iterates_until_index_error():
-    assert gradviz_printed(OLD_PROTOCOL) == python_printed(OLD_PROTOCOL)
+    assert printed(OLD_PROTOCOL) == python_printed(OLD_PROTOCOL)
 
 
 def test_a_cap_inside_getitem_is_not_the_end_of_iteration():
@@ -131,7 +126,7 @@ def test_a_cap_inside_getitem_is_not_the_end_of_iteration():
 
 
 def test_a_plain_instance_prints_without_an_address():
-    assert gradviz_printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
+    assert printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
 
 
 @pytest.mark.parametrize(
