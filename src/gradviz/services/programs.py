@@ -87,6 +87,20 @@ def _in_process(kind: str):
     return resolve(PROGRAM_JOBS[kind])
 
 
+def over_memory(memory_bytes: int, reached: int | None = None) -> str:
+    """The one wording of the memory cap, whoever met it: the watchdog or the worker's own
+    peak (`reached`: what the program got to, then stopped), or torch's allocator (refused at
+    the line that asked)."""
+    if reached is None:
+        got, how = "", "it was refused at this line"
+    else:
+        got, how = f"; it reached {fmt_bytes(reached)}", "it was stopped"
+    return (
+        f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
+        f"beyond the runner's own{got}); {how}, nothing else was affected"
+    )
+
+
 def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramError:
     """A dead, stopped or failed worker as one plain ProgramError."""
     if outcome.status == "timeout":
@@ -99,9 +113,7 @@ def describe(outcome: Outcome, seconds: float, memory_bytes: int) -> ProgramErro
     if outcome.status == "memory":
         return ProgramError(
             "limit",
-            f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
-            f"beyond the runner's own; it reached {fmt_bytes(outcome.value)}); it was stopped, "
-            "nothing else was affected",
+            over_memory(memory_bytes, reached=outcome.value),
             hint="Use smaller tensors.",
         )
     if outcome.status == "died":
@@ -145,8 +157,7 @@ def _out_of_memory(outcome: Outcome, memory_bytes: int) -> Trace:
         trace.error = replace(
             err,
             kind="limit",
-            message=f"the program needs more memory than one run may use ({fmt_bytes(memory_bytes)} "
-            "beyond the runner's own); it was refused at this line, nothing else was affected",
+            message=over_memory(memory_bytes),
             hint="Use smaller tensors.",
             details=ErrorDetails(),
         )
