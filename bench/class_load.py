@@ -515,6 +515,13 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--url", default=None, help="a running server instead of starting one")
     ap.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the server (repeatable), e.g. a Streamlit setting",
+    )
+    ap.add_argument(
         "--app",
         type=Path,
         default=ROOT,
@@ -530,6 +537,7 @@ def main() -> None:
         args.workers,
         args.same,
         args.url,
+        env=dict(item.split("=", 1) for item in args.env),
         app=args.app,
         attackers=args.attackers,
     )

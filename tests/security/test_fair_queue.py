@@ -3,6 +3,7 @@ in flight each, and a public host gives each visitor a budget of worker time per
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
@@ -10,7 +11,7 @@ import pytest
 
 from gradviz.util.busy import Busy
 from gradviz.workers.pool import Pool, SandboxLimits
-from gradviz.workers.turns import WAITING
+from gradviz.workers.turns import WAITING, Turns
 
 JOB_S = 1.5  # each of visitor A's programs: the testing pool's hang job, ended after this
 
@@ -159,3 +160,26 @@ def test_the_line_is_bounded_for_all_visitors_together():
         for t in threads:
             t.join(30)
         assert not errors
+
+
+def test_a_class_pressing_run_together_waits_in_line_rather_than_being_refused():
+    """A hundred requests at once fit the line: the bound is the wait, not a count of 64."""
+    idle: queue.Queue = queue.Queue()  # every worker busy
+    turns = Turns(idle, workers=1, budget=None)
+    turns.lines = {f"10.0.{i // 250}.{i % 250}|s": [i] for i in range(100)}
+    turns.running = {"10.9.9.9|r": 1}
+    count, seconds = turns.ahead("10.0.0.99|s", 99)
+    assert count == 99 and seconds < 60, (count, seconds)  # first guess: a short lesson run
+    idle.put("worker")
+    assert turns.take("10.0.0.0|s", 60.0) == "worker"  # the first in line is served at once
+
+
+def test_a_request_whose_wait_is_past_its_time_is_refused_at_once_with_the_wait():
+    idle: queue.Queue = queue.Queue()
+    turns = Turns(idle, workers=1, budget=None)
+    turns.job_seconds = 2.0  # measured: long jobs
+    turns.lines = {f"10.0.0.{i}|s": [i] for i in range(10)}
+    # 11 jobs of 2 s ahead of a request that may wait 5 s: told now, not after 5 s of waiting
+    with pytest.raises(Busy, match=r"10 programs are waiting.*about 22 s of work.*\(5 s\)"):
+        turns.take("10.0.1.1|late", 5.0)
+    assert sum(map(len, turns.lines.values())) == 10  # the refused request left no ticket

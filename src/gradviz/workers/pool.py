@@ -106,7 +106,7 @@ class SandboxLimits:
     # A worker whose resident memory grew this far beyond its start is replaced before its
     # next job (None: never), so every program finds about the same room.
     regrow_bytes: int | None = 64_000_000
-    max_waiting: int = 64  # requests waiting in line, all visitors together (more: Busy)
+    max_waiting: int = 256  # requests waiting in line, all visitors together (more: Busy)
 
 
 _COUNT = struct.Struct("<Q")  # the worker's count of what the result takes once unpickled

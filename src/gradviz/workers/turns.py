@@ -10,8 +10,10 @@ one program in flight at a time and, on a public host, a budget of worker-second
 minute; a classroom behind one address keeps a budget per student.
 
 Whatever the number of identities, the workers bound the work running at once, and at most
-`max_waiting` requests wait in line (more are refused at once, with the wait said): many
-identities cannot hold more of the host than its workers and a bounded line.
+`max_waiting` requests wait in line, none of them longer than it may wait: a request that
+would find the line full, or whose estimated wait is past its time, is refused at once with
+the wait said. Many identities cannot hold more of the host than its workers and a bounded
+line, and a class pressing Run together waits in line rather than being turned away.
 
 While a request waits, the function set in WAITING (a page's placeholder) hears its place in
 line and an estimate of the seconds left, each time they change.
@@ -42,10 +44,12 @@ class Turns:
     """The line for a pool's idle workers (a queue.Queue the pool fills and this drains)."""
 
     WINDOW = 60.0  # seconds over which worker time and turns are remembered
-    FIRST_GUESS_S = 1.0  # a job's length before any has been measured
+    # A job's length before any has been measured: a lesson's run takes about 0.04 s of a
+    # warm worker (docs/BENCHMARKS.md, a class of 100), so a whole class fits in one line.
+    FIRST_GUESS_S = 0.25
 
     def __init__(
-        self, idle: queue.Queue, workers: int, budget: float | None, max_waiting: int = 64
+        self, idle: queue.Queue, workers: int, budget: float | None, max_waiting: int = 256
     ):
         self.idle = idle
         self.workers = max(1, workers)
@@ -105,6 +109,12 @@ class Turns:
                 raise Busy(
                     f"{waiting} programs are waiting for the shared program runner, the most "
                     f"it keeps in line; try again in about {self._eta(waiting)} s"
+                )
+            if self._eta(waiting + 1) > timeout:  # it would wait out its time: say so now
+                raise Busy(
+                    f"{waiting} programs are waiting for the shared program runner, about "
+                    f"{self._eta(waiting + 1)} s of work, longer than a program may wait "
+                    f"({timeout:.0f} s); try again in about {self._eta(waiting)} s"
                 )
             ticket = next(self.numbers)
             self.lines.setdefault(visitor, []).append(ticket)
