@@ -206,6 +206,7 @@ def _r(text: str) -> str:
 def _tensor_label(
     node: GraphNode,
     model: GraphModel,
+    *,
     show_values: bool,
     rankdir: str,
     compact: bool = False,
@@ -277,7 +278,7 @@ def _fit(preview: str, limit: int = 60) -> str:
     return (head[:cut] if cut > 0 else head[:room]) + ", " + tail
 
 
-def _function_label(node: GraphNode, show_saved: bool) -> str:
+def _function_label(node: GraphNode, *, show_saved: bool) -> str:
     name = node.title.split("::")[-1]
     if not (show_saved and node.saved):
         return _q(name)
@@ -319,17 +320,17 @@ def to_dot(
     pen = " penwidth=2" if theme == "lecture" else ""
     by_device = uses_devices(model) if by_device is None else by_device
     look = _Look(
-        th,
-        theme,
-        show_values,
-        options.saved,
-        rankdir,
-        compact,
-        by_device,
-        highlight,
-        done,
-        fills or {},
-        wrap,
+        th=th,
+        theme=theme,
+        show_values=show_values,
+        show_saved=options.saved,
+        rankdir=rankdir,
+        compact=compact,
+        by_device=by_device,
+        highlight=highlight,
+        done=done,
+        fills=fills or {},
+        wrap=wrap,
     )
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
     depth = options.module_depth
@@ -409,7 +410,12 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     if node.kind == "tensor":
         attrs["shape"] = "Mrecord" if node.tensor else "box"
         attrs["label"] = _tensor_label(
-            node, model, look.show_values, look.rankdir, look.compact, look.wrap
+            node,
+            model,
+            show_values=look.show_values,
+            rankdir=look.rankdir,
+            compact=look.compact,
+            wrap=look.wrap,
         )
         attrs["style"] = "filled" if theme != "print" else "solid"
         if theme == "print":
@@ -421,7 +427,7 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     else:
         attrs["shape"] = "box3d" if node.kind == "module" else "box"
         attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
-        attrs["label"] = _function_label(node, look.show_saved)
+        attrs["label"] = _function_label(node, show_saved=look.show_saved)
         attrs["fontsize"] = str(THEME_FONT.get(theme, 11) - 1)
     attrs["fillcolor"] = _q(look.fills.get(node.id) or _fill(th, node.role))
     attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))

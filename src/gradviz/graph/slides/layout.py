@@ -89,7 +89,7 @@ def with_graph_attrs(dot: str, attrs: str) -> str:
     return head + f"  graph [{attrs}];\n}}\n" if sep else dot
 
 
-def legend_label(theme: str, columns: int, cut: bool, caption: str | None) -> str:
+def legend_label(theme: str, columns: int, *, cut: bool, caption: str | None) -> str:
     """The legend as the drawing's own label, below it: the keys in `columns` columns."""
     th = THEMES.get(theme, THEMES["light"])
     cells = []
@@ -119,7 +119,7 @@ def legend_label(theme: str, columns: int, cut: bool, caption: str | None) -> st
     return f"label=<{table}> labelloc=b labeljust=c fontsize={FONT_PT}"
 
 
-def _legend_box(columns: int, cut: bool, caption: bool) -> tuple[float, float]:
+def _legend_box(columns: int, *, cut: bool, caption: bool) -> tuple[float, float]:
     """About how wide and tall the legend is in points (to choose its columns)."""
     char, line = 0.56 * FONT_PT, 1.25 * FONT_PT
     cell_w = LEGEND_WRAP * char + 12 + 8
@@ -157,7 +157,7 @@ def slide_dot(
     dot = with_graph_attrs(one_font_size(dot), f"pad={PAD_PT / 72:.4f} ratio=auto")
     if options.legend:
         cut = any(e.kind != "data" for e in model.edges)
-        dot = with_graph_attrs(dot, legend_label(options.theme, columns, cut, title))
+        dot = with_graph_attrs(dot, legend_label(options.theme, columns, cut=cut, caption=title))
     return dot
 
 
@@ -189,7 +189,7 @@ def _slide(model, options: DrawOptions, wrap, caption, fmt, limits) -> Slide:
         cut = any(e.kind != "data" for e in model.edges)
 
         def scale(c: int) -> float:
-            lw, lh = _legend_box(c, cut, bool(caption))
+            lw, lh = _legend_box(c, cut=cut, caption=bool(caption))
             return _fits_better(max(w, lw), h + lh)
 
         columns = max((5, 3, 2, 1), key=scale)
