@@ -31,7 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gradviz.graph.dot import to_dot  # noqa: E402
 from gradviz.graph.interactive import viewer_html  # noqa: E402
-from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, ModuleCall, TensorInfo  # noqa: E402
+from gradviz.graph.model import (  # noqa: E402
+    DrawOptions,
+    GraphEdge,
+    GraphModel,
+    GraphNode,
+    ModuleCall,
+    TensorInfo,
+)
 from gradviz.graph.render import CLI_LIMITS, render_bytes  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -113,7 +120,7 @@ def main() -> int:
 
     model = synthetic(args.nodes, args.layers)
     start = time.perf_counter()
-    svg = render_bytes(to_dot(model, legend=False), "svg", limits=CLI_LIMITS)
+    svg = render_bytes(to_dot(model, DrawOptions(legend=False)), "svg", limits=CLI_LIMITS)
     layout_s = time.perf_counter() - start
     page_html = viewer_html(model, svg, title="viewer bench")
     out = Path(args.keep) if args.keep else Path(tempfile.mkdtemp()) / "viewer_bench.html"

@@ -28,7 +28,8 @@ def draw(tensor, **options):
     or "classic", torchviz's drawing), direction ("TB" or "LR"), theme ("light", "dark",
     "print"), saved (show what backward functions saved), legend, module_depth (how deep
     layers' clusters go; with model=, 2 unless given), collapse_depth (fold each layer call at that depth into one
-    node; automatic for big graphs; False: never)."""
+    node; automatic for big graphs; False: never), color ("role", "device", "grad"); or
+    options (a gradviz.graph.model.DrawOptions, which those keywords then vary)."""
     from gradviz.library.figure import draw_tensor
 
     return draw_tensor(tensor, sys._getframe(1), **options)

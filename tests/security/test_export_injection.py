@@ -20,6 +20,7 @@ from gradviz.graph.interactive import viewer_html
 from gradviz.graph.model import (
     BackwardRecord,
     BackwardStep,
+    DrawOptions,
     GraphEdge,
     GraphModel,
     GraphNode,
@@ -60,9 +61,9 @@ def _svg(dot: str) -> str:
 def test_svg_export_shows_program_text_as_text(text):
     model = _model(text)
     for drawn in (
-        to_dot(model, show_saved=True),
+        to_dot(model, DrawOptions(saved=True)),
         to_dot(fold_calls(model, ["m0"])),
-        to_dot(model, show_values=False, rankdir="LR"),
+        to_dot(model, DrawOptions(rankdir="LR"), show_values=False),
     ):
         svg = _svg(drawn)
         assert not live_markup(svg), live_markup(svg)

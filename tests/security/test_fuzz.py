@@ -300,7 +300,7 @@ def test_share_params_never_raise(params, devices):
     state = from_params(params, devices)
     assert devices is None or state.move_to is None or state.move_to in devices
     assert state.program is None or len(state.program) <= DEFAULT_LIMITS.max_source_chars
-    assert state.view in ("values", "classic") and state.rankdir in ("TB", "LR")
+    assert state.drawing.view in ("values", "classic") and state.drawing.rankdir in ("TB", "LR")
     assert 0 <= state.step <= 100_000 and len(state.moves) <= 64
     assert all(n == "*" or n.replace(".", "_").isidentifier() for n in state.moves)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gradviz.graph.collapse import auto_depth, call_depths, collapse, fold_calls
 from gradviz.graph.dot import to_dot
-from gradviz.graph.model import GraphEdge, GraphModel, GraphNode, ModuleCall
+from gradviz.graph.model import DrawOptions, GraphEdge, GraphModel, GraphNode, ModuleCall
 
 
 def model() -> GraphModel:
@@ -78,6 +78,6 @@ def test_the_renderer_draws_folded_nodes_module_depth_and_a_caption():
     assert "a layer's call, folded into one node (collapse_depth)\"" in dot
     assert dot.rstrip().endswith('label="after backward()" labelloc=t fontsize=12;\n}')
     assert dot.count('subgraph "cluster_m') == 1
-    assert "cluster_m" not in to_dot(model(), module_depth=0)
-    assert to_dot(model(), module_depth=1).count('subgraph "cluster_m') == 1
+    assert "cluster_m" not in to_dot(model(), DrawOptions(module_depth=0))
+    assert to_dot(model(), DrawOptions(module_depth=1)).count('subgraph "cluster_m') == 1
     assert to_dot(model()).count('subgraph "cluster_m') == 2

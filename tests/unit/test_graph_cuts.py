@@ -9,7 +9,7 @@ import subprocess
 
 from gradviz.graph import render
 from gradviz.graph.dot import EDGE_XLABEL_NODES, restyle_classic, to_dot
-from gradviz.graph.model import GraphModel
+from gradviz.graph.model import DrawOptions, GraphModel
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.limits import Limits
 from gradviz.program.results.trace import RunOptions
@@ -73,7 +73,7 @@ def test_cut_and_input_edges_are_drawn_dashed_with_labels_and_explained():
 def test_ordinary_edges_stay_solid_data_edges():
     model = run_program("x = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n").graph
     assert {e.kind for e in model.edges} == {"data"}
-    assert "style=dashed" not in to_dot(model, legend=False)
+    assert "style=dashed" not in to_dot(model, DrawOptions(legend=False))
 
 
 def test_the_classic_view_is_torchviz_own_without_cut_edges():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gradviz.graph import layoutcost, render
-from gradviz.graph.dot import RANKDIRS
+from gradviz.graph.model import RANKDIRS, DrawOptions
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS
 from gradviz.program.results.trace import RunOptions
@@ -181,8 +181,8 @@ def test_every_preset_is_drawn_on_the_public_host(preset):
     limits = render.PUBLIC_LIMITS
     for options in (RunOptions(), RunOptions(backward=preset.backward)):
         trace = run_program(preset.source, options)
-        dots = [render.draw(trace, rankdir=d) for d in RANKDIRS]
-        dots.append(render.draw(trace, view="classic"))
+        dots = [render.draw(trace, DrawOptions(rankdir=d)) for d in RANKDIRS]
+        dots.append(render.draw(trace, DrawOptions(view="classic")))
         for dot in filter(None, dots):
             assert layoutcost.refusal(dot, limits.max_long_steps, limits.max_clusters) is None
             assert layoutcost.layout_cost(dot).long_steps <= 300  # far under the limit

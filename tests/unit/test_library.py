@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import gradviz
+from gradviz.graph.model import DrawOptions
 from gradviz.graph.render import dot_available
 from gradviz.library.figure import AFTER_BACKWARD, BEFORE_BACKWARD
 from gradviz.training.models import TutorialNet
@@ -330,6 +331,29 @@ def test_options_reach_the_renderer():
     assert '"legend_device_cpu"' in gradviz.draw(y, color="device").dot.split("cluster_devices")[1]
     classic = gradviz.draw(y, view="classic")
     assert classic.view == "classic" and "darkolivegreen1" in classic.dot  # torchviz's colours
+
+
+def test_options_takes_draw_options_and_the_keywords_vary_them():
+    x = torch.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    chosen = DrawOptions(rankdir="LR", theme="dark", saved=True, legend=False)
+    fig = gradviz.draw(y, options=chosen)
+    assert fig.dot == gradviz.draw(y, direction="LR", theme="dark", saved=True, legend=False).dot
+    assert "rankdir=LR" in fig.dot and "saved other" in fig.dot
+    lighter = gradviz.draw(y, options=chosen, theme="light", direction="TB")
+    assert lighter.dot == gradviz.draw(y, saved=True, legend=False).dot
+    with gradviz.record() as rec:
+        z = (x * 3).sum()
+    assert "rankdir=LR" in rec.draw(z, options=DrawOptions(rankdir="LR")).dot
+    assert gradviz.draw(y, saved=1, legend=0).dot == gradviz.draw(y, saved=True, legend=False).dot
+    with pytest.raises(TypeError, match="options= takes a gradviz.graph.model.DrawOptions"):
+        gradviz.draw(y, options={"theme": "dark"})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'; its drawing"):
+        gradviz.draw(y, colour="red")
+    with pytest.raises(ValueError, match="unknown theme 'neon'"):
+        gradviz.draw(y, options=chosen, theme="neon")
+    with pytest.raises(ValueError, match="module_depth must be a whole number"):
+        gradviz.draw(y, module_depth=-1)
 
 
 def test_color_by_gradient_fills_tensors_by_their_gradients_size():

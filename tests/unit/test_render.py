@@ -9,7 +9,7 @@ import pytest
 
 from gradviz.graph import render
 from gradviz.graph.dot import BIG_RANKING, COMPACT_NODES, THEMES, restyle_classic, to_dot
-from gradviz.graph.model import GraphModel
+from gradviz.graph.model import DrawOptions, GraphModel
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
 from gradviz.program.results.trace import RunOptions
@@ -57,7 +57,7 @@ def test_values_dot_before_backward_has_no_grad(lesson_before):
 
 
 def test_every_edge_names_known_nodes(lesson_after):
-    dot = to_dot(lesson_after.graph, legend=False)
+    dot = to_dot(lesson_after.graph, DrawOptions(legend=False))
     ids = set(re.findall(r'^\s*"([^"]+)" \[', dot, flags=re.M))
     edges = re.findall(r'^\s*"([^"]+)" -> "([^"]+)";', dot, flags=re.M)
     assert len(edges) == 8
@@ -67,7 +67,7 @@ def test_every_edge_names_known_nodes(lesson_after):
 
 @pytest.mark.parametrize("theme", ["light", "dark", "print"])
 def test_themes(lesson_after, theme):
-    dot = render.draw(lesson_after, theme=theme)
+    dot = render.draw(lesson_after, DrawOptions(theme=theme))
     th = THEMES[theme]
     assert f'bgcolor="{th.bg}"' in dot
     assert f'fontcolor="{th.font}"' in dot
@@ -78,22 +78,23 @@ def test_themes(lesson_after, theme):
 
 
 def test_dark_theme_differs_from_light(lesson_after):
-    assert render.draw(lesson_after, theme="dark") != render.draw(lesson_after, theme="light")
+    assert render.draw(lesson_after, DrawOptions(theme="dark")) != render.draw(lesson_after)
 
 
 def test_rankdir(lesson_after):
-    assert "rankdir=LR" in render.draw(lesson_after, rankdir="LR")
+    assert "rankdir=LR" in render.draw(lesson_after, DrawOptions(rankdir="LR"))
     assert "rankdir=TB" in render.draw(lesson_after)
-    assert "rankdir=TB" in render.draw(lesson_after, rankdir="sideways")  # unknown: default
+    with pytest.raises(ValueError, match="unknown direction 'sideways'"):
+        DrawOptions(rankdir="sideways")
 
 
 def test_legend_can_be_left_out(lesson_after):
-    assert "legend" not in render.draw(lesson_after, legend=False)
+    assert "legend" not in render.draw(lesson_after, DrawOptions(legend=False))
 
 
 def test_show_saved(lesson_after, lesson_before):
-    assert "saved exponent: 2" in render.draw(lesson_before, show_saved=True)
-    assert "saved self: (freed by backward)" in render.draw(lesson_after, show_saved=True)
+    assert "saved exponent: 2" in render.draw(lesson_before, DrawOptions(saved=True))
+    assert "saved self: (freed by backward)" in render.draw(lesson_after, DrawOptions(saved=True))
     assert "saved " not in render.draw(lesson_after)
 
 
@@ -109,18 +110,18 @@ def test_highlight_and_done(lesson_after):
 
 
 def test_classic_view_is_torchviz(lesson_after):
-    dot = render.draw(lesson_after, view="classic")
+    dot = render.draw(lesson_after, DrawOptions(view="classic"))
     assert dot is not None
     assert "lightblue" in dot  # torchviz's colour for parameters (x)
     assert "darkolivegreen1" in dot  # ... and for outputs (y)
     assert "MeanBackward0" in dot
     assert "rankdir=TB" in dot
-    assert "rankdir=LR" in render.draw(lesson_after, view="classic", rankdir="LR")
+    assert "rankdir=LR" in render.draw(lesson_after, DrawOptions(view="classic", rankdir="LR"))
 
 
 def test_restyle_classic():
     source = 'digraph {\n\tnode [shape=box]\n\t1 [label="x" fillcolor=lightblue]\n}\n'
-    out = restyle_classic(source, "LR", "dark")
+    out = restyle_classic(source, DrawOptions(rankdir="LR", theme="dark"))
     assert out.startswith("digraph {")
     assert "rankdir=LR" in out
     assert THEMES["dark"].bg in out
@@ -131,7 +132,7 @@ def test_restyle_classic():
 def test_classic_view_nothing_requires_grad():
     trace = run_program("x = torch.ones(3)\ny = x * 2\n", RunOptions())
     assert trace.classic_dot is None
-    assert render.draw(trace, view="classic") is None
+    assert render.draw(trace, DrawOptions(view="classic")) is None
 
 
 def test_refused_program_draws_an_empty_graph():

@@ -5,6 +5,7 @@ import zlib
 
 import pytest
 
+from gradviz.graph.model import DrawOptions
 from gradviz.program.share import (
     MAX_PARAM_CHARS,
     THEMES,
@@ -20,18 +21,17 @@ def test_round_trip_program_and_options():
     program = "x = torch.ones(2, requires_grad=True)\ny = (x * 3).sum()  # ünïcode ✓\n"
     state = ShareState(
         program=program,
-        view="classic",
-        rankdir="LR",
-        theme="print",
+        drawing=DrawOptions(view="classic", rankdir="LR", theme="print", saved=True),
+        theme_follows_page=False,
         backward="y",
         ones=True,
-        saved=True,
         retain=True,
     )
     back = from_params(to_params(state))
     assert back.program == program
-    assert (back.view, back.rankdir, back.theme, back.backward) == ("classic", "LR", "print", "y")
-    assert back.ones and back.saved and back.retain
+    assert back.drawing == state.drawing and not back.theme_follows_page
+    assert back.backward == "y"
+    assert back.ones and back.drawing.saved and back.retain
     assert back.problems == []
 
 
@@ -65,10 +65,9 @@ def test_bad_options_fall_back_with_messages():
     state = from_params(
         {"view": "<script>", "dir": "BT", "theme": 3, "backward": "__class__.x", "p": "%%%"}
     )
-    assert (state.view, state.rankdir, state.theme, state.backward, state.program) == (
-        "values",
-        "TB",
-        "auto",
+    assert (state.drawing, state.theme_follows_page, state.backward, state.program) == (
+        DrawOptions(),
+        True,
         None,
         None,
     )
@@ -77,12 +76,17 @@ def test_bad_options_fall_back_with_messages():
 
 def test_round_trip_device_moves_step_and_theme_override():
     state = ShareState(
-        program="x = 1", moves=("net.0.weight", "w"), move_to="cuda:1", step=3, theme="dark"
+        program="x = 1",
+        moves=("net.0.weight", "w"),
+        move_to="cuda:1",
+        step=3,
+        drawing=DrawOptions(theme="dark"),
+        theme_follows_page=False,
     )
     params = to_params(state)
     assert params["move"] == "net.0.weight,w" and params["to"] == "cuda:1"
     back = from_params(params)
-    assert (back.moves, back.move_to, back.step, back.theme) == (
+    assert (back.moves, back.move_to, back.step, back.drawing.theme) == (
         ("net.0.weight", "w"),
         "cuda:1",
         3,
@@ -94,9 +98,12 @@ def test_round_trip_device_moves_step_and_theme_override():
 
 
 def test_the_default_theme_follows_the_page():
-    assert ShareState().theme == "auto"
+    assert ShareState().theme_follows_page
     assert "theme" not in to_params(ShareState(program="x = 1"))
-    assert to_params(ShareState(program="x = 1", theme="light"))["theme"] == "light"
+    assert "theme" not in to_params(ShareState(program="x = 1", drawing=DrawOptions(theme="dark")))
+    chosen = ShareState(program="x = 1", theme_follows_page=False)
+    assert to_params(chosen)["theme"] == "light"
+    assert from_params({"theme": "auto"}).theme_follows_page
 
 
 @pytest.mark.parametrize(
@@ -120,8 +127,11 @@ def test_hostile_moves_and_steps_are_messages(params, needle):
 def test_the_lecture_theme_survives_a_share_link():
     from gradviz.graph.dot import THEMES as DRAWN
 
-    state = from_params(to_params(ShareState(program="x = 1", theme="lecture")))
-    assert state.theme == "lecture" and not state.problems
+    lecture = DrawOptions(theme="lecture")
+    state = from_params(
+        to_params(ShareState(program="x = 1", drawing=lecture, theme_follows_page=False))
+    )
+    assert state.drawing.theme == "lecture" and not state.problems
     assert set(DRAWN) == set(THEMES) - {"auto"}  # every drawn theme can be shared
 
 
@@ -157,10 +167,15 @@ def test_a_device_the_host_offers_is_kept():
 )
 def test_every_field_says_when_its_value_is_not_used(params, needle):
     state = from_params(params)
-    assert not (state.ones or state.saved or state.retain) and state.moves == ()
+    assert not (state.ones or state.drawing.saved or state.retain) and state.moves == ()
     assert len(state.problems) == 1 and needle in state.problems[0]
 
 
 def test_flags_on_and_off():
     state = from_params({"ones": "1", "saved": "0", "retain": "1", "quiz": "1"})
-    assert (state.ones, state.saved, state.retain, state.problems) == (True, False, True, [])
+    assert (state.ones, state.drawing.saved, state.retain, state.problems) == (
+        True,
+        False,
+        True,
+        [],
+    )

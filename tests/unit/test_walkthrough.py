@@ -11,6 +11,7 @@ from pypdf import PdfReader
 
 from gradviz.cli.main import main
 from gradviz.graph import render, walkthrough
+from gradviz.graph.model import DrawOptions
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.presets import PRESETS_BY_KEY
 from gradviz.program.results.trace import RunOptions
@@ -57,7 +58,7 @@ def test_a_frame_per_step_highlights_it_and_shows_only_what_arrived(lesson):
 
 
 def test_lecture_theme_is_16_by_9_with_big_fonts(lesson):
-    dot = render.draw(lesson, theme="lecture")
+    dot = render.draw(lesson, DrawOptions(theme="lecture"))
     assert "ratio=0.5625" in dot and "fontsize=20" in dot
     assert "#56B4E9" in dot  # Okabe-Ito sky blue for leaves
 

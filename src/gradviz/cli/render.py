@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from gradviz.cli.run import UsageError, add_program_options, format_error, run_from_args
 from gradviz.graph import interactive, render
-from gradviz.graph.dot import COLORS, RANKDIRS, THEMES
-from gradviz.graph.model import GraphModel
+from gradviz.graph.model import COLORS, RANKDIRS, THEME_NAMES, VIEWS, DrawOptions, GraphModel
 from gradviz.program.results.trace import Trace
 
 HTML = "html"
@@ -42,9 +42,9 @@ def register(subparsers) -> None:
         metavar="OUT",
         help="OUT.svg, OUT.png, OUT.pdf, OUT.dot or OUT.html (the interactive viewer)",
     )
-    parser.add_argument("--view", choices=("values", "classic"), default="values")
+    parser.add_argument("--view", choices=VIEWS, default="values")
     parser.add_argument("--rankdir", choices=RANKDIRS, default="TB")
-    parser.add_argument("--theme", choices=tuple(THEMES), default="light")
+    parser.add_argument("--theme", choices=THEME_NAMES, default="light")
     parser.add_argument("--scale", type=float, default=1.0, help="PNG scale, 0.5 to 4")
     parser.add_argument(
         "--saved", action="store_true", help="show the values backward functions saved"
@@ -108,7 +108,20 @@ def _depth(text: str) -> int:
     return depth
 
 
-def output_format(path: str, walk: bool = False, slide: bool = False) -> str:
+def drawing_options(args: argparse.Namespace) -> DrawOptions:
+    """The drawing's options as the command line gives them."""
+    return DrawOptions(
+        view=args.view,
+        rankdir=args.rankdir,
+        theme=args.theme,
+        saved=args.saved,
+        legend=not args.no_legend,
+        color=args.color,
+        module_depth=args.module_depth,
+    )
+
+
+def output_format(path: str, *, walk: bool = False, slide: bool = False) -> str:
     fmt = Path(path).suffix.lower().lstrip(".")
     if slide:
         if walk or fmt not in SLIDE_FORMATS:
@@ -152,7 +165,7 @@ def chosen_call(trace: Trace, call: str | None) -> Trace:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        fmt = output_format(args.output, args.walkthrough, args.slide)
+        fmt = output_format(args.output, walk=args.walkthrough, slide=args.slide)
         trace = run_from_args(args)
     except UsageError as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
@@ -166,20 +179,14 @@ def main(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"gradviz render: {exc}", file=sys.stderr)
         return 2
+    options = drawing_options(args)
     if args.walkthrough:
-        return _write_walkthrough(args, trace, fmt) or status
+        return _write_walkthrough(args, trace, fmt, options) or status
     if args.slide:
-        return _write_slides(args, trace, fmt) or status
-    dot = render.draw(
-        trace,
-        view=args.view,
-        rankdir=args.rankdir,
-        theme=args.theme,
-        show_saved=args.saved,
-        legend=not args.no_legend and fmt != HTML,  # the viewer draws its own legend
-        module_depth=args.module_depth,
-        color=args.color,
-    )
+        return _write_slides(args, trace, fmt, options) or status
+    if fmt == HTML:  # the viewer draws its own legend
+        options = replace(options, legend=False)
+    dot = render.draw(trace, options)
     if dot is None:
         print(
             "gradviz render: the classic view has nothing to draw: no tensor in this program "
@@ -190,7 +197,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
         if fmt == HTML:
-            data = viewer_bytes(trace, dot, args.view, args.theme, limits)
+            data = viewer_bytes(trace, dot, options, limits)
         else:
             data = render.render_bytes(dot, fmt, scale=args.scale, limits=limits)
     except render.RenderUnavailable as exc:
@@ -208,7 +215,7 @@ def _write(path: str, data: bytes) -> int:
     return 0
 
 
-def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
+def _write_walkthrough(args: argparse.Namespace, trace, fmt: str, options: DrawOptions) -> int:
     """The walk-through's frames as a PDF or GIF; 0 written, 1 nothing to walk, 2 unwritable."""
     # pypdf and PIL: only for the walk-through
     from gradviz.graph import walkthrough, walkthrough_gif
@@ -221,7 +228,7 @@ def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
             file=sys.stderr,
         )
         return 1
-    dots = walkthrough.frames(trace.graph, record, args.rankdir, args.theme)
+    dots = walkthrough.frames(trace.graph, record, options)
     limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
     try:
         if fmt == GIF:
@@ -234,24 +241,23 @@ def _write_walkthrough(args: argparse.Namespace, trace, fmt: str) -> int:
     return _write(args.output, data)
 
 
-def _write_slides(args: argparse.Namespace, trace, fmt: str) -> int:
+def _write_slides(args: argparse.Namespace, trace, fmt: str, options: DrawOptions) -> int:
     """The graph on 16:9 slides (gradviz.graph.slides): one OUT, or OUT-1, OUT-2, ... for
     several SVGs or PNGs (a PDF holds them all as pages)."""
     from gradviz.graph.slides import export, layout
 
-    if args.view != "values":
+    if options.view != "values":
         print("gradviz render: --slide draws the values view", file=sys.stderr)
         return 2
     model = trace.graph if trace.graph is not None else GraphModel()
     limits = render.NO_LIMITS if args.no_limits else render.CLI_LIMITS
-    legend = "off" if args.no_legend else "below"
     try:
-        deck = layout.plan(model, fmt, args.theme, legend, limits, args.color)
+        deck = layout.plan(model, fmt, options, limits)
         if fmt == "pdf" or len(deck.slides) == 1:
-            written = {args.output: export.deck_file(deck, fmt, args.theme, limits, "slide")[0]}
+            written = {args.output: export.deck_file(deck, fmt, options, limits, "slide")[0]}
         else:
             written = {
-                export.numbered(args.output, i): export.slide_bytes(s, fmt, args.theme, limits)
+                export.numbered(args.output, i): export.slide_bytes(s, fmt, options, limits)
                 for i, s in enumerate(deck.slides, 1)
             }
     except render.RenderUnavailable as exc:
@@ -271,9 +277,10 @@ def _write_slides(args: argparse.Namespace, trace, fmt: str) -> int:
     return 0
 
 
-def viewer_bytes(trace, dot: str, view: str, theme: str, limits: render.RenderLimits) -> bytes:
+def viewer_bytes(trace, dot: str, options: DrawOptions, limits: render.RenderLimits) -> bytes:
     """The interactive viewer as one HTML file (the drawing laid out by Graphviz)."""
     svg = render.render_bytes(dot, "svg", limits=limits)
-    model = trace.graph if trace.graph is not None and view == "values" else GraphModel()
-    page = interactive.viewer_html(model, svg, source=trace.source, theme=theme)
+    values = trace.graph is not None and options.view == "values"
+    model = trace.graph if values else GraphModel()
+    page = interactive.viewer_html(model, svg, source=trace.source, theme=options.theme)
     return page.encode("utf-8")

@@ -20,7 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gradviz.devices.info import device_label
-from gradviz.graph.model import GraphModel, GraphNode
+from gradviz.graph.model import (
+    COLORS,
+    DEFAULT_DRAWING,
+    DrawOptions,
+    GraphModel,
+    GraphNode,
+)
 from gradviz.util.mdtext import dot_string, html_text
 
 # Above this many nodes a drawing is compact: tensors show name, shape and values (no
@@ -37,7 +43,6 @@ BIG_RANKING = "newrank=true"
 # Layers inside layers are drawn as clusters inside clusters down to this depth; deeper
 # ones are folded into the cluster around them.
 MAX_CLUSTER_DEPTH = 6
-RANKDIRS = ("TB", "LR")
 
 
 @dataclass(frozen=True)
@@ -129,11 +134,7 @@ OTHER_DEVICE_COLOR = "#1f77b4"
 COPY_COLOR = "#d62728"
 
 
-# What tensors are coloured by (the library's color=, the command line's --color): "role"
-# (the legend's fills; borders by device only when some node is off the CPU), "device"
-# (borders by device and the device legend always), "grad" (each tensor with a gradient
-# filled by its mean |grad|, on a log scale over the graph's range).
-COLORS = ("role", "device", "grad")
+# The colours of COLORS' "grad" (gradviz.graph.model): a tensor's mean |grad|.
 GRAD_RAMP = ("#fff5f0", "#fcbba1", "#fc9272", "#fb6a4a", "#ef3b2c")  # small -> large
 
 
@@ -205,6 +206,7 @@ def _r(text: str) -> str:
 def _tensor_label(
     node: GraphNode,
     model: GraphModel,
+    *,
     show_values: bool,
     rankdir: str,
     compact: bool = False,
@@ -276,7 +278,7 @@ def _fit(preview: str, limit: int = 60) -> str:
     return (head[:cut] if cut > 0 else head[:room]) + ", " + tail
 
 
-def _function_label(node: GraphNode, show_saved: bool) -> str:
+def _function_label(node: GraphNode, *, show_saved: bool) -> str:
     name = node.title.split("::")[-1]
     if not (show_saved and node.saved):
         return _q(name)
@@ -290,28 +292,27 @@ def _function_label(node: GraphNode, show_saved: bool) -> str:
 
 def to_dot(
     model: GraphModel,
-    rankdir: str = "TB",
-    theme: str = "light",
-    show_values: bool = True,
-    show_saved: bool = False,
-    legend: bool = True,
+    options: DrawOptions = DEFAULT_DRAWING,
+    *,
     highlight: str | None = None,
     done: frozenset[str] | set[str] = frozenset(),
-    module_depth: int | None = None,
     caption: str | None = None,
     fills: Mapping[str, str] | None = None,
     by_device: bool | None = None,
     wrap: int | None = None,
+    show_values: bool = True,
 ) -> str:
-    """The enriched drawing. `highlight` marks the backward step being shown,
+    """The enriched drawing in `options`' direction and theme, with saved tensors and the
+    legend as they say (their view and colour are the caller's: `fills`, `by_device`).
+    `highlight` marks the backward step being shown,
     `done` the nodes whose backward already ran; layers' calls are clusters down to
-    `module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
+    `options.module_depth` (default: MAX_CLUSTER_DEPTH, 1 for a compact graph); `caption` is a line
     above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
     in place of their role's: colour by gradient); `by_device`: borders by device and the
     device legend (None: when some node is off the CPU); `wrap`: long expressions kept whole
     on lines of about that many characters (slides) instead of cut."""
-    th = THEMES.get(theme, THEMES["light"])
-    rankdir = rankdir if rankdir in RANKDIRS else "TB"
+    theme, rankdir = options.theme, options.rankdir
+    th = THEMES[theme]
     compact = len(model.nodes) > COMPACT_NODES
     spacing = "nodesep=0.2 ranksep=0.25 splines=line" if compact else "nodesep=0.3 ranksep=0.35"
     spacing += " " + THEME_GRAPH.get(theme, "")
@@ -319,20 +320,21 @@ def to_dot(
     pen = " penwidth=2" if theme == "lecture" else ""
     by_device = uses_devices(model) if by_device is None else by_device
     look = _Look(
-        th,
-        theme,
-        show_values,
-        show_saved,
-        rankdir,
-        compact,
-        by_device,
-        highlight,
-        done,
-        fills or {},
-        wrap,
+        th=th,
+        theme=theme,
+        show_values=show_values,
+        show_saved=options.saved,
+        rankdir=rankdir,
+        compact=compact,
+        by_device=by_device,
+        highlight=highlight,
+        done=done,
+        fills=fills or {},
+        wrap=wrap,
     )
     lines = {node.id: _node_line(node, model, look) for node in model.nodes}
-    depth = module_depth if module_depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
+    depth = options.module_depth
+    depth = depth if depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
     body = _clusters(model, lines, th, theme, depth)
     if compact and not any(line.lstrip().startswith("subgraph ") for line in body):
         spacing += " " + BIG_RANKING
@@ -344,7 +346,7 @@ def to_dot(
         *body,
     ]
     out.extend(_edge_lines(model, th, theme))
-    if legend and model.nodes:
+    if options.legend and model.nodes:
         keys = _legend(th, theme)
         if any(e.kind != "data" for e in model.edges):
             keys.insert(
@@ -408,7 +410,12 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     if node.kind == "tensor":
         attrs["shape"] = "Mrecord" if node.tensor else "box"
         attrs["label"] = _tensor_label(
-            node, model, look.show_values, look.rankdir, look.compact, look.wrap
+            node,
+            model,
+            show_values=look.show_values,
+            rankdir=look.rankdir,
+            compact=look.compact,
+            wrap=look.wrap,
         )
         attrs["style"] = "filled" if theme != "print" else "solid"
         if theme == "print":
@@ -420,7 +427,7 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
     else:
         attrs["shape"] = "box3d" if node.kind == "module" else "box"
         attrs["style"] = '"filled,rounded"' if theme != "print" else "rounded"
-        attrs["label"] = _function_label(node, look.show_saved)
+        attrs["label"] = _function_label(node, show_saved=look.show_saved)
         attrs["fontsize"] = str(THEME_FONT.get(theme, 11) - 1)
     attrs["fillcolor"] = _q(look.fills.get(node.id) or _fill(th, node.role))
     attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
@@ -561,12 +568,13 @@ def _device_legend(model: GraphModel, th: Theme, theme: str) -> list[str]:
 # ---------------------------------------------------------------- torchviz classic view
 
 
-def restyle_classic(source: str, rankdir: str = "TB", theme: str = "light") -> str:
-    """Direction and background for torchviz's DOT, its node colours unchanged."""
-    th = THEMES.get(theme, THEMES["light"])
-    rankdir = rankdir if rankdir in RANKDIRS else "TB"
+def restyle_classic(source: str, options: DrawOptions = DEFAULT_DRAWING) -> str:
+    """`options`' direction and background for torchviz's DOT, its node colours unchanged."""
+    th = THEMES[options.theme]
     head, sep, rest = source.partition("{")
     if not sep:
         return source
-    attrs = f"\n\tgraph [rankdir={rankdir} bgcolor={_q(th.bg)}]\n\tedge [color={_q(th.edge)}]"
+    attrs = (
+        f"\n\tgraph [rankdir={options.rankdir} bgcolor={_q(th.bg)}]\n\tedge [color={_q(th.edge)}]"
+    )
     return head + sep + attrs + rest

@@ -1,6 +1,8 @@
 """The autograd graph as plain data: TensorInfo (one tensor a program named, with value and
 gradient), GraphNode, GraphEdge, ModuleCall (a layer's call, drawn as a cluster), GraphModel,
-the backward record, and the ValueBudget that bounds how many values a graph carries.
+the backward record, and the ValueBudget that bounds how many values a graph carries; and
+DrawOptions, how one graph is drawn (view, direction, theme, saved tensors, legend, colouring,
+layer depths), the one set of drawing options every face passes to the DOT writer.
 
 No torch and no Streamlit: workers build these (gradviz.graph.build) and the server
 unpickles and draws them (gradviz.graph.render).
@@ -154,3 +156,76 @@ class GraphModel:
 
     def by_title(self, title: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.title == title), None)
+
+
+# ---------------------------------------------------------------- how a graph is drawn
+
+VIEWS = ("values", "classic")  # gradviz's drawing, or torchviz's make_dot's (graph/dot.py)
+RANKDIRS = ("TB", "LR")  # top-down or left-right
+THEME_NAMES = ("light", "dark", "print", "lecture")  # gradviz.graph.dot.THEMES, in order
+# What tensors are coloured by (the library's color=, the command line's --color): "role"
+# (the legend's fills; borders by device only when some node is off the CPU), "device"
+# (borders by device and the device legend always), "grad" (each tensor with a gradient
+# filled by its mean |grad|, on a log scale over the graph's range).
+COLORS = ("role", "device", "grad")
+# The fields with a fixed set of values, in the order they are checked, each with the name
+# a message gives it (the library's keyword for the direction is `direction`).
+CHOICES = (
+    ("view", "view", VIEWS),
+    ("color", "color", COLORS),
+    ("rankdir", "direction", RANKDIRS),
+    ("theme", "theme", THEME_NAMES),
+)
+
+
+def choice_problem(label: str, value: object, choices: tuple[str, ...]) -> str | None:
+    """Why `value` is not one of `choices` (a field called `label`), or None when it is."""
+    if isinstance(value, str) and value in choices:
+        return None
+    return f"unknown {label} {value!r}; choose one of {', '.join(choices)}"
+
+
+def _depth_problem(label: str, value: object, folds: bool) -> str | None:
+    if value is None or (folds and isinstance(value, bool)):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return None
+    also = ", True, False" if folds else ""
+    return f"{label} must be a whole number, 0 or more (or None{also}), not {value!r}"
+
+
+@dataclass(frozen=True)
+class DrawOptions:
+    """How one graph is drawn: chosen once by whoever asks for a drawing (the Autograd page,
+    a share link, the command line, the library) and passed whole to the DOT writer
+    (gradviz.graph.dot.to_dot, render.draw), the walk-through and slides. Every field is
+    checked when an instance is made (ValueError saying which field and what to choose);
+    a variation is `dataclasses.replace(options, legend=False)`."""
+
+    view: str = "values"  # VIEWS
+    rankdir: str = "TB"  # RANKDIRS (the library's `direction`)
+    theme: str = "light"  # THEME_NAMES
+    saved: bool = False  # show what each backward function saved
+    legend: bool = True  # the legend in the drawing (a slide's goes below it)
+    color: str = "role"  # COLORS
+    # Layers' calls drawn as clusters this deep (0: none; None: to_dot's default).
+    module_depth: int | None = None
+    # Every layer call at this depth folded into one node (gradviz.graph.collapse; the
+    # library's): None or True automatically for a big graph, False or 0 never.
+    collapse_depth: int | bool | None = None
+
+    def __post_init__(self) -> None:
+        for name, label, choices in CHOICES:
+            problem = choice_problem(label, getattr(self, name), choices)
+            if problem is not None:
+                raise ValueError(problem)
+        for name in ("saved", "legend"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")
+        problem = _depth_problem("module_depth", self.module_depth, folds=False)
+        problem = problem or _depth_problem("collapse_depth", self.collapse_depth, folds=True)
+        if problem is not None:
+            raise ValueError(problem)
+
+
+DEFAULT_DRAWING = DrawOptions()

@@ -23,7 +23,7 @@ from types import MappingProxyType
 
 from gradviz.graph import layoutcost
 from gradviz.graph.dot import coloring, restyle_classic, to_dot
-from gradviz.graph.model import GraphModel
+from gradviz.graph.model import DEFAULT_DRAWING, DrawOptions, GraphModel
 from gradviz.graph.textmetrics import svg_environment
 from gradviz.util.hosting import public_mode
 from gradviz.util.memo import ByteLRU
@@ -388,37 +388,23 @@ def _run_dot(
 
 def draw(
     trace,
-    view: str = "values",
-    rankdir: str = "TB",
-    theme: str = "light",
-    show_saved: bool = False,
-    legend: bool = True,
+    options: DrawOptions = DEFAULT_DRAWING,
+    *,
     highlight: str | None = None,
-    done=frozenset(),
-    module_depth: int | None = None,
-    color: str = "role",
+    done: frozenset[str] | set[str] = frozenset(),
 ) -> str | None:
-    """The DOT of either view for a Trace (None when the classic view has nothing to draw);
-    `module_depth` and `color` (COLORS) as in to_dot and coloring."""
-    if view == "classic":
-        return (
-            None
-            if trace.classic_dot is None
-            else restyle_classic(trace.classic_dot, rankdir, theme)
-        )
+    """The DOT of `options.view` for a Trace (None when the classic view has nothing to
+    draw), coloured by `options.color` (coloring); `highlight` and `done` as in to_dot."""
+    if options.view == "classic":
+        return None if trace.classic_dot is None else restyle_classic(trace.classic_dot, options)
     # A program refused before it ran (syntax, forbidden, limit) has no graph: draw an empty one.
     model = trace.graph if trace.graph is not None else GraphModel()
-    fills, by_device, note = coloring(model, color)
+    fills, by_device, note = coloring(model, options.color)
     return to_dot(
         model,
-        rankdir,
-        theme,
-        True,
-        show_saved,
-        legend,
-        highlight,
-        done,
-        module_depth=module_depth,
+        options,
+        highlight=highlight,
+        done=done,
         caption=note or None,
         fills=fills,
         by_device=by_device,

@@ -10,7 +10,7 @@ import io
 from dataclasses import replace
 
 from gradviz.graph.dot import to_dot
-from gradviz.graph.model import BackwardRecord, GraphModel
+from gradviz.graph.model import DEFAULT_DRAWING, BackwardRecord, DrawOptions, GraphModel
 from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes
 from gradviz.graph.rules import rule_for
 from gradviz.util.mdtext import dot_string
@@ -68,25 +68,26 @@ def _titled(dot: str, title: str) -> str:
 
 
 def frames(
-    model: GraphModel, record: BackwardRecord, rankdir: str = "TB", theme: str = "light"
+    model: GraphModel, record: BackwardRecord, options: DrawOptions = DEFAULT_DRAWING
 ) -> list[str]:
-    """One DOT per backward step, then the final graph (all steps run, every gradient)."""
+    """One DOT per backward step, then the final graph (all steps run, every gradient), in
+    `options`' direction and theme; the frames have no legend, nor saved tensors, layer
+    depth or colouring of their own (each frame's highlight is the step)."""
+    look = replace(DEFAULT_DRAWING, rankdir=options.rankdir, theme=options.theme, legend=False)
     steps = record.steps
     out = []
     for k, step in enumerate(steps, start=1):
         name = step.fn.split("::")[-1]
         dot = to_dot(
             _so_far(model, record, arrived(model, record, k - 1)),
-            rankdir,
-            theme,
-            legend=False,
+            look,
             highlight=step.node,
             done=frozenset(s.node for s in steps[: k - 1]),
         )
         out.append(_titled(dot, f"Backward from {record.target}, step {k} of {len(steps)}: "
                                 f"{name}: {rule_for(step.fn)}"))  # fmt: skip
     every = _so_far(model, record, arrived(model, record, len(steps)))
-    final = to_dot(every, rankdir, theme, legend=False, done=frozenset(s.node for s in steps))
+    final = to_dot(every, look, done=frozenset(s.node for s in steps))
     out.append(_titled(final, f"After backward from {record.target}: every gradient"))
     return out
 

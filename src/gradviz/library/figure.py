@@ -20,16 +20,14 @@ from torch import nn
 from gradviz.graph import render
 from gradviz.graph.build import build_graph
 from gradviz.graph.collapse import auto_depth, collapse
-from gradviz.graph.dot import (
-    COLORS,
-    COMPACT_NODES,
-    RANKDIRS,
-    THEMES,
-    coloring,
-    restyle_classic,
-    to_dot,
+from gradviz.graph.dot import COMPACT_NODES, coloring, restyle_classic, to_dot
+from gradviz.graph.model import (
+    DEFAULT_DRAWING,
+    DrawOptions,
+    GraphModel,
+    ModuleCall,
+    ValueBudget,
 )
-from gradviz.graph.model import GraphModel, ModuleCall, ValueBudget
 from gradviz.graph.record import Binding, NodeRegistry, RunRecord
 from gradviz.graph.values import is_fake
 from gradviz.library.naming import (
@@ -41,7 +39,17 @@ from gradviz.library.naming import (
     user_frames,
 )
 
-VIEWS = ("values", "classic")
+# draw()'s keyword for each field of DrawOptions (docs/library.md): `direction` is rankdir.
+KEYWORDS = {
+    "view": "view",
+    "direction": "rankdir",
+    "theme": "theme",
+    "saved": "saved",
+    "legend": "legend",
+    "module_depth": "module_depth",
+    "collapse_depth": "collapse_depth",
+    "color": "color",
+}
 SAVE_FORMATS = render.FORMATS  # svg, png, pdf, dot
 BEFORE_BACKWARD = "before backward(): no gradients yet (call backward(), then draw again)"
 AFTER_BACKWARD = "after backward(): each tensor shows data | grad"
@@ -227,15 +235,29 @@ def _has_gradients(model: GraphModel) -> bool:
     return any(t.grad_preview is not None for t in model.tensors)
 
 
-def _check_options(view: str, direction: str, theme: str, color: str) -> None:
-    for what, value, choices in (
-        ("view", view, VIEWS),
-        ("color", color, COLORS),
-        ("direction", direction, RANKDIRS),
-        ("theme", theme, tuple(THEMES)),
-    ):
-        if value not in choices:
-            raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(choices)}")
+def check_keywords(options: object, keywords: dict[str, object]) -> None:
+    """TypeError for a keyword draw() does not take, or an `options` not a DrawOptions."""
+    for name in keywords:
+        if name not in KEYWORDS:
+            raise TypeError(
+                f"gradviz.draw got an unexpected keyword argument {name!r}; its drawing "
+                f"options are {', '.join(KEYWORDS)} and options= (a DrawOptions)"
+            )
+    if options is not None and not isinstance(options, DrawOptions):
+        raise TypeError(
+            f"options= takes a gradviz.graph.model.DrawOptions, not {type(options).__name__}"
+        )
+
+
+def drawing_options(options: DrawOptions | None, keywords: dict[str, object]) -> DrawOptions:
+    """`options` (default: DrawOptions()) with draw()'s keywords (KEYWORDS) in place of its
+    fields; saved and legend count as true or false as Python's `if` does. ValueError
+    (DrawOptions') for a value it does not offer."""
+    fields = {KEYWORDS[name]: value for name, value in keywords.items()}
+    for name in ("saved", "legend"):
+        if name in fields:
+            fields[name] = bool(fields[name])
+    return replace(options or DEFAULT_DRAWING, **fields)
 
 
 def draw_tensor(
@@ -245,27 +267,23 @@ def draw_tensor(
     recorder=None,
     params: dict[str, torch.Tensor] | None = None,
     model: nn.Module | None = None,
-    view: str = "values",
-    direction: str = "TB",
-    theme: str = "light",
-    saved: bool = False,
-    legend: bool = True,
-    module_depth: int | None = None,
-    collapse_depth: int | bool | None = None,
-    color: str = "role",
+    options: DrawOptions | None = None,
+    **keywords,
 ) -> Figure:
     """The Figure of the graph that ends at `tensor`, its tensors named from `frame`'s
     variables (or `recorder`'s block), `params` and `model`'s parameters.
 
+    `options` (a DrawOptions) and the keywords (KEYWORDS, each in place of its field):
     view: "values" (gradviz's drawing) or "classic" (torchviz's make_dot); direction: TB or
-    LR; theme: light, dark or print; saved: show what backward functions saved;
+    LR; theme: light, dark, print or lecture; saved: show what backward functions saved;
     module_depth: how deep layers' clusters are drawn (default: to_dot's; with
     `model=` and no recording, MODEL_CLUSTER_DEPTH); collapse_depth: fold every layer call
     at that depth into one node (None or True: automatically, when the graph has over
     COMPACT_NODES nodes, to at most AUTO_FOLD_NODES; False: never); color: one of
     COLORS (coloring: role, device or grad)."""
+    check_keywords(options, keywords)
     check_tensor(tensor)
-    _check_options(view, direction, theme, color)
+    options = drawing_options(options, keywords)
     frames = user_frames(frame, frame) if recorder is None else []
     members = GraphMembers.of(tensor)
     bindings = _bindings(tensor, frames, recorder, params, model, members)
@@ -273,35 +291,32 @@ def draw_tensor(
     graph = build_graph(
         record,
         ValueBudget(numbers=LIBRARY_VALUES),
-        saved=saved,
+        saved=options.saved,
         stats=False,
-        grad_sizes=color == "grad",
+        grad_sizes=options.color == "grad",
     )
     caption = AFTER_BACKWARD if _has_gradients(graph) else BEFORE_BACKWARD
-    fills, by_device, note = coloring(graph, color)
-    if view == "classic":
+    fills, by_device, note = coloring(graph, options.color)
+    if options.view == "classic":
         from gradviz.graph.classic import classic_dot  # torchviz only when asked for
 
         source = classic_dot(record)
         if source is None:
             raise ValueError("torchviz's make_dot could not draw this graph; use view='values'")
-        return Figure(restyle_classic(source, direction, theme), graph, caption, view)
+        return Figure(restyle_classic(source, options), graph, caption, options.view)
+    collapse_depth = options.collapse_depth
     if collapse_depth is None or collapse_depth is True:
         collapse_depth = auto_depth(graph, COMPACT_NODES, AUTO_FOLD_NODES)
     if collapse_depth:
         graph = collapse(graph, int(collapse_depth))
-    if module_depth is None and recorder is None and model is not None:
-        module_depth = MODEL_CLUSTER_DEPTH if len(graph.nodes) <= COMPACT_NODES else 1
+    if options.module_depth is None and recorder is None and model is not None:
+        depth = MODEL_CLUSTER_DEPTH if len(graph.nodes) <= COMPACT_NODES else 1
+        options = replace(options, module_depth=depth)
     dot = to_dot(
         graph,
-        direction,
-        theme,
-        True,
-        saved,
-        legend,
-        module_depth=module_depth,
+        options,
         caption=f"{caption}; {note}" if note else caption,
         fills=fills,
         by_device=by_device,
     )
-    return Figure(dot, graph, caption, view)
+    return Figure(dot, graph, caption, options.view)

@@ -1,7 +1,8 @@
 """Share links: a program and its view options in a URL's query parameters.
 
 The program travels zlib-compressed and base64url-encoded in `p`; options are short
-keys. Decoding treats every parameter as hostile: sizes are capped before and after
+keys, the drawing's (view, dir, theme, saved) read into a DrawOptions (gradviz.graph.model).
+Decoding treats every parameter as hostile: sizes are capped before and after
 decompression, a value that is not one this host offers (a device it lacks, a flag that is
 not 1) falls back to the default, and each problem comes back as a message that names the
 field and the default used, never an exception.
@@ -16,30 +17,29 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gradviz.graph.model import DEFAULT_DRAWING, RANKDIRS, THEME_NAMES, VIEWS, DrawOptions
 from gradviz.program.results.limits import DEFAULT_LIMITS
 
 MAX_PARAM_CHARS = 16_000
-VIEWS = ("values", "classic")
-RANKDIRS = ("TB", "LR")
-THEMES = ("auto", "light", "dark", "print", "lecture")  # auto: the graph follows the page's theme
+AUTO = "auto"  # `theme=auto` (or none): the graph follows the page's theme
+THEMES = (AUTO, *THEME_NAMES)
 ALL_LEAVES = "*"  # `move=*`: every leaf tensor is moved
 MAX_MOVES = 64
 MAX_STEP = 100_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
 _DEVICE = re.compile(r"(cpu|mps|cuda(:[0-9]{1,2})?)")
-FLAGS = ("ones", "saved", "retain")  # on when "1", off when left out (or "0")
+FLAGS = ("ones", "saved", "retain")  # on when "1", off when left out (or "0"); saved: drawing's
 QUIZ = "quiz"  # "1": the link opens the viewer in quiz mode (ui/autograd/graph_viewer.py)
 
 
 @dataclass
 class ShareState:
     program: str | None = None
-    view: str = "values"
-    rankdir: str = "TB"
-    theme: str = "auto"
+    # view, direction, theme and saved tensors; the other fields stay at their defaults
+    drawing: DrawOptions = DEFAULT_DRAWING
+    theme_follows_page: bool = True  # `theme=auto`: drawing.theme is the page's, not the link's
     backward: str | None = None
     ones: bool = False
-    saved: bool = False
     retain: bool = False
     moves: tuple[str, ...] = ()  # leaf tensors made on move_to, or (ALL_LEAVES,)
     move_to: str | None = None
@@ -81,18 +81,24 @@ def decode_program(text: str, max_chars: int = DEFAULT_LIMITS.max_source_chars) 
         raise ValueError("the shared program is not UTF-8 text") from None
 
 
+def _flags(state: ShareState) -> dict[str, bool]:
+    return {"ones": state.ones, "saved": state.drawing.saved, "retain": state.retain}
+
+
 def to_params(state: ShareState) -> dict[str, str]:
     params = {"p": encode_program(state.program or "")}
-    if state.view != "values":
-        params["view"] = state.view
-    if state.rankdir != "TB":
-        params["dir"] = state.rankdir
-    if state.theme != "auto":
-        params["theme"] = state.theme
+    drawing = state.drawing
+    if drawing.view != DEFAULT_DRAWING.view:
+        params["view"] = drawing.view
+    if drawing.rankdir != DEFAULT_DRAWING.rankdir:
+        params["dir"] = drawing.rankdir
+    if not state.theme_follows_page:
+        params["theme"] = drawing.theme
     if state.backward:
         params["backward"] = state.backward
+    flags = _flags(state)
     for key in FLAGS:
-        if getattr(state, key):
+        if flags[key]:
             params[key] = "1"
     if state.moves and state.move_to:
         params["move"] = ",".join(state.moves)
@@ -132,17 +138,24 @@ def from_params(params, devices: Sequence[str] | None = None) -> ShareState:
             state.program = decode_program(str(params["p"]))
         except ValueError as exc:
             problems.append(f"Could not open the shared program: {exc}.")
-    state.view = _choice(params, "view", VIEWS, "values", problems)
-    state.rankdir = _choice(params, "dir", RANKDIRS, "TB", problems)
-    state.theme = _choice(params, "theme", THEMES, "auto", problems)
+    view = _choice(params, "view", VIEWS, DEFAULT_DRAWING.view, problems)
+    rankdir = _choice(params, "dir", RANKDIRS, DEFAULT_DRAWING.rankdir, problems)
+    theme = _choice(params, "theme", THEMES, AUTO, problems)
     backward = params.get("backward")
     if backward is not None:
         if backward.isidentifier() and len(backward) <= 64:
             state.backward = backward
         else:
             problems.append("`backward` must be a tensor name; ignoring it")
-    for key in FLAGS:
-        setattr(state, key, _flag(params, key, problems))
+    flags = {key: _flag(params, key, problems) for key in FLAGS}
+    state.ones, state.retain = flags["ones"], flags["retain"]
+    state.theme_follows_page = theme == AUTO
+    state.drawing = DrawOptions(
+        view=view,
+        rankdir=rankdir,
+        theme=DEFAULT_DRAWING.theme if theme == AUTO else theme,
+        saved=flags["saved"],
+    )
     if params.get(QUIZ) not in (None, "1"):
         problems.append(f"`{QUIZ}` must be 1; opening the viewer without the quiz")
     _moves(params, state, devices)

@@ -13,7 +13,7 @@ import re
 import zipfile
 
 from gradviz.graph.dot import THEMES
-from gradviz.graph.model import GraphModel
+from gradviz.graph.model import DEFAULT_DRAWING, DrawOptions, GraphModel
 from gradviz.graph.render import RenderLimits, render_bytes
 from gradviz.graph.slides.layout import PAD_PT, SLIDE_PX, Deck, Slide, with_graph_attrs
 from gradviz.util.mdtext import html_text
@@ -53,10 +53,16 @@ def svg_on_slide(svg: bytes, background: str) -> bytes:
     return svg[: m.start()] + root + svg[m.end() : end] + rect + svg[end:]
 
 
-def slide_bytes(slide: Slide, fmt: str, theme: str, limits: RenderLimits | None) -> bytes:
-    """One slide as `fmt`, exactly the slide's size."""
+def slide_bytes(
+    slide: Slide,
+    fmt: str,
+    options: DrawOptions = DEFAULT_DRAWING,
+    limits: RenderLimits | None = None,
+) -> bytes:
+    """One slide as `fmt`, exactly the slide's size (an SVG's room around the drawing in
+    the background of `options.theme`)."""
     if fmt == "svg":
-        bg = THEMES.get(theme, THEMES["light"]).bg
+        bg = THEMES[options.theme].bg
         return svg_on_slide(render_bytes(slide.dot, "svg", limits=limits), bg)
     page_w, page_h, dpi = (*PDF_PAGE_PT, 72) if fmt == "pdf" else (1440, 810, 96)
     zoom = min(page_w / slide.width, page_h / slide.height)
@@ -67,11 +73,11 @@ def slide_bytes(slide: Slide, fmt: str, theme: str, limits: RenderLimits | None)
 
 
 def deck_file(
-    deck: Deck, fmt: str, theme: str, limits: RenderLimits | None, stem: str
+    deck: Deck, fmt: str, options: DrawOptions, limits: RenderLimits | None, stem: str
 ) -> tuple[bytes, str, str]:
     """(data, file name, mime) for the whole deck: one file for one slide; several as a
     multi-page PDF, or a zip of `stem-1.fmt`, `stem-2.fmt`, ..."""
-    pages = [slide_bytes(s, fmt, theme, limits) for s in deck.slides]
+    pages = [slide_bytes(s, fmt, options, limits) for s in deck.slides]
     if len(pages) == 1:
         return pages[0], f"{stem}.{fmt}", MIME[fmt]
     if fmt == "pdf":

@@ -8,7 +8,9 @@ big that text comes out once the drawing is scaled to fit the slide:
 1. the whole graph, top-down or left-right, whichever gives the larger text;
 2. the layers' calls folded into one node each (gradviz.graph.collapse), deepest first;
 3. the most folded graph split by rows into parts, a slide each.
-Long expressions are wrapped, never cut; the legend goes below the drawing or is left out.
+Long expressions are wrapped, never cut; the legend goes below the drawing or is left out
+(DrawOptions.legend); the theme and colouring are the options', direction and layer depth
+are chosen to fit.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import re
 from dataclasses import dataclass, replace
 
 from gradviz.graph.collapse import call_depths, collapse
-from gradviz.graph.dot import RANKDIRS, ROLE_TEXT, THEMES, coloring, to_dot, wrapped
-from gradviz.graph.model import GraphModel
+from gradviz.graph.dot import ROLE_TEXT, THEMES, coloring, to_dot, wrapped
+from gradviz.graph.model import DEFAULT_DRAWING, RANKDIRS, DrawOptions, GraphModel
 from gradviz.graph.render import RenderLimits, render_bytes
 from gradviz.util.mdtext import html_text
 
@@ -29,7 +31,6 @@ MIN_TEXT_PX = 18.0  # the smallest text on a slide, in pixels at 1920x1080
 # less of the slide is gap (14 pt left the lesson's graph 17 px on a slide, 20 pt 24 px).
 FONT_PT = 20
 WRAPS = (30, 44)  # characters a line of a tensor's expression and values: both are tried
-LEGENDS = ("below", "off")
 MAX_SLIDES = 24
 PAD_PT = 7.2  # the drawing's own margin (DOT's pad=0.1)
 LEGEND_WRAP = 24  # characters a line of a legend key
@@ -88,7 +89,7 @@ def with_graph_attrs(dot: str, attrs: str) -> str:
     return head + f"  graph [{attrs}];\n}}\n" if sep else dot
 
 
-def legend_label(theme: str, columns: int, cut: bool, caption: str | None) -> str:
+def legend_label(theme: str, columns: int, *, cut: bool, caption: str | None) -> str:
     """The legend as the drawing's own label, below it: the keys in `columns` columns."""
     th = THEMES.get(theme, THEMES["light"])
     cells = []
@@ -118,7 +119,7 @@ def legend_label(theme: str, columns: int, cut: bool, caption: str | None) -> st
     return f"label=<{table}> labelloc=b labeljust=c fontsize={FONT_PT}"
 
 
-def _legend_box(columns: int, cut: bool, caption: bool) -> tuple[float, float]:
+def _legend_box(columns: int, *, cut: bool, caption: bool) -> tuple[float, float]:
     """About how wide and tall the legend is in points (to choose its columns)."""
     char, line = 0.56 * FONT_PT, 1.25 * FONT_PT
     cell_w = LEGEND_WRAP * char + 12 + 8
@@ -134,31 +135,29 @@ def _fits_better(w: float, h: float) -> float:
 
 def slide_dot(
     model: GraphModel,
-    rankdir: str,
-    theme: str,
-    legend: str,
+    options: DrawOptions,
     caption: str | None,
     columns: int,
-    color: str = "role",
     wrap: int = WRAPS[0],
 ) -> str:
-    fills, by_device, note = coloring(model, color)
+    """A slide's DOT: `model` drawn in `options`' direction, theme and colouring, its
+    legend (options.legend) below it in `columns` columns."""
+    fills, by_device, note = coloring(model, options.color)
     title = " ".join(t for t in (note, caption) if t) or None
+    look = replace(DEFAULT_DRAWING, rankdir=options.rankdir, theme=options.theme, legend=False)
     dot = to_dot(
         model,
-        rankdir,
-        theme,
-        legend=False,
-        caption=title if legend == "off" else None,
+        look,
+        caption=title if not options.legend else None,
         fills=fills,
         by_device=by_device,
         wrap=wrap,
     )
     # No theme's own aspect (the lecture theme's 16:9 ratio leaves out the legend below).
     dot = with_graph_attrs(one_font_size(dot), f"pad={PAD_PT / 72:.4f} ratio=auto")
-    if legend == "below":
+    if options.legend:
         cut = any(e.kind != "data" for e in model.edges)
-        dot = with_graph_attrs(dot, legend_label(theme, columns, cut, title))
+        dot = with_graph_attrs(dot, legend_label(options.theme, columns, cut=cut, caption=title))
     return dot
 
 
@@ -180,27 +179,27 @@ def layout_size(dot: str, fmt: str, limits: RenderLimits | None) -> tuple[float,
     return float(m.group(3)), float(m.group(4))
 
 
-def _slide(model, rankdir, wrap, theme, legend, caption, fmt, limits, color) -> Slide:
-    """The slide of `model` drawn `rankdir`, lines wrapped at `wrap`, the legend's columns
-    chosen to fit."""
+def _slide(model, options: DrawOptions, wrap, caption, fmt, limits) -> Slide:
+    """The slide of `model` drawn as `options` say, lines wrapped at `wrap`, the legend's
+    columns chosen to fit."""
     columns = 5
-    if legend == "below":
-        plain = slide_dot(model, rankdir, theme, "off", None, 5, color, wrap)
+    if options.legend:
+        plain = slide_dot(model, replace(options, legend=False), None, 5, wrap)
         w, h = layout_size(plain, fmt, limits)
         cut = any(e.kind != "data" for e in model.edges)
 
         def scale(c: int) -> float:
-            lw, lh = _legend_box(c, cut, bool(caption))
+            lw, lh = _legend_box(c, cut=cut, caption=bool(caption))
             return _fits_better(max(w, lw), h + lh)
 
         columns = max((5, 3, 2, 1), key=scale)
-    dot = slide_dot(model, rankdir, theme, legend, caption, columns, color, wrap)
+    dot = slide_dot(model, options, caption, columns, wrap)
     return Slide(dot, *layout_size(dot, fmt, limits))
 
 
-def _best(model, theme, legend, caption, fmt, limits, color) -> tuple[Slide, str]:
+def _best(model, options: DrawOptions, caption, fmt, limits) -> tuple[Slide, str]:
     drawn = [
-        (_slide(model, r, w, theme, legend, caption, fmt, limits, color), r)
+        (_slide(model, replace(options, rankdir=r), w, caption, fmt, limits), r)
         for r in RANKDIRS
         for w in WRAPS
     ]
@@ -260,18 +259,16 @@ def bands(model: GraphModel, k: int) -> list[GraphModel]:
 def plan(
     model: GraphModel,
     fmt: str,
-    theme: str = "light",
-    legend: str = "below",
+    options: DrawOptions = DEFAULT_DRAWING,
     limits: RenderLimits | None = None,
-    color: str = "role",
 ) -> Deck:
-    """The slides for `model` as `fmt` (svg, png, pdf): the first way, in the order the
-    module's docstring gives, whose smallest text is at least MIN_TEXT_PX; the last tried
-    (the most parts) when none is."""
+    """The slides for `model` as `fmt` (svg, png, pdf) in `options`' theme, colouring and
+    legend (below the drawing, or none): the first way, in the order the module's docstring
+    gives, whose smallest text is at least MIN_TEXT_PX; the last tried (the most parts) when
+    none is."""
     if fmt not in LAYOUT_FORMAT:
         raise ValueError(f"slides are svg, png or pdf, not {fmt!r}")
-    legend = legend if legend in LEGENDS else "below"
-    args = (theme, legend, None, fmt, limits, color)
+    args = (options, None, fmt, limits)
     deepest = max(call_depths(model).values(), default=0)
     folded: GraphModel = model
     depth: int | None = None
@@ -286,7 +283,7 @@ def plan(
     while 2 <= k <= most:
         parts = bands(folded, k)
         drawn = [
-            _best(part, theme, legend, f"part {i} of {len(parts)}", fmt, limits, color)
+            _best(part, options, f"part {i} of {len(parts)}", fmt, limits)
             for i, part in enumerate(parts, 1)
         ]
         deck = Deck([s for s, _ in drawn], drawn[0][1], depth)

@@ -13,7 +13,7 @@ from gradviz.program.results.trace import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.ui import device_panel
 from gradviz.ui.autograd import graph_notes, graph_viewer
-from gradviz.ui.autograd.state import graph_theme
+from gradviz.ui.autograd.state import drawing
 from gradviz.ui.common import KEEP
 from gradviz.ui.visitor import visitor_key
 from gradviz.util.mdtext import message
@@ -45,7 +45,7 @@ def tab(
             st.rerun()
     else:
         graph_viewer.toggle()
-        view, theme = st.session_state.view, graph_theme()
+        options = drawing()
         refused: list[RenderUnavailable] = []  # the server asked once a run, not again
 
         def svg_of(d: str) -> bytes:
@@ -55,13 +55,13 @@ def tab(
                 refused.append(exc)
                 raise
 
-        if graph_viewer.wanted() and graph_viewer.show(trace, dot, view, theme, svg_of):
+        if graph_viewer.wanted() and graph_viewer.show(trace, dot, options, svg_of):
             with st.expander("Plain picture (if the viewer does not load)"):
                 show_graph(picture)
         else:
             show_graph(picture, refused[0] if refused else None)
-        if st.session_state.view == "values":
-            _role_legend(graph_theme())
+        if options.view == "values":
+            _role_legend(options.theme)
         graph_notes.notes(trace)
         device_panel.legend(trace)
         if highlight:

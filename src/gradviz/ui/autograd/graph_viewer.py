@@ -17,7 +17,7 @@ import streamlit as st
 
 from gradviz.graph.collapse import call_depths, fold_calls
 from gradviz.graph.interactive import asset, viewer_html
-from gradviz.graph.model import GraphModel
+from gradviz.graph.model import DrawOptions, GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
@@ -140,11 +140,12 @@ def toggle() -> None:
     )
 
 
-def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> str:
+def _page(trace: Trace, svg: bytes, options: DrawOptions, *, remember: bool) -> str:
     # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
-    model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
+    values = options.view == "values"
+    model = trace.graph if values and trace.graph is not None else GraphModel()
     folds = None
-    if remember and _MOUNT is not None and view == "values" and model.nodes:
+    if remember and _MOUNT is not None and values and model.nodes:
         folds = st.session_state.get(FOLD_VIEW) or {"calls": [], "max_depth": 0}
         if folds.get("source") != _digest(trace.source):
             depths = call_depths(model)
@@ -153,20 +154,20 @@ def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> st
         model,
         svg,
         trace.source,
-        theme=theme,
+        theme=options.theme,
         quiz=gradients_hidden(),
         remember=remember,
         folds=folds,
     )
 
 
-def download(trace: Trace, dot: str | None, view: str, theme: str, svg_of) -> None:
+def download(trace: Trace, dot: str | None, options: DrawOptions, svg_of) -> None:
     """The Export tab's interactive HTML: the viewer as one file that needs no network,
-    in `theme` (the one `dot` was drawn in)."""
+    in the options `dot` was drawn with."""
     if dot is None or not dot_available():
         return
     try:
-        page = _page(trace, svg_of(dot), view, theme, remember=False)
+        page = _page(trace, svg_of(dot), options, remember=False)
     except RenderUnavailable:
         return  # the Export tab above already says why nothing can be drawn
     st.download_button(
@@ -184,8 +185,9 @@ def download(trace: Trace, dot: str | None, view: str, theme: str, svg_of) -> No
     )
 
 
-def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
-    """Draw the viewer for `dot` (its SVG from `svg_of(dot)`, the page's drawing cache);
+def show(trace: Trace, dot: str, options: DrawOptions, svg_of) -> bool:
+    """Draw the viewer for `dot` (drawn with `options`; its SVG from `svg_of(dot)`, the
+    page's drawing cache);
     False when it cannot be drawn here (no Graphviz, or a graph over the limits)."""
     if not dot_available():
         return False
@@ -194,7 +196,7 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     except RenderUnavailable:  # the page's plain picture below says why
         st.caption("The interactive viewer is off for this graph: the server did not draw it.")
         return False
-    page = _page(trace, svg, view, theme, remember=True)
+    page = _page(trace, svg, options, remember=True)
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).

@@ -17,6 +17,7 @@ from dataclasses import replace
 import streamlit as st
 
 from gradviz.graph import walkthrough
+from gradviz.graph.model import DEFAULT_DRAWING, DrawOptions
 from gradviz.graph.render import (
     RenderUnavailable,
     dot_available,
@@ -40,12 +41,13 @@ def max_steps() -> int:
     return PUBLIC_MAX_STEPS if public_mode() else MAX_STEPS
 
 
-def frames(trace: Trace, rankdir: str, theme: str) -> list[str] | None:
-    """The walk-through's frames (DOT) for the last backward of `trace`; None without one."""
+def frames(trace: Trace, options: DrawOptions) -> list[str] | None:
+    """The walk-through's frames (DOT) for the last backward of `trace`, in `options`'
+    direction and theme; None without one."""
     record = trace.backward[-1] if trace.backward else None
     if record is None or not record.steps or trace.graph is None:
         return None
-    return walkthrough.frames(trace.graph, record, rankdir, theme)
+    return walkthrough.frames(trace.graph, record, options)
 
 
 def pdf(dots: list[str]) -> bytes:
@@ -57,7 +59,7 @@ def gif(dots: list[str]) -> bytes:
     return slides.gif([render_bytes(d, "png", scale=1.0, limits=limits) for d in dots])
 
 
-def downloads(trace: Trace, rankdir: str, theme: str) -> None:
+def downloads(trace: Trace, options: DrawOptions) -> None:
     """Download buttons for the walk-through as PDF and GIF, or why there are none."""
     st.markdown("**Backward walk-through for slides**")
     record = trace.backward[-1] if trace.backward else None
@@ -78,7 +80,7 @@ def downloads(trace: Trace, rankdir: str, theme: str) -> None:
     c1, c2 = st.columns(2)
     c1.download_button(
         "Download walk-through PDF",
-        lambda: pdf(frames(trace, rankdir, theme)),
+        lambda: pdf(frames(trace, options)),
         file_name="gradviz-walkthrough.pdf",
         mime="application/pdf",
         icon=":material/slideshow:",
@@ -87,7 +89,7 @@ def downloads(trace: Trace, rankdir: str, theme: str) -> None:
     )
     c2.download_button(
         "Download walk-through GIF",
-        lambda: gif(frames(trace, rankdir, theme)),
+        lambda: gif(frames(trace, options)),
         file_name="gradviz-walkthrough.gif",
         mime="image/gif",
         icon=":material/animation:",
@@ -105,23 +107,25 @@ SLIDE_MAX_NODES = 300  # a slide tries several layouts: bigger graphs from the c
 LEGEND_CHOICES = {"below": "below the graph", "off": "left out"}
 
 
-def _deck(trace: Trace, fmt: str, theme: str, legend: str) -> tuple[bytes, str, str, bytes, str]:
-    """(data, file name, mime, preview bytes, what the deck is) for the slide, made once per
-    drawing, format and legend (the page reruns on every click)."""
-    key = (draw(trace, "values", "TB", theme), fmt, theme, legend)
+def _deck(trace: Trace, fmt: str, options: DrawOptions) -> tuple[bytes, str, str, bytes, str]:
+    """(data, file name, mime, preview bytes, what the deck is) for the slide in `options`'
+    theme and legend, made once per drawing, format and legend (the page reruns on every
+    click)."""
+    plain = replace(DEFAULT_DRAWING, theme=options.theme)
+    key = (draw(trace, plain), fmt, options.theme, options.legend)
     made = st.session_state.get("slide_made")
     if made is not None and made[0] == key:
         return made[1]
     limits = server_limits()
     model = trace.graph
-    deck = layout.plan(model, fmt, theme, legend, limits)
-    data, name, mime = export.deck_file(deck, fmt, theme, limits, export.file_stem(model))
+    deck = layout.plan(model, fmt, replace(plain, legend=options.legend), limits)
+    data, name, mime = export.deck_file(deck, fmt, plain, limits, export.file_stem(model))
     first = deck.slides[0]
     if fmt == "svg":
-        preview = export.slide_bytes(first, "svg", theme, limits) if len(deck.slides) > 1 else data
+        preview = export.slide_bytes(first, "svg", plain, limits) if len(deck.slides) > 1 else data
     else:  # a PNG's and a PDF's slides are laid out alike: the PNG shows the PDF's first page
         preview = data if fmt == "png" and len(deck.slides) == 1 else b""
-        preview = preview or export.slide_bytes(first, "png", theme, limits)
+        preview = preview or export.slide_bytes(first, "png", plain, limits)
     folded = "" if deck.folded_depth is None else f", layers folded at depth {deck.folded_depth}"
     pages = "1 slide" if len(deck.slides) == 1 else f"{len(deck.slides)} slides"
     about = f"{pages}{folded}; smallest text {deck.text_px:.0f} px at 1920x1080."
@@ -130,10 +134,10 @@ def _deck(trace: Trace, fmt: str, theme: str, legend: str) -> tuple[bytes, str, 
     return result
 
 
-def slide_export(trace: Trace, fmt: str, view: str, theme: str) -> None:
-    """The graph on a 16:9 slide: the legend below or left out, a preview of the (first)
-    slide beside its download."""
-    if view != "values":
+def slide_export(trace: Trace, fmt: str, options: DrawOptions) -> None:
+    """The graph on a 16:9 slide in `options`' theme: the legend below or left out, a
+    preview of the (first) slide beside its download."""
+    if options.view != "values":
         st.info("Slides draw gradviz's view: choose it above.")
         return
     if trace.graph is None or not trace.graph.nodes:
@@ -158,7 +162,9 @@ def slide_export(trace: Trace, fmt: str, view: str, theme: str) -> None:
         persist_state=KEEP,
     )
     try:
-        data, name, mime, preview, about = _deck(trace, fmt, theme, legend)
+        data, name, mime, preview, about = _deck(
+            trace, fmt, replace(options, legend=legend == "below")
+        )
     except RenderUnavailable as exc:
         st.error(message(exc))
         return

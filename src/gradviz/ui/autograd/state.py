@@ -1,5 +1,6 @@
 """The autograd page's session: its first state (a share link's, or the lesson), presets,
-the share link it keeps in the address bar, and the graph theme that follows the page.
+the share link it keeps in the address bar, and the drawing's options (`drawing`: the
+theme follows the page's unless one is chosen).
 
 Every widget of the page is keyed and kept with persist_state=common.KEEP, so a program, its options
 and its results survive a visit to another page of the app."""
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from gradviz.graph.model import DrawOptions
 from gradviz.program.presets import PRESETS, PRESETS_BY_KEY
-from gradviz.program.share import ALL_LEAVES, ShareState, from_params, to_params
+from gradviz.program.share import ALL_LEAVES, AUTO, ShareState, from_params, to_params
 from gradviz.services import host
 from gradviz.services.jobs import JobFailed
 from gradviz.ui import device_panel
@@ -39,10 +41,10 @@ def init_state() -> None:
     state.program = shared.program if shared.program is not None else PRESETS[0].source
     state.submitted = state.program
     state.preset = PRESETS[0].key if shared.program is None else None
-    state.view = shared.view
-    state.rankdir = shared.rankdir
-    state.theme = shared.theme
-    state.saved = shared.saved
+    state.view = shared.drawing.view
+    state.rankdir = shared.drawing.rankdir
+    state.theme = AUTO if shared.theme_follows_page else shared.drawing.theme
+    state.saved = shared.drawing.saved
     state.retain = shared.retain
     state.ones = shared.ones
     state.backward_target = shared.backward if shared.program is not None else None
@@ -82,10 +84,18 @@ def load_preset() -> None:
 
 def graph_theme() -> str:
     """The drawing's theme: the one chosen, or with "auto" the page's own (light or dark)."""
-    chosen = st.session_state.get("theme", "auto")
-    if chosen != "auto":
+    chosen = st.session_state.get("theme", AUTO)
+    if chosen != AUTO:
         return chosen
     return "dark" if st.context.theme.type == "dark" else "light"
+
+
+def drawing() -> DrawOptions:
+    """The drawing's options as the page's controls set them (the theme: graph_theme)."""
+    state = st.session_state
+    return DrawOptions(
+        view=state.view, rankdir=state.rankdir, theme=graph_theme(), saved=state.saved
+    )
 
 
 def share_params(source: str) -> dict[str, str]:
@@ -94,12 +104,10 @@ def share_params(source: str) -> dict[str, str]:
     moves = device_panel.overrides()
     share = ShareState(
         program=source,
-        view=state.view,
-        rankdir=state.rankdir,
-        theme=state.theme,
+        drawing=drawing(),
+        theme_follows_page=state.theme == AUTO,
         backward=state.backward_target,
         ones=state.ones,
-        saved=state.saved,
         retain=state.retain,
         moves=tuple(name for name, _ in moves),
         move_to=moves[0][1] if moves else None,

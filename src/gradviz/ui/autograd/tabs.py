@@ -3,8 +3,11 @@ walk-through, the gradient check, export and the share link."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
+from gradviz.graph.model import DrawOptions
 from gradviz.graph.render import RenderUnavailable, dot_available, draw
 from gradviz.graph.rules import rule_for
 from gradviz.graph.slides.export import file_stem
@@ -12,7 +15,7 @@ from gradviz.program.results.trace import Trace
 from gradviz.services.cache import cached_bytes
 from gradviz.services.programs import check_isolated
 from gradviz.ui.autograd import graph_tab, graph_viewer, quiz, slides, tensors
-from gradviz.ui.autograd.state import graph_theme, share_params
+from gradviz.ui.autograd.state import drawing, share_params
 from gradviz.ui.common import KEEP, table
 from gradviz.ui.visitor import visitor_key, wait_shown
 from gradviz.util.mdtext import code, escape, message
@@ -45,13 +48,15 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     if tabs[2].open:
         with tabs[2]:
             _walk_through(record)
-    view = st.session_state.view
-    style = (view, st.session_state.rankdir, graph_theme(), st.session_state.saved)
+    options = drawing()
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
-    shown = graph_viewer.folded(trace, view)  # layers closed in the viewer: one node each
-    dot = draw(shown, *style, False, highlight, done)
-    picture = dot if plain is trace else draw(quiz.masked(shown), *style, False, highlight, done)
+    on_page = replace(options, legend=False)
+    shown = graph_viewer.folded(trace, options.view)  # layers closed in the viewer: one node each
+    dot = draw(shown, on_page, highlight=highlight, done=done)
+    picture = (
+        dot if plain is trace else draw(quiz.masked(shown), on_page, highlight=highlight, done=done)
+    )
     with tabs[0]:
         graph_tab.tab(shown, source, dot, highlight, picture)
     if tabs[1].open:
@@ -65,15 +70,14 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
                 _gradient_check(whole, source, whole.backward[-1] if whole.backward else None)
     if tabs[4].open:
         with tabs[4]:
-            _export(draw(plain, *style, True), plain, view, graph_theme())
+            _export(draw(plain, options), plain, options)
             graph_viewer.download(
                 trace,
-                draw(trace, *style, False),
-                view,
-                style[2],
+                draw(trace, on_page),
+                options,
                 lambda d: cached_bytes(d, "svg", 1.0, visitor_key()),
             )
-            slides.downloads(plain, st.session_state.rankdir, graph_theme())
+            slides.downloads(plain, options)
     if tabs[5].open:
         with tabs[5]:
             _share_tab(source)
@@ -175,7 +179,7 @@ def _gradient_check(trace: Trace, source: str, record) -> None:
         )
 
 
-def _export(dot: str | None, trace: Trace, view: str, theme: str) -> None:
+def _export(dot: str | None, trace: Trace, options: DrawOptions) -> None:
     if dot is None:
         st.info("Nothing to export in this view.")
         return
@@ -196,7 +200,7 @@ def _export(dot: str | None, trace: Trace, view: str, theme: str) -> None:
         help="Slide (16:9): 1920x1080 px or a 13.333x7.5 in page, text at least 18 px.",
     )
     if size == SLIDE:
-        slides.slide_export(trace, fmt, view, theme)
+        slides.slide_export(trace, fmt, options)
         return
     scale = c2.select_slider(
         "PNG scale",
