@@ -19,7 +19,7 @@ from gradviz.program.results.trace import RunOptions
 from gradviz.services.programs import run_isolated
 from gradviz.workers import pool as pool_module
 from gradviz.workers.pool import Pool, SandboxLimits
-from gradviz.workers.protocol import ErrorKind, Message, Tag, encode, unpack
+from gradviz.workers.protocol import ErrorKind, Message, Tag, WorkerError, encode, failed, unpack
 
 NAMES = ", ".join(f"a{i}" for i in range(600))
 EMPTY_UNBIND = f"x = torch.zeros(600, 4096, 0)\n{NAMES} = x.unbind()\n"
@@ -166,3 +166,23 @@ def test_what_the_server_keeps_rests_on_its_own_count():
     w, _ = _worker_reading(_message(10, honest), CONFIG)
     outcome = w._reply()
     assert outcome.status == "ok" and 100 * 56 < outcome.decoded < 100 * 100
+
+
+def test_a_worker_s_error_reaches_the_server_as_data_with_its_kind():
+    error = WorkerError.of(ValueError("bad size"), limit=500)
+    w, _ = _worker_reading(pool_module._reply_frame(failed(error), CONFIG), CONFIG)
+    outcome = w._reply()
+    assert outcome.status == "error" and outcome.message == "ValueError: bad size"
+    assert outcome.error == error and outcome.error.kind == ErrorKind.VALUE and not w.retire
+    peak = WorkerError(ErrorKind.MEMORY, "the job reached 1 GB")
+    reply = Message(Tag.ERROR, 1_000_000_000, peak, retire=True)
+    w, _ = _worker_reading(pool_module._reply_frame(reply, CONFIG), CONFIG)
+    outcome = w._reply()
+    assert (outcome.status, outcome.value, w.retire) == ("memory", 1_000_000_000, True)
+
+
+def test_a_reply_outside_the_protocol_is_refused():
+    old = pickle.dumps(("ok", [1.0], False))  # the shape before the protocol: no tag it knows
+    w, _ = _worker_reading(_message(10, old), CONFIG)
+    outcome = w._reply()
+    assert outcome.status == "result" and "read back" in outcome.message and w.retire

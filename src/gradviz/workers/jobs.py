@@ -308,7 +308,7 @@ class Job:
             self.status = "running"
 
     def _drain(self) -> None:
-        with contextlib.suppress(EOFError, OSError):
+        with contextlib.suppress(EOFError, OSError, ProtocolError):
             while self._conn.poll(0):
                 self._handle(receive(self._conn))
 

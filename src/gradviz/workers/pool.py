@@ -22,11 +22,11 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
 - A job's result crosses back as plain data (a gradviz.workers.protocol message, the
   same shape every worker loop speaks), bounded before the server reads it: the worker
   counts what it will take once unpickled (gradviz.util.plainsize) and sends that count
-  ahead of the pickle (protocol.pack); the parent refuses a message over `result_bytes` unread, and one
-  whose count is over `decoded_bytes` undecoded, and unpickles the rest allowing no class
-  but gradviz's dataclasses (no function, no other class: a worker cannot make the server
-  run anything), then counts it again itself (Outcome.decoded): what the server keeps does
-  not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
+  ahead of the pickle (protocol.pack); the parent refuses a message over `result_bytes`
+  unread, and one whose count is over `decoded_bytes` undecoded, and unpickles the rest
+  allowing no class but gradviz's dataclasses (protocol.unpack: no function, no other
+  class: a worker cannot make the server run anything), then counts it again itself
+  (Outcome.decoded): what the server keeps does not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
   then 56).
 - A program's memory verdict is a fresh worker's, never what earlier programs left behind
   (allocator fragmentation, a library's caches): a worker whose resident memory grew past
