@@ -97,7 +97,7 @@ class WorkerError:
         )
 
     def text(self) -> str:
-        """ "Name: message", as a traceback's last line says it (the message alone without a name)."""
+        """The error as a traceback's last line says it, "Name: message" (no name: the message)."""
         return f"{self.name}: {self.message}" if self.name else self.message
 
     def plain(self) -> dict:
