@@ -19,6 +19,7 @@ from gradviz.program.results.trace import RunOptions
 from gradviz.services.programs import run_isolated
 from gradviz.workers import pool as pool_module
 from gradviz.workers.pool import Pool, SandboxLimits
+from gradviz.workers.protocol import ErrorKind, Message, Tag, WorkerError, encode, failed, unpack
 
 NAMES = ", ".join(f"a{i}" for i in range(600))
 EMPTY_UNBIND = f"x = torch.zeros(600, 4096, 0)\n{NAMES} = x.unbind()\n"
@@ -75,37 +76,43 @@ def _message(count: int, payload: bytes) -> bytes:
     return struct.pack("<Q", count) + payload
 
 
+def _done(value) -> bytes:
+    """A result's message pickled as a worker sends it (without its count)."""
+    return pickle.dumps(encode(Message(Tag.DONE, value)))
+
+
 CONFIG = {"decoded_bytes": READ_BACK, "result_bytes": 16_000_000}
 
 
 def test_a_count_over_the_limit_is_not_unpickled():
-    big = _message(READ_BACK + 1, pickle.dumps(("ok", [1.0], False)))
+    big = _message(READ_BACK + 1, _done([1.0]))
     with pytest.raises(pickle.UnpicklingError, match="declares"):
-        pool_module._decode_reply(big, CONFIG)
+        unpack(big, READ_BACK)
 
 
 def test_a_reply_may_hold_no_function_or_foreign_class():
-    hostile = _message(10, pickle.dumps(("ok", print, False)))
+    hostile = _message(10, _done(print))
     with pytest.raises(pickle.UnpicklingError, match="may not hold"):
-        pool_module._decode_reply(hostile, CONFIG)
-    for value in (pool_module._decode_reply, OrderedDict(a=1)):
-        foreign = _message(10, pickle.dumps(("ok", value, False)))
+        unpack(hostile, READ_BACK)
+    for value in (unpack, OrderedDict(a=1)):
+        foreign = _message(10, _done(value))
         with pytest.raises(pickle.UnpicklingError, match="may not hold"):
-            pool_module._decode_reply(foreign, CONFIG)
+            unpack(foreign, READ_BACK)
     runs = _message(10, b"cos\nsystem\n(S'echo unpickled'\ntR.")
     with pytest.raises(pickle.UnpicklingError, match="may not hold os.system"):
-        pool_module._decode_reply(runs, CONFIG)
-    plain = _message(10, pickle.dumps(("ok", RunOptions(), False)))
-    assert pool_module._decode_reply(plain, CONFIG)[1] == RunOptions()
+        unpack(runs, READ_BACK)
+    plain = _message(10, _done(RunOptions()))
+    assert unpack(plain, READ_BACK).value == RunOptions()
 
 
 def test_the_worker_counts_its_reply_and_refuses_one_over_the_limit():
     lists = [[] for _ in range(100_000)]  # 200 KB pickled, 6 MB unpickled
-    message = pool_module._encode_reply(("ok", lists), False, CONFIG)
-    status, text, _ = pool_module._decode_reply(message, CONFIG)
-    assert status == "result" and "read back" in text
-    small = pool_module._encode_reply(("ok", [[]] * 10), False, CONFIG)
-    assert pool_module._decode_reply(small, CONFIG)[:2] == ("ok", [[]] * 10)
+    message = pool_module._reply_frame(Message(Tag.DONE, lists), CONFIG)
+    reply = unpack(message, READ_BACK)
+    assert reply.error.kind == ErrorKind.RESULT and "read back" in reply.error.message
+    small = pool_module._reply_frame(Message(Tag.DONE, [[]] * 10), CONFIG)
+    reply = unpack(small, READ_BACK)
+    assert reply.tag == Tag.DONE and reply.value == [[]] * 10
 
 
 class _Gone:
@@ -142,7 +149,7 @@ def test_the_server_does_not_read_a_reply_over_its_size_limit():
 
 
 def test_the_server_does_not_unpickle_a_reply_whose_count_is_over_the_limit():
-    lists = pickle.dumps(("ok", [[] for _ in range(100_000)], False))  # 6 MB unpickled
+    lists = _done([[] for _ in range(100_000)])  # 6 MB unpickled
     w, _ = _worker_reading(_message(READ_BACK + 1, lists), CONFIG)
     outcome, peak = _traced(w._reply)
     assert outcome.status == "result" and "declares" in outcome.message and w.retire
@@ -151,11 +158,31 @@ def test_the_server_does_not_unpickle_a_reply_whose_count_is_over_the_limit():
 
 def test_what_the_server_keeps_rests_on_its_own_count():
     """A worker that declares 10 bytes for 6 MB of lists: refused once counted here."""
-    lists = pickle.dumps(("ok", [[] for _ in range(100_000)], False))
+    lists = _done([[] for _ in range(100_000)])
     w, _ = _worker_reading(_message(10, lists), CONFIG)
     outcome = w._reply()
     assert outcome.status == "result" and "read back" in outcome.message and w.retire
-    honest = pickle.dumps(("ok", [[] for _ in range(100)], False))
+    honest = _done([[] for _ in range(100)])
     w, _ = _worker_reading(_message(10, honest), CONFIG)
     outcome = w._reply()
     assert outcome.status == "ok" and 100 * 56 < outcome.decoded < 100 * 100
+
+
+def test_a_worker_s_error_reaches_the_server_as_data_with_its_kind():
+    error = WorkerError.of(ValueError("bad size"), limit=500)
+    w, _ = _worker_reading(pool_module._reply_frame(failed(error), CONFIG), CONFIG)
+    outcome = w._reply()
+    assert outcome.status == "error" and outcome.message == "ValueError: bad size"
+    assert outcome.error == error and outcome.error.kind == ErrorKind.VALUE and not w.retire
+    peak = WorkerError(ErrorKind.MEMORY, "the job reached 1 GB")
+    reply = Message(Tag.ERROR, 1_000_000_000, peak, retire=True)
+    w, _ = _worker_reading(pool_module._reply_frame(reply, CONFIG), CONFIG)
+    outcome = w._reply()
+    assert (outcome.status, outcome.value, w.retire) == ("memory", 1_000_000_000, True)
+
+
+def test_a_reply_outside_the_protocol_is_refused():
+    old = pickle.dumps(("ok", [1.0], False))  # the shape before the protocol: no tag it knows
+    w, _ = _worker_reading(_message(10, old), CONFIG)
+    outcome = w._reply()
+    assert outcome.status == "result" and "read back" in outcome.message and w.retire

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -150,6 +151,17 @@ def test_killing_one_rank_ends_the_run_with_a_clear_error_and_no_process_left(ti
     assert "The other ranks were stopped." in message
     assert time.monotonic() - t0 < 30
     assert not any(p.is_alive() for p in ranks.values())
+    assert _ranks() == []
+
+
+def test_a_rank_s_error_crosses_as_data_and_names_its_rank(tiny):
+    """Each rank reads the data first: a missing folder is every rank's DataError, sent to
+    the launcher as a protocol error and worded with its rank."""
+    with pytest.raises(DistributedError) as caught:
+        _drain(launch(_spec(tiny / "missing"), 2))
+    message = str(caught.value)
+    assert re.search(r"rank [01] of 2 failed: DataError: .*does not exist", message), message
+    assert message.endswith("The other ranks were stopped.")
     assert _ranks() == []
 
 

@@ -16,6 +16,7 @@ from gradviz.util import resources
 from gradviz.util.busy import Busy
 from gradviz.workers import jobs
 from gradviz.workers.jobs import Job, JobLimits, Slots
+from gradviz.workers.protocol import ErrorKind
 
 LIMITS = JobLimits(seconds=60, memory_bytes=400_000_000)
 
@@ -116,7 +117,8 @@ def test_worker_cannot_write_files(tmp_path):
 def test_an_exception_in_the_job_is_an_error_not_a_death():
     job = _job("fail", "no such folder")
     assert list(job.stream()) == []
-    assert job.status == "error" and job.error_type == "ValueError"
+    assert job.status == "error" and job.error.kind == ErrorKind.VALUE
+    assert job.error.name == "ValueError"
     assert job.message == "no such folder"
 
 
@@ -290,7 +292,7 @@ def test_training_job_stop_hands_back_what_was_learned(folder):
 def test_training_job_reports_a_bad_folder_as_a_data_error(tmp_path):
     job = _train(tmp_path / "missing")
     job.wait(60)
-    assert job.status == "error" and job.error_type == "DataError"
+    assert job.status == "error" and job.error.kind == ErrorKind.DATA
     assert "does not exist" in job.message
 
 

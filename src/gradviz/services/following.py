@@ -15,7 +15,8 @@ it; neither holds a worker job or a stop timer itself.
   script run reads the job's events within `seconds` (it follows the job on), the page was
   stopped (Streamlit's Stop, a session gone), and so is the job (`page_stopped`).
 - `retire()`: end it and wait until its worker is gone, so a new job's figures are its own.
-- `failure(what, plain)`: None when the job gave its result; else why not, in one sentence.
+- `failure(what, plain)`: None when the job gave its result; else why not, in one sentence
+  (the job's own message for an error of a kind in `plain`).
 
 No torch and no Streamlit here.
 """
@@ -26,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from gradviz.services.jobs import end, follow
+from gradviz.services.jobs import end, error_kind, follow
 from gradviz.workers.jobs import STOP_GRACE_S, Job
 
 
@@ -81,11 +82,11 @@ class Followed:
 
     def failure(self, what: str, plain: tuple[str, ...] = ()) -> str | None:
         """None when the job gave its result; its own message when it failed with an error
-        of a type in `plain` (one the job words for people); else why it ended without one,
-        naming `what`."""
+        of a kind in `plain` (gradviz.workers.protocol.ErrorKind values: one the job words for
+        people); else why it ended without one, naming `what`."""
         job = self.job
         if job.status == "done":
             return None
-        if job.status == "error" and job.error_type in plain:
+        if error_kind(job) in plain:
             return job.message
         return job.describe_failure(what)

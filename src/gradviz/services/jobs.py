@@ -9,6 +9,7 @@ none of them repeats the wait / start / poll / stop steps.
   every event is read; ends the job when `connected()` says its page has gone.
 - `end(job)`: stop a job that is still running (Stop, a rerun, a failure): it is asked to
   stop, and killed workers.jobs.STOP_GRACE_S later.
+- `error_kind(job)`: the kind of the error a job ended with, what a page branches on.
 
 No torch and no Streamlit here; the jobs themselves are gradviz.workers.table's. Workers are
 started through the module (jobs.start), so tests can put a test-only job in a page's place.
@@ -78,6 +79,12 @@ def end(job: Job) -> None:
     """Stop `job` if it still runs (it is killed STOP_GRACE_S after the request)."""
     if not job.finished:
         job.stop(grace=STOP_GRACE_S)
+
+
+def error_kind(job: Job) -> str:
+    """The kind of the error `job` raised (a gradviz.workers.protocol.ErrorKind value: "data",
+    "checkpoint", "value", "device_memory", ...), or "" when it did not end with one."""
+    return job.error.kind.value if job.status == "error" and job.error is not None else ""
 
 
 def follow(

@@ -16,6 +16,7 @@ from gradviz.util.format import fmt_bytes
 from gradviz.util.hosting import public_mode
 from gradviz.util.resources import available_cpus, cpu_memory_available
 from gradviz.workers.jobs import JobLimits
+from gradviz.workers.protocol import ErrorKind
 
 # ---------------------------------------------------------------------------------------------
 # Memory: a size is refused before anything is allocated.
@@ -35,6 +36,8 @@ MEMORY_FRACTION = 0.5  # use at most this share of what is free: the server and 
 
 class SizeTooLarge(ValueError):
     """A size whose tensors would not fit in the memory this host has free."""
+
+    error_kind = ErrorKind.SIZE
 
 
 def check_memory(job: TimingJob, available: int | None = None) -> None:

@@ -16,10 +16,13 @@ from torch import nn
 
 from gradviz.training.models import ARCHITECTURES, build_model
 from gradviz.training.settings import MAX_CHECKPOINT_BYTES
+from gradviz.workers.protocol import ErrorKind
 
 
 class CheckpointError(Exception):
     """Uploaded weights were refused; the message says why."""
+
+    error_kind = ErrorKind.CHECKPOINT
 
 
 def save_state_dict(model: nn.Module) -> bytes:

@@ -47,6 +47,16 @@ from gradviz.training.loop import Options, Trainer, TrainResult, settle_preset
 from gradviz.training.settings import ddp_backend, rank_placement
 from gradviz.util.resources import available_cpus
 from gradviz.workers.process import signal_name
+from gradviz.workers.protocol import (
+    ErrorKind,
+    Message,
+    ProtocolError,
+    Tag,
+    WorkerError,
+    failed,
+    receive,
+    send,
+)
 
 STOP_CODES = {None: 0, "time limit": 1, "stop requested": 2}
 STOP_REASONS = {code: reason for reason, code in STOP_CODES.items()}
@@ -264,7 +274,7 @@ def _watch_parent(parent_pid: int) -> None:
 def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: int):
     """A spawned rank, talking to the launcher over its own pipe (no queue: a sandboxed job may
     create no files, not even a semaphore's). Ctrl-C is the launcher's: it asks rank 0 to stop
-    by sending "stop"."""
+    by sending a stop message (gradviz.workers.protocol)."""
     _watch_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     code = 0
@@ -272,7 +282,7 @@ def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: in
 
     def should_stop() -> bool:
         while not asked.is_set() and conn.poll():
-            if conn.recv() == "stop":
+            if receive(conn).tag == Tag.STOP:
                 asked.set()
         return asked.is_set()
 
@@ -284,13 +294,13 @@ def _rank_main(rank: int, world: int, spec: RunSpec, port: int, conn, parent: in
         run = group_run(data, spec, device, should_stop, rank_threads(spec, world))
         while True:
             try:
-                conn.send(("event", next(run)))
+                send(conn, Message(Tag.EVENT, next(run)))
             except StopIteration as done:
-                conn.send(("done", done.value))
+                send(conn, Message(Tag.DONE, done.value))
                 break
         dist.destroy_process_group()
     except Exception as exc:  # the launcher reports it with the rank
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        send(conn, failed(WorkerError.of(exc)))
         code = 1
     with contextlib.suppress(OSError):
         conn.close()
@@ -318,7 +328,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _failure(procs, errors: dict[int, str]) -> str:
+def _failure(procs, errors: dict[int, WorkerError]) -> str:
     world = len(procs)
     parts = []
     for rank, proc in enumerate(procs):
@@ -326,7 +336,7 @@ def _failure(procs, errors: dict[int, str]) -> str:
         if code is not None and code < 0:
             parts.append(f"rank {rank} of {world} was ended by {signal_name(code)}")
         elif rank in errors:
-            parts.append(f"rank {rank} of {world} failed: {errors[rank][:300]}")
+            parts.append(f"rank {rank} of {world} failed: {errors[rank].text()[:300]}")
         elif code not in (None, 0):
             parts.append(f"rank {rank} of {world} exited with status {code}")
     return "; ".join(parts) + ". The other ranks were stopped."
@@ -374,26 +384,31 @@ def launch(
 
 
 def _follow(procs, conns, should_stop) -> Generator[Started | Progress, None, Trained]:
-    errors: dict[int, str] = {}
+    errors: dict[int, WorkerError] = {}
     final, stop_sent, open_conns = None, False, set(range(len(conns)))
     while True:
         if not stop_sent and should_stop is not None and should_stop():
             with contextlib.suppress(OSError):
-                conns[0].send("stop")
+                send(conns[0], Message(Tag.STOP))
             stop_sent = True
         for conn in mp_connection.wait([conns[r] for r in open_conns], timeout=0.2):
             rank = conns.index(conn)
             try:
-                kind, value = conn.recv()
+                message = receive(conn)
             except (EOFError, OSError):
                 open_conns.discard(rank)
                 continue
-            if kind == "event" and rank == 0:
-                yield value
-            elif kind == "done" and rank == 0:
-                final = value
-            elif kind == "error":
-                errors[rank] = value
+            except ProtocolError as exc:
+                errors[rank] = WorkerError(
+                    ErrorKind.FAILED, f"it sent what is not a message: {exc}"
+                )
+                continue
+            if message.tag == Tag.EVENT and rank == 0:
+                yield message.value
+            elif message.tag == Tag.DONE and rank == 0:
+                final = message.value
+            elif message.tag == Tag.ERROR:
+                errors[rank] = message.error
         codes = [proc.exitcode for proc in procs]
         if errors or any(code not in (None, 0) for code in codes):
             time.sleep(0.3)  # let a killed rank's partners report or be seen ending

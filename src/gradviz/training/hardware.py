@@ -15,10 +15,13 @@ from gradviz.training.settings import (
     Preset,
     TrainingDevices,
 )
+from gradviz.workers.protocol import ErrorKind
 
 
 class DeviceError(Exception):
     """The requested device is not present on this host; the message says why."""
+
+    error_kind = ErrorKind.DEVICE
 
 
 # ----------------------------------------------------------------------------- devices

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gradviz.util.hosting import public_mode
+from gradviz.workers.protocol import ErrorKind
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm", ".tif", ".tiff"}
 
@@ -41,6 +42,8 @@ DownloadProgress = Callable[[int, int | None], None]
 
 class DataError(Exception):
     """A dataset could not be found, downloaded or read; the message says what to do."""
+
+    error_kind = ErrorKind.DATA
 
 
 def torchvision_missing() -> str | None:

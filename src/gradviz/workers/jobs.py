@@ -48,10 +48,22 @@ from gradviz.workers.process import (
     set_limit,
     signal_name,
 )
+from gradviz.workers.protocol import (
+    ErrorKind,
+    Message,
+    ProtocolError,
+    Tag,
+    WorkerError,
+    failed,
+    receive,
+    send,
+)
 from gradviz.workers.table import HOOKS, JOBS, TEST_JOBS
 
 # How an allocation refused by the worker's data-segment cap surfaces from torch's kernels.
 ALLOCATION_FAILED = ("can't allocate memory", "could not create a primitive", "std::bad_alloc")
+# A job's own errors that say it ran out of memory (the host's cap, or a device's allocator).
+OUT_OF_MEMORY = (ErrorKind.HOST_MEMORY, ErrorKind.DEVICE_MEMORY)
 
 FINISHED = ("done", "error", "died", "timeout", "memory", "killed")
 
@@ -86,9 +98,9 @@ def _job_main(conn, kind: str, args: tuple, config: dict) -> None:
     stop = threading.Event()
 
     def should_stop() -> bool:
-        with contextlib.suppress(EOFError, OSError):
+        with contextlib.suppress(EOFError, OSError, ProtocolError):
             while not stop.is_set() and conn.poll():
-                if conn.recv() == "stop":
+                if receive(conn).tag == Tag.STOP:
                     stop.set()
         return stop.is_set()
 
@@ -99,18 +111,19 @@ def _job_main(conn, kind: str, args: tuple, config: dict) -> None:
         limit_process(config)
         used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
         set_limit(resource.RLIMIT_CPU, int(used + config["cpu_seconds"]) + 1)
-        conn.send(("ready", os.getpid(), resident(os.getpid())))
+        send(conn, Message(Tag.READY, resident(os.getpid())))
         gen = fn(*args, should_stop=should_stop)
         while True:
-            conn.send(("event", next(gen)))
+            send(conn, Message(Tag.EVENT, next(gen)))
     except StopIteration as end:
-        reply = ("done", end.value)
+        reply = Message(Tag.DONE, end.value)
     except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
-        reply = ("error", (type(exc).__name__, str(exc)[:2000]))
+        reply = failed(WorkerError.of(exc))
     try:
-        conn.send(reply)
+        send(conn, reply)
     except Exception as exc:  # an unpicklable result
-        conn.send(("error", ("RuntimeError", f"the result could not be sent back: {exc}")))
+        text = f"the result could not be sent back: {exc}"
+        send(conn, failed(WorkerError(ErrorKind.RESULT, text, "RuntimeError")))
     conn.close()
 
 
@@ -122,7 +135,8 @@ class Job:
 
     status: starting | running | done | error | died | timeout | memory | killed.
     events: everything the job yielded so far; result: its return value once done;
-    error_type and message: what went wrong otherwise.
+    message: what went wrong otherwise, and error (status error): the job's own error as
+    data (gradviz.workers.protocol.WorkerError), whose kind callers branch on.
     """
 
     def __init__(
@@ -142,7 +156,7 @@ class Job:
         self.events: list = []
         self.result = None
         self.status = "starting"
-        self.error_type = ""
+        self.error: WorkerError | None = None
         self.message = ""
         self.pid: int | None = None
         self.peak_resident = 0  # bytes beyond the worker's start, as the watchdog saw them
@@ -195,7 +209,7 @@ class Job:
         self._stop.set()
         if self._conn is not None and not self.finished:
             with contextlib.suppress(OSError, ValueError, BrokenPipeError):
-                self._conn.send("stop")
+                send(self._conn, Message(Tag.STOP))
         if grace is not None:
             at = time.monotonic() + grace
             self._kill_at = at if self._kill_at is None else min(self._kill_at, at)
@@ -241,7 +255,7 @@ class Job:
                 f"{what} ran for more than {self.limits.seconds:.0f} s, the limit, and was stopped."
             )
         out_of_memory = s == "error" and (
-            self.error_type in ("MemoryError", "OutOfMemoryError")
+            (self.error is not None and self.error.kind in OUT_OF_MEMORY)
             or any(sign in self.message for sign in ALLOCATION_FAILED)
         )
         if s == "memory" or out_of_memory:
@@ -256,7 +270,8 @@ class Job:
         if s == "killed":
             return f"{what} was stopped before it finished."
         if s == "error":
-            return f"{what} failed: {self.error_type}: {self.message}"
+            name = "" if self.error is None else self.error.name
+            return f"{what} failed: {name}: {self.message}"
         return ""
 
     # -- the watching thread
@@ -266,11 +281,13 @@ class Job:
             self.events.append(event)
             self._cond.notify_all()
 
-    def _finish(self, status: str, message: str = "", result=None, error_type: str = "") -> None:
+    def _finish(
+        self, status: str, message: str = "", result=None, error: WorkerError | None = None
+    ) -> None:
         with self._cond:
             if self.finished:
                 return
-            self.result, self.message, self.error_type = result, message, error_type
+            self.result, self.message, self.error = result, message, error
             self.status = status
             self._cond.notify_all()
 
@@ -279,22 +296,21 @@ class Job:
         if self._on_finish is not None:
             self._on_finish()
 
-    def _handle(self, msg) -> None:
-        tag, value = msg[0], msg[1]
-        if tag == "event":
-            self._append(value)
-        elif tag == "done":
-            self._finish("done", result=value)
-        elif tag == "error":
-            self._finish("error", value[1], error_type=value[0])
-        elif tag == "ready":
-            self._baseline = msg[2]
+    def _handle(self, msg: Message) -> None:
+        if msg.tag == Tag.EVENT:
+            self._append(msg.value)
+        elif msg.tag == Tag.DONE:
+            self._finish("done", result=msg.value)
+        elif msg.tag == Tag.ERROR:
+            self._finish("error", msg.error.message, error=msg.error)
+        elif msg.tag == Tag.READY:
+            self._baseline = msg.value
             self.status = "running"
 
     def _drain(self) -> None:
-        with contextlib.suppress(EOFError, OSError):
+        with contextlib.suppress(EOFError, OSError, ProtocolError):
             while self._conn.poll(0):
-                self._handle(self._conn.recv())
+                self._handle(receive(self._conn))
 
     def _kill_process(self) -> None:
         """SIGTERM, then SIGKILL if the worker is still there TERM_GRACE_S later."""
@@ -314,12 +330,16 @@ class Job:
                     # Read what has arrived, then always check the limits: a job that sends
                     # events without pause must still meet its wall clock and memory cap.
                     if self._conn.poll(0.05):
-                        self._handle(self._conn.recv())
+                        self._handle(receive(self._conn))
                     if self.finished:
                         break
                 except (EOFError, OSError):
                     self._proc.join(2)
                     self._finish("died", signal_name(self._proc.exitcode))
+                    break
+                except ProtocolError as exc:  # not a message: the worker is not ours to trust
+                    self._kill_process()
+                    self._finish("died", f"it sent what is not a message: {exc}")
                     break
                 if not self._proc.is_alive():
                     self._drain()
@@ -366,7 +386,8 @@ class Job:
         except StopIteration as end:
             self._finish("done", result=end.value)
         except BaseException as exc:  # noqa: BLE001 - reported to the caller
-            self._finish("error", str(exc)[:2000], error_type=type(exc).__name__)
+            error = WorkerError.of(exc)
+            self._finish("error", error.message, error=error)
         finally:
             self._release()
 

@@ -19,13 +19,14 @@ promise (a bug in torch, a hang, a segfault, a memory bomb nobody thought of):
   reports the death as an Outcome (gradviz.services.programs says it in words), and starts a fresh worker. Workers
   are recycled after a number of jobs, and at once if torch's global state in them
   (default dtype and device, threads, grad mode, the global RNG) is not as it started.
-- A job's result crosses back as plain data, bounded before the server reads it: the worker
+- A job's result crosses back as plain data (a gradviz.workers.protocol message, the
+  same shape every worker loop speaks), bounded before the server reads it: the worker
   counts what it will take once unpickled (gradviz.util.plainsize) and sends that count
-  ahead of the pickle; the parent refuses a message over `result_bytes` unread, and one
-  whose count is over `decoded_bytes` undecoded, and unpickles the rest allowing no class
-  but gradviz's dataclasses (no function, no other class: a worker cannot make the server
-  run anything), then counts it again itself (Outcome.decoded): what the server keeps does
-  not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
+  ahead of the pickle (protocol.pack); the parent refuses a message over `result_bytes`
+  unread, and one whose count is over `decoded_bytes` undecoded, and unpickles the rest
+  allowing no class but gradviz's dataclasses (protocol.unpack: no function, no other
+  class: a worker cannot make the server run anything), then counts it again itself
+  (Outcome.decoded): what the server keeps does not rest on the worker's word. A small pickle can unpickle big (an empty list: 2 bytes,
   then 56).
 - A program's memory verdict is a fresh worker's, never what earlier programs left behind
   (allocator fragmentation, a library's caches): a worker whose resident memory grew past
@@ -42,8 +43,6 @@ No Streamlit and no torch here. `gradviz.services.programs.run_isolated` and
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import io
 import itertools
 import os
 import pickle
@@ -51,7 +50,6 @@ import queue
 import resource
 import signal
 import struct
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -72,6 +70,19 @@ from gradviz.workers.process import (
     resolve,
     set_limit,
     signal_name,
+)
+from gradviz.workers.protocol import (
+    COUNT,
+    ErrorKind,
+    Message,
+    ProtocolError,
+    Tag,
+    WorkerError,
+    failed,
+    pack,
+    receive,
+    send,
+    unpack,
 )
 from gradviz.workers.table import (
     CLI_PRELOAD,
@@ -109,49 +120,25 @@ class SandboxLimits:
     max_waiting: int = 256  # requests waiting in line, all visitors together (more: Busy)
 
 
-_COUNT = struct.Struct("<Q")  # the worker's count of what the result takes once unpickled
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    """Unpickles plain data and gradviz's dataclasses only, from modules this process has
-    imported already: no function, no other class, no import."""
-
-    def find_class(self, module: str, name: str):
-        if module.startswith("gradviz.") and module in sys.modules and "." not in name:
-            found = super().find_class(module, name)  # already imported: imports nothing
-            if isinstance(found, type) and dataclasses.is_dataclass(found):
-                return found
-        raise pickle.UnpicklingError(f"a result may not hold {module}.{name}")
-
-
-def _encode_reply(reply: tuple, dirty: bool, config: dict) -> bytes:
-    """A job's reply as the parent reads it: the count of what its value takes once
-    unpickled, then its pickle; an error in its place when either is over the limits."""
+def _reply_frame(message: Message, config: dict) -> bytes:
+    """A job's reply framed as the parent reads it (protocol.pack); an error in its place
+    when it is not plain data or is over the limits on one result."""
     try:
-        decoded = decoded_size(reply[1], limit=config["decoded_bytes"])
-        data = pickle.dumps((*reply, dirty), protocol=pickle.HIGHEST_PROTOCOL)
+        frame, decoded = pack(message, config["decoded_bytes"])
     except (NotPlain, pickle.PicklingError, TypeError, AttributeError) as exc:
-        message = f"the result could not be sent back: {str(exc)[:200]}"
-        return _COUNT.pack(0) + pickle.dumps(("error", message, True))
-    if decoded > config["decoded_bytes"] or len(data) > config["result_bytes"]:
-        message = (
-            f"the result would take {fmt_bytes(len(data))} to send and over "
+        error = WorkerError(
+            ErrorKind.FAILED, f"the result could not be sent back: {str(exc)[:200]}"
+        )
+        return pack(failed(error, retire=True), config["decoded_bytes"])[0]
+    if decoded > config["decoded_bytes"] or len(frame) > config["result_bytes"] + COUNT.size:
+        text = (
+            f"the result would take {fmt_bytes(len(frame) - COUNT.size)} to send and over "
             f"{fmt_bytes(decoded)} once read back, over the {fmt_bytes(config['result_bytes'])} "
             f"and {fmt_bytes(config['decoded_bytes'])} one result may take"
         )
-        return _COUNT.pack(0) + pickle.dumps(("result", message, dirty))
-    return _COUNT.pack(decoded) + data
-
-
-def _decode_reply(message: bytes, config: dict) -> tuple[str, object, bool]:
-    """(status, value, dirty) from a worker's message, unpickled only when the count it
-    declares is within the limit (the message's length was checked as it was read)."""
-    (decoded,) = _COUNT.unpack_from(message)
-    if decoded > config["decoded_bytes"]:
-        raise pickle.UnpicklingError(f"the result declares {fmt_bytes(decoded)} once read back")
-    view = memoryview(message)[_COUNT.size :]
-    status, value, dirty = _PlainUnpickler(io.BytesIO(view)).load()
-    return status, value, dirty
+        error = WorkerError(ErrorKind.RESULT, text)
+        return pack(failed(error, retire=message.retire), config["decoded_bytes"])[0]
+    return frame
 
 
 HOOKS_CALLED = ("prepare", "state")
@@ -167,41 +154,46 @@ def _worker_main(conn, config: dict) -> None:
     limit_process(config)
     problem = self_test()
     if problem is not None:  # the caps do not hold under this worker's limits: fail closed
-        conn.send(("broken", os.getpid(), problem))
+        send(conn, Message(Tag.BROKEN, error=WorkerError(ErrorKind.FAILED, problem)))
         return
     state = torch_state()
     release_memory()  # what the self-test left: the start is what a job finds
     start = resident(os.getpid())
-    conn.send(("ready", os.getpid(), start))
+    send(conn, Message(Tag.READY, start))
     tests = TEST_PROGRAM_JOBS if config["testing"] else None
     regrow = config["regrow_bytes"]
     while True:
         try:
-            kind, args, cpu_seconds = conn.recv()
+            request = receive(conn)
         except (EOFError, OSError):
             return
+        kind, args, cpu_seconds = request.value
         grown = resident(os.getpid()) - start  # measured here: after the last release_memory
         if regrow is not None and grown > regrow:
             # the parent runs the job in a fresh worker
-            conn.send_bytes(_encode_reply(("grown", grown), True, config))
+            error = WorkerError(ErrorKind.GROWN, f"the worker grew by {fmt_bytes(grown)}")
+            conn.send_bytes(_reply_frame(Message(Tag.ERROR, grown, error, True), config))
             return
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = usage.ru_utime + usage.ru_stime
         set_limit(resource.RLIMIT_CPU, int(used + cpu_seconds) + 1)
         file_before = proc_status().get("RssFile", 0)
         peaks = reset_peak()
+        value, error = None, None
         try:
             fn = job_function(kind, PROGRAM_JOBS, tests)
-            reply = ("ok", fn(*args))
+            value = fn(*args)
         except BaseException as exc:  # noqa: BLE001 - reported, never raised in the parent
-            reply = ("error", f"{type(exc).__name__}: {str(exc)[:500]}")
+            error = WorkerError.of(exc, limit=500)
         dirty = torch_state() != state
         peak = peak_resident(file_before) - start if peaks else 0
         if peak > config["memory_bytes"]:
             # over the cap between two of the parent's samples: the same verdict as theirs
-            reply, dirty = ("memory", peak), True
-        conn.send_bytes(_encode_reply(reply, dirty, config))
-        del reply
+            value, dirty = peak, True
+            error = WorkerError(ErrorKind.MEMORY, f"the job reached {fmt_bytes(peak)}")
+        tag = Tag.DONE if error is None else Tag.ERROR
+        conn.send_bytes(_reply_frame(Message(tag, value, error, dirty), config))
+        del value
         if dirty:
             return  # the parent starts a fresh worker
         release_memory()  # after the reply (a full collection: ~0.1 s nobody waits for)
@@ -217,6 +209,19 @@ class Outcome:
     message: str = ""
     decoded: int | None = None  # what value takes here, counted here (util.plainsize)
     fresh: bool = True  # the job ran in a worker that had run no job before it
+    error: WorkerError | None = None  # what the worker said went wrong (status error)
+
+
+def _outcome(message: Message, decoded: int) -> Outcome:
+    """What the pool says of a worker's reply: a worker's error of kind memory, grown or
+    result is an Outcome's status of its own; any other is "error"."""
+    error = message.error
+    if error is None:
+        return Outcome("ok", message.value, decoded=decoded)
+    if error.kind in (ErrorKind.MEMORY, ErrorKind.GROWN):
+        return Outcome(error.kind.value, message.value, decoded=decoded, error=error)
+    status = "result" if error.kind == ErrorKind.RESULT else "error"
+    return Outcome(status, error.text(), error.text(), decoded, error=error)
 
 
 class Worker:
@@ -239,13 +244,13 @@ class Worker:
         if not self.conn.poll(timeout):
             return False
         try:
-            tag, _pid, resident = self.conn.recv()
-        except (EOFError, OSError):
+            message = receive(self.conn)
+        except (EOFError, OSError, ProtocolError):
             return False
-        if tag != "ready":
-            self.problem = resident
+        if message.tag != Tag.READY:
+            self.problem = "" if message.error is None else message.error.message
             return False
-        self.baseline = resident
+        self.baseline = message.value
         return True
 
     def run(self, kind: str, args: tuple, seconds: float) -> Outcome:
@@ -262,7 +267,7 @@ class Worker:
     def _run(self, kind: str, args: tuple, seconds: float) -> Outcome:
         cap = (self.baseline or 0) + self.config["memory_bytes"]
         try:
-            self.conn.send((kind, args, seconds + 2))
+            send(self.conn, Message(Tag.REQUEST, (kind, args, seconds + 2)))
         except (OSError, ValueError) as exc:
             self.retire = True
             return Outcome("died", message=f"could not reach the worker: {exc}")
@@ -289,7 +294,7 @@ class Worker:
     def _reply(self) -> Outcome:
         """The worker's reply, read within the limits on what a result may take; a worker
         that sent more than they allow is retired."""
-        limit = self.config["result_bytes"] + _COUNT.size
+        limit = self.config["result_bytes"] + COUNT.size
         try:
             message = self.conn.recv_bytes(limit)
         except OSError as exc:  # longer than the limit: left unread in the pipe
@@ -298,18 +303,18 @@ class Worker:
             self.kill()
             return Outcome("result", message=f"the result was over {fmt_bytes(limit)}")
         try:
-            status, value, dirty = _decode_reply(message, self.config)
+            reply = unpack(message, self.config["decoded_bytes"])
             # Counted again here, whatever the worker said: what the server keeps is bounded
             # by its own count (unpickling itself was bounded by the message's length).
-            decoded = decoded_size(value, limit=self.config["decoded_bytes"])
+            decoded = decoded_size(reply.value, limit=self.config["decoded_bytes"])
         except (pickle.UnpicklingError, ValueError, TypeError, EOFError, struct.error) as exc:
             self.kill()  # NotPlain is a ValueError
             return Outcome("result", message=f"the result could not be read back: {exc}")
         if decoded > self.config["decoded_bytes"]:
             self.kill()
             return Outcome("result", message=f"the result took over {fmt_bytes(decoded)} read back")
-        self.retire = self.retire or dirty
-        return Outcome(status, value, value if status in ("error", "result") else "", decoded)
+        self.retire = self.retire or reply.retire
+        return _outcome(reply, decoded)
 
     def kill(self) -> None:
         self.retire = True

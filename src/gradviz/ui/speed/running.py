@@ -12,7 +12,7 @@ import streamlit as st
 
 from gradviz.services import host
 from gradviz.services.following import Followed
-from gradviz.services.jobs import JobFailed, run_now, start_in_line
+from gradviz.services.jobs import JobFailed, error_kind, run_now, start_in_line
 from gradviz.speed import memory, timing, workloads
 from gradviz.ui.common import tab_open
 from gradviz.util import resources
@@ -128,9 +128,9 @@ def run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, labe
         followed.end()  # interrupted by a rerun, or failed: never leave it running
     st.session_state.pop(JOB_KEY, None)
     job = followed.job
-    if job.status == "error" and job.error_type == "OutOfMemoryError":
+    if error_kind(job) == "device_memory":
         raise JobFailed("The device ran out of memory; choose a smaller size.")
-    if failure := followed.failure("the timing", plain=("SizeTooLarge", "ValueError")):
+    if failure := followed.failure("the timing", plain=("size", "value")):
         raise JobFailed(failure)
 
 

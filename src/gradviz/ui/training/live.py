@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from gradviz.services.following import Followed
-from gradviz.services.jobs import start_in_line
+from gradviz.services.jobs import error_kind, start_in_line
 from gradviz.training.events import DataRead, Evaluating, Progress, Started, TrainingSummary
 from gradviz.training.settings import (
     STOP_REASONS,
@@ -136,7 +136,7 @@ def _follow(run: dict) -> None:
     st.session_state.pop(RUN_KEY, None)
     if job.status == "done":
         keep_result(_explain_stop(job.result, job.abandoned, followed.page_stopped))
-    elif job.status == "error" and job.error_type in ("DataError", "DeviceError", "ValueError"):
+    elif error_kind(job) in ("data", "device", "value"):
         st.error(message(job.message))
     else:
         st.error(message(job.describe_failure("training")) + " Nothing else was affected.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from gradviz.services.jobs import start_in_line
+from gradviz.services.jobs import error_kind, start_in_line
 from gradviz.training.events import WeightsEvaluation
 from gradviz.training.settings import EVALUATE_SECONDS, MEGABYTE, evaluate_limits, max_upload_bytes
 from gradviz.ui.common import png
@@ -95,9 +95,9 @@ def _evaluate_in_worker(
         job.wait(EVALUATE_SECONDS + 30)
     if job.status == "done":
         return "ok", job.result
-    if job.status == "error" and job.error_type == "CheckpointError":
+    if error_kind(job) == "checkpoint":
         return "refused", job.message
-    if job.status == "error" and job.error_type == "DataError":
+    if error_kind(job) == "data":
         return "data", job.message
     return "failed", job.describe_failure("evaluating the weights")
 
