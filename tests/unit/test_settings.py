@@ -122,7 +122,7 @@ def test_every_entry_has_a_name_a_parser_and_one_line_of_doc():
         assert name == s.name and NAME.fullmatch(name), name
         assert s.doc.endswith(".") and "\n" not in s.doc and len(s.doc) < 160, name
         assert s.parser.expects, name
-    assert len(SETTINGS) == 21
+    assert len(SETTINGS) == 22
 
 
 def test_defaults_are_the_ones_the_app_had(monkeypatch):
@@ -139,7 +139,7 @@ def test_defaults_are_the_ones_the_app_had(monkeypatch):
     assert LOCAL.result_memory == SandboxLimits.decoded_bytes
     assert LOCAL.upload_bytes == MAX_CHECKPOINT_BYTES
     assert settings.integer("GRADVIZ_PROXY_HOPS") == 0
-    for slot in ("TRAINING", "SPEED", "HEAVY", "SLIDES"):
+    for slot in ("TRAINING", "SPEED", "HEAVY", "SLIDES", "WEIGHTS"):
         assert settings.integer(f"GRADVIZ_{slot}_JOBS") == 1
     assert settings.number("GRADVIZ_TRAINING_SECONDS") == 600.0
     assert settings.number("GRADVIZ_SPEED_SECONDS") == 600.0

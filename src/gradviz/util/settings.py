@@ -253,6 +253,12 @@ SETTINGS: dict[str, Setting] = {
             "Public mode: trainings and timings at once, together, server-wide.",
         ),
         Setting("GRADVIZ_SLIDES_JOBS", 1, COUNT, "Walk-through GIFs made at once, server-wide."),
+        Setting(
+            "GRADVIZ_WEIGHTS_JOBS",
+            1,
+            COUNT,
+            "Evaluations of uploaded weights at once, server-wide.",
+        ),
         Setting("GRADVIZ_TRAINING_SECONDS", 600.0, SECONDS, "The longest training run."),
         Setting(
             "GRADVIZ_TRAINING_MEMORY",

@@ -441,6 +441,7 @@ SLOT_ENV = {  # the setting that sizes each kind's slots
     "speed": "GRADVIZ_SPEED_JOBS",
     "heavy": "GRADVIZ_HEAVY_JOBS",
     "slides": "GRADVIZ_SLIDES_JOBS",
+    "weights": "GRADVIZ_WEIGHTS_JOBS",
 }
 
 
@@ -448,7 +449,8 @@ HEAVY = ("training", "speed")  # share one slot on a public host
 
 
 def slots(name: str) -> Slots:
-    """The server-wide slots for one kind of job (size from its SLOT_ENV setting, default 1).
+    """The server-wide slots for one kind of job (size from its SLOT_ENV setting; 1 for a kind
+    without one).
 
     On a public host (GRADVIZ_PUBLIC=1) training and timing share one slot: one heavy job at a
     time keeps the worst case of memory to the server, the warm worker and one job."""
@@ -456,7 +458,8 @@ def slots(name: str) -> Slots:
         name = "heavy"
     with _slots_lock:
         if name not in _slots:
-            _slots[name] = Slots(settings.integer(SLOT_ENV[name]), name)
+            size = settings.integer(SLOT_ENV[name]) if name in SLOT_ENV else 1
+            _slots[name] = Slots(size, name)
         return _slots[name]
 
 
