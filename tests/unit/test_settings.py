@@ -259,3 +259,22 @@ def test_a_typed_accessor_refuses_the_wrong_kind():
         settings.integer("GRADVIZ_CACHE")
     with pytest.raises(KeyError):
         settings.get("GRADVIZ_NOT_A_SETTING")
+
+
+def test_the_command_line_names_a_bad_setting_and_runs_nothing(monkeypatch, capsys):
+    from gradviz.cli.main import main
+
+    monkeypatch.setenv("GRADVIZ_WORKERS", "two")
+    assert main(["run", "--help"]) == 2
+    assert "error: GRADVIZ_WORKERS='two' is not valid" in capsys.readouterr().err
+
+
+def test_the_app_names_a_bad_setting_and_shows_no_page(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("GRADVIZ_TRAINING_MEMORY", "lots")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert "GRADVIZ_TRAINING_MEMORY='lots' is not valid" in at.error[0].value
+    assert not at.button and not at.text_area  # no page ran
