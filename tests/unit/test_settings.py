@@ -83,7 +83,7 @@ def environment_reads(tree: ast.Module) -> list[int]:
         'env = os.environ.get\nenv("GRADVIZ_X", 1)',
         'os.environ.get(f"GRADVIZ_{name.upper()}_JOBS", "1")',
         '"GRADVIZ_X" in os.environ',
-        "os.environ.get(name, default)",  # util.env's positive_number, before this table
+        "os.environ.get(name, default)",  # a name held in a variable
         'size = int(os.environ.get(env, "1"))',
     ],
 )
