@@ -18,7 +18,7 @@ import streamlit as st  # noqa: E402
 from gradviz.ui.common import sidebar  # noqa: E402
 from gradviz.ui.preload import preload_script  # noqa: E402
 from gradviz.ui.training.uploads import budget_store, cap_server_uploads  # noqa: E402
-from gradviz.util import first_page, hosting  # noqa: E402
+from gradviz.util import first_page, hosting, settings  # noqa: E402
 from gradviz.util.mdtext import escape  # noqa: E402
 
 
@@ -46,6 +46,19 @@ PAGES = [
 ]
 
 
+def check_settings() -> None:
+    """A GRADVIZ_* variable set to a value its parser refuses stops every page with what is
+    wrong (util.settings.problems), before any page or worker reads it."""
+    wrong = settings.problems()
+    if wrong:
+        st.error(
+            "This server's settings need fixing (environment variables, or root-level "
+            "secrets on Community Cloud):\n\n" + "\n".join(f"- {escape(w)}" for w in wrong),
+            icon=":material/settings:",
+        )
+        st.stop()
+
+
 def settle_mode() -> None:
     """Public or local mode from where this server listens (hosting.settle_mode), before any
     worker starts; in local mode, refuse pages opened under another site's name (DNS
@@ -54,7 +67,7 @@ def settle_mode() -> None:
     if host_header is None:
         return
     why = hosting.settle_mode(st.get_option("server.address"))
-    if hosting.public_mode():
+    if settings.public_host():
         st.sidebar.caption(
             f"Public mode ({why}): visitors type no paths and jobs are capped. "
             "`make run` serves local mode on 127.0.0.1."
@@ -74,6 +87,7 @@ def settle_mode() -> None:
 first_page.hold()
 try:
     st.set_page_config(page_title="gradviz", page_icon=":material/account_tree:", layout="wide")
+    check_settings()
     settle_mode()
     cap_server_uploads()  # the mode is known: the server's upload cap follows it
     budget_store()  # uploads all sessions hold count against the server's budget

@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import gradviz.program.preload  # noqa: F401 - what the forkserver preloads
     from gradviz.speed import memory, workloads
+    from gradviz.util.settings import PUBLIC
 
     print(
         f"{machine()}; torch {torch.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
@@ -115,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {growth / need:.2f}x | {memory.expected_growth(job) / 2**20:.0f} MB |",
                 flush=True,
             )
-    cap = memory.PUBLIC_TIMING_MEMORY
-    print(f"\nPublic cap on a timing worker's growth: {cap / 1e6:.0f} MB (PUBLIC_TIMING_MEMORY)")
+    cap = PUBLIC.timing_memory
+    print(
+        f"\nPublic cap on a timing worker's growth: {cap / 1e6:.0f} MB (util.settings.PUBLIC.timing_memory)"
+    )
     return 0
 
 

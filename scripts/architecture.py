@@ -1,5 +1,6 @@
 """Generate the parts of gradviz's documents that the code can say: docs/ARCHITECTURE.md's
-import diagram, its table of packages and its list of modules, and README.md's Layout.
+import diagram, its table of packages and its list of modules, and README.md's Layout and its
+table of settings (every GRADVIZ_* variable, from gradviz.util.settings.SETTINGS).
 
     python scripts/architecture.py          print every generated block
     python scripts/architecture.py --write  rewrite them in docs/ARCHITECTURE.md and README.md
@@ -17,6 +18,7 @@ when a document and the code disagree.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import sys
 import textwrap
@@ -262,12 +264,28 @@ def layout_block(src: Path = SRC) -> str:
     return "\n".join(lines)
 
 
+def settings_block(src: Path = SRC) -> str:
+    """README's table of settings: util/settings.py's own table() (loaded from this tree, by
+    path: it imports nothing but the standard library)."""
+    path = src / "util" / "settings.py"
+    spec = importlib.util.spec_from_file_location("gradviz_settings_for_docs", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    try:
+        spec.loader.exec_module(module)
+        return module.table()
+    finally:
+        del sys.modules[spec.name]
+
+
 # --- the documents' marked blocks --------------------------------------------------------
 
 BLOCKS = {  # name: (document, generator)
     "packages": (DOC, packages_block),
     "modules": (DOC, modules_block),
     "layout": (README, layout_block),
+    "settings": (README, settings_block),
 }
 
 

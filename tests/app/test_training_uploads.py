@@ -19,7 +19,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from gradviz.training.models import build_model
-from gradviz.training.settings import MEGABYTE, PUBLIC_MAX_UPLOAD_BYTES
+from gradviz.training.settings import MEGABYTE
+from gradviz.util.settings import PUBLIC
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(Path(__file__).with_name("training_upload_script.py"))
@@ -61,12 +62,12 @@ def test_a_refused_upload_leaves_the_server_too(tiny_folder, monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.setenv("GRADVIZ_DATA_ROOTS", str(tiny_folder))
     at = AppTest.from_file(SCRIPT, default_timeout=120).run()
-    assert at.file_uploader[0].proto.max_upload_size_mb == PUBLIC_MAX_UPLOAD_BYTES // MEGABYTE
-    at = _upload(at, "big.pt", b"\0" * (PUBLIC_MAX_UPLOAD_BYTES + 1))
+    assert at.file_uploader[0].proto.max_upload_size_mb == PUBLIC.upload_bytes // MEGABYTE
+    at = _upload(at, "big.pt", b"\0" * (PUBLIC.upload_bytes + 1))
     assert "Weights refused" in at.error[0].value and "limit 20 MB" in at.error[0].value
     assert at.session_state["held_after_run"] == 0
 
 
 def test_config_holds_the_public_cap():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert config["server"]["maxUploadSize"] * MEGABYTE == PUBLIC_MAX_UPLOAD_BYTES
+    assert config["server"]["maxUploadSize"] * MEGABYTE == PUBLIC.upload_bytes

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from gradviz.speed import memory, workloads
+from gradviz.util.settings import PUBLIC, SettingError
 from gradviz.workers import jobs
 from gradviz.workers.jobs import JobLimits
 
@@ -57,10 +58,10 @@ def test_public_timing_gets_its_own_small_cap(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.delenv("GRADVIZ_PUBLIC_TIMING_MEMORY", raising=False)
     big = workloads.TimingJob("elementwise", 100_000_000)  # the lesson's size: 2 GB of tensors
-    assert memory.job_limits([big]).memory_bytes <= memory.PUBLIC_TIMING_MEMORY
+    assert memory.job_limits([big]).memory_bytes <= PUBLIC.timing_memory
     for workload in workloads.WORKLOADS:  # the page's quick estimate always runs
         small = workloads.calibration_job(workload)
-        assert memory.job_limits([small]).memory_bytes <= memory.PUBLIC_TIMING_MEMORY
+        assert memory.job_limits([small]).memory_bytes <= PUBLIC.timing_memory
         memory.check_memory(small, available=64 * 10**9)  # fits: not refused
 
 
@@ -79,9 +80,10 @@ def test_public_timing_cap_can_be_set_but_not_broken(monkeypatch):
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     monkeypatch.setenv("GRADVIZ_PUBLIC_TIMING_MEMORY", str(500 * 2**20))
     assert memory.public_memory_cap() == 500 * 2**20
-    for bad in ("lots", "-1", "0"):
+    for bad in ("lots", "-1", "0", "inf"):  # refused by name, never a lifted cap
         monkeypatch.setenv("GRADVIZ_PUBLIC_TIMING_MEMORY", bad)
-        assert memory.public_memory_cap() == memory.PUBLIC_TIMING_MEMORY
+        with pytest.raises(SettingError, match=f"GRADVIZ_PUBLIC_TIMING_MEMORY='{bad}'"):
+            memory.public_memory_cap()
 
 
 def _largest_public_size(workload: str) -> int:
@@ -136,7 +138,7 @@ def test_the_largest_public_timing_grows_its_worker_less_than_the_cap(monkeypatc
         check=True,
     )
     growth = int(out.stdout.split()[-1])
-    assert growth <= memory.PUBLIC_TIMING_MEMORY, (
+    assert growth <= PUBLIC.timing_memory, (
         f"{workload} at {size:,}: grew {growth / 2**20:.0f} MB, over the public cap"
     )
 

@@ -22,9 +22,10 @@ import torch
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from gradviz.training import CLASSES, settings
+from gradviz.training import CLASSES
 from gradviz.training.models import build_model
 from gradviz.training.settings import MAX_CHECKPOINT_BYTES
+from gradviz.util.settings import PUBLIC
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAINING = str(ROOT / "tests" / "app" / "training_page_script.py")
@@ -269,7 +270,7 @@ def test_public_mode_caps_the_batch_size(folder, monkeypatch):
     at = _public_training(folder)
     _no_traceback(at)
     field = at.number_input(key="training_batch_fast")
-    assert field.max == settings.PUBLIC_MAX_BATCH == 128
+    assert field.max == PUBLIC.max_batch == 128
     assert field.value == 128  # the fast preset's 512, brought down
     assert "public server" in field.help
     field.set_value(4096)

@@ -16,6 +16,7 @@ from gradviz.program.results.limits import (
 from gradviz.program.results.trace import RunOptions
 from gradviz.services import programs as sandbox
 from gradviz.services.programs import check_isolated, run_isolated
+from gradviz.util.settings import PUBLIC
 from gradviz.workers.pool import Pool, SandboxLimits
 
 # 4 x 60 MB: inside each tensor's cap, over the public total and under the default one.
@@ -66,7 +67,7 @@ def test_the_default_pool_of_a_public_host_is_the_small_one(monkeypatch):
     monkeypatch.setattr(sandbox, "Pool", lambda limits: type("P", (), {"limits": limits})())
     limits = sandbox.default_pool().limits
     assert sandbox.program_limits(DEFAULT_LIMITS) == PUBLIC_PROGRAM_LIMITS
-    assert limits.memory_bytes == sandbox.PUBLIC_WORKER_MEMORY
+    assert limits.memory_bytes == PUBLIC.worker_memory == 300_000_000
     monkeypatch.setenv("GRADVIZ_PUBLIC", "0")
     monkeypatch.setattr(sandbox, "_default", None)
     limits = sandbox.default_pool().limits

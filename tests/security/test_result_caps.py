@@ -9,8 +9,9 @@ from __future__ import annotations
 import pickle
 
 from gradviz.graph.model import MAX_RESULT_VALUES, MAX_TENSORS_WITH_VALUES, TensorInfo
-from gradviz.program.results.trace import MAX_RESULT_BYTES, PUBLIC_DECODED_BYTES, Trace, cap_result
+from gradviz.program.results.trace import MAX_RESULT_BYTES, Trace, cap_result
 from gradviz.services.programs import run_isolated
+from gradviz.util.settings import PUBLIC
 
 NAMES = ", ".join(f"a{i}" for i in range(2500))
 UNBIND = f"x = torch.rand(2500, 4096)\n{NAMES} = x.unbind()\n"
@@ -92,7 +93,7 @@ def test_what_a_result_takes_once_read_back_is_capped(monkeypatch):
     assert capped.error is None
     assert all(t.value is None for t in capped.tensors)
     assert "read back" in capped.summary[-1]
-    assert capped.stats.decoded_bytes <= PUBLIC_DECODED_BYTES
+    assert capped.stats.decoded_bytes <= PUBLIC.decoded_bytes
     assert capped.stats.decoded_bytes < 2 * len(pickle.dumps(capped)) * 10
 
 

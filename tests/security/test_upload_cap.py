@@ -17,12 +17,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
 
-from gradviz.training.settings import (
-    MAX_CHECKPOINT_BYTES,
-    MEGABYTE,
-    PUBLIC_MAX_UPLOAD_BYTES,
-    PUBLIC_UPLOADS_HELD_BYTES,
-)
+from gradviz.training.settings import MAX_CHECKPOINT_BYTES, MEGABYTE
+from gradviz.util.settings import PUBLIC
 from tests.e2e.e2e_support import free_port, start_streamlit, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +96,7 @@ def _uploads(port: int, sessions: int, puts: list[tuple[int, int]]) -> list[int]
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "cap"),
-    [({"GRADVIZ_PUBLIC": "1"}, PUBLIC_MAX_UPLOAD_BYTES), ({}, MAX_CHECKPOINT_BYTES)],
+    [({"GRADVIZ_PUBLIC": "1"}, PUBLIC.upload_bytes), ({}, MAX_CHECKPOINT_BYTES)],
     ids=["public", "local"],
 )
 def test_the_server_refuses_an_upload_over_the_pages_cap(env, cap):
@@ -118,11 +114,11 @@ def test_the_server_refuses_an_upload_over_the_pages_cap(env, cap):
 def test_uploads_no_page_takes_are_held_within_the_budget():
     """Files sent straight to sessions' upload URLs (no uploader takes them, so Streamlit
     would keep each for the life of its session): one file's worth per session, and
-    PUBLIC_UPLOADS_HELD_BYTES for all sessions together; past that, 413 and nothing kept."""
+    PUBLIC.uploads_held_bytes for all sessions together; past that, 413 and nothing kept."""
     port = free_port()
     proc = start_streamlit(ROOT / "app.py", port, env={"GRADVIZ_PUBLIC": "1"})
-    size = PUBLIC_MAX_UPLOAD_BYTES - MEGABYTE
-    sessions = PUBLIC_UPLOADS_HELD_BYTES // size + 1
+    size = PUBLIC.upload_bytes - MEGABYTE
+    sessions = PUBLIC.uploads_held_bytes // size + 1
     try:
         plan = [(0, size), (0, size)] + [(i, size) for i in range(1, sessions)]
         statuses = _uploads(port, sessions, plan)

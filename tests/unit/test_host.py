@@ -13,7 +13,7 @@ from gradviz.devices import info as device_info
 from gradviz.graph.model import TensorInfo
 from gradviz.services import host
 from gradviz.services.jobs import JobFailed
-from gradviz.util import hosting, resources
+from gradviz.util import resources, settings
 
 CUDA = torch.cuda.is_available()
 
@@ -83,7 +83,7 @@ def test_trace_memory_counts_values_and_gradients_per_device():
 )
 def test_public_mode(monkeypatch, value, expected):
     monkeypatch.setenv("GRADVIZ_PUBLIC", value)
-    assert hosting.public_mode() is expected
+    assert settings.public_host() is expected
 
 
 def test_cpus_and_memory():

@@ -18,6 +18,7 @@ from gradviz.training import data as data_mod
 from gradviz.training import settings, sources
 from gradviz.training.data import load_cifar10, load_dataset, load_image_folder
 from gradviz.training.sources import DataError, display_classes, download_cifar10, shared_subset_dir
+from gradviz.util.settings import LOCAL, PUBLIC
 
 SUBSET = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "cifar10-subset"
 
@@ -272,13 +273,13 @@ def test_resolve_folder_refuses_text_that_is_not_a_plain_path():
 
 def test_public_mode_reads_only_the_allowed_roots(tmp_path, monkeypatch):
     from gradviz.training.sources import allowed_data_roots, resolve_folder
-    from gradviz.util.hosting import public_mode
+    from gradviz.util.settings import public_host
 
     allowed = tmp_path / "allowed"
     (allowed / "set").mkdir(parents=True)
     monkeypatch.setenv("GRADVIZ_DATA_ROOTS", str(allowed))
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
-    assert public_mode()
+    assert public_host()
     assert allowed.resolve() in allowed_data_roots()
     assert resolve_folder(str(allowed / "set")) == (allowed / "set").resolve()
     outside = tmp_path / "outside"
@@ -329,12 +330,12 @@ def test_public_host_caps_batch_and_training_memory(monkeypatch):
 
     monkeypatch.delenv("GRADVIZ_PUBLIC", raising=False)
     monkeypatch.delenv("GRADVIZ_TRAINING_MEMORY", raising=False)
-    assert settings.max_batch_size() == settings.MAX_BATCH
-    assert settings.training_memory() == settings.TRAINING_MEMORY
+    assert settings.max_batch_size() == LOCAL.max_batch == 8192
+    assert settings.training_memory() == LOCAL.training_memory == 1_500_000_000
     training_jobs.check_batch_size(512)
     monkeypatch.setenv("GRADVIZ_PUBLIC", "1")
     assert settings.max_batch_size() == 128
-    assert settings.training_memory() == settings.PUBLIC_TRAINING_MEMORY
+    assert settings.training_memory() == PUBLIC.training_memory == 400_000_000
     with pytest.raises(ValueError, match="above this server's limit of 128"):
         training_jobs.check_batch_size(512)
     with pytest.raises(ValueError, match="limit of 128"):  # the worker refuses it too

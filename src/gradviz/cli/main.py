@@ -12,6 +12,7 @@ import importlib
 import sys
 from pathlib import Path
 
+from gradviz.util import settings
 from gradviz.workers.process import enabled, start_forkserver, stop_forkserver
 from gradviz.workers.table import CLI_PRELOAD
 
@@ -64,6 +65,10 @@ def start_worker_early(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    wrong = settings.problems()
+    if wrong:
+        print("\n".join(f"error: {w}" for w in wrong), file=sys.stderr)
+        return 2
     start_worker_early(argv)
     parser = build_parser(command_modules(argv) if argv else None)
     args = parser.parse_args(argv)

@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 
 from gradviz.program.results.reports import RunError
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services.programs import run_isolated
+from gradviz.util import settings
 from gradviz.workers.pool import Pool, SandboxLimits
 from gradviz.workers.process import enabled
 
@@ -133,7 +133,7 @@ def run_from_args(args: argparse.Namespace) -> Trace:
         from gradviz.program.interpreter.run import run_program
 
         return run_program(source, options)
-    seconds = float(os.environ.get("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds))
+    seconds = settings.number("GRADVIZ_RUN_SECONDS")
     with Pool(SandboxLimits(workers=1, run_seconds=seconds), one_shot=True) as pool:
         return run_isolated(source, options, pool=pool)
 

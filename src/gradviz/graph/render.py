@@ -25,7 +25,7 @@ from gradviz.graph import layoutcost
 from gradviz.graph.dot import coloring, restyle_classic, to_dot
 from gradviz.graph.model import DEFAULT_DRAWING, DrawOptions, GraphModel
 from gradviz.graph.textmetrics import svg_environment
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.util.memo import ByteLRU
 
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -121,7 +121,7 @@ NO_LIMITS = RenderLimits(
 
 def server_limits() -> RenderLimits:
     """The limits for the app: smaller on a public host."""
-    return PUBLIC_LIMITS if public_mode() else SERVER_LIMITS
+    return PUBLIC_LIMITS if settings.public_host() else SERVER_LIMITS
 
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}

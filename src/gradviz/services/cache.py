@@ -21,14 +21,12 @@ from gradviz.graph.render import render_bytes
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services import landing
 from gradviz.services.programs import run_isolated
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.util.memo import ByteLRU, SingleFlight
 from gradviz.util.plainsize import decoded_size
 
 # Results kept for every session: bounded in bytes and age, so a few huge results (the
 # worker caps one at trace.MAX_RESULT_BYTES) cannot hold the host's memory for long.
-RESULTS_BYTES = 64 * 1024 * 1024
-PUBLIC_RESULTS_BYTES = 24 * 1024 * 1024
 RESULTS_SECONDS = 3600.0
 
 
@@ -36,25 +34,24 @@ RESULTS_SECONDS = 3600.0
 def results() -> ByteLRU[bytes]:
     """The server's one cache of program results, each kept pickled: every session gets its
     own copy, as st.cache_data would give, and the bound counts the real bytes."""
-    limit = PUBLIC_RESULTS_BYTES if public_mode() else RESULTS_BYTES
-    return ByteLRU(max_bytes=limit, ttl=RESULTS_SECONDS, max_entries=256)
+    return ByteLRU(max_bytes=settings.profile().results_bytes, ttl=RESULTS_SECONDS, max_entries=256)
 
 
 # Each session's latest result, as that session's own copy, so that a rerun (every click)
 # does not unpickle it again: bounded in bytes once unpickled (what the server counted as it
 # read the result back, util.plainsize) over every session, and in age; a session whose copy
 # was dropped unpickles it again from results().
-SESSION_RESULTS_BYTES = 256 * 1024 * 1024
-PUBLIC_SESSION_RESULTS_BYTES = 48 * 1024 * 1024
 SESSION_RESULTS_SECONDS = 900.0
 
 
 @functools.cache
 def session_results() -> ByteLRU[tuple[tuple, Trace, int]]:
     """visitor (one per session) -> (result key, that session's Trace, its bytes unpickled)."""
-    limit = PUBLIC_SESSION_RESULTS_BYTES if public_mode() else SESSION_RESULTS_BYTES
     return ByteLRU(
-        max_bytes=limit, ttl=SESSION_RESULTS_SECONDS, max_entries=1024, size=lambda e: e[2]
+        max_bytes=settings.profile().session_results_bytes,
+        ttl=SESSION_RESULTS_SECONDS,
+        max_entries=1024,
+        size=lambda e: e[2],
     )
 
 
@@ -127,16 +124,15 @@ def _keep(visitor: str, key: tuple, trace: Trace) -> Trace:
 
 
 # Drawings kept for every session: bounded in bytes, so big PNGs cannot fill the host.
-DRAWINGS_BYTES = 128 * 1024 * 1024
-PUBLIC_DRAWINGS_BYTES = 32 * 1024 * 1024
 DRAWINGS_SECONDS = 3600.0
 
 
 @functools.cache
 def drawings() -> ByteLRU[bytes]:
     """The server's one cache of drawings, so a rerun never lays a graph out again."""
-    limit = PUBLIC_DRAWINGS_BYTES if public_mode() else DRAWINGS_BYTES
-    return ByteLRU(max_bytes=limit, ttl=DRAWINGS_SECONDS, max_entries=256)
+    return ByteLRU(
+        max_bytes=settings.profile().drawings_bytes, ttl=DRAWINGS_SECONDS, max_entries=256
+    )
 
 
 @functools.cache

@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import logging
-import os
 import pickle
 import re
 import threading
@@ -35,8 +34,7 @@ from gradviz.program.presets import PRESETS
 from gradviz.program.results.limits import DEFAULT_LIMITS, PUBLIC_PROGRAM_LIMITS, tightest
 from gradviz.program.results.trace import RunOptions, Trace
 from gradviz.services.programs import default_pool, program_limits, run_isolated
-from gradviz.util import first_page
-from gradviz.util.hosting import public_mode
+from gradviz.util import first_page, settings
 from gradviz.workers.pool import Pool
 from gradviz.workers.process import enabled
 
@@ -92,7 +90,7 @@ def _entries() -> list[tuple[RunOptions, bytes]]:
 
 
 def _off() -> bool:
-    return os.environ.get("GRADVIZ_LANDING", "on").lower() in ("off", "0", "false", "no")
+    return not settings.flag("GRADVIZ_LANDING")
 
 
 def stored(source: str, options: RunOptions) -> Trace | None:
@@ -135,7 +133,7 @@ def verify(fresh: Trace, options: RunOptions) -> bool:
 
 
 def _warm() -> None:
-    options = landing_options(public_mode())
+    options = landing_options(settings.public_host())
     first_page.wait()  # the first view's run and drawing get the CPU first
     try:
         default_pool()

@@ -7,7 +7,6 @@ words. No torch here.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,44 +22,33 @@ from gradviz.program.results.reports import ErrorDetails, RunStats
 from gradviz.program.results.trace import GradCheckResult, RunOptions, Trace
 from gradviz.program.syntax.checker import parse
 from gradviz.program.syntax.program_error import ProgramError
+from gradviz.util import settings
 from gradviz.util.busy import Busy
 from gradviz.util.format import fmt_bytes
-from gradviz.util.hosting import public_mode
 from gradviz.workers.pool import Outcome, Pool, SandboxLimits
 from gradviz.workers.process import enabled, resolve
 from gradviz.workers.table import PROGRAM_JOBS
 from gradviz.workers.turns import WAITING
 
 _default: Pool | None = None
-# On a public host, worker-seconds one visitor may use per minute (GRADVIZ_VISITOR_SECONDS):
-# two thirds of one worker, so that others always find room beside the busiest visitor.
-PUBLIC_VISITOR_SECONDS = 40.0
-# On a public host, memory one program may use beyond a warm worker (GRADVIZ_WORKER_MEMORY):
-# above PUBLIC_PROGRAM_LIMITS' 200 MB of tensors plus autograd's bookkeeping, and low
-# enough that the whole app stays under 690 MB (docs/BENCHMARKS.md).
-PUBLIC_WORKER_MEMORY = 300_000_000
-# On a public host, what one result may take once unpickled in the server (the pool refuses
-# more undecoded): above program.results' PUBLIC_DECODED_BYTES, which shrinks results first.
-PUBLIC_RESULT_MEMORY = 16_000_000
 _default_lock = threading.Lock()
 
 
 def default_pool() -> Pool:
-    """The process's pool, started on first use (the UI keeps it for the server's life)."""
+    """The process's pool, started on first use (the UI keeps it for the server's life), with
+    the host's limits (util.settings: the profile and the GRADVIZ_* settings)."""
     global _default
     with _default_lock:
         if _default is None or _default.closed:
-            env = os.environ.get
-            public = public_mode()
-            budget = float(env("GRADVIZ_VISITOR_SECONDS", PUBLIC_VISITOR_SECONDS))
-            memory = PUBLIC_WORKER_MEMORY if public else SandboxLimits.memory_bytes
+            public = settings.public_host()
+            budget = settings.number("GRADVIZ_VISITOR_SECONDS") if public else 0.0
             _default = Pool(
                 SandboxLimits(
-                    workers=max(1, int(env("GRADVIZ_WORKERS", SandboxLimits.workers))),
-                    run_seconds=float(env("GRADVIZ_RUN_SECONDS", SandboxLimits.run_seconds)),
-                    memory_bytes=int(env("GRADVIZ_WORKER_MEMORY", memory)),
-                    visitor_seconds_per_minute=budget if public and budget > 0 else None,
-                    decoded_bytes=PUBLIC_RESULT_MEMORY if public else SandboxLimits.decoded_bytes,
+                    workers=settings.integer("GRADVIZ_WORKERS"),
+                    run_seconds=settings.number("GRADVIZ_RUN_SECONDS"),
+                    memory_bytes=settings.integer("GRADVIZ_WORKER_MEMORY"),
+                    visitor_seconds_per_minute=budget if budget > 0 else None,
+                    decoded_bytes=settings.profile().result_memory,
                 )
             )
         return _default
@@ -79,7 +67,7 @@ def waiting_told(tell: Callable[[int, float], None]) -> Iterator[None]:
 
 def program_limits(asked: Limits) -> Limits:
     """The caps a program gets: what the caller asked, within the host's (public: smaller)."""
-    return tightest(asked, PUBLIC_PROGRAM_LIMITS if public_mode() else DEFAULT_LIMITS)
+    return tightest(asked, PUBLIC_PROGRAM_LIMITS if settings.public_host() else DEFAULT_LIMITS)
 
 
 def _in_process(kind: str):

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradviz.speed.workloads import TimingJob
-from gradviz.util.env import positive_number
+from gradviz.util import settings
 from gradviz.util.format import fmt_bytes
-from gradviz.util.hosting import public_mode
 from gradviz.util.resources import available_cpus, cpu_memory_available
 from gradviz.workers.jobs import JobLimits
 from gradviz.workers.protocol import ErrorKind
@@ -65,12 +64,12 @@ def check_memory(job: TimingJob, available: int | None = None) -> None:
 # Limits of the worker that times.
 # ---------------------------------------------------------------------------------------------
 
-JOB_SECONDS = 600.0  # wall clock of one timing job in a worker (GRADVIZ_SPEED_SECONDS)
 JOB_HEADROOM = 256 * 1024 * 1024  # memory beyond the tensors: allocator, temporaries, benchmark
 
 
 def job_seconds() -> float:
-    return positive_number("GRADVIZ_SPEED_SECONDS", JOB_SECONDS)
+    """Wall clock of one timing job in a worker (GRADVIZ_SPEED_SECONDS)."""
+    return settings.number("GRADVIZ_SPEED_SECONDS")
 
 
 # Host memory the first CUDA call adds to a worker (its CUDA context; see services.host.FACTS_MEMORY).
@@ -90,8 +89,8 @@ def worker_memory(job: TimingJob) -> int:
 TIMING_GROWTH_FACTOR = 3.2
 TIMER_OWN_MEMORY = 24 * 1024 * 1024
 # With the server, the forkserver and a warm worker (about 350 MB) and the timing worker's own
-# share of torch (about 110 MB), 200 MB of growth keeps a 690 MB host under its limit.
-PUBLIC_TIMING_MEMORY = 200_000_000
+# share of torch (about 110 MB), 200 MB of growth (util.settings.PUBLIC.timing_memory) keeps a
+# 690 MB host under its limit.
 
 
 def expected_growth(job: TimingJob) -> int:
@@ -100,11 +99,11 @@ def expected_growth(job: TimingJob) -> int:
 
 
 def public_memory_cap() -> int | None:
-    """On a public host, what one timing worker may grow by: PUBLIC_TIMING_MEMORY, or
-    GRADVIZ_PUBLIC_TIMING_MEMORY (bytes). None elsewhere (MEMORY_FRACTION of free RAM rules)."""
-    if not public_mode():
+    """On a public host, what one timing worker may grow by: GRADVIZ_PUBLIC_TIMING_MEMORY
+    (bytes). None elsewhere (MEMORY_FRACTION of free RAM rules)."""
+    if not settings.public_host():
         return None
-    return int(positive_number("GRADVIZ_PUBLIC_TIMING_MEMORY", PUBLIC_TIMING_MEMORY))
+    return settings.integer("GRADVIZ_PUBLIC_TIMING_MEMORY")
 
 
 def check_public_cap(job: TimingJob) -> None:

@@ -39,7 +39,7 @@ from gradviz.training.settings import (
     check_batch_size,
 )
 from gradviz.training.sources import display_classes
-from gradviz.util.hosting import public_mode
+from gradviz.util.settings import public_host
 
 GRID_IMAGES = 24
 PLAIN_TYPES = (str, bytes, int, float, bool, type(None))
@@ -149,7 +149,7 @@ def _in_processes(
     rank 0's Started and Progress events, then its Trained result. A job worker is a daemonic
     process, which multiprocessing forbids to start others; its ranks end with it all the same
     (each watches its parent, and the launcher ends them when it stops)."""
-    if public_mode():
+    if public_host():
         raise ValueError(
             "Training in several processes is for a host of your own, not a public one."
         )

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gradviz.training.sources import torchvision_missing
-from gradviz.util.env import positive_number
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 
 if TYPE_CHECKING:
     import torch
@@ -28,23 +27,19 @@ if TYPE_CHECKING:
 # which applies until a page has run). The widest network's weights (fast-gpu) are 17.8 MB.
 MEGABYTE = 1024 * 1024  # Streamlit's megabyte (server.maxUploadSize, max_upload_size)
 MAX_CHECKPOINT_BYTES = 32 * MEGABYTE  # what a worker reads at most (training.checkpoint)
-PUBLIC_MAX_UPLOAD_BYTES = 20 * MEGABYTE
-# Uploads all sessions may hold at once (ui/training/uploads.py: the store refuses a file past it, and
-# past one file's cap in one session). A page drops an upload's bytes as soon as it has
-# handed them to a worker, so a visitor's upload is held for a few seconds.
-UPLOADS_HELD_BYTES = 128 * MEGABYTE
-PUBLIC_UPLOADS_HELD_BYTES = 2 * PUBLIC_MAX_UPLOAD_BYTES
 
 
 def max_upload_bytes() -> int:
-    """The largest weights file the training page accepts: PUBLIC_MAX_UPLOAD_BYTES on a
-    public host, MAX_CHECKPOINT_BYTES elsewhere (a whole number of MEGABYTEs)."""
-    return PUBLIC_MAX_UPLOAD_BYTES if public_mode() else MAX_CHECKPOINT_BYTES
+    """The largest weights file the training page accepts (the host profile's upload_bytes,
+    at most MAX_CHECKPOINT_BYTES; a whole number of MEGABYTEs)."""
+    return settings.profile().upload_bytes
 
 
 def uploads_held_budget() -> int:
-    """How many uploaded bytes all sessions together may hold in the server."""
-    return PUBLIC_UPLOADS_HELD_BYTES if public_mode() else UPLOADS_HELD_BYTES
+    """How many uploaded bytes all sessions together may hold in the server (ui/training/
+    uploads.py: the store refuses a file past it, and past one file's cap in one session). A
+    page drops an upload's bytes as soon as it has handed them to a worker."""
+    return settings.profile().uploads_held_bytes
 
 
 # ----------------------------------------------------------------------------- presets
@@ -158,29 +153,23 @@ class TrainingDevices:
 
 # ----------------------------------------------------------------------------- limits
 
-TRAINING_SECONDS = 600.0  # longest training a page run may ask for (GRADVIZ_TRAINING_SECONDS)
 MARGIN_SECONDS = 120.0  # a worker's wall clock beyond that: reading data, evaluating, pictures
-TRAINING_MEMORY = 1_500_000_000  # per training worker, beyond its own (GRADVIZ_TRAINING_MEMORY)
 # A public host (GRADVIZ_PUBLIC=1) shares a small container among all visitors: smaller batches
-# (activations grow with the batch) and a tighter memory cap, so a run that outgrows it is
-# stopped with a message instead of the whole app being killed. docs/BENCHMARKS.md has numbers.
-MAX_BATCH = 8192
-PUBLIC_MAX_BATCH = 128  # GRADVIZ_PUBLIC_MAX_BATCH
-PUBLIC_TRAINING_MEMORY = 400_000_000
+# (activations grow with the batch) and a tighter memory cap (util.settings' PUBLIC profile),
+# so a run that outgrows it is stopped with a message instead of the whole app being killed.
 EVALUATE_SECONDS = 120.0
 STOP_REASONS = {"stop requested": "stopped by you", "time limit": "time limit reached"}
 
 
 def max_batch_size() -> int:
-    """The largest batch a page run may ask for: PUBLIC_MAX_BATCH on a public host."""
-    if not public_mode():
-        return MAX_BATCH
-    return max(1, int(positive_number("GRADVIZ_PUBLIC_MAX_BATCH", PUBLIC_MAX_BATCH)))
+    """The largest batch a page run may ask for: GRADVIZ_PUBLIC_MAX_BATCH on a public host."""
+    if not settings.public_host():
+        return settings.LOCAL.max_batch
+    return settings.integer("GRADVIZ_PUBLIC_MAX_BATCH")
 
 
 def training_memory() -> int:
-    default = PUBLIC_TRAINING_MEMORY if public_mode() else TRAINING_MEMORY
-    return int(positive_number("GRADVIZ_TRAINING_MEMORY", default))
+    return settings.integer("GRADVIZ_TRAINING_MEMORY")
 
 
 def check_batch_size(batch_size: int) -> None:
@@ -193,7 +182,7 @@ def check_batch_size(batch_size: int) -> None:
 
 
 def max_training_seconds() -> float:
-    return positive_number("GRADVIZ_TRAINING_SECONDS", TRAINING_SECONDS)
+    return settings.number("GRADVIZ_TRAINING_SECONDS")
 
 
 def effective_time_limit(requested: float | None) -> float:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.workers.protocol import ErrorKind
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm", ".tif", ".tiff"}
@@ -64,7 +64,7 @@ def torchvision_missing() -> str | None:
 
 def default_cache_dir() -> Path:
     """Where CIFAR-10 is downloaded to: $GRADVIZ_CACHE or ~/.cache/gradviz."""
-    base = os.environ.get("GRADVIZ_CACHE") or Path.home() / ".cache" / "gradviz"
+    base = settings.text("GRADVIZ_CACHE") or Path.home() / ".cache" / "gradviz"
     return Path(base) / "cifar10"
 
 
@@ -88,8 +88,7 @@ def allowed_data_roots() -> list[Path]:
     subset = shared_subset_dir()
     if subset is not None:
         roots.append(subset)
-    extra = os.environ.get("GRADVIZ_DATA_ROOTS", "")
-    roots += [Path(p) for p in extra.split(os.pathsep) if p.strip()]
+    roots += [Path(p) for p in settings.items("GRADVIZ_DATA_ROOTS")]
     out = []
     for root in roots:
         with contextlib.suppress(OSError, RuntimeError, ValueError):
@@ -161,7 +160,7 @@ def resolve_folder(text: object, public: bool | None = None) -> Path:
             "The path contains control characters (such as a NUL byte or a line break); "
             "type a plain folder path."
         )
-    public = public_mode() if public is None else public
+    public = settings.public_host() if public is None else public
     try:
         path = Path(text).expanduser().resolve()
     except (OSError, RuntimeError, ValueError) as exc:
@@ -311,7 +310,7 @@ def download_cifar10(
     there is no network, the download is broken, or the archive does not match its checksum.
     """
     root = Path(root).expanduser()
-    if (public_mode() if public is None else public) and not _is_operator_cache(root):
+    if (settings.public_host() if public is None else public) and not _is_operator_cache(root):
         raise DataError(
             "This is a public server (GRADVIZ_PUBLIC=1): CIFAR-10 is downloaded only into the "
             "cache folder its operator set (GRADVIZ_CACHE), never into another folder."

@@ -17,7 +17,7 @@ from gradviz.devices.info import HostFacts
 from gradviz.services import host
 from gradviz.training.settings import ddp_cpu_reason, rank_placement
 from gradviz.ui.common import table
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.util.mdtext import escape
 from gradviz.util.resources import available_cpus
 
@@ -76,7 +76,7 @@ def process_options(
 def processes_field(device_choice: str) -> int:
     """Draw the choice (or the note) under the device; return how many processes to train in."""
     facts = _facts()
-    options, note = process_options(facts, device_choice, available_cpus(), public_mode())
+    options, note = process_options(facts, device_choice, available_cpus(), settings.public_host())
     if len(options) == 1:
         st.session_state.pop(PLACEMENT_KEY, None)
         st.caption(escape(note) if note else "")
@@ -106,7 +106,7 @@ def placement_section(facts: HostFacts) -> None:
     if lines:
         st.caption("The ranks of the run chosen on the CIFAR-10 training page:")
     else:
-        options, note = process_options(facts, "auto", available_cpus(), public_mode())
+        options, note = process_options(facts, "auto", available_cpus(), settings.public_host())
         runs = [value for value in options.values() if value[0] > 1]
         if not runs:
             st.caption(escape(note or ""))

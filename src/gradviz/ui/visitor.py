@@ -31,7 +31,6 @@ import hashlib
 import hmac
 import ipaddress
 import math
-import os
 import re
 import secrets
 
@@ -39,7 +38,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gradviz.services.programs import waiting_told
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 
 COOKIE = "gradviz_visitor"
 COOKIE_DAYS = 30
@@ -67,10 +66,7 @@ def identity_in(cookie: str | None) -> str | None:
 
 def proxy_hops() -> int:
     """How many proxies in front of the server append to X-Forwarded-For (trusted)."""
-    try:
-        return max(0, int(os.environ.get("GRADVIZ_PROXY_HOPS", 1 if public_mode() else 0)))
-    except ValueError:
-        return 1 if public_mode() else 0
+    return settings.integer("GRADVIZ_PROXY_HOPS")
 
 
 def client_address(forwarded: list[str], connected: str | None, hops: int) -> str:

@@ -1,2 +1,3 @@
 """Plain helpers with no gradviz imports: formatting, Markdown-safe text and tables,
-byte-bounded caches, and how this server is hosted (public or local)."""
+byte-bounded caches, how this server is hosted (public or local), and its settings (every
+GRADVIZ_* variable and the public/local limits, in one table)."""

@@ -1,6 +1,6 @@
 """How this server is hosted: public (anyone on the internet: smaller caps, no visitor
 writes) or local (one person on their own machine, loopback only), and which Host names a
-local page answers. Read from the environment; no gradviz imports."""
+local page answers. The variables are read through gradviz.util.settings."""
 
 from __future__ import annotations
 
@@ -8,21 +8,7 @@ import ipaddress
 import os
 from collections.abc import Mapping, MutableMapping
 
-
-def public_mode() -> bool:
-    """GRADVIZ_PUBLIC=1: a public host (Community Cloud): smaller caps, fewer data roots."""
-    return _flag("GRADVIZ_PUBLIC") is True
-
-
-def _flag(name: str, env: Mapping[str, str] | None = None) -> bool | None:
-    """An on/off environment variable: True, False, or None when unset or unreadable."""
-    value = (os.environ if env is None else env).get(name, "").strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    return None
-
+from gradviz.util import settings
 
 # Local mode (visitors may type folders, train on any folder, long jobs) is for one person on
 # their own machine: the server must listen on loopback only.
@@ -51,13 +37,13 @@ def settle_mode(address: str | None, env: MutableMapping[str, str] | None = None
     (Community Cloud, `streamlit run` on a shared machine) is public by default, so a
     deployment that forgets GRADVIZ_PUBLIC does not hand the internet local mode."""
     env = os.environ if env is None else env
-    asked = _flag("GRADVIZ_PUBLIC", env)
+    asked = settings.get("GRADVIZ_PUBLIC", env)
     if asked is True:
         return "GRADVIZ_PUBLIC=1"
     if is_loopback(address):
         env["GRADVIZ_PUBLIC"] = "0"
         return f"listening on {address} only"
-    if asked is False and _flag(TRUST_NETWORK, env) is True:
+    if asked is False and settings.flag(TRUST_NETWORK, env):
         return f"GRADVIZ_PUBLIC=0 and {TRUST_NETWORK}=1"
     env["GRADVIZ_PUBLIC"] = "1"
     return "reachable from other machines"
@@ -75,6 +61,5 @@ def host_allowed(host_header: str | None, env: Mapping[str, str] | None = None) 
         name = name[1 : name.find("]")] if "]" in name else name
     elif name.count(":") == 1:
         name = name.split(":", 1)[0]
-    extra = (os.environ if env is None else env).get("GRADVIZ_ALLOWED_HOSTS", "")
-    allowed = {h.strip().lower() for h in extra.split(",") if h.strip()}
+    allowed = {h.lower() for h in settings.items("GRADVIZ_ALLOWED_HOSTS", env)}
     return is_loopback(name) or name in allowed

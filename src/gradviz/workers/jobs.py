@@ -33,9 +33,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from gradviz.util import settings
 from gradviz.util.busy import Busy
 from gradviz.util.format import fmt_bytes
-from gradviz.util.hosting import public_mode
 from gradviz.util.resources import cpu_memory_available
 from gradviz.workers.process import (
     ForkserverProcess,
@@ -457,26 +457,29 @@ class Slots:
 
 _slots: dict[str, Slots] = {}
 _slots_lock = threading.Lock()
-SLOT_ENV = {"training": "GRADVIZ_TRAINING_JOBS", "speed": "GRADVIZ_SPEED_JOBS"}
+SLOT_ENV = {  # the setting that sizes each kind's slots
+    "training": "GRADVIZ_TRAINING_JOBS",
+    "speed": "GRADVIZ_SPEED_JOBS",
+    "heavy": "GRADVIZ_HEAVY_JOBS",
+    "slides": "GRADVIZ_SLIDES_JOBS",
+    "weights": "GRADVIZ_WEIGHTS_JOBS",
+}
 
 
 HEAVY = ("training", "speed")  # share one slot on a public host
 
 
 def slots(name: str) -> Slots:
-    """The server-wide slots for one kind of job (size from GRADVIZ_<NAME>_JOBS, default 1).
+    """The server-wide slots for one kind of job (size from its SLOT_ENV setting; 1 for a kind
+    without one).
 
     On a public host (GRADVIZ_PUBLIC=1) training and timing share one slot: one heavy job at a
     time keeps the worst case of memory to the server, the warm worker and one job."""
-    if name in HEAVY and public_mode():
+    if name in HEAVY and settings.profile().heavy_share_slot:
         name = "heavy"
     with _slots_lock:
         if name not in _slots:
-            env = SLOT_ENV.get(name, f"GRADVIZ_{name.upper()}_JOBS")
-            try:
-                size = int(os.environ.get(env, "1"))
-            except ValueError:
-                size = 1
+            size = settings.integer(SLOT_ENV[name]) if name in SLOT_ENV else 1
             _slots[name] = Slots(size, name)
         return _slots[name]
 

@@ -20,12 +20,13 @@ from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from multiprocessing.context import set_spawning_popen
 from pathlib import Path
 
+from gradviz.util import settings
 from gradviz.workers.table import PRELOAD
 
 
 def enabled() -> bool:
     """Whether work runs in worker processes (GRADVIZ_SANDBOX=off: in this process)."""
-    return os.environ.get("GRADVIZ_SANDBOX", "on").lower() not in ("off", "0", "false", "no")
+    return settings.flag("GRADVIZ_SANDBOX")
 
 
 def proc_status(pid: int | str = "self") -> dict[str, int]:

@@ -31,7 +31,7 @@ from gradviz.program.results.reports import (
     RunWarning,
     ShownValue,
 )
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.util.plainsize import NotPlain, decoded_size
 
 
@@ -110,13 +110,12 @@ class Trace:
 MAX_RESULT_BYTES = 8_000_000  # the pickled Trace; beyond it, less detail, then an error
 # The Trace once unpickled in the server (util.plainsize.decoded_size): a pickle can be small
 # and unpickle big (an empty list: 2 bytes, then 56). Beyond it, less detail, then an error.
-MAX_DECODED_BYTES = 32_000_000
-PUBLIC_DECODED_BYTES = 12_000_000  # on a public host, where every session may hold one
 
 
 def decoded_limit() -> int:
-    """What one result may take once unpickled in the server, on this host."""
-    return PUBLIC_DECODED_BYTES if public_mode() else MAX_DECODED_BYTES
+    """What one result may take once unpickled in the server, on this host (the profile's
+    decoded_bytes: smaller on a public host, where every session may hold one)."""
+    return settings.profile().decoded_bytes
 
 
 def _count_values(value) -> int:

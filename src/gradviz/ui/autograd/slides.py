@@ -29,16 +29,15 @@ from gradviz.graph.slides import export, layout
 from gradviz.program.results.trace import Trace
 from gradviz.services import slides
 from gradviz.ui.common import KEEP
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.util.mdtext import code, message
 
 GIF_MAX_SIDE = 1600  # pixels a side of a GIF frame: a slide's width; bigger drawings shrink
-MAX_STEPS = 60  # backward steps the page makes frames for (each is one Graphviz layout)
-PUBLIC_MAX_STEPS = 25
 
 
 def max_steps() -> int:
-    return PUBLIC_MAX_STEPS if public_mode() else MAX_STEPS
+    """Backward steps the page makes frames for (each is one Graphviz layout)."""
+    return settings.profile().slide_steps
 
 
 def frames(trace: Trace, options: DrawOptions) -> list[str] | None:

@@ -18,8 +18,8 @@ from gradviz.training.sources import (
     torchvision_missing,
 )
 from gradviz.ui.common import show_unexpected
-from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import message
+from gradviz.util.settings import public_host
 
 FOLDER = "Local folder (ImageFolder layout: train/<class>, test/<class>)"
 CIFAR = "CIFAR-10, downloaded once into a cache folder"
@@ -49,7 +49,7 @@ def load_source(source: str, folder: str, cache_dir: str) -> Source:
 
     On a public server the cache folder is the operator's (GRADVIZ_CACHE): cache_dir is
     ignored, and nothing a visitor sends decides where anything is created or written."""
-    public = public_mode()
+    public = public_host()
     if source == FOLDER:
         if public and not folder:
             raise DataError(NO_PUBLIC_FOLDER)

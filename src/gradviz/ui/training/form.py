@@ -7,11 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.services import host
-from gradviz.training.settings import MAX_BATCH, PRESETS, TrainingDevices, max_batch_size
+from gradviz.training.settings import PRESETS, TrainingDevices, max_batch_size
 from gradviz.training.sources import default_cache_dir, public_folder_choices, shared_subset_dir
 from gradviz.ui import training_ddp
 from gradviz.ui.training.data import CIFAR, FOLDER, NO_PUBLIC_FOLDER
-from gradviz.util.hosting import public_mode
+from gradviz.util import settings
 from gradviz.util.mdtext import escape
 
 
@@ -30,7 +30,7 @@ def _init_defaults() -> None:
     if "training_folder" not in ss:
         default = shared_subset_dir()
         ss["training_folder"] = str(default) if default else ""
-    if not public_mode():
+    if not settings.public_host():
         ss.setdefault("training_cache", str(default_cache_dir()))
     ss.setdefault("training_preset", "fast")
     ss.setdefault("training_device", "auto")
@@ -44,7 +44,7 @@ def _init_defaults() -> None:
 def _folder_field() -> str:
     """A typed path on a local run; on a public server only a choice among the operator's
     folders (a visitor cannot name any other path, so none is probed or echoed)."""
-    if not public_mode():
+    if not settings.public_host():
         return st.text_input(
             "Folder",
             key="training_folder",
@@ -67,7 +67,7 @@ def _folder_field() -> str:
 def _cache_field() -> str:
     """The CIFAR-10 cache folder: chosen on a local run, the operator's on a public server
     (shown, not a widget, so no visitor can send another)."""
-    if not public_mode():
+    if not settings.public_host():
         return st.text_input("Cache folder", key="training_cache")
     st.markdown(f"Cache folder: `{default_cache_dir()}`")
     st.caption(
@@ -118,7 +118,7 @@ def settings_form() -> dict:
         max_batch,
         key=key,
         help=None
-        if max_batch == MAX_BATCH
+        if max_batch == settings.LOCAL.max_batch
         else f"At most {max_batch} on this public server, to fit its memory.",
     )
     lr = c5.number_input("Learning rate", 1e-5, 10.0, format="%.4f", key=f"training_lr_{preset}")

@@ -35,8 +35,8 @@ from gradviz.ui.training.live import RESULT_KEY, current_run, retire, run_area
 from gradviz.ui.training.result import show_result
 from gradviz.ui.training.weights import evaluate_upload
 from gradviz.util.busy import Busy
-from gradviz.util.hosting import public_mode
 from gradviz.util.mdtext import escape, message
+from gradviz.util.settings import public_host
 
 
 def _intro() -> None:
@@ -49,7 +49,7 @@ def _intro() -> None:
     )
     if missing := torchvision_missing():
         st.warning(message(missing), icon=":material/info:")
-    if public_mode():
+    if public_host():
         st.caption(
             "Public server: data comes only from the folders and the CIFAR-10 cache its "
             "operator set up. Training runs in a separate worker process, at most "
