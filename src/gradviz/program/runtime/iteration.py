@@ -111,7 +111,7 @@ class Iteration:
                 f"{count} names on the left but {known} values on the right",
                 node,
             )
-        if known is None and not isinstance(value, LazySequence):
+        if known is None and not isinstance(value, LazySequence | ProgramObject):
             raise self.state.error("type", f"cannot unpack a {type_name(value)} into names", node)
         items = []
         for item in self.over(value, node):
@@ -133,7 +133,7 @@ class Iteration:
         need = len(elts) - 1
         known = self.length(value)
         most = self.state.limits.max_container_length + need
-        if known is None and not isinstance(value, LazySequence):
+        if known is None and not isinstance(value, LazySequence | ProgramObject):
             raise self.state.error("type", f"cannot unpack a {type_name(value)} into names", node)
         if known is not None and known > most:
             raise self.state.error(
