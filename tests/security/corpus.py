@@ -552,8 +552,9 @@ FUNCTIONS = [
         "generator",
     ),
     ("generator-code", "g = (i for i in [1])\nc = g.gi_code", "forbidden", "generator"),
-    # next() and iter() take only the program's own objects (a loader, a layer's parameters)
-    ("generator-next", "g = (i for i in [1])\nn = next(g)", "type", "iterator from iter()"),
+    # next() and iter() take only the program's own objects (a loader, a layer's parameters,
+    # a generator: the interpreter's own, with no methods)
+    ("generator-send", "g = (i for i in [1])\nn = g.send(None)", "type", "no method `.send`"),
     ("iter-of-a-list", "i = iter(5)", "type", "loop over it with `for`"),
     ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "inside a lambda"),
     ("decorator", "@print\ndef f():\n    pass", "forbidden", "this decorator is not part"),
@@ -629,7 +630,7 @@ LOOPS = [
         "nested-generators",
         "s = sum(sum(1 for j in range(10**5)) for i in range(10**5))",
         "limit",
-        "would run",
+        "loop iterations",
     ),
     (
         "enumerate-huge-range",

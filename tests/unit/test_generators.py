@@ -377,6 +377,33 @@ for v in doubled([w]):
     print(v.requires_grad)
 print((w * 2).requires_grad)
 """,
+    "generator-expressions-are-lazy": """
+xs = [3, 8, 1, 9]
+print(next(x for x in xs if x > 5), next((x for x in xs if x > 50), None))
+g = (i * i for i in range(3))
+print(next(g), list(g), list(g))
+def loud(x):
+    print('reading', x)
+    return x
+h = (loud(x) for x in xs)
+print('made')
+for v in h:
+    if v > 5:
+        break
+print(list(h))
+def scaled(n):
+    return (i * n for i in range(3))
+print(list(scaled(5)), sum(x * y for x in range(3) for y in range(4) if y))
+""",
+    "generator-expressions-into-torch": """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+blocks = nn.ModuleList(nn.Linear(2, 2) for _ in range(3))
+opt = torch.optim.SGD((p for p in blocks.parameters() if p.requires_grad), lr=0.1)
+print(len(blocks), sum(p.numel() for p in blocks.parameters()))
+print(' '.join(f'{x:.1f}' for x in [0.25, 1.5]), dict((k, len(k)) for k in ['ab', 'c']))
+""",
     "repr-free-type-checks": """
 def g():
     yield 1
@@ -410,6 +437,12 @@ def test_the_step_cap_stops_an_endless_generator_in_a_loop():
 def test_list_of_an_endless_generator_is_stopped_at_its_line():
     source = "def endless():\n    n = 0\n    while True:\n        yield n\n        n += 1\nx = list(endless())\n"
     refused(source, "limit", 3, 5, "loop iterations")
+
+
+def test_a_generator_prints_as_the_interpreters_own_value():
+    """Python adds the object's address; the interpreter's own value has none to give."""
+    source = "def g():\n    yield 1\nprint(g())\nprint(x for x in [1])\n"
+    assert printed(source) == ["<generator object g>", "<generator object <genexpr>>"]
 
 
 def test_nothing_of_a_generators_body_runs_when_it_is_made():
