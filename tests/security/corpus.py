@@ -1859,6 +1859,7 @@ GENERATORS = [
     ),
     ("gen-endless-list", GEN_E + "x = list(endless())", "limit", "loop iterations", (3, 5)),
     ("gen-endless-sorted", GEN_E + "x = sorted(endless())", "limit", "loop iterations", (3, 5)),
+    ("gen-endless-in", GEN_E + "f = -1 in endless()", "limit", "loop iterations", (3, 5)),
     ("gen-endless-sum", GEN_E + "x = sum(endless())", "limit", "loop iterations", (3, 5)),
     (
         "gen-endless-zip-list",

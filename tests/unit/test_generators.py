@@ -404,6 +404,14 @@ opt = torch.optim.SGD((p for p in blocks.parameters() if p.requires_grad), lr=0.
 print(len(blocks), sum(p.numel() for p in blocks.parameters()))
 print(' '.join(f'{x:.1f}' for x in [0.25, 1.5]), dict((k, len(k)) for k in ['ab', 'c']))
 """,
+    "in-reads-until-found": """
+def loud(xs):
+    for x in xs:
+        print('gave', x)
+        yield x
+g = loud([1, 2, 3, 4])
+print(2 in g, list(g), 9 in loud([1]), 'b' not in (c for c in 'abc'))
+""",
     "repr-free-type-checks": """
 def g():
     yield 1
