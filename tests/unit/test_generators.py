@@ -415,7 +415,8 @@ print(2 in g, list(g), 9 in loud([1]), 'b' not in (c for c in 'abc'))
     "repr-free-type-checks": """
 def g():
     yield 1
-print(bool(g()), isinstance(list(g()), list))
+a = g()
+print(bool(g()), isinstance(list(g()), list), a == a, a == g(), a != a, a is a, [a].count(a))
 """,
 }
 

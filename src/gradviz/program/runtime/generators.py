@@ -62,6 +62,9 @@ class ProgramGenerator(ProgramObject):
     def iterate(self, node) -> ProgramObject:
         return self
 
+    def equals(self, other) -> bool:
+        return self is other  # as Python's generators compare: by identity
+
     def next_value(self, node):
         if self.finished:
             raise StopIteration
