@@ -456,3 +456,21 @@ def test_a_generator_prints_as_the_interpreters_own_value():
 
 def test_nothing_of_a_generators_body_runs_when_it_is_made():
     assert printed("def g():\n    print('ran')\n    yield 1\nx = g()\nprint('made')\n") == ["made"]
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "line", "col", "words"),
+    [
+        ("def f():\n    print((yield 1))\n    x = [(yield) for i in a]\n", "forbidden", 2, 12,
+         "statement of its own"),
+        ("yield 1\nyield 2\n", "syntax", 1, 1, "'yield' outside function"),
+        ("def f():\n    try:\n        x = 1 + (yield)\n    finally:\n        yield 2\n",
+         "forbidden", 3, 18, "has a `finally`"),
+        ("def f():\n    return [(yield x) for x in range(3)]\n", "syntax", 2, 14,
+         "'yield' inside list comprehension"),
+        ("class A:\n    def __len__(self):\n        yield 1\n", "forbidden", 3, 9,
+         "`__len__` cannot be a generator"),
+    ],
+)  # fmt: skip
+def test_a_misplaced_yield_is_refused_first_in_the_source(source, kind, line, col, words):
+    refused(source, kind, line, col, words)

@@ -84,15 +84,14 @@ def check_generators(tree: ast.Module, error: Error) -> None:
         elif isinstance(node, ast.With) and where == "function":
             inner = "with"
         elif isinstance(node, ast.Try) and where == "function":
-            for part in node.handlers:
-                stack.append((part, "except"))
-            for part in node.finalbody:
-                stack.append((part, "finally"))
-            for part in [*node.body, *node.orelse]:
-                stack.append((part, "finally" if node.finalbody else where))
+            guarded = "finally" if node.finalbody else where
+            parts = [(p, guarded) for p in node.body]
+            parts += [(p, "except") for p in node.handlers]
+            parts += [(p, guarded) for p in node.orelse]
+            parts += [(p, "finally") for p in node.finalbody]
+            stack.extend(reversed(parts))  # the first in the source is refused first
             continue
-        for child in ast.iter_child_nodes(node):
-            stack.append((child, inner))
+        stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
 
 
 def _placed(body: list[ast.stmt]) -> set[int]:
