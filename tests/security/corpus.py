@@ -552,11 +552,11 @@ FUNCTIONS = [
         "generator",
     ),
     ("generator-code", "g = (i for i in [1])\nc = g.gi_code", "forbidden", "generator"),
-    # next() and iter() take only the program's own objects (a loader, a layer's parameters)
-    ("generator-next", "g = (i for i in [1])\nn = next(g)", "type", "iterator from iter()"),
+    # next() and iter() take only the program's own objects (a loader, a layer's parameters,
+    # a generator: the interpreter's own, with no methods)
+    ("generator-send", "g = (i for i in [1])\nn = g.send(None)", "type", "no method `.send`"),
     ("iter-of-a-list", "i = iter(5)", "type", "loop over it with `for`"),
-    ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "generators"),
-    ("yield-in-def", "def f():\n    yield 1\ng = f()", "forbidden", "generators"),
+    ("yield-in-lambda", "f = lambda: (yield)", "forbidden", "inside a lambda"),
     ("decorator", "@print\ndef f():\n    pass", "forbidden", "this decorator is not part"),
     ("default-builtin", "def f(p=print):\n    return p\nf()('x')", "type", "cannot hold"),
     ("default-module", "def f(m=torch):\n    return m", "type", "cannot hold"),
@@ -630,7 +630,7 @@ LOOPS = [
         "nested-generators",
         "s = sum(sum(1 for j in range(10**5)) for i in range(10**5))",
         "limit",
-        "would run",
+        "loop iterations",
     ),
     (
         "enumerate-huge-range",
@@ -1798,6 +1798,210 @@ PLAIN_CLASSES = [
     ),
 ]
 
+# Generators (`yield`, `yield from`): the generator is the interpreter's own value, never
+# Python's (no frame, code, send, throw or close); a `yield` stands only where the interpreter
+# can suspend; endless ones are stopped by the caps, deep ones by the call depth.
+GEN_E = "def endless():\n    n = 0\n    while True:\n        yield n\n        n += 1\n"
+GEN_G = "def g():\n    yield 1\n"
+GENERATORS = [
+    (
+        "gen-gi-frame",
+        GEN_G + "f = g().gi_frame.f_back.f_globals",
+        "forbidden",
+        "Python's own machinery",
+        (3, 5),
+    ),
+    ("gen-gi-code", GEN_G + "c = g().gi_code", "forbidden", "Python's own machinery", (3, 5)),
+    (
+        "gen-gi-yieldfrom",
+        GEN_G + "it = g()\ny = it.gi_yieldfrom",
+        "forbidden",
+        "Python's own machinery",
+        (4, 5),
+    ),
+    ("gen-send", GEN_G + "it = g()\nit.send(None)", "type", "no method `.send`", (4, 1)),
+    ("gen-throw", GEN_G + "it = g()\nit.throw(1)", "type", "no method `.throw`", (4, 1)),
+    ("gen-close", GEN_G + "it = g()\nit.close()", "type", "no method `.close`", (4, 1)),
+    (
+        "gen-set-attribute",
+        GEN_G + "it = g()\nit.gi_frame = 1",
+        "forbidden",
+        "Python's own machinery",
+        (4, 1),
+    ),
+    (
+        "gen-format-field",
+        GEN_G + "s = '{0.gi_frame}'.format(g())",
+        "forbidden",
+        "reads no attributes",
+        (3, 5),
+    ),
+    (
+        "gen-fstring-frame",
+        GEN_G + "s = f'{g().gi_frame}'",
+        "forbidden",
+        "Python's own machinery",
+        (3, 8),
+    ),
+    (
+        "gen-reads-itself",
+        "def me():\n    yield next(it)\nit = me()\nx = next(it)",
+        "runtime",
+        "already executing",
+        (2, 11),
+    ),
+    (
+        "gen-yields-from-itself",
+        "def me():\n    yield from it\nit = me()\nx = list(it)",
+        "runtime",
+        "already executing",
+        (2, 16),
+    ),
+    ("gen-endless-list", GEN_E + "x = list(endless())", "limit", "loop iterations", (3, 5)),
+    ("gen-endless-sorted", GEN_E + "x = sorted(endless())", "limit", "loop iterations", (3, 5)),
+    ("gen-endless-in", GEN_E + "f = -1 in endless()", "limit", "loop iterations", (3, 5)),
+    ("gen-endless-sum", GEN_E + "x = sum(endless())", "limit", "loop iterations", (3, 5)),
+    (
+        "gen-endless-zip-list",
+        GEN_E + "x = list(zip(endless(), endless()))",
+        "limit",
+        "loop iterations",
+        (6, 5),
+    ),
+    ("gen-endless-unpack", GEN_E + "first, *rest = endless()", "limit", "items per list", (6, 1)),
+    (
+        "gen-huge-items",
+        "def g():\n    while True:\n        yield [0] * 10**7\nx = list(g())",
+        "limit",
+        "items per list",
+        (3, 15),
+    ),
+    (
+        "gen-deep-recursion",
+        "def g(n):\n    yield n\n    yield from g(n + 1)\nx = list(g(0))",
+        "limit",
+        "call depth",
+        (3, 16),
+    ),
+    (
+        "gen-recursion-before-yield",
+        "def g():\n    yield from g()\nx = next(g())",
+        "limit",
+        "call depth",
+        (2, 16),
+    ),
+    (
+        "gen-for-recursion",
+        "def g(n):\n    for v in g(n + 1):\n        yield v\n    yield n\nx = list(g(0))",
+        "limit",
+        "call depth",
+        (2, 14),
+    ),
+    ("yield-at-top", "yield 1", "syntax", "outside function", (1, 1)),
+    (
+        "yield-in-class-body",
+        "class A:\n    x = 1\n    yield x",
+        "forbidden",
+        "class's body",
+        (3, 5),
+    ),
+    ("yield-in-lambda-def", "f = lambda: (yield 1)", "forbidden", "inside a lambda", (1, 14)),
+    (
+        "yield-in-listcomp",
+        "def f():\n    return [(yield x) for x in range(3)]",
+        "syntax",
+        "inside list comprehension",
+        (2, 14),
+    ),
+    (
+        "yield-in-genexp",
+        "def f():\n    return list((yield x) for x in range(3))",
+        "syntax",
+        "inside generator expression",
+        (2, 18),
+    ),
+    (
+        "yield-in-expression",
+        "def f():\n    print((yield 1))",
+        "forbidden",
+        "statement of its own",
+        (2, 12),
+    ),
+    (
+        "yield-in-call-arg",
+        "def f():\n    x = len((yield))",
+        "forbidden",
+        "statement of its own",
+        (2, 14),
+    ),
+    (
+        "yield-in-with",
+        "def f():\n    with torch.no_grad():\n        yield 1",
+        "forbidden",
+        "inside a `with`",
+        (3, 9),
+    ),
+    (
+        "yield-in-finally",
+        "def f():\n    try:\n        yield 1\n    finally:\n        pass",
+        "forbidden",
+        "has a `finally`",
+        (3, 9),
+    ),
+    (
+        "yield-in-except",
+        "def f():\n    try:\n        pass\n    except ValueError:\n        yield 1",
+        "forbidden",
+        "inside an `except`",
+        (5, 9),
+    ),
+    (
+        "yield-in-init",
+        "class A:\n    def __init__(self):\n        yield 1\na = A()",
+        "forbidden",
+        "cannot be a generator",
+        (3, 9),
+    ),
+    (
+        "yield-in-module-init",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        yield 1",
+        "forbidden",
+        "cannot be a generator",
+        (4, 9),
+    ),
+    (
+        "yield-in-while-test",
+        "def f():\n    while (yield):\n        pass",
+        "forbidden",
+        "statement of its own",
+        (2, 12),
+    ),
+    (
+        "yield-in-for-iter",
+        "def f():\n    for x in (yield):\n        pass",
+        "forbidden",
+        "statement of its own",
+        (2, 15),
+    ),
+    (
+        "yield-in-return",
+        "def f():\n    return (yield 1)",
+        "forbidden",
+        "statement of its own",
+        (2, 13),
+    ),
+    ("gen-len", GEN_G + "n = len(g())", "type", "no len()", (3, 5)),
+    ("gen-index", GEN_G + "n = g()[0]", "type", "cannot be indexed", (3, 5)),
+    ("gen-call", GEN_G + "n = g()()", "type", "cannot be called", (3, 5)),
+    (
+        "gen-in-list-print-frame",
+        GEN_G + "print([g()][0].gi_frame)",
+        "forbidden",
+        "Python's own machinery",
+        (3, 7),
+    ),
+]
+
 HOSTILE = (
     HOSTILE
     + AUTOGRAD_API
@@ -1813,6 +2017,7 @@ HOSTILE = (
     + TRY_EXCEPT
     + [g[:4] for g in GREW]
     + [c[:4] for c in PLAIN_CLASSES]
+    + [g[:4] for g in GENERATORS]
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).

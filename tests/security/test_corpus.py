@@ -20,6 +20,7 @@ from gradviz.program.results.trace import RunOptions
 from gradviz.program.worker_hooks import state as torch_state
 from gradviz.services.programs import run_isolated
 from tests.security.corpus import (
+    GENERATORS,
     GREW,
     HARMLESS,
     HOSTILE,
@@ -106,6 +107,15 @@ def test_try_never_catches_a_cap_or_a_refusal(source, kind):
 @pytest.mark.parametrize(("source", "kind", "words", "where"), [g[1:] for g in GREW],
                          ids=[g[0] for g in GREW])  # fmt: skip
 def test_grown_surface_is_refused_at_its_position(source, kind, words, where, sealed):
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+    assert (trace.error.line, trace.error.col) == where, trace.error
+
+
+@pytest.mark.parametrize(("source", "kind", "words", "where"), [g[1:] for g in GENERATORS],
+                         ids=[g[0] for g in GENERATORS])  # fmt: skip
+def test_generator_refusals_at_their_position(source, kind, words, where, sealed):
+    """Generators: refused, or stopped by a cap, at the line and column of the cause."""
     trace = run_program(source, RunOptions(backward="x"))
     _assert_clear(trace.error, kind, words)
     assert (trace.error.line, trace.error.col) == where, trace.error

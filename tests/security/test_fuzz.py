@@ -158,9 +158,10 @@ def grown_expression(draw, depth: int = 0):
 
 
 @st.composite
-def grown_block(draw, depth: int = 0):
-    """One statement, possibly with an indented body (returned as a list of lines)."""
-    kind = draw(st.integers(0, 15 if depth < 2 else 3))
+def grown_block(draw, depth: int = 0, only: int | None = None):
+    """One statement, possibly with an indented body (returned as a list of lines); `only`:
+    one of its kinds."""
+    kind = draw(st.integers(0, 16 if depth < 2 else 3)) if only is None else only
 
     def body() -> list[str]:
         blocks = draw(st.lists(grown_block(depth + 1), min_size=1, max_size=3))
@@ -179,7 +180,9 @@ def grown_block(draw, depth: int = 0):
                                       "c[0] = 1", "x.backward()", "del a[0]", "del b['k']",
                                       "del y", "del a[:]", "del x", "a, *y = a",
                                       "*c, y = range(3)", "raise",
-                                      "raise ValueError(a)", "print(e)"]))]  # fmt: skip
+                                      "raise ValueError(a)", "print(e)", "yield x",
+                                      "yield from a", "y = yield", "yield",
+                                      "yield from g()"]))]  # fmt: skip
     if kind == 4:
         return [f"if {draw(grown_expression())}:", *body(), "else:", *body()]
     if kind == 5:
@@ -211,6 +214,14 @@ def grown_block(draw, depth: int = 0):
                 *["    " + line for line in body()], "    k()", "    return y", "r = h()"]  # fmt: skip
     if kind == 14:  # recursion through *args
         return ["def s(*v, **o):", "    return s(*v, *v, **o) if len(v) < 9 else v", "r = s(1)"]
+    if kind == 16:  # a generator, its body drawn like any other, read by a consumer
+        consumer = draw(st.sampled_from(["list({})", "next({})", "next({}, 0)", "sum({})",
+                                         "sorted({})", "max({})", "list(zip({0}, {0}))",
+                                         "[*{}]", "dict(enumerate({}))", "any({})"]))  # fmt: skip
+        params = draw(st.sampled_from(["", "n=3", "*v"]))
+        lines = [f"def g({params}):", *body(), f"    yield {draw(grown_expression())}"]
+        use = ["for v in g():", "    if v:", "        break"]
+        return [*lines, *use] if draw(st.booleans()) else [*lines, f"r = {consumer.format('g()')}"]
     return [f"print({draw(grown_expression())}, {draw(grown_expression())})"]
 
 
@@ -218,6 +229,64 @@ PRELUDE = "a = [1, 2]\nb = {'k': 1}\nc = [0]\nx = torch.ones(2, requires_grad=Tr
 grown_programs = st.lists(grown_block(), min_size=1, max_size=6).map(
     lambda blocks: PRELUDE + "\n".join(line for b in blocks for line in b)
 )
+gen_value = st.sampled_from(["n", "a", "i * 2", "x.sum()", "[i, n]", "", "torch.ones(2) * n",
+                             "g()", "next(h(), 0)", "v"])  # fmt: skip
+gen_iterable = st.sampled_from(["range(n)", "range(3)", "a", "g(n - 1)", "h()", "x",
+                                "range(10**9)", "enumerate(g(1))", "zip(a, g())", "it"])  # fmt: skip
+gen_test = st.sampled_from(["True", "n > 0", "i < 3", "v is None", "a"])
+
+
+@st.composite
+def generator_body(draw, depth: int = 0) -> list[str]:
+    """A generator function's statements: yields inside loops, ifs and tries, returns,
+    breaks, recursion into itself and into its sibling."""
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.integers(0, 8 if depth < 2 else 2))
+
+        def inner() -> list[str]:
+            return ["    " + line for line in draw(generator_body(depth + 1))]
+
+        if kind == 0:
+            lines.append(f"yield {draw(gen_value)}".rstrip())
+        elif kind == 1:
+            lines.append(f"yield from {draw(gen_iterable)}")
+        elif kind == 2:
+            lines.append(f"v = yield {draw(gen_value)}".rstrip())
+        elif kind == 3:
+            lines += [f"for i in {draw(gen_iterable)}:", *inner()]
+        elif kind == 4:
+            lines += ["i = 0", f"while {draw(gen_test)}:", *inner(), "    i += 1"]
+        elif kind == 5:
+            lines += [f"if {draw(gen_test)}:", *inner(), "else:", *inner()]
+        elif kind == 6:
+            tail = draw(st.sampled_from([[], ["else:", "    n = 0"], ["finally:", "    n = 0"]]))
+            lines += ["try:", *inner(), "except ValueError:", "    n = 1", *tail]
+        elif kind == 7:
+            lines.append(draw(st.sampled_from(["n -= 1", "return", "return n", "a.append(n)",
+                                               "raise ValueError(n)", "i = next(it, 0)",
+                                               "with torch.no_grad():\n    yield n",
+                                               "print(i)"])))  # fmt: skip
+        else:
+            lines += ["for i in range(2):", *inner(), "    if i:", "        break"]
+    return [piece for line in lines for piece in line.split("\n")]
+
+
+@st.composite
+def generator_program(draw) -> str:
+    use = draw(st.sampled_from(["for v in g():\n    print(v)", "r = list(g())",
+                                "r = next(g(), 0)", "r = sum(g(2), [])", "r = sorted(h())",
+                                "for v in h():\n    break", "r = [*zip(g(), h())]",
+                                "r = any(g())", "f, *r = g()", "r = max(g(), default=0)",
+                                "for v in it:\n    print(v)", "r = dict(enumerate(h()))"]))  # fmt: skip
+    params = draw(st.sampled_from(["n=3", "n=1", "n=20"]))
+    body = ["    " + line for line in draw(generator_body())]
+    sibling = ["    " + line for line in draw(generator_body(1))]
+    return "\n".join(
+        [PRELUDE.rstrip("\n"), f"def g({params}):", *body, "def h(n=2):", *sibling, "it = g()", use]
+    )
+
+
 # Small caps, so a generated loop or recursion reaches them quickly.
 SMALL = Limits(max_loop_iterations=2_000, max_steps=50_000, max_seconds=5.0, max_call_depth=20)
 
@@ -252,6 +321,19 @@ def test_grown_grammar_programs_end_in_a_trace(source, backward):
         assert trace.error.line is not None or backward is not None, (source, trace.error)
     assert trace.stats.seconds < 30
     assert torch_state() == state
+
+
+@FUZZ
+@given(generator_program())
+def test_generator_programs_end_in_a_trace(source):
+    """Generators (`yield` drawn anywhere a statement may be, generator functions read by
+    loops and built-ins): a result or a refusal at a line, the run's state as it was."""
+    state, grad = torch_state(), torch.is_grad_enabled()
+    trace = run_program(source, RunOptions(limits=SMALL))
+    _ended_well(trace)
+    if trace.error is not None:
+        assert trace.error.line is not None, (source, trace.error)
+    assert torch_state() == state and torch.is_grad_enabled() == grad
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

@@ -128,6 +128,17 @@ class UserModule(LayerRef):
         """The parameters the program set on this module itself (nn.Parameter)."""
         return dict(self.module.named_parameters(recurse=False))
 
+    def iterate(self, node) -> ProgramObject:
+        """iter(net) of a class with `__iter__` (a generator, `yield` in it)."""
+        if "__iter__" not in self.cls.methods:
+            return super().iterate(node)
+        it = self.classes.call_method(self, "__iter__", (), {}, node)
+        if not isinstance(it, ProgramObject) or isinstance(it, UserModule | UserClass):
+            raise self.state.error(
+                "type", f"iter() returned non-iterator of type '{type_name(it)}'", node
+            )
+        return it.iterate(node)
+
     def method(self, name: str, args: tuple, kwargs: dict, node):
         if name in self.cls.methods:
             return self.classes.call_method(self, name, args, kwargs, node)

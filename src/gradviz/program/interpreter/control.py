@@ -208,7 +208,7 @@ class Control:
                 chosen = [h for h in stmt.handlers if name and handles(h, name)]
                 if not chosen:
                     raise
-                self._handle(chosen[0], err, name)
+                self.handle(chosen[0], err, name)
             else:
                 self.run_block(stmt.orelse)
         except (Break, Continue, Return):
@@ -221,7 +221,7 @@ class Control:
             raise
         self.run_block(stmt.finalbody)
 
-    def _handle(self, handler: ast.ExceptHandler, err: ProgramError, name: str) -> None:
+    def handle(self, handler: ast.ExceptHandler, err: ProgramError, name: str) -> None:
         names = self.state.scope.names
         if handler.name is not None:
             names[handler.name] = CaughtException(self.state, name, err)

@@ -35,6 +35,7 @@ from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
+from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration
 from gradviz.program.runtime.operators import Operators
 from gradviz.program.runtime.strings import Strings
@@ -360,10 +361,21 @@ class Evaluator:
 
     def call_named(self, path: str, member, args: tuple, kwargs: dict, node):
         """A member of torch's tables called by its path, named there or kept: a class makes
-        an object (layers, optimizers, data), anything else is the library's call."""
+        an object (layers, optimizers, data), anything else is the library's call. A
+        generator among the arguments is read into a list first (`nn.ModuleList(Block() for
+        _ in range(n))`, `optim.SGD(p for p in net.parameters() if ...)`): torch never holds
+        one of the program's generators."""
+        if any(isinstance(a, ProgramGenerator) for a in (*args, *kwargs.values())):
+            args = tuple(self._listed(a, node) for a in args)
+            kwargs = {k: self._listed(v, node) for k, v in kwargs.items()}
         if isinstance(member, ObjectSpec):
             return self.objects.make(path, member, args, kwargs, node)
         return self.library.call_member(path, member, args, kwargs, node)
+
+    def _listed(self, value, node):
+        if not isinstance(value, ProgramGenerator):
+            return value
+        return self.unpacking.spread(value, node, 0, "list")
 
 
 def namespace_member(state: RunState, space: Namespace, name: str, node: ast.AST):

@@ -24,6 +24,7 @@ from gradviz.program.interpreter.class_statements import ClassStatements
 from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
+from gradviz.program.interpreter.generator_bodies import GeneratorBodies
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.plain_classes import PlainClasses, PlainInstance
@@ -90,8 +91,9 @@ STATEMENTS: dict[type[ast.stmt], str] = {
 # item, a function's arguments, a `try`'s `except` blocks, an import's names, a call's
 # keywords, a `*x` of a call, a display or a target (gradviz.program.runtime.functions.
 # Unpacking), a comprehension's `for`, an f-string's parts, a constant (read in
-# Evaluator.eval itself), a name's load or store, and the operators
-# (gradviz.program.runtime.operators).
+# Evaluator.eval itself), a name's load or store, the operators
+# (gradviz.program.runtime.operators), and `yield` and `yield from` (read by the
+# generator's statement, gradviz.program.interpreter.generator_bodies).
 PARTS: frozenset[type] = frozenset(
     {ast.Del, ast.Module, ast.withitem, ast.arguments, ast.arg, ast.alias, ast.keyword}
     | {ast.ExceptHandler, ast.Starred}
@@ -100,6 +102,7 @@ PARTS: frozenset[type] = frozenset(
     | {ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn}
     | {ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult}
     | {ast.BitAnd, ast.BitOr, ast.BitXor}
+    | {ast.Yield, ast.YieldFrom}
 )
 
 
@@ -135,6 +138,16 @@ class Interpreter:
         self.updates = Updates(self.evaluator, self.library, self.assign, self.bind)
         self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
         self.names = Names(self.state, self.evaluator)  # del, global, nonlocal
+        self.generators = GeneratorBodies(
+            self.state,
+            self.budget,
+            self.quotas,
+            self.evaluator,
+            self.control,
+            run_body,
+            self.assign,
+        )
+        self.functions.steps = self.generators.steps
         self.outputs = Outputs(
             self.state, self.evaluator, self.class_statements, self.bind, tree.body
         )

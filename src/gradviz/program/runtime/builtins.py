@@ -16,6 +16,7 @@ import functools
 import inspect
 import math
 import operator
+from collections.abc import Iterator
 
 import torch
 
@@ -152,6 +153,9 @@ def extended(name, args, kwargs) -> bool:
     lists or tuples (their items compared a pair at a time, each pair sized first:
     Builtins._compare)."""
     one_iterable = len(args) == 1 and isinstance(args[0], str | range | dict | set | LazySequence)
+    one_iterable = one_iterable or (
+        name in ORDER and len(args) == 1 and isinstance(args[0], ProgramObject)
+    )  # max(generator)
     read = (str, list, tuple) if name in ORDER else str
     return bool(kwargs) or one_iterable or any(isinstance(a, read) for a in args)
 
@@ -227,14 +231,17 @@ class Builtins:
 
     def items(self, iterable, node, what: str) -> list:
         """Every item of `iterable`: an implicit loop, under the loop caps."""
+        return list(self.each(iterable, node, what))
+
+    def each(self, iterable, node, what: str) -> Iterator:
+        """The items of `iterable` one by one (any() and all() stop reading at their answer,
+        as Python's do: a generator's body runs no further), each a loop pass."""
         known = self.iteration.passes(iterable)
         if known is not None:
             self.quotas.planned(known, node, what)
-        out = []
         for item in self.iteration.over(iterable, node):
             self.quotas.loop_pass(node)
-            out.append(item)
-        return out
+            yield item
 
     def _made(self, items: list, node, kind: str) -> list:
         self.quotas.items(len(items), node, kind)
@@ -392,10 +399,10 @@ class Builtins:
         return out
 
     def _any(self, node, iterable):
-        return any(self.iteration.truth(v, node) for v in self.items(iterable, node, "any()"))
+        return any(self.iteration.truth(v, node) for v in self.each(iterable, node, "any()"))
 
     def _all(self, node, iterable):
-        return all(self.iteration.truth(v, node) for v in self.items(iterable, node, "all()"))
+        return all(self.iteration.truth(v, node) for v in self.each(iterable, node, "all()"))
 
     def _map(self, node, fn, *iterables):
         rows = self.items(LazySequence("zip", iterables), node, "map()")

@@ -1,21 +1,25 @@
-"""List and dict comprehensions and generator expressions.
+"""List, dict and set comprehensions, and generator expressions.
 
 A comprehension runs in its own gradviz.program.recording.state.Scope (its loop variables do not leak,
 as in Python 3); its first iterable is evaluated in the scope around it. Each pass counts
 against the loop cap and each item against the container caps (gradviz.program.budgets.language_caps),
 so `[[0] * 1000 for i in range(10**6)]` stops at its first pass over the limit, or before
-the first when the range's length is known. A generator expression is evaluated at once
-into a list: a program never holds a Python generator (nor its frame).
+the first when the range's length is known. A generator expression is lazy, as Python's
+is: its first iterable is read when it is made, the rest item by item as it is read, in a
+gradviz.program.runtime.generators.ProgramGenerator (the interpreter's own value: a
+program never holds a Python generator, nor its frame); each of its passes counts against
+the loop cap as it runs.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState, Scope
 from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration
 from gradviz.program.runtime.values import held
 
@@ -38,6 +42,8 @@ class Comprehensions:
         self.evaluate = evaluate
 
     def run(self, node: ast.ListComp | ast.GeneratorExp | ast.DictComp | ast.SetComp):
+        if isinstance(node, ast.GeneratorExp):
+            return self.lazy(node)
         out: list | dict | set = (
             {} if isinstance(node, ast.DictComp) else set() if isinstance(node, ast.SetComp) else []
         )
@@ -49,6 +55,31 @@ class Comprehensions:
         finally:
             self.state.scope = outer
         return out
+
+    def lazy(self, node: ast.GeneratorExp) -> ProgramGenerator:
+        """A generator expression: its first iterable read now, in the scope around it (as
+        Python does), and the rest, item by item, as the generator is read."""
+        first = node.generators[0].iter
+        items = self.iteration.over(self.evaluate(first), first)
+        scope = Scope({}, self.state.scope)
+        steps = self._values(node, 0, items)
+        return ProgramGenerator(self.state, self.quotas, "<genexpr>", steps, scope)
+
+    def _values(self, node: ast.GeneratorExp, level: int, items) -> Iterator:
+        gen = node.generators[level]
+        names = self.state.scope.names  # the generator's own scope, set while it runs
+        for item in items:
+            self.quotas.loop_pass(node)
+            self.iteration.assign(gen.target, item, gen.target, names.__setitem__)
+            if not all(self.iteration.truth(self.evaluate(c), c) for c in gen.ifs):
+                continue
+            if level + 1 < len(node.generators):
+                inner = node.generators[level + 1].iter
+                yield from self._values(
+                    node, level + 1, self.iteration.over(self.evaluate(inner), inner)
+                )
+            else:
+                yield self.evaluate(node.elt)
 
     def _generate(self, node, level: int, iterable, out) -> None:
         gen = node.generators[level]

@@ -29,9 +29,11 @@ import torch
 
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState, Scope
+from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import PLAIN_SEQUENCES, Iteration, LazySequence
 from gradviz.program.runtime.values import ProgramObject, clipped, held, type_name
 from gradviz.program.syntax.checker import child_nodes
+from gradviz.program.syntax.generator_rules import is_generator
 from gradviz.program.syntax.grammar import dotted, grad_decorator
 from gradviz.program.syntax.scope_rules import declared
 
@@ -55,6 +57,7 @@ class UserFunction:
     local: frozenset[str] = field(default_factory=frozenset)
     grad_mode: str | None = None  # "no_grad" / "enable_grad": its decorator's, for each call
     declared: dict[str, str] = field(default_factory=dict)  # name -> "global" / "nonlocal"
+    generator: bool = False  # its body has a `yield`: a call makes a ProgramGenerator
 
     type_label = "function"
 
@@ -76,6 +79,9 @@ class Functions:
         self.quotas = quotas
         self.evaluate = evaluate
         self.run_body = run_body
+        # a generator's body as the interpreter's own Python generator of its values
+        # (gradviz.program.interpreter.generator_bodies), set by the interpreter
+        self.steps: Callable[[list[ast.stmt]], Iterator] | None = None
 
     def define(self, node: ast.FunctionDef | ast.Lambda) -> UserFunction:
         args = node.args
@@ -96,10 +102,14 @@ class Functions:
         # decorators apply bottom-up, so the outermost one's mode is the one a call runs in
         modes = [grad_decorator(d) for d in node.decorator_list]
         mode = modes[0] if modes else None
-        return UserFunction(node.name, node, defaults, self.state.scope, local, mode, ways)
+        made = UserFunction(node.name, node, defaults, self.state.scope, local, mode, ways)
+        made.generator = is_generator(node)
+        return made
 
     def call(self, fn: UserFunction, args: tuple, kwargs: dict, node):
         names = self.bind_arguments(fn, args, kwargs, node)
+        if fn.generator and self.steps is not None:
+            return self.generator(fn, names, node)
         self.quotas.enter_call(fn.name if fn.name != "<lambda>" else "lambda", node)
         outer = self.state.scope
         self.state.scope = Scope(names, fn.closure, fn.local, fn.name)
@@ -117,6 +127,19 @@ class Functions:
         finally:
             self.state.scope = outer
             self.quotas.leave_call()
+
+    def generator(self, fn: UserFunction, names: dict, node) -> ProgramGenerator:
+        """A generator function's call: its arguments bound in a scope of its own, and
+        nothing of its body run yet."""
+        self.quotas.step(node)
+        scope = Scope(names, fn.closure, fn.local, fn.name)
+        for name, how in fn.declared.items():
+            scope.outer[name] = self.home(fn, name, how, node)
+        steps = self.steps(fn.node.body)
+        mode = fn.grad_mode
+        return ProgramGenerator(
+            self.state, self.quotas, fn.name, steps, scope, lambda: self.grad_mode(mode)
+        )
 
     def home(self, fn: UserFunction, name: str, how: str, node) -> Scope:
         """The scope a `global` (the program's) or `nonlocal` name (the nearest enclosing

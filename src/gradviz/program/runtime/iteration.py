@@ -3,9 +3,11 @@
 
 `Iteration.over` walks lists, tuples, strings, ranges, dicts (their keys), sizes, a
 tensor's first dimension (each row made through gradviz.program.runtime.torch_calls.Library.call, under
-the budget, as `t[i]` would be) and the lazy `LazySequence`s that enumerate(), zip() and
-reversed() give. Nothing else can be iterated: no Python iterator or generator object ever
-reaches a program (a generator's frame would be a way out). `length` is what a loop may
+the budget, as `t[i]` would be), the lazy `LazySequence`s that enumerate(), zip() and
+reversed() give, and the program's objects through their own next() (a loader, a layer's
+parameters, a program's generator: gradviz.program.runtime.generators). Nothing else can be
+iterated: no Python iterator or generator object ever reaches a program (a generator's
+frame would be a way out). `length` is what a loop may
 know before its first pass (gradviz.program.budgets.language_caps.Quotas.planned refuses `range(10**9)`
 then). `truth` is `bool()` as Python applies it, a tensor's with PyTorch's own message
 when it has more than one value.
@@ -111,7 +113,7 @@ class Iteration:
                 f"{count} names on the left but {known} values on the right",
                 node,
             )
-        if known is None and not isinstance(value, LazySequence):
+        if known is None and not isinstance(value, LazySequence | ProgramObject):
             raise self.state.error("type", f"cannot unpack a {type_name(value)} into names", node)
         items = []
         for item in self.over(value, node):
@@ -133,7 +135,7 @@ class Iteration:
         need = len(elts) - 1
         known = self.length(value)
         most = self.state.limits.max_container_length + need
-        if known is None and not isinstance(value, LazySequence):
+        if known is None and not isinstance(value, LazySequence | ProgramObject):
             raise self.state.error("type", f"cannot unpack a {type_name(value)} into names", node)
         if known is not None and known > most:
             raise self.state.error(

@@ -16,6 +16,7 @@ import torch
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration, range_length
 from gradviz.program.runtime.strings import Strings
 from gradviz.program.runtime.torch_calls import Library
@@ -81,6 +82,17 @@ class Operators:
             "type", f"`{symbol}` does not apply to a {type_name(operand)}", node
         )
 
+    def found_in(self, value, generator: ProgramGenerator, node) -> bool:
+        """`value in generator`: its values read until one is `value` or equals it, as
+        Python reads them (each a loop pass; the rest stay unread)."""
+        for item in self.iteration.over(generator, node):
+            self.library.quotas.loop_pass(node)
+            if item is value:
+                return True
+            if self.iteration.truth(self.compare(ast.Eq(), value, item, node), node):
+                return True
+        return False
+
     def compare(self, op: ast.cmpop, left, right, node):
         if isinstance(op, ast.Is | ast.IsNot):
             return (left is right) == isinstance(op, ast.Is)
@@ -99,6 +111,8 @@ class Operators:
                     found = left in right
                 except (TypeError, RuntimeError) as exc:
                     raise self.containers.fail(exc, node) from None
+            elif isinstance(right, ProgramGenerator):
+                found = self.found_in(left, right, node)
             else:
                 raise self.state.error(
                     "type",

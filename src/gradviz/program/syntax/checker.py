@@ -18,7 +18,8 @@ What is allowed (everything else is refused):
   language's refusals are never caught), `def` (positional, keyword and default arguments,
   `*args` and `**kwargs`, `@torch.no_grad()`/`@torch.enable_grad()`; no other decorators)
   and `return`, `global` and `nonlocal` in them (held to CPython's compiler rules,
-  gradviz.program.syntax.scope_rules), `del`, and
+  gradviz.program.syntax.scope_rules), `yield` and `yield from` in them as a statement or
+  an assignment's value (generators, gradviz.program.syntax.generator_rules), `del`, and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
   torch.optim, math);
 - expressions: numbers, short strings, f-strings (and `str.format`, read field by field when
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
 from gradviz.program.syntax.block_rules import BlockRules
 from gradviz.program.syntax.class_rules import ClassRules
+from gradviz.program.syntax.generator_rules import check_generators
 from gradviz.program.syntax.grammar import (
     ALLOWED_TYPES,
     INTERNAL_ATTRIBUTES,
@@ -126,6 +128,7 @@ class Checker(BlockRules, ClassRules):
             else:
                 for child in kids:
                     push((child, depth, anchor, where))
+        check_generators(tree, self.error)
 
     def check_node(self, node: ast.AST, where: _Where) -> None:
         kind = type(node)

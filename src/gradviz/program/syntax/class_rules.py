@@ -30,7 +30,7 @@ ANNOTATION_NODES = (
 
 class ClassRules:
     """The rules of classes, at the top level with one base or none, no keywords:
-    `class Net(nn.Module):` holds methods only (public names and `__init__`); a plain class
+    `class Net(nn.Module):` holds methods only (public names, `__init__` and `__iter__`); a plain class
     (`class Accumulator:`, `class Config(Base):`) also class attributes, the dunder methods of
     DUNDER_METHODS, and as a `@dataclass` annotated fields. Methods may be decorated with
     @staticmethod, @classmethod or @property; `super().__init__(...)` is a statement of
@@ -152,7 +152,7 @@ class ClassRules:
                     )
 
     def check_method(self, cls: ast.ClassDef, stmt: ast.FunctionDef, module: bool) -> None:
-        allowed = ("__init__",) if module else DUNDER_METHODS
+        allowed = ("__init__", "__iter__") if module else DUNDER_METHODS
         if stmt.name not in allowed:
             self.check_identifier(stmt.name, stmt, "method name")
         kinds = [d.id for d in stmt.decorator_list if isinstance(d, ast.Name)]

@@ -29,6 +29,8 @@ ALLOWED_NODES: tuple[type, ...] = (
     ast.arguments,
     ast.arg,
     ast.Return,
+    ast.Yield,
+    ast.YieldFrom,
     ast.Lambda,
     ast.Import,
     ast.ImportFrom,
@@ -99,7 +101,7 @@ NOTHING_TO_CHECK = frozenset(
     {ast.Load, ast.Store, ast.Del, ast.Module, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Subscript}
     | {ast.Slice, ast.withitem, ast.Pass, ast.If, ast.While, ast.Assert, ast.BoolOp, ast.IfExp}
     | {ast.Compare, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr}
-    | {ast.FormattedValue, ast.Try}
+    | {ast.FormattedValue, ast.Try, ast.Yield, ast.YieldFrom}
     | {t for t in ALLOWED_NODES if issubclass(t, ast.operator | ast.unaryop | ast.cmpop)}
     | {ast.And, ast.Or}
 )
@@ -109,8 +111,6 @@ REFUSALS: dict[type, str] = {
     ast.AsyncFunctionDef: "defining functions (`async def`) is not part of this language",
     ast.AsyncFor: "loops (`async for`) are not part of this language",
     ast.TryStar: "`except*` (exception groups) is not part of this language: write `except`",
-    ast.Yield: "generators (`yield`) are not part of this language",
-    ast.YieldFrom: "generators (`yield from`) are not part of this language",
     ast.Await: "`await` is not part of this language",
     ast.AsyncWith: "`async with` is not part of this language",
     ast.NamedExpr: "the walrus operator (`:=`) is not part of this language",
