@@ -45,6 +45,7 @@ from gradviz.program.syntax.class_rules import ClassRules
 from gradviz.program.syntax.grammar import (
     ALLOWED_TYPES,
     INTERNAL_ATTRIBUTES,
+    LIBRARY_ROOTS,
     NOTHING_TO_CHECK,
     REFUSALS,
     SAVED_VIEWS,
@@ -215,6 +216,14 @@ class Checker(BlockRules, ClassRules):
         if node.attr in SAVED_VIEWS and isinstance(node.ctx, ast.Load):
             return  # y.grad_fn._saved_self: read only, and only a grad_fn answers it
         self.check_identifier(node.attr, node, "attribute")
+        root = dotted(node.value)
+        if node.attr.startswith("_") and root and root.split(".")[0] in LIBRARY_ROOTS:
+            raise self.error(
+                "forbidden",
+                f"`{root}.{node.attr}` is one of the library's internals: a name starting "
+                "with an underscore is the program's own, never the library's",
+                node,
+            )
         if node.attr in INTERNAL_ATTRIBUTES:
             raise self.error(
                 "forbidden",
