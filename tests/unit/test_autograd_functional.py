@@ -93,6 +93,8 @@ J = HEAD + "from torch.autograd.functional import jacobian, hessian\n"
         (J + "def f(t):\n    while True:\n        pass\njacobian(f, x)\n", "limit", 5, 5, "loop"),
         (J + "jacobian(lambda t: torch.ones(100000, 100000), x)\n", "limit", 4, 20, "allocate"),
         (J + "jacobian(lambda t: jacobian(lambda u: u, t), x)\n", "forbidden", 4, 20, "inside"),
+        (J + "y = x.clone().requires_grad_()\nh = y.register_hook(lambda g: jacobian(lambda t: t, x))\n"
+         "y.sum().backward()\n", "forbidden", 5, 31, "inside a hook"),
         (J + "torch.autograd.set_detect_anomaly(1)\n", "type", 4, 1, "True or False"),
         (J + "d = torch.autograd.detect_anomaly()\n", "type", 4, 5, "with"),
     ],

@@ -172,6 +172,7 @@ class AutogradFunctional:
         target = getattr(torch.autograd.functional, name)
         if self.running:
             raise state.error("forbidden", f"{label} cannot run inside another one", node)
+        self.library.not_in_a_hook(label, node)  # a hook runs inside a backward pass
         self.running += 1
         try:
             return self.library.call(
@@ -238,7 +239,7 @@ class AutogradFunctional:
             try:
                 out = self.call_value(func, inputs, {}, node)
             finally:
-                state.in_backward = False
+                state.in_backward = False  # not_in_a_hook: it was False before the call
                 state.node = where
             outs = out if isinstance(out, tuple) else (out,)
             if not outs or not all(isinstance(t, torch.Tensor) for t in outs):
