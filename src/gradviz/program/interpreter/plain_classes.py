@@ -12,7 +12,8 @@ Python's operations reach an instance only through the dunder methods of
 gradviz.program.syntax.grammar.DUNDER_METHODS, each run by the interpreter (under the call
 depth, step and item caps) for its one operation: `len(x)`, `x[i]`, `iter(x)` and `for`,
 `x(...)`, `repr(x)` and `print(x)`. A dunder name can never be read or written as an
-attribute (the checker refuses every `__x__` attribute). `@staticmethod`, `@classmethod` and
+attribute (the checker refuses every `__x__` attribute but the method a `super().__repr__()`
+call names, gradviz.program.interpreter.class_statements). `@staticmethod`, `@classmethod` and
 `@property` are read from the method's decorators (`Method.kind`).
 """
 

@@ -29,7 +29,12 @@ What is allowed (everything else is refused):
   (+ - * / // % ** @, unary - + ~ not), comparisons (chained, `in`, `is`), `and`/`or`,
   conditional expressions, indexing and slicing, attribute access and calls. Which names,
   attributes and functions exist is decided by the interpreter's tables
-  (gradviz.program.allowlists.tables).
+  (gradviz.program.allowlists.tables);
+- names: a name with one leading underscore is the program's own (`_init_weights`,
+  `self._cache`); PyTorch's and Python's internals under such names
+  (gradviz.program.syntax.grammar.INTERNAL_UNDERSCORE, any `_name` read from the library:
+  `torch._C`), names beginning with `__` (but the dunder methods a class may define) and
+  `_` keywords and imported names are refused.
 """
 
 from __future__ import annotations

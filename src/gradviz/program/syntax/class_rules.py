@@ -35,7 +35,8 @@ class ClassRules:
     (`class Accumulator:`, `class Config(Base):`) also class attributes, the dunder methods of
     DUNDER_METHODS, and as a `@dataclass` annotated fields. Methods may be decorated with
     @staticmethod, @classmethod or @property; `super().__init__(...)` is a statement of
-    `__init__` only."""
+    `__init__` only, `super().name(...)` (or `super(Cls, self).name(...)`) a call in any
+    method, outside the functions and lambdas inside it."""
 
     top_classes: set[int]
     known_names: set[str]
