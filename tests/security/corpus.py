@@ -1851,6 +1851,8 @@ OWN_NAMES_AND_FUNCTIONAL = [
      "limit", "10,000 values", (2, 1)),
     ("hessian-big-input", AF + "hessian(lambda t: t.sum(), torch.ones(1000))",
      "limit", "1,000 values", (2, 1)),
+    ("jacobian-many-passes", AF + "def f(t):\n    for i in range(2000):\n        t = t + 1\n"
+     "    return t\njacobian(f, torch.ones(500))", "limit", "backward passes", (6, 1)),
     ("jacobian-builtin", AF + "jacobian(print, torch.ones(2))", "type", "function", (2, 1)),
     ("jacobian-len", AF + "jacobian(len, torch.ones(2))", "type", "function", (2, 1)),
     ("vjp-builtin-class", AF + "vjp(list, torch.ones(2))", "type", "function", (2, 1)),

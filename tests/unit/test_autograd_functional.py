@@ -95,6 +95,8 @@ J = HEAD + "from torch.autograd.functional import jacobian, hessian\n"
         (J + "jacobian(lambda t: jacobian(lambda u: u, t), x)\n", "forbidden", 4, 20, "inside"),
         (J + "y = x.clone().requires_grad_()\nh = y.register_hook(lambda g: jacobian(lambda t: t, x))\n"
          "y.sum().backward()\n", "forbidden", 5, 31, "inside a hook"),
+        (J + "def f(t):\n    for i in range(1000):\n        t = t * 1.0\n    return t\n"
+         "jacobian(f, torch.ones(1000))\n", "limit", 8, 1, "backward passes"),
         (J + "torch.autograd.set_detect_anomaly(1)\n", "type", 4, 1, "True or False"),
         (J + "d = torch.autograd.detect_anomaly()\n", "type", 4, 5, "with"),
     ],

@@ -40,6 +40,7 @@ MAX_INPUT_VALUES = 1_024  # values of all inputs of a jacobian, vjp or jvp toget
 MAX_HESSIAN_VALUES = 256  # values of all inputs of a hessian together
 MAX_OUTPUT_VALUES = 1_024  # values of the function's output (one backward pass each)
 PASS_COST = 3  # a backward pass's work, in units of the function's forward work
+MAX_PASS_STEPS = 500_000  # the function's operations times the backward passes run over them
 
 # name -> (its arguments in order, with their defaults; None: required)
 SIGNATURES: dict[str, tuple[tuple[str, object], ...]] = {
@@ -233,7 +234,7 @@ class AutogradFunctional:
         state, budget = self.state, self.budget
 
         def run(*inputs):
-            elements, flops = budget.total_elements, budget.total_flops
+            elements, flops, ops = budget.total_elements, budget.total_flops, budget.ops
             where = state.node
             state.in_backward = True  # no backward pass and no hook of its own inside
             try:
@@ -267,6 +268,16 @@ class AutogradFunctional:
                     node,
                 )
             passes = (out_size if name in ("jacobian", "hessian") else 2) * rounds
+            steps = passes * max(1, budget.ops - ops)
+            if steps > MAX_PASS_STEPS:
+                raise state.error(
+                    "limit",
+                    f"{label} would run {passes:,} backward passes over the "
+                    f"{budget.ops - ops:,} operations of its function ({steps:,} steps); the "
+                    f"limit is {MAX_PASS_STEPS:,}",
+                    node,
+                    "Use fewer values, or a function of fewer operations.",
+                )
             work = PASS_COST * passes
             budget.total_elements += work * max(1, budget.total_elements - elements)
             budget.total_flops += work * (budget.total_flops - flops)
