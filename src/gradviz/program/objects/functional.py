@@ -30,9 +30,9 @@ from gradviz.program.runtime.functions import UserFunction
 from gradviz.program.runtime.values import (
     DETECT_ANOMALY,
     SET_DETECT_ANOMALY,
-    Builtin,
     FunctionRef,
     Marker,
+    ProgramObject,
     type_name,
 )
 
@@ -127,11 +127,11 @@ class AutogradFunctional:
         label = f"torch.autograd.functional.{name}"
         given = self.arguments(label, SIGNATURES[name], args, kwargs, node)
         func = given["func"]
-        if not isinstance(func, UserFunction | FunctionRef) or isinstance(func, Builtin):
+        if not isinstance(func, UserFunction | FunctionRef | ProgramObject):
             raise state.error(
                 "type",
-                f"{label} takes a function of the program's (a def or a lambda) or one of "
-                f"torch's, not a {type_name(func)}",
+                f"{label} takes a function of the program's (a def or a lambda), a model or "
+                f"layer, or one of torch's functions, not a {type_name(func)}",
                 node,
             )
         if given.get("vectorize", False):
