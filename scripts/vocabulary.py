@@ -34,6 +34,7 @@ def collect() -> dict[str, list[str]]:
     """Each group's names, from the tables themselves."""
     from gradviz.program.allowlists import nntables, tables
     from gradviz.program.runtime import builtins
+    from gradviz.program.runtime.values import AUTOGRAD_FUNCTIONAL, NAMESPACES
 
     groups = {
         "torch functions (`torch.…`)": tables.TORCH_FUNCTIONS,
@@ -43,6 +44,9 @@ def collect() -> dict[str, list[str]]:
         "constants (`torch.…`)": tables.CONSTANTS,
         "tensor methods (`x.…()`)": tables.TENSOR_METHODS,
         "tensor attributes (`x.…`)": tables.TENSOR_ATTRIBUTES,
+        "`torch.autograd`": NAMESPACES["torch"].members["autograd"].members,
+        "`torch.autograd.functional`": AUTOGRAD_FUNCTIONAL,
+        "`torch.nn.init`": tables.NN_INIT,
         "layers (`nn.…`)": nntables.LAYERS,
         "layer methods (`net.…()`)": nntables.MODULE_METHODS,
         "layer attributes (`net.…`)": nntables.MODULE_ATTRIBUTES,

@@ -69,7 +69,7 @@ REFLECTION = [
     ),
     ("getattr-built-string", X + 'a = getattr(x, "__cl" + "ass__")', "name", "not defined"),
     ("getattr-builtin", X + 'a = getattr(x, "grad")', "name", "not defined"),
-    ("private-name", "_secret = 1", "forbidden", UNDERSCORE),
+    ("private-name", "__secret = 1", "forbidden", UNDERSCORE),
     ("dunder-import", '__import__("os").system("touch pwned")', "forbidden", UNDERSCORE),
     ("import", "import os", "forbidden", "imports"),
     ("from-import", "from os import system", "forbidden", "imports"),
@@ -164,7 +164,7 @@ GLOBAL_STATE = [
     ("deterministic", "torch.use_deterministic_algorithms(True)", "name", "not available"),
     ("random-module-seed", "torch.random.manual_seed(1)", "name", "not available"),
     ("cuda-set-device", "torch.cuda.set_device(0)", "name", "not available"),
-    ("detect-anomaly", "torch.autograd.set_detect_anomaly(True)", "name", "not available"),
+    ("autograd-profiler", "torch.autograd.profiler.profile()", "name", "not available"),
     ("rebind-torch", "torch = 1", "forbidden", "built-in name"),
 ]
 
@@ -404,10 +404,15 @@ LAYERS = [
     ("nn-forward-globals", NET + "g = net.forward.__globals__", "forbidden", UNDERSCORE),
     ("nn-forward-hook", NET + "net.register_forward_hook(print)", "name", "hooks"),
     ("nn-backward-hook", NET + "net.register_full_backward_hook(print)", "name", "hooks"),
-    ("nn-apply", NET + "net.apply(print)", "name", "apply"),
+    (
+        "nn-utils-prune",
+        NET + "nn.utils.prune.l1_unstructured(net, 'weight', 0.5)",
+        "name",
+        "not available",
+    ),
     ("nn-register-buffer", NET + "net.register_buffer('b', torch.ones(1))", "name", "table"),
     ("nn-module-base", "m = nn.Module()", "name", "not available"),
-    ("nn-init", "w = torch.ones(2)\nnn.init.zeros_(w)", "name", "not available"),
+    ("nn-init-orthogonal", "w = torch.ones(2, 2)\nnn.init.orthogonal_(w)", "name", "not available"),
     ("nn-utils", NET + "nn.utils.clip_grad_norm_(net.parameters(), 1.0)", "name", "not available"),
     ("nn-jit-script", NET + "s = torch.jit.script(net)", "name", "not available"),
     ("nn-share-memory", NET + "net.share_memory()", "name", "shared memory"),
@@ -750,7 +755,7 @@ CLASSES = [
     ),
     (
         "class-private-method",
-        "class N(nn.Module):\n    def _hidden(self):\n        pass",
+        "class N(nn.Module):\n    def __hidden(self):\n        pass",
         "forbidden",
         "underscore",
     ),
@@ -792,9 +797,9 @@ CLASSES = [
     ),
     (
         "class-super-method",
-        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        super().parameters()",
+        "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        super().__getattribute__('_modules')",
         "forbidden",
-        "super",
+        "underscore",
     ),
     ("class-super-outside", "s = super()", "forbidden", "super"),
     ("nn-parameter-of-a-number", "w = nn.Parameter(3)", "type", "wraps a tensor"),
@@ -1033,7 +1038,7 @@ TENSOR_IN_TENSOR = [
 ]
 
 AUTOGRAD = [
-    ("autograd-functional", "j = torch.autograd.functional", "name", "not available"),
+    ("autograd-forward-ad", "j = torch.autograd.forward_ad", "name", "not available"),
     ("autograd-function-class", "F2 = torch.autograd.Function", "name", "not available"),
     ("autograd-grad-mode", "m = torch.autograd.grad_mode", "name", "not available"),
     ("autograd-grad-attr", "g = torch.autograd.grad.__wrapped__", "forbidden", "underscore"),
@@ -1769,7 +1774,7 @@ PLAIN_CLASSES = [
     ),
     (
         "plain-super-outside-init",
-        "class A:\n    def f(self):\n        super().f()",
+        "class A:\n    def f(self):\n        super().__class__",
         "forbidden",
         "super",
         (3, 9),
@@ -2001,6 +2006,74 @@ GENERATORS = [
         (3, 7),
     ),
 ]
+# Names with one leading underscore are the program's own; the library's and Python's stay
+# out (`t._version`, `m._modules`, `torch._C`, every dunder), and a program's function run
+# inside torch.autograd.functional is held to the run's caps. Each (id, program, kind,
+# words, (line, column)).
+T = "x = torch.ones(3, requires_grad=True)\n"
+AF = "from torch.autograd.functional import jacobian, hessian, vjp, jvp\n"
+OWN_NAMES_AND_FUNCTIONAL = [
+    ("tensor-private-attr", T + "y = x._foo", "name", "_foo", (2, 5)),
+    ("tensor-version", T + "v = x._version", "forbidden", "internals", (2, 5)),
+    ("tensor-base", T + "b = x[0]._base", "forbidden", "internals", (2, 5)),
+    ("tensor-cdata", T + "c = x._cdata", "forbidden", "internals", (2, 5)),
+    ("tensor-class", T + "k = x.__class__", "forbidden", UNDERSCORE, (2, 5)),
+    ("tensor-dict", T + "d = x.__dict__", "forbidden", UNDERSCORE, (2, 5)),
+    ("grad-fn-hooks", T + "h = (x * 2).grad_fn._backward_hooks", "forbidden", "internals", (2, 5)),
+    ("layer-modules", "m = nn.Linear(2, 2)\nc = m._modules", "forbidden", "internals", (2, 5)),
+    ("layer-parameters", "m = nn.Linear(2, 2)\np = m._parameters", "forbidden", "internals", (2, 5)),
+    ("layer-private", "m = nn.Linear(2, 2)\np = m._foo", "name", "_foo", (2, 5)),
+    ("optimizer-hooks", "m = nn.Linear(2, 2)\no = optim.SGD(m.parameters(), lr=0.1)\n"
+     "h = o._optimizer_step_pre_hooks", "forbidden", "internals", (3, 5)),
+    ("torch-c", "c = torch._C", "forbidden", "internals", (1, 5)),
+    ("torch-dynamo", "torch._dynamo.reset()", "forbidden", "internals", (1, 1)),
+    ("functional-private", "F._reduction", "forbidden", "internals", (1, 1)),
+    ("math-private", "import math\nm = math._x", "forbidden", "internals", (2, 5)),
+    ("own-module-internals", "class N(nn.Module):\n    def __init__(self):\n"
+     "        super().__init__()\n        self._forward_hooks = {}\nN()", "forbidden",
+     "internals", (4, 9)),
+    ("own-module-buffers-set", "class N(nn.Module):\n    def __init__(self):\n"
+     "        super().__init__()\n        self._non_persistent_buffers_set = 1\nN()",
+     "forbidden", "internals", (4, 9)),
+    ("own-module-call-impl", "class N(nn.Module):\n    def _call_impl(self, x):\n"
+     "        return x", "forbidden", "internals", (2, 5)),
+    ("own-class-dunder-attr", "class A:\n    pass\na = A()\nd = a.__dict__", "forbidden",
+     UNDERSCORE, (4, 5)),
+    ("shown-value-name", "_3 = 1", "forbidden", "line number", (1, 1)),
+    ("mangled-name", "class A:\n    def __init__(self):\n        self.__x = 1",
+     "forbidden", UNDERSCORE, (3, 9)),
+    ("private-keyword", "def f(**k):\n    return k\nf(_secret=1)", "forbidden", "keyword", (3, 3)),
+    ("private-import", "from torch.nn import _reduction", "forbidden", "imported name", (1, 1)),
+    ("jacobian-forever", AF + "def f(t):\n    while True:\n        pass\njacobian(f, torch.ones(2))",
+     "limit", "loop", (3, 5)),
+    ("jacobian-huge-tensor", AF + "jacobian(lambda t: torch.ones(100000, 100000), torch.ones(2))",
+     "limit", "allocate", (2, 20)),
+    ("jacobian-huge-output", AF + "jacobian(lambda t: t.repeat(5000), torch.ones(2))",
+     "limit", "10,000 values", (2, 1)),
+    ("jacobian-big-input", AF + "jacobian(lambda t: t, torch.ones(10000))",
+     "limit", "10,000 values", (2, 1)),
+    ("hessian-big-input", AF + "hessian(lambda t: t.sum(), torch.ones(1000))",
+     "limit", "1,000 values", (2, 1)),
+    ("jacobian-many-passes", AF + "def f(t):\n    for i in range(2000):\n        t = t + 1\n"
+     "    return t\njacobian(f, torch.ones(500))", "limit", "backward passes", (6, 1)),
+    ("jacobian-builtin", AF + "jacobian(print, torch.ones(2))", "type", "function", (2, 1)),
+    ("jacobian-len", AF + "jacobian(len, torch.ones(2))", "type", "function", (2, 1)),
+    ("vjp-builtin-class", AF + "vjp(list, torch.ones(2))", "type", "function", (2, 1)),
+    ("jvp-namespace", AF + "jvp(torch, torch.ones(2))", "type", "function", (2, 1)),
+    ("jacobian-vectorize", AF + "jacobian(lambda t: t, torch.ones(2), vectorize=True)",
+     "forbidden", "vmap", (2, 1)),
+    ("jacobian-nested", AF + "jacobian(lambda t: jacobian(lambda u: u, t), torch.ones(2))",
+     "forbidden", "inside", (2, 20)),
+    ("jacobian-backward-inside", AF + "def f(t):\n    t.sum().backward()\n    return t\n"
+     "jacobian(f, torch.ones(2))", "forbidden", "inside a hook", (3, 5)),
+    ("jacobian-hook-inside", AF + "def f(t):\n    t.register_hook(print)\n    return t\n"
+     "jacobian(f, torch.ones(2))", "forbidden", "hook", (3, 5)),
+    ("jacobian-many-tensors", AF + "jacobian(lambda *a: a[0], tuple(torch.ones(1) for i in range(40)))",
+     "limit", "40 tensors", (2, 1)),
+    ("super-dunder-class", "class A:\n    def f(self):\n        return super().__class__",
+     "forbidden", "super", (3, 16)),
+    ("super-outside-class", "def f():\n    return super().g()", "forbidden", "super", (2, 12)),
+]  # fmt: skip
 
 HOSTILE = (
     HOSTILE
@@ -2018,6 +2091,7 @@ HOSTILE = (
     + [g[:4] for g in GREW]
     + [c[:4] for c in PLAIN_CLASSES]
     + [g[:4] for g in GENERATORS]
+    + [c[:4] for c in OWN_NAMES_AND_FUNCTIONAL]
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).

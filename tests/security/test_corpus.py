@@ -24,6 +24,7 @@ from tests.security.corpus import (
     GREW,
     HARMLESS,
     HOSTILE,
+    OWN_NAMES_AND_FUNCTIONAL,
     PLAIN_CLASSES,
     SANDBOX_ONLY,
     TRY_EXCEPT,
@@ -116,6 +117,15 @@ def test_grown_surface_is_refused_at_its_position(source, kind, words, where, se
                          ids=[g[0] for g in GENERATORS])  # fmt: skip
 def test_generator_refusals_at_their_position(source, kind, words, where, sealed):
     """Generators: refused, or stopped by a cap, at the line and column of the cause."""
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+    assert (trace.error.line, trace.error.col) == where, trace.error
+
+
+@pytest.mark.parametrize(("source", "kind", "words", "where"),
+                         [c[1:] for c in OWN_NAMES_AND_FUNCTIONAL],
+                         ids=[c[0] for c in OWN_NAMES_AND_FUNCTIONAL])  # fmt: skip
+def test_own_names_and_functional_refusals_at_their_position(source, kind, words, where, sealed):
     trace = run_program(source, RunOptions(backward="x"))
     _assert_clear(trace.error, kind, words)
     assert (trace.error.line, trace.error.col) == where, trace.error

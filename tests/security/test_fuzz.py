@@ -24,7 +24,7 @@ FUZZ = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-NAMES = ["a", "b", "c", "x", "y"]
+NAMES = ["a", "b", "c", "x", "y", "_a", "_tmp"]  # `_` names are the program's own
 
 dims = st.one_of(st.integers(0, 4), st.sampled_from([1, 2, 3, 10, 100, 10**5, 10**9, -1]))
 shapes = st.lists(dims, min_size=0, max_size=4).map(lambda s: ", ".join(map(str, s)))
@@ -52,7 +52,8 @@ method = st.sampled_from(
      "reshape(-1)", "flatten()", "unsqueeze(0)", "squeeze()", "float()", "double()", "cumsum(0)",
      "softmax(0)", "max()", "clone()", "norm()", "pow(2)", "sqrt()", "log()", "item()",
      "expand(3, -1)", "repeat(2, 2)", "view(-1)", "sort()", "topk(1)", "numpy()",
-     "requires_grad_()", "retain_grad()", "backward()", "tolist()", "transpose(0, 1)"]
+     "requires_grad_()", "retain_grad()", "backward()", "tolist()", "transpose(0, 1)",
+     "_foo()", "_version", "_modules", "_base", "__class__", "grad_fn._saved_self"]
 )  # fmt: skip
 binop = st.sampled_from(["+", "-", "*", "/", "@", "**", "//", "%", "<", "=="])
 function = st.sampled_from(

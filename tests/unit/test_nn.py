@@ -242,7 +242,11 @@ def test_parameters_iterate_through_python_protocol():
     ("source", "kind", "words"),
     [
         ("net = nn.Linear(2, 2)\nnet.register_forward_hook(print)", "name", "hooks"),
-        ("net = nn.Linear(2, 2)\nnet.apply(print)", "name", "apply"),
+        (
+            'net = nn.Linear(2, 2)\nnet.register_buffer("b", torch.ones(1))',
+            "name",
+            "register_buffer",
+        ),
         ("net = nn.Linear(2, 2)\nm = net.modules()", "name", "indexing"),
         ("net = nn.Linear(2, 2)\nn = net.lol", "name", "no attribute"),
         ("net = nn.Linear(2, 2)\nf = net.forward", "type", "method"),

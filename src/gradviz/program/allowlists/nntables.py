@@ -111,6 +111,7 @@ TENSOR_ARGUMENTS = frozenset({"weight", "pos_weight"})
 # the tensors and settings below (plain values only).
 MODULE_METHODS = frozenset(
     [
+        "apply",
         "parameters",
         "named_parameters",
         "buffers",
@@ -171,8 +172,6 @@ MODULE_ATTRIBUTES = frozenset(
 )
 # Methods that exist on torch's modules but stay out, with why (the rest: "not available").
 MODULE_REFUSALS: dict[str, str] = {
-    "apply": "`.apply(fn)` runs a function on every layer; initialise with torch operations "
-    "under torch.no_grad() instead",
     "register_forward_hook": "hooks run code inside PyTorch; they are not part of this language",
     "register_forward_pre_hook": "hooks run code inside PyTorch; they are not part of this "
     "language",

@@ -218,3 +218,17 @@ def all_known_names() -> set[str]:
         | set(DTYPES)
         | set(CONSTANTS)
     )
+
+
+# torch.nn.init: in place on a layer's parameters (under no_grad, as PyTorch runs them), no
+# bigger than the tensor they fill; the random ones take the run's own generator.
+NN_INIT: dict[str, FnSpec] = {
+    **_specs("zeros_ ones_ constant_ eye_ dirac_ calculate_gain", torch.nn.init, check="bounded"),
+    **_specs(
+        "normal_ uniform_ trunc_normal_ xavier_uniform_ xavier_normal_ kaiming_uniform_ "
+        "kaiming_normal_",
+        torch.nn.init,
+        check="bounded",
+        random=True,
+    ),
+}

@@ -103,6 +103,8 @@ class UserModule(LayerRef):
         if name in self.cls.methods:
             if self.cls.kinds.get(name) == "property":
                 return self.classes.functions.call(self.cls.methods[name], (self,), {}, node)
+            if self.cls.kinds.get(name) == "method":  # self.apply(self._init_weights)
+                return BoundMethod(self, name)
             raise self.state.error(
                 "type", f"`.{name}` is a method: call it, e.g. self.{name}(...)", node
             )
@@ -148,6 +150,25 @@ class UserModule(LayerRef):
         if name in self.attrs:  # self.act(x), a function the program kept
             return self.classes.call_value(self.attrs[name], args, kwargs, node)
         return super().method(name, args, kwargs, node)
+
+
+class BoundMethod(ProgramObject):
+    """A module's method read but not called (`self._init_weights`): called later with its
+    module first, as `self.apply(self._init_weights)` calls it for each layer."""
+
+    def __init__(self, made: UserModule, name: str):
+        super().__init__(made.state)
+        self.made = made
+        self.name = name
+
+    def describe(self) -> str:
+        return "method"
+
+    def __repr__(self) -> str:
+        return f"<bound method {self.made.cls.name}.{self.name} of {self.made!r}>"
+
+    def call(self, args: tuple, kwargs: dict, node):
+        return self.made.classes.call_method(self.made, self.name, args, kwargs, node)
 
 
 class Classes:
@@ -265,6 +286,13 @@ class Classes:
     def set_attribute(self, made: UserModule, name: str, value, node) -> None:
         """self.name = value: a layer is registered as a submodule, the rest kept plain."""
         state = self.state
+        if name.startswith("_") and (hasattr(nn.Module, name) or name in vars(made.module)):
+            raise state.error(
+                "forbidden",
+                f"`{name}` is a name of nn.Module's internals, not part of this language; "
+                "pick another name for the attribute",
+                node,
+            )
         if name in made.cls.methods or hasattr(nn.Module, name):
             raise state.error(
                 "type",

@@ -25,6 +25,7 @@ from gradviz.program.allowlists import tables
 from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.objects.functional import AutogradFunctional
 from gradviz.program.objects.hooks import TensorHooks
 from gradviz.program.objects.makers import Objects
 from gradviz.program.recording import grad_fns
@@ -41,6 +42,7 @@ from gradviz.program.runtime.operators import Operators
 from gradviz.program.runtime.strings import Strings
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import (
+    DATACLASS_FIELD,
     NAMESPACES,
     PARAMETER,
     Builtin,
@@ -50,7 +52,9 @@ from gradviz.program.runtime.values import (
     Namespace,
     ProgramObject,
     checked,
+    field_spec,
     held,
+    marker_path,
     type_name,
 )
 from gradviz.program.syntax.grammar import FILE_ACCESS
@@ -113,7 +117,13 @@ class Evaluator:
         )
         self.unpacking = Unpacking(state, quotas, self.iteration, self.eval)
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
+        # id() of each `super()` of a `super().name(...)` in a class's method -> (the class,
+        # the method's first parameter); run by super_method (both set by the class statement)
+        self.super_owners: dict[int, tuple[object, str]] = {}
+        self.super_method = None
         library.hooks = TensorHooks(state, quotas, self.call_value)  # t.register_hook(f)
+        library.functional = AutogradFunctional(state, budget, library, self.call_value)
+        self.objects.layers.call_value = self.call_value
         self.dispatch = {kind: attrgetter(name)(self) for kind, name in EXPRESSIONS.items()}
 
     def eval(self, node: ast.AST):
@@ -311,6 +321,8 @@ class Evaluator:
         kwargs = self.unpacking.keywords(node)
         self.state.node = node
         func = node.func
+        if isinstance(func, ast.Attribute) and id(func.value) in self.super_owners:
+            return self.super_method(func.value, func.attr, args, kwargs, node)
         # Method call on a tensor: t.name(...)
         if isinstance(func, ast.Attribute):
             owner = self.eval(func.value)
@@ -357,6 +369,10 @@ class Evaluator:
             return self.call_named(callee.path, callee.spec, args, kwargs, node)
         if callee is PARAMETER:  # from torch.nn import Parameter
             return self.library.call_member("torch.nn.Parameter", callee, args, kwargs, node)
+        if callee is DATACLASS_FIELD:  # from dataclasses import field
+            return field_spec(self.state, args, kwargs, node)
+        if isinstance(callee, Marker):  # from torch.autograd.functional import jacobian
+            return self.library.call_member(marker_path(callee), callee, args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)
 
     def call_named(self, path: str, member, args: tuple, kwargs: dict, node):

@@ -6,7 +6,8 @@ a program is such a cell: its value's repr, as Python (and so Jupyter) writes it
 as a `ShownValue` (`Out[line]`), and a tensor autograd made there (one with a grad_fn,
 not bound to a name already) is named `_line` on the graph, as IPython's `_5` holds
 `Out[5]`, so that a backward the page asks for can start from it (the program's own text
-cannot name it: names beginning with `_` are refused); those in a tuple or a list shown
+cannot name it: `_` and digits is refused as a name,
+gradviz.program.syntax.grammar.SHOWN_VALUE_NAME); those in a tuple or a list shown
 (`x + y, x * y`) are `_line.0`, `_line.1`, ... . As in a notebook, a value of None (`loss.backward()`,
 `print(...)`, `optimizer.step()`) shows nothing, and neither does an expression inside a
 function, a loop or any other block; a bare string or `...` (a comment or a placeholder)

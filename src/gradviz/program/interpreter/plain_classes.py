@@ -12,7 +12,8 @@ Python's operations reach an instance only through the dunder methods of
 gradviz.program.syntax.grammar.DUNDER_METHODS, each run by the interpreter (under the call
 depth, step and item caps) for its one operation: `len(x)`, `x[i]`, `iter(x)` and `for`,
 `x(...)`, `repr(x)` and `print(x)`. A dunder name can never be read or written as an
-attribute (the checker refuses every `__x__` attribute). `@staticmethod`, `@classmethod` and
+attribute (the checker refuses every `__x__` attribute but the method a `super().__repr__()`
+call names, gradviz.program.interpreter.class_statements). `@staticmethod`, `@classmethod` and
 `@property` are read from the method's decorators (`Method.kind`).
 """
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 from gradviz.program.interpreter.control import exception_of
 from gradviz.program.runtime.functions import Functions, UserFunction
-from gradviz.program.runtime.values import ProgramObject, held, type_name
+from gradviz.program.runtime.values import FieldSpec, ProgramObject, held, type_name
 from gradviz.program.syntax.program_error import ProgramError, did_you_mean
 
 MAX_ATTRIBUTES = 256  # attributes of one instance, or of one class's body
@@ -257,6 +258,10 @@ class PlainInstance(ProgramObject):
     def __repr__(self) -> str:
         if isinstance(self.cls.find("__repr__"), Method):
             return self.text("__repr__")
+        return self.default_repr()
+
+    def default_repr(self) -> str:
+        """Its repr where no class of its defines `__repr__` (a dataclass's, or object's)."""
         owner = self.cls.owner
         fields = next((c.fields for c in self.cls.chain() if c.fields is not None), None)
         if fields is None:
@@ -331,10 +336,15 @@ class PlainClasses:
                 value = (
                     held(self.state, self.evaluate(stmt.value), stmt, "a class") if has else None
                 )
+                if isinstance(value, FieldSpec):  # n: list = field(default_factory=list)
+                    has = value.has_default
                 if isinstance(stmt, ast.AnnAssign):
                     self.check_field(node, target.id, has, value, fields, stmt)
                     fields.append((target.id, has, value))
-                if has:
+                if isinstance(value, FieldSpec) and isinstance(stmt, ast.AnnAssign):
+                    if value.factory is None and has:  # as Python: the default stays
+                        cls.constants[target.id] = value.default
+                elif has:
                     cls.constants[target.id] = value
             if len(cls.methods) + len(cls.constants) > MAX_ATTRIBUTES:
                 raise self.state.error(
@@ -346,6 +356,8 @@ class PlainClasses:
 
     def check_field(self, node, name: str, has: bool, value, fields: list, stmt) -> None:
         """A dataclass's field, refused where Python's dataclass refuses it."""
+        if isinstance(value, FieldSpec) and value.factory is None:
+            value = value.default
         if has and isinstance(value, MUTABLE):
             raise self.state.error(
                 "runtime",
@@ -415,6 +427,11 @@ class PlainClasses:
                 node,
             )
         for name, _, default in fields:
+            if name not in given and isinstance(default, FieldSpec):
+                spec = default  # each instance's own: a new list from default_factory=list
+                default = spec.default
+                if spec.factory is not None:
+                    default = self.call_value(spec.factory, (), {}, node)
             made.set(name, given.get(name, default), node)
 
     def super_init(self, args: tuple, kwargs: dict, node) -> None:

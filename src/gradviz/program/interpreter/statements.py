@@ -41,6 +41,7 @@ from gradviz.program.runtime.pyrandom import ProgramRandom
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import (
     DATACLASS,
+    DATACLASS_FIELD,
     NAMESPACES,
     Builtin,
     ClassRef,
@@ -49,7 +50,7 @@ from gradviz.program.runtime.values import (
     ProgramObject,
     TypeRef,
 )
-from gradviz.program.syntax.grammar import DATACLASS_IMPORT, IMPORTABLE
+from gradviz.program.syntax.grammar import DATACLASS_IMPORT, FIELD_IMPORT, IMPORTABLE
 from gradviz.program.syntax.program_error import did_you_mean
 
 # Names a program cannot assign: the namespaces and the built-ins it always had (the
@@ -260,6 +261,8 @@ class Interpreter:
                 value = self.random.namespace()
             elif module == DATACLASS_IMPORT:
                 value = DATACLASS
+            elif module == FIELD_IMPORT:
+                value = DATACLASS_FIELD
             elif module in IMPORTABLE:
                 value = module_namespace(module)
             else:
@@ -271,7 +274,11 @@ class Interpreter:
         """`with torch.no_grad():` (or enable_grad), as a decorated function's call runs."""
         with contextlib.ExitStack() as modes:
             for item in stmt.items:
-                modes.enter_context(self.functions.grad_mode(item.context_expr.func.attr))
+                mode = item.context_expr.func.attr
+                if mode == "detect_anomaly":  # nothing to change: a note says why
+                    self.evaluator.library.functional.note_anomaly(item.context_expr)
+                    continue
+                modes.enter_context(self.functions.grad_mode(mode))
             self.run_body(stmt.body)
 
     def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:

@@ -50,6 +50,7 @@ class Layers:
         self.state = library.state
         self.budget = library.budget
         self.refs: dict[int, LayerRef] = {}  # id(module) -> its ref (which keeps it alive)
+        self.call_value = None  # runs a program's function (net.apply(f)): set by the evaluator
         # a gradient check's float64 leaves, in place of the parameters they stand for
         self.overrides: dict[int, torch.Tensor] = {}
         self.calls = LayerCalls(self.state)  # what each layer's real call made, recorded
@@ -304,6 +305,9 @@ class LayerRef(ProgramObject):
             return tuple(value) if isinstance(value, list) else value
         raise self.refuse(f"has no attribute `.{name}`", node)
 
+    def made_as(self, cls: type) -> bool:
+        return isinstance(self.module, cls)
+
     def available(self) -> set[str]:
         attrs = {a for a in nntables.MODULE_ATTRIBUTES if hasattr(self.module, a)}
         return attrs | set(nntables.MODULE_METHODS)
@@ -341,6 +345,16 @@ class LayerMethods:
                 raise
             message = str(exc).replace("LayerMethods.do_", "").replace(name + "()", f".{name}()")
             raise self.state.error("type", message, self.node) from None
+
+    def do_apply(self, fn):
+        """net.apply(fn): `fn` on each layer inside, children first, then on the layer
+        itself, as PyTorch walks it; each call run by the interpreter (Layers.call_value)."""
+        ref = self.ref
+        for name, child in self.module.named_children():
+            path = None if ref.path is None else f"{ref.path}.{name}"
+            LayerMethods(ref.layers.ref(child, path), self.node).do_apply(fn)
+        ref.layers.call_value(fn, (ref,), {}, self.node)
+        return ref
 
     def do_parameters(self, recurse: bool = True):
         ps = list(self.module.parameters(recurse=bool(recurse)))

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import torch
 
 from gradviz.program.allowlists import tables
+from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
@@ -432,6 +433,9 @@ class Builtins:
                 resolved.append(TYPES[t.name])
             elif isinstance(t, TypeRef):
                 resolved.append(t.type)
+            elif isinstance(spec := getattr(t, "member", getattr(t, "spec", None)), ObjectSpec):
+                if isinstance(value, ProgramObject) and value.made_as(spec.target):
+                    return True  # isinstance(module, nn.Linear)
             else:
                 raise self.state.error(
                     "type",

@@ -31,6 +31,7 @@ from gradviz.program.runtime.errors import NoneGrads, runtime_error
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.values import (
     AUTOGRAD_GRAD,
+    AUTOGRAD_MARKERS,
     DEVICE,
     ENABLE_GRAD,
     MANUAL_SEED,
@@ -57,6 +58,7 @@ class Library:
         self.none_grads = NoneGrads(state)
         self.clocks = ClockWatch(placement.device_notes, state.simulated)
         self.hooks = None  # the program's tensor hooks, set by the evaluator that runs them
+        self.functional = None  # torch.autograd.functional's calls, set by the evaluator too
 
     # -- the one place tensor work happens
 
@@ -127,12 +129,11 @@ class Library:
             return self.parameter(args, kwargs, node)
         if member is AUTOGRAD_GRAD:
             return self.autograd_grad(args, kwargs, node)
+        if any(member is m for m in AUTOGRAD_MARKERS):  # gradviz.program.objects.functional
+            return self.functional.call_marker(member, args, kwargs, node)
         if isinstance(member, TypeRef) and member.type is torch.Tensor:
             label, member, args, kwargs = tensor_class_call(self.state, args, kwargs, node)
-        if self.state.shadow is not None and label in (
-            "torch.cuda.is_available",
-            "torch.cuda.device_count",
-        ):
+        if self.state.shadow is not None and label in SIMULATED_CUDA_ANSWERS:
             return self.placement.simulated_cuda_answer(label)
         if not isinstance(member, tables.FnSpec):
             raise self.state.error("type", f"`{label}` cannot be called", node)
@@ -347,6 +348,8 @@ class Library:
         return result
 
 
+# What simulated CUDA answers itself (gradviz.program.runtime.placement).
+SIMULATED_CUDA_ANSWERS = ("torch.cuda.is_available", "torch.cuda.device_count")
 AUTOGRAD_GRAD_ARGUMENTS = (
     "outputs",
     "inputs",

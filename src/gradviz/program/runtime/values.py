@@ -102,7 +102,60 @@ MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
 DATACLASS = Marker("dataclass")  # from dataclasses import dataclass: a class decorator only
+DATACLASS_FIELD = Marker("field")  # from dataclasses import field: a dataclass's field
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What `field(default=3)` or `field(default_factory=list)` makes: a dataclass's field
+    with a default, or a function each instance's default is made by (run by the
+    interpreter, gradviz.program.interpreter.plain_classes)."""
+
+    default: object = None
+    factory: object = None  # a built-in (list, dict), a function or a class of the program's
+    has_default: bool = False
+
+    type_label = "Field"
+
+    def __repr__(self) -> str:
+        return "Field(default_factory=...)" if self.factory is not None else "Field(...)"
+
+
+def field_spec(state: RunState, args: tuple, kwargs: dict, node) -> FieldSpec:
+    """field(default=...) or field(default_factory=...), keywords only, as Python's."""
+    if args:
+        raise state.error(
+            "type", f"field() takes 0 positional arguments but {len(args)} were given", node
+        )
+    extra = set(kwargs) - {"default", "default_factory"}
+    if extra:
+        raise state.error(
+            "type",
+            f"field() takes default= or default_factory= here, not {', '.join(sorted(extra))}",
+            node,
+        )
+    if len(kwargs) == 2:
+        raise state.error(
+            "runtime", "ValueError: cannot specify both default and default_factory", node
+        )
+    if "default" in kwargs:
+        return FieldSpec(default=kwargs["default"], has_default=True)
+    factory = kwargs.get("default_factory")
+    if factory is None:
+        return FieldSpec()
+    if isinstance(factory, Namespace | Marker | TypeRef | ClassRef):
+        raise state.error(
+            "type", f"default_factory takes a function or a class, not {factory!r}", node
+        )
+    return FieldSpec(factory=factory, has_default=True)
+
+
 AUTOGRAD_GRAD = Marker("grad")  # torch.autograd.grad: gradviz.program.runtime.torch_calls
+# torch.autograd.functional's calls and anomaly detection: gradviz.program.objects.functional
+AUTOGRAD_FUNCTIONAL = {name: Marker(name) for name in ("jacobian", "hessian", "vjp", "jvp")}
+SET_DETECT_ANOMALY = Marker("set_detect_anomaly")
+DETECT_ANOMALY = Marker("detect_anomaly")
+AUTOGRAD_MARKERS = (*AUTOGRAD_FUNCTIONAL.values(), SET_DETECT_ANOMALY, DETECT_ANOMALY)
 
 
 class ProgramObject:
@@ -169,6 +222,11 @@ class ProgramObject:
         """bool(it) where it decides (a class of the program's with `__len__`); None: true."""
         return None
 
+    def made_as(self, cls: type) -> bool:
+        """isinstance(it, nn.Linear) and the like: whether torch's object inside it (a
+        layer's module) is one of `cls`, a class of the allow-lists."""
+        return False
+
     def covers(self, value) -> bool | None:
         """isinstance(value, it) where it is one of the program's own classes; None where
         it is not a class."""
@@ -188,8 +246,10 @@ class ProgramObject:
 
 def _namespaces() -> dict[str, Namespace]:
     functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
+    init = Namespace("torch.nn.init", dict(tables.NN_INIT))
     nn = Namespace(
-        "torch.nn", {"functional": functional, "Parameter": PARAMETER, **nntables.LAYERS}
+        "torch.nn",
+        {"functional": functional, "init": init, "Parameter": PARAMETER, **nntables.LAYERS},
     )
     schedulers = Namespace("torch.optim.lr_scheduler", dict(nntables.SCHEDULERS))
     optim = Namespace("torch.optim", {**nntables.OPTIMIZERS, "lr_scheduler": schedulers})
@@ -203,7 +263,16 @@ def _namespaces() -> dict[str, Namespace]:
         },
     )
     linalg = Namespace("torch.linalg", dict(tables.LINALG))
-    autograd = Namespace("torch.autograd", {"grad": AUTOGRAD_GRAD})
+    functional_ = Namespace("torch.autograd.functional", dict(AUTOGRAD_FUNCTIONAL))
+    autograd = Namespace(
+        "torch.autograd",
+        {
+            "grad": AUTOGRAD_GRAD,
+            "functional": functional_,
+            "set_detect_anomaly": SET_DETECT_ANOMALY,
+            "detect_anomaly": DETECT_ANOMALY,
+        },
+    )
     members: dict = {
         **tables.TORCH_FUNCTIONS,
         **tables.DTYPES,
@@ -224,6 +293,18 @@ def _namespaces() -> dict[str, Namespace]:
 
 
 NAMESPACES = _namespaces()
+
+
+def marker_path(marker: Marker) -> str:
+    """Where torch keeps what a Marker stands for: torch.manual_seed, torch.autograd.grad,
+    torch.autograd.functional.jacobian."""
+    autograd = NAMESPACES["torch"].members["autograd"]
+    if autograd.members.get(marker.name) is marker:
+        return f"torch.autograd.{marker.name}"
+    if AUTOGRAD_FUNCTIONAL.get(marker.name) is marker:
+        return f"torch.autograd.functional.{marker.name}"
+    return f"torch.{marker.name}"
+
 
 SAFE_VALUE_TYPES = (
     torch.Tensor,

@@ -6,16 +6,20 @@ from __future__ import annotations
 import ast
 
 from gradviz.program.syntax.grammar import (
+    ANOMALY_MANAGER,
     CLASS_SOURCES,
     CONTEXT_MANAGERS,
     DATACLASS_IMPORT,
+    FIELD_IMPORT,
     FILE_ACCESS,
     IMPORT_NAMES,
     IMPORT_ROUTES,
     IMPORTABLE,
     METHOD_DECORATORS,
     RAISABLE,
+    dotted,
     grad_decorator,
+    underscore_refusal,
 )
 
 _LOOP_NAMES = "a loop assigns to plain names only: for i, (a, b) in enumerate(pairs): ..."
@@ -33,12 +37,18 @@ class BlockRules:
         raise NotImplementedError
 
     def check_identifier(self, name: str, node: ast.AST, what: str) -> None:
-        if name.startswith("_") and not (name == "_" and what in ("name", "loop variable")):
+        """A name the program writes: one leading underscore makes it the program's own
+        (`_init_weights`, `self._cache`), but for the names underscore_refusal gives a
+        reason for; keywords and imported names are never `_name`s (they reach torch)."""
+        if not name.startswith("_"):
+            return
+        if what in ("keyword argument", "imported name") and name != "_":
+            reason = f"{what}s beginning with `_` are not part of this language"
+        else:
+            reason = underscore_refusal(name)
+        if reason is not None:
             raise self.error(
-                "forbidden",
-                f"the {what} `{name}` starts with an underscore: names beginning with `_` "
-                "(private and 'dunder' names) are not allowed",
-                node,
+                "forbidden", f"the {what} `{name}` starts with an underscore: {reason}", node
             )
 
     def check_new_name(self, name: str, node: ast.AST, what: str = "name") -> None:
@@ -122,8 +132,8 @@ class BlockRules:
             ]
         for module, bound, bound_module in pairs:
             source = getattr(node, "module", None)
-            if module == DATACLASS_IMPORT and bound == "dataclass":
-                pass  # from dataclasses import dataclass: the one class decorator
+            if (module, bound) in ((DATACLASS_IMPORT, "dataclass"), (FIELD_IMPORT, "field")):
+                pass  # from dataclasses import dataclass, field: the class decorator, fields
             elif module not in IMPORTABLE and source in CLASS_SOURCES:
                 self.check_identifier(module.rsplit(".", 1)[1], node, "imported name")
             elif module not in IMPORTABLE:
@@ -271,13 +281,19 @@ class BlockRules:
                 and isinstance(expr.func.value, ast.Name)
                 and expr.func.value.id == "torch"
                 and expr.func.attr in CONTEXT_MANAGERS
+            ) or (
+                isinstance(expr, ast.Call)
+                and not expr.args
+                and not expr.keywords
+                and dotted(expr.func) == ANOMALY_MANAGER
             )
             if isinstance(expr, ast.Call) and getattr(expr.func, "id", None) == "open":
                 raise self.error("forbidden", FILE_ACCESS["open"], expr)
             if not ok:
                 raise self.error(
                     "forbidden",
-                    "`with` works with torch.no_grad() and torch.enable_grad() only",
+                    "`with` works with torch.no_grad(), torch.enable_grad() and "
+                    "torch.autograd.detect_anomaly() only",
                     expr,
                 )
             if item.optional_vars is not None:

@@ -30,7 +30,12 @@ What is allowed (everything else is refused):
   (+ - * / // % ** @, unary - + ~ not), comparisons (chained, `in`, `is`), `and`/`or`,
   conditional expressions, indexing and slicing, attribute access and calls. Which names,
   attributes and functions exist is decided by the interpreter's tables
-  (gradviz.program.allowlists.tables).
+  (gradviz.program.allowlists.tables);
+- names: a name with one leading underscore is the program's own (`_init_weights`,
+  `self._cache`); PyTorch's and Python's internals under such names
+  (gradviz.program.syntax.grammar.INTERNAL_UNDERSCORE, any `_name` read from the library:
+  `torch._C`), names beginning with `__` (but the dunder methods a class may define) and
+  `_` keywords and imported names are refused.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from gradviz.program.syntax.generator_rules import check_generators
 from gradviz.program.syntax.grammar import (
     ALLOWED_TYPES,
     INTERNAL_ATTRIBUTES,
+    LIBRARY_ROOTS,
     NOTHING_TO_CHECK,
     REFUSALS,
     SAVED_VIEWS,
@@ -218,6 +224,14 @@ class Checker(BlockRules, ClassRules):
         if node.attr in SAVED_VIEWS and isinstance(node.ctx, ast.Load):
             return  # y.grad_fn._saved_self: read only, and only a grad_fn answers it
         self.check_identifier(node.attr, node, "attribute")
+        root = dotted(node.value)
+        if node.attr.startswith("_") and root and root.split(".")[0] in LIBRARY_ROOTS:
+            raise self.error(
+                "forbidden",
+                f"`{root}.{node.attr}` is one of the library's internals: a name starting "
+                "with an underscore is the program's own, never the library's",
+                node,
+            )
         if node.attr in INTERNAL_ATTRIBUTES:
             raise self.error(
                 "forbidden",

@@ -13,6 +13,7 @@ from gradviz.program.syntax.grammar import (
     MODULE_BASES,
     dotted,
     super_init_call,
+    super_method_calls,
 )
 
 # What a dataclass field's annotation may be made of (it is read, never evaluated).
@@ -34,7 +35,8 @@ class ClassRules:
     (`class Accumulator:`, `class Config(Base):`) also class attributes, the dunder methods of
     DUNDER_METHODS, and as a `@dataclass` annotated fields. Methods may be decorated with
     @staticmethod, @classmethod or @property; `super().__init__(...)` is a statement of
-    `__init__` only."""
+    `__init__` only, `super().name(...)` (or `super(Cls, self).name(...)`) a call in any
+    method, outside the functions and lambdas inside it."""
 
     top_classes: set[int]
     known_names: set[str]
@@ -180,6 +182,21 @@ class ClassRules:
             for t in targets:
                 if isinstance(t, ast.Attribute) and dotted(t.value) == me:
                     self.self_targets.add(id(t))
+        for call in super_method_calls(stmt):
+            attribute = self.parent_of(stmt, call)
+            if attribute is None or attribute.attr == "__init__":
+                continue  # super().__init__(...): a statement of __init__ (below)
+            named = [dotted(a) for a in call.args] == [cls.name, me]
+            if call.args and not named:
+                raise self.error(
+                    "forbidden",
+                    f"`super` takes no arguments here, or the class and `{me}`: "
+                    f"super({cls.name}, {me})",
+                    call,
+                )
+            if attribute.attr not in DUNDER_METHODS:
+                self.check_identifier(attribute.attr, attribute, "attribute")
+            self.supers.update((id(call.func), id(attribute)))
         if stmt.name != "__init__":
             return
         for inner in stmt.body:
@@ -190,6 +207,14 @@ class ClassRules:
             named = [dotted(a) for a in call.args] == [cls.name, me]
             if plain or named:
                 self.supers.update((id(call.func), id(inner.value.func)))
+
+    @staticmethod
+    def parent_of(method: ast.FunctionDef, call: ast.Call) -> ast.Attribute | None:
+        """The `super().name` attribute a method's `super()` call stands in."""
+        for node in ast.walk(method):
+            if isinstance(node, ast.Attribute) and node.value is call:
+                return node
+        return None
 
     def check_field(self, node: ast.AnnAssign) -> None:
         if id(node) not in self.fields:
@@ -204,7 +229,8 @@ class ClassRules:
         if id(node) not in self.supers:
             raise self.error(
                 "forbidden",
-                "`super` is allowed only as the statement `super().__init__()` in a class's "
-                "`__init__`",
+                "`super` is allowed as the statement `super().__init__()` in a class's "
+                "`__init__` and as a call of the base's method in a class's methods: "
+                "super().forward(x)",
                 node,
             )

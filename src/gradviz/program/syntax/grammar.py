@@ -5,6 +5,7 @@ small readers of syntax the rules share (`dotted`, `super_init_call`)."""
 from __future__ import annotations
 
 import ast
+import re
 
 ALLOWED_NODES: tuple[type, ...] = (
     ast.Module,
@@ -122,6 +123,9 @@ REFUSALS: dict[type, str] = {
 }
 
 CONTEXT_MANAGERS = ("no_grad", "enable_grad")
+# `with torch.autograd.detect_anomaly():` runs its block as it is, with a note
+# (gradviz.program.objects.functional.ANOMALY_NOTE).
+ANOMALY_MANAGER = "torch.autograd.detect_anomaly"
 # The exceptions a program may raise (and so end itself with, at that line), and name in
 # an `except` clause (gradviz.program.interpreter.control decides which errors it catches).
 RAISABLE = (
@@ -159,9 +163,12 @@ IMPORTABLE = (
     "torch",
     "torch.nn",
     "torch.nn.functional",
+    "torch.nn.init",
     "torch.optim",
     "torch.optim.lr_scheduler",
     "torch.utils.data",
+    "torch.autograd",
+    "torch.autograd.functional",
     "math",
     "time",
     "random",
@@ -193,7 +200,14 @@ FILE_ACCESS["torch.load"] = FILE_ACCESS["torch.save"]
 # Modules whose classes a program may import by name (`from torch.utils.data import
 # DataLoader`, `from torch.nn import Linear`): the interpreter binds the class if the
 # module's table has it, and refuses any other name at its line.
-CLASS_SOURCES = ("torch.nn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data")
+CLASS_SOURCES = (
+    "torch.nn",
+    "torch.optim",
+    "torch.optim.lr_scheduler",
+    "torch.utils.data",
+    "torch.autograd",
+    "torch.autograd.functional",
+)
 
 # Attributes that reach Python's own machinery (frames, code, globals) on objects that have
 # them. Every attribute is allow-listed at run time anyway; these get a plain refusal first.
@@ -228,6 +242,54 @@ INTERNAL_ATTRIBUTES = frozenset(
         "co_names",
     )
 )
+
+
+# Names with one leading underscore are the program's own (`_init_weights`, `self._cache`);
+# these are PyTorch's and Python's internals under such names, refused wherever they are
+# read or set (`m._modules`, `t._version`, `f._backward_hooks`), as is any `_name` read from
+# the library itself (`torch._C`, `nn._reduction`: LIBRARY_ROOTS) and `_5`, the name a shown
+# value has on the graph (gradviz.program.interpreter.outputs). Names beginning with `__`
+# stay refused, but for the methods of DUNDER_METHODS and `super().__init__()`.
+INTERNAL_UNDERSCORE = frozenset(
+    (
+        "_modules", "_parameters", "_buffers", "_non_persistent_buffers_set",
+        "_backward_hooks", "_backward_pre_hooks", "_forward_hooks", "_forward_pre_hooks",
+        "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+        "_forward_pre_hooks_with_kwargs", "_state_dict_hooks", "_state_dict_pre_hooks",
+        "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks", "_is_full_backward_hook",
+        "_post_accumulate_grad_hooks", "_apply", "_call_impl", "_wrapped_call_impl",
+        "_compiled_call_impl", "_named_members", "_get_name", "_load_from_state_dict",
+        "_save_to_state_dict", "_slow_forward", "_replicate_for_data_parallel",
+        "_version", "_base", "_cdata", "_grad", "_grad_fn", "_is_view", "_make_subclass",
+        "_typed_storage", "_untyped_storage", "_use_count", "_python_dispatch",
+        "_C", "_VF", "_ops", "_dynamo", "_inductor", "_functorch", "_prims", "_refs",
+        "_jit_internal", "_utils", "_tensor", "_classes", "_library", "_reduction",
+        "_step_count", "_optimizer_step_code", "_opt_called", "_last_lr", "_initial_step",
+        "_with_counter", "_zero_grad_profile_name", "_patch_step_function",
+        "_optimizer_load_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+        "_optimizer_state_dict_post_hooks", "_optimizer_state_dict_pre_hooks",
+        "_optimizer_step_post_hooks", "_optimizer_step_pre_hooks",
+        "_warned_capturable_if_run_uncaptured", "_get_lr_called_within_step", "_is_initial",
+        "_asdict", "_replace", "_fields", "_make", "_field_defaults",
+        "_getframe", "_current_frames", "_exit", "_xoptions", "_thread", "_io", "_imp",
+    )
+)  # fmt: skip
+LIBRARY_ROOTS = frozenset(
+    [*(m.split(".")[0] for m in IMPORTABLE), *IMPORT_NAMES, "dataclasses", "autograd"]
+)
+SHOWN_VALUE_NAME = re.compile(r"_[0-9]+")
+
+
+def underscore_refusal(name: str) -> str | None:
+    """Why a name beginning with `_` (other than `_` itself) is refused, or None: it is the
+    program's own to use."""
+    if name.startswith("__"):
+        return "names beginning with `__` (Python's 'dunder' and private names) are not allowed"
+    if name in INTERNAL_UNDERSCORE or name.startswith("_raw_saved_"):
+        return "it is a name of PyTorch's or Python's internals, not part of this language"
+    if SHOWN_VALUE_NAME.fullmatch(name):
+        return "`_` and a line number names a value shown under its line (as `_5` in a notebook)"
+    return None
 
 
 # The only names starting with `_` a program may read: what an autograd node saved for its
@@ -265,6 +327,7 @@ DUNDER_METHODS = (
 METHOD_DECORATORS = ("staticmethod", "classmethod", "property")
 CLASS_DECORATORS = ("dataclass",)  # from dataclasses import dataclass
 DATACLASS_IMPORT = "dataclasses.dataclass"
+FIELD_IMPORT = "dataclasses.field"  # field(default_factory=list) in a dataclass
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -290,3 +353,25 @@ def super_init_call(stmt: ast.stmt) -> ast.Call | None:
     ok = func.attr == "__init__" and isinstance(inner, ast.Call)
     ok = ok and isinstance(inner.func, ast.Name) and inner.func.id == "super"
     return inner if ok and not inner.keywords else None
+
+
+def super_method_calls(method: ast.FunctionDef) -> list[ast.Call]:
+    """The `super()` calls of a method's `super().name(...)` calls (`super().forward(x)`,
+    `super(Net, self).describe()`), outside the functions and lambdas inside it (where
+    Python's `super()` has no class to start from)."""
+    found, stack = [], list(method.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super"
+            and not node.func.value.keywords
+        ):
+            found.append(node.func.value)
+        stack.extend(ast.iter_child_nodes(node))
+    return found

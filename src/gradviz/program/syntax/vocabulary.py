@@ -54,6 +54,12 @@ GROUPS: dict[str, str] = {
     "tensor attributes (`x.…`)": (
         "T data device dtype grad grad_fn is_cuda is_leaf mT ndim requires_grad shape"
     ),
+    "`torch.autograd`": ("detect_anomaly functional grad set_detect_anomaly"),
+    "`torch.autograd.functional`": ("hessian jacobian jvp vjp"),
+    "`torch.nn.init`": (
+        "calculate_gain constant_ dirac_ eye_ kaiming_normal_ kaiming_uniform_ "
+        "normal_ ones_ trunc_normal_ uniform_ xavier_normal_ xavier_uniform_ zeros_"
+    ),
     "layers (`nn.…`)": (
         "AvgPool2d BCEWithLogitsLoss BatchNorm1d BatchNorm2d Conv2d CrossEntropyLoss "
         "Dropout Embedding Flatten GELU Identity L1Loss LayerNorm LazyConv2d "
@@ -62,7 +68,7 @@ GROUPS: dict[str, str] = {
         "TransformerEncoderLayer"
     ),
     "layer methods (`net.…()`)": (
-        "append buffers cpu cuda eval forward load_state_dict named_parameters "
+        "append apply buffers cpu cuda eval forward load_state_dict named_parameters "
         "parameters requires_grad_ state_dict to train zero_grad"
     ),
     "layer attributes (`net.…`)": (

@@ -35,7 +35,10 @@ def panel() -> None:
             ("Statements (`ast` node types)", _kinds(ast.stmt)),
             ("Expressions (`ast` node types)", _kinds(ast.expr)),
             ("Imports", grammar.IMPORTABLE),
-            ("Context managers (`with torch.…():`)", grammar.CONTEXT_MANAGERS),
+            (
+                "Context managers (`with torch.…():`)",
+                [*grammar.CONTEXT_MANAGERS, grammar.ANOMALY_MANAGER.removeprefix("torch.")],
+            ),
             ("Exceptions to raise and catch", grammar.RAISABLE),
             (
                 "Decorators",
