@@ -10,6 +10,7 @@ No torch and no Streamlit: the page shows it in a frame, the CLI writes it to a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -28,6 +29,13 @@ QUIZ_RTOL = 0.01
 # COLLAPSE_OVER nodes is drawn without node text, record separators and arrowheads: painting
 # them is most of a big graph's frame time (docs/BENCHMARKS.md). Small graphs keep them.
 LOD_ZOOM = 0.32
+# A new graph opens fitted to its frame, but its node text no smaller than this (CSS px): a
+# wider graph is panned across instead of shrunk past reading. Fit does the same.
+MIN_TEXT_PX = 10
+# A rerun keeps the view (zoom, pan) of the graph before when it is the same graph (same
+# nodes and edges), or an edit of it sharing at least this share of its nodes (anchored on a
+# tensor); any other graph opens fitted to its own size.
+KEEP_SHARE = 0.6
 ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css", "bridge.js")
 
 
@@ -107,6 +115,14 @@ def _node(node: GraphNode, model: GraphModel) -> dict:
     }
 
 
+def shape_digest(model: GraphModel) -> str:
+    """The graph's structure (its nodes' ids, kinds and titles, its edges), not its values: a
+    rerun of the same program, or another walk-through step, has the same digest."""
+    parts = [f"{n.id}\x1f{n.kind}\x1f{n.title}" for n in model.nodes]
+    parts += [f"{e.src}->{e.dst}" for e in model.edges]
+    return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def viewer_data(
     model: GraphModel,
     source: str = "",
@@ -144,6 +160,9 @@ def viewer_data(
         "lod_zoom": LOD_ZOOM if len(model.nodes) > COLLAPSE_OVER else 0,
         "quiz": quiz,
         "remember": remember,
+        "shape": shape_digest(model),
+        "min_text_px": MIN_TEXT_PX,
+        "keep_share": KEEP_SHARE,
         "quiz_atol": QUIZ_ATOL,
         "quiz_rtol": QUIZ_RTOL,
     }
@@ -169,6 +188,20 @@ def _json_island(data: dict) -> str:
 
 def _script(name: str) -> str:
     return "<script>" + asset(name).replace("</script", "<\\/script") + "</script>"
+
+
+def _quiz_toggle(quiz: bool) -> str:
+    """The toolbar's Quiz checkbox: the visitor's choice, or ticked for good in a quiz (a
+    gradient is shown by a right answer, or by the page's Reveal gradients button)."""
+    if quiz:
+        return (
+            '<label title="a quiz: click a tensor and type the gradient you expect">'
+            '<input id="gv-quiz-toggle" type="checkbox" checked disabled> Quiz</label>'
+        )
+    return (
+        '<label title="hide the gradients; click a tensor and type the gradient you expect">'
+        '<input id="gv-quiz-toggle" type="checkbox"> Quiz</label>'
+    )
 
 
 def viewer_html(
@@ -205,7 +238,7 @@ body {{ height: {html_text(height)}; }}</style>
 <option value="role">role</option><option value="device">device</option>
 <option value="gradient">gradient</option></select></label>
 <label>Layers <select id="gv-depth" aria-label="layers open"><option value="all">all open</option></select></label>
-<label title="hide the gradients; click a tensor and type the gradient you expect"><input id="gv-quiz-toggle" type="checkbox"> Quiz</label>
+{_quiz_toggle(quiz)}
 <span id="gv-shown"></span>
 </div>
 <div id="gv-legend"></div>

@@ -22,7 +22,8 @@ from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
 
-VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
+VIEWER_HEIGHT = 580  # pixels of the frame at most: whole in a 1000 px window beside the editor
+VIEWER_MIN_HEIGHT = 360  # and at least: in a smaller window the frame fits below its top
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
 REVEALED = "quiz_revealed"  # the quiz's gradients were revealed on the page
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
@@ -205,8 +206,13 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     digest = _digest(page)
     _MOUNT(
         key=FRAME_KEY,
-        data={"page": page, "height": VIEWER_HEIGHT, "digest": digest},
-        height=VIEWER_HEIGHT,
+        data={
+            "page": page,
+            "height": VIEWER_HEIGHT,
+            "min_height": VIEWER_MIN_HEIGHT,
+            "digest": digest,
+        },
+        height="content",  # the frame's own: it fits the window (graph/assets/bridge.js)
         on_selected_change=_picked,
         on_folds_change=_folds_changed,
     )
