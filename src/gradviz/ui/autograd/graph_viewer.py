@@ -22,8 +22,10 @@ from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
 
-VIEWER_HEIGHT = 580  # pixels of the frame at most: whole in a 1000 px window beside the editor
-VIEWER_MIN_HEIGHT = 360  # and at least: in a smaller window the frame fits below its top
+# The frame's height: the window's below the frame's top (at the page's top), within these
+# pixels (graph/assets/bridge.js): 546 px at 1400x900, 720 px on a 1920x1080 projector.
+VIEWER_HEIGHT = 720
+VIEWER_MIN_HEIGHT = 360
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
 REVEALED = "quiz_revealed"  # the quiz's gradients were revealed on the page
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
