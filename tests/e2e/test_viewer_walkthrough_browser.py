@@ -1,7 +1,8 @@
 """Real browser, 1400x900 and 1024x768: the viewer stays drawn after the backward walk-through.
 A step chosen on the walk-through tab redraws the graph (the step's node highlighted) while the
 Graph tab is hidden; back on the Graph tab the viewer's frame must show its nodes, after each
-step and after a rerun, not an empty frame ("9 of 9 nodes drawn" over nothing)."""
+step and after a rerun, not an empty frame ("9 of 9 nodes drawn" over nothing); stepping with
+the buttons under the graph redraws the viewer in place."""
 
 from __future__ import annotations
 
@@ -43,6 +44,21 @@ VISIBLE_JS = """() => {
 # A fitted view keeps node text readable (graph.interactive.MIN_TEXT_PX): a tall graph in a
 # short frame shows its top part, panned to see the rest. At least this many nodes in view.
 IN_VIEW = 4
+
+
+# The frame's node of the walk-through's step (the viewer's data.focus) lies inside its area.
+FOCUS_JS = """() => {
+  const f = [...document.querySelectorAll('iframe.gv-frame')].find(f => f.offsetParent);
+  const doc = f && f.contentDocument;
+  if (!doc || !doc.body || doc.body.dataset.gvReady !== '1') return false;
+  const focus = JSON.parse(doc.getElementById('gv-data').textContent).focus;
+  const g = [...doc.querySelectorAll('#gv-graph g.node')]
+    .find(g => g.querySelector('title').textContent === focus);
+  if (!g) return false;
+  const a = doc.querySelector('#gv-graph').getBoundingClientRect(), b = g.getBoundingClientRect();
+  return b.width > 1 && b.top >= a.top && b.bottom <= a.bottom && b.left >= a.left
+    && b.right <= a.right;
+}"""
 
 
 def _all_drawn(page, where: str) -> None:
@@ -88,5 +104,14 @@ def test_the_viewer_is_drawn_after_walk_through_steps_and_reruns(browser, app_se
         page.get_by_role("tab", name="Graph").click()
         page.get_by_text("Highlighted: step 3 ").wait_for(timeout=60_000)
         _all_drawn(page, "back from a rerun on the walk-through")
+        # stepping under the graph: the same viewer, redrawn in view with the step's node
+        page.locator(".st-key-step_ahead button").first.click()
+        page.get_by_text("Walk-through step 4 of 5").wait_for(timeout=60_000)
+        _all_drawn(page, "a step under the graph")
+        for k in (3, 2, 1):  # back to MeanBackward0, at the graph's foot
+            page.locator(".st-key-step_back button").first.click()
+            page.get_by_text(f"Walk-through step {k} of 5").wait_for(timeout=60_000)
+        _all_drawn(page, "step 1 under the graph")
+        page.wait_for_function(FOCUS_JS, timeout=60_000)  # the step's node is in view
     finally:
         page.close()

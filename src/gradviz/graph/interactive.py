@@ -130,6 +130,7 @@ def viewer_data(
     quiz: bool = False,
     remember: bool = False,
     folds: dict | None = None,
+    focus: str | None = None,
 ) -> dict:
     """What the viewer script reads: nodes (with their tensors' values, gradients and
     summaries), edges, layer calls, the program's text, the colours of the roles; `remember`
@@ -137,7 +138,8 @@ def viewer_data(
 
     `folds` (the page only): the layer calls the server drew folded, {"calls": [ids],
     "depth": the Layers choice or None, "max_depth": the deepest call}; with it, closing or
-    opening a layer asks the page to draw the graph again instead of hiding in place."""
+    opening a layer asks the page to draw the graph again instead of hiding in place.
+    `focus`: a node brought into view if the kept view leaves it out (a walk-through step)."""
     th = THEMES.get(theme, THEMES["light"])
     extra = {}
     if folds is not None:
@@ -163,6 +165,7 @@ def viewer_data(
         "shape": shape_digest(model),
         "min_text_px": MIN_TEXT_PX,
         "keep_share": KEEP_SHARE,
+        "focus": focus,
         "quiz_atol": QUIZ_ATOL,
         "quiz_rtol": QUIZ_RTOL,
     }
@@ -214,11 +217,12 @@ def viewer_html(
     height: str = "100vh",
     remember: bool = False,
     folds: dict | None = None,
+    focus: str | None = None,
 ) -> str:
     """The whole viewer as one HTML document. `svg` is the drawing of `model` by
     gradviz.graph.dot.to_dot + gradviz.graph.render.render_bytes(..., "svg")."""
     th = THEMES.get(theme, THEMES["light"])
-    data = viewer_data(model, source, theme, quiz, remember, folds)
+    data = viewer_data(model, source, theme, quiz, remember, folds, focus)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -159,6 +159,15 @@
     fitted = true;
     saveView();
   }
+  // A node the page points at (the walk-through's step), centred if the view leaves it out.
+  function inView(id) {
+    var g = id ? nodeEls[id] : null;
+    if (!g || g.style.display === "none") { return; }
+    var p = screenAt(g), s = pz.getSizes(), m = 30;
+    if (p.x < m || p.x > s.width - m || p.y < m || p.y > s.height - m) {
+      pz.panBy({ x: s.width / 2 - p.x, y: s.height / 2 - p.y });
+    }
+  }
   // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
   // and painting thousands of glyphs is most of a big graph's frame time).
   function detail() {
@@ -545,6 +554,7 @@
     var kept = false;
     try { kept = restoreView(); } catch (e) { kept = false; }  // a view that cannot be put back
     if (!kept) { fitView(); }
+    try { inView(data.focus); } catch (e) { /* the view stays as it is */ }
     detail();
     document.body.dataset.gvReady = "1";
     writeView();

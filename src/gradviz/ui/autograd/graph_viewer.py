@@ -143,7 +143,9 @@ def toggle() -> None:
     )
 
 
-def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> str:
+def _page(
+    trace: Trace, svg: bytes, view: str, theme: str, remember: bool, focus: str | None = None
+) -> str:
     # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
     model = trace.graph if view == "values" and trace.graph is not None else GraphModel()
     folds = None
@@ -160,6 +162,7 @@ def _page(trace: Trace, svg: bytes, view: str, theme: str, remember: bool) -> st
         quiz=gradients_hidden(),
         remember=remember,
         folds=folds,
+        focus=focus,
     )
 
 
@@ -187,9 +190,10 @@ def download(trace: Trace, dot: str | None, view: str, theme: str, svg_of) -> No
     )
 
 
-def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
-    """Draw the viewer for `dot` (its SVG from `svg_of(dot)`, the page's drawing cache);
-    False when it cannot be drawn here (no Graphviz, or a graph over the limits)."""
+def show(trace: Trace, dot: str, view: str, theme: str, svg_of, focus: str | None = None) -> bool:
+    """Draw the viewer for `dot` (its SVG from `svg_of(dot)`, the page's drawing cache),
+    the node `focus` (the walk-through's step) in view; False when it cannot be drawn here
+    (no Graphviz, or a graph over the limits)."""
     if not dot_available():
         return False
     try:
@@ -197,7 +201,7 @@ def show(trace: Trace, dot: str, view: str, theme: str, svg_of) -> bool:
     except RenderUnavailable:  # the page's plain picture below says why
         st.caption("The interactive viewer is off for this graph: the server did not draw it.")
         return False
-    page = _page(trace, svg, view, theme, remember=True)
+    page = _page(trace, svg, view, theme, remember=True, focus=focus)
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).
