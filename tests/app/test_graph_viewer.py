@@ -157,10 +157,10 @@ def test_the_exported_viewer_is_drawn_in_the_theme_of_its_graph(monkeypatch):
     themes = []
     real = graph_viewer._page
 
-    def page(trace, svg, view, theme, remember):
+    def page(trace, svg, view, theme, remember, focus=None):
         if not remember:  # the exported file, not the page's own viewer
             themes.append(theme)
-        return real(trace, svg, view, theme, remember)
+        return real(trace, svg, view, theme, remember, focus)
 
     monkeypatch.setattr(graph_viewer, "_page", page)
     at = AppTest.from_file(APP, default_timeout=120)
