@@ -79,7 +79,7 @@ def _step(page, k: int) -> None:
     slider.wait_for(timeout=60_000)
     slider.focus()
     slider.press("ArrowRight")
-    page.get_by_text(f"Step {k}:").wait_for(timeout=60_000)
+    page.get_by_text(f"Step {k}:").first.wait_for(timeout=60_000)
 
 
 @pytest.mark.parametrize("size", [(1400, 900), (1024, 768)])
@@ -93,7 +93,7 @@ def test_the_viewer_is_drawn_after_walk_through_steps_and_reruns(browser, app_se
         for k in (1, 2):
             _step(page, k)
             page.get_by_role("tab", name="Graph").click()
-            page.get_by_text(f"Highlighted: step {k} ").wait_for(timeout=60_000)
+            page.get_by_text(f"Highlighted: step {k} ").first.wait_for(timeout=60_000)
             _all_drawn(page, f"back from step {k}")
         page.get_by_role("button", name="Run program").click()  # a rerun, same program
         page.wait_for_timeout(1_000)
@@ -102,15 +102,15 @@ def test_the_viewer_is_drawn_after_walk_through_steps_and_reruns(browser, app_se
         page.get_by_role("button", name="Run program").click()  # a rerun on the other tab
         page.wait_for_timeout(1_000)
         page.get_by_role("tab", name="Graph").click()
-        page.get_by_text("Highlighted: step 3 ").wait_for(timeout=60_000)
+        page.get_by_text("Highlighted: step 3 ").first.wait_for(timeout=60_000)
         _all_drawn(page, "back from a rerun on the walk-through")
         # stepping under the graph: the same viewer, redrawn in view with the step's node
         page.locator(".st-key-step_ahead button").first.click()
-        page.get_by_text("Walk-through step 4 of 5").wait_for(timeout=60_000)
+        page.get_by_text("Walk-through step 4 of 5").first.wait_for(timeout=60_000)
         _all_drawn(page, "a step under the graph")
         for k in (3, 2, 1):  # back to MeanBackward0, at the graph's foot
             page.locator(".st-key-step_back button").first.click()
-            page.get_by_text(f"Walk-through step {k} of 5").wait_for(timeout=60_000)
+            page.get_by_text(f"Walk-through step {k} of 5").first.wait_for(timeout=60_000)
         _all_drawn(page, "step 1 under the graph")
         page.wait_for_function(FOCUS_JS, timeout=60_000)  # the step's node is in view
     finally:
