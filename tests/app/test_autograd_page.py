@@ -411,3 +411,22 @@ def test_a_drawing_the_server_refuses_is_laid_out_by_the_browser_with_why(monkey
     assert not any("too long" in e.value for e in at.error)
     assert len(asked) == 1, asked
     assert re.fullmatch(r"[^|]+\|visitor [0-9a-f]{32}", asked[0][1]), asked
+
+
+def test_stepping_under_the_graph_highlights_its_node_and_the_walk_through_marks_its_row():
+    at = _run_backward(_app().run())
+    at.button(key="step_ahead").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["step"] == 1 and "penwidth=3" in _graph_dot(at)
+    assert any(
+        "Walk-through step 1 of 5" in c.value and "MeanBackward0 (y = c.mean())" in c.value
+        for c in at.caption
+    )
+    at.button(key="step_ahead").click().run()
+    open_tab(at, "Backward walk-through")
+    assert at.slider(key="step").value == 2
+    rows = markdown_tables.find((m.value for m in at.markdown), "gradients out")
+    assert [r["function"] for r in rows if "▶" in r.values()] == ["AddBackward0 (c = b + 3)"]
+    assert rows[-1]["function"] == "AccumulateGrad (x.grad)"
+    at.button(key="step_back").click().run()
+    assert at.slider(key="step").value == 1

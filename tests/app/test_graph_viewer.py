@@ -70,6 +70,23 @@ def test_a_quiz_link_opens_the_viewer_in_quiz_mode_and_keeps_it():
     assert at.query_params.get("quiz") in ("1", ["1"])
 
 
+QUIZ_TOGGLE = re.compile(r'<input id="gv-quiz-toggle"[^>]*>')
+
+
+def test_a_quiz_link_s_viewer_offers_no_way_to_switch_the_quiz_off_until_the_page_reveals():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["quiz"] = "1"
+    at.run()
+    toggle = QUIZ_TOGGLE.search(_viewer_page(at)).group(0)
+    assert "disabled" in toggle and "checked" in toggle  # ticked, and not the student's to untick
+    # the page's own Reveal gradients button is the way to the gradients
+    reveal = next(b for b in at.button if b.label == "Reveal gradients")
+    reveal.click().run()
+    assert not at.exception, at.exception
+    assert _viewer_data(at)["quiz"] is False
+    assert "disabled" not in QUIZ_TOGGLE.search(_viewer_page(at)).group(0)
+
+
 def test_the_export_tab_offers_the_viewer_as_one_html_file():
     at = open_tab(AppTest.from_file(APP, default_timeout=120).run(), "Export")
     labels = [b.proto.label for b in at.get("download_button")]
@@ -140,10 +157,10 @@ def test_the_exported_viewer_is_drawn_in_the_theme_of_its_graph(monkeypatch):
     themes = []
     real = graph_viewer._page
 
-    def page(trace, svg, options, *, remember):
+    def page(trace, svg, options, *, remember, focus=None):
         if not remember:  # the exported file, not the page's own viewer
             themes.append(options.theme)
-        return real(trace, svg, options, remember=remember)
+        return real(trace, svg, options, remember=remember, focus=focus)
 
     monkeypatch.setattr(graph_viewer, "_page", page)
     at = AppTest.from_file(APP, default_timeout=120)

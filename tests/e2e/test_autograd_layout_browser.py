@@ -1,4 +1,4 @@
-"""Real browser: the autograd page's first graph fits the window, a narrow window keeps the
+"""Real browser: the autograd page's first graph fits the window (its text readable), a narrow window keeps the
 controls readable, typed work survives a trip to another page through the sidebar, and the
 graph follows a dark page."""
 
@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 from e2e_support import graph_svg
+
+from gradviz.graph.interactive import MIN_TEXT_PX
 
 pytestmark = pytest.mark.e2e
 
@@ -33,16 +35,20 @@ def test_first_graph_is_in_view_on_a_1400x1000_window(browser, app_server):
         assert box["x"] >= 0 and box["y"] >= 0
         assert box["x"] + box["width"] <= 1400
         assert box["y"] + box["height"] <= 1000, box
-        # the drawing itself (after Fit) lies inside the frame
+        # the drawing itself (after Fit) lies inside the frame, or, where that would draw its
+        # text under MIN_TEXT_PX, starts at the frame's top with its text at that size
         inner = page.locator("iframe").first.element_handle().content_frame()
         assert "y = " in inner.evaluate(
             "() => document.querySelector('#gv-graph svg, svg').textContent"
         )
         drawn = inner.evaluate(
             "() => { const r = document.querySelector('g.svg-pan-zoom_viewport')"
-            ".getBoundingClientRect(); return [r.top, r.bottom, innerHeight]; }"
+            ".getBoundingClientRect(); const t = document.querySelector('g.node text');"
+            " return [r.top, r.bottom, innerHeight,"
+            " parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a]; }"
         )
-        assert drawn[0] >= 0 and drawn[1] <= drawn[2] + 1, drawn
+        assert drawn[0] >= 0, drawn
+        assert drawn[1] <= drawn[2] + 1 or drawn[3] == pytest.approx(MIN_TEXT_PX, abs=0.1), drawn
     finally:
         page.close()
 

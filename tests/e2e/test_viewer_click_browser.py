@@ -37,6 +37,8 @@ def test_clicking_a_node_marks_its_line_in_the_program(browser, app_server):
         assert lines == ["▶ 4  b = a ** 2"]
         # a backward function marks the line of the tensor it made: MeanBackward0 made y
         frame = _viewer(page)
+        # the viewer keeps text readable: the graph's foot may be below the frame; search pans to it
+        frame.locator("#gv-search").fill("MeanBackward0")
         frame.locator("g.node").filter(has=frame.locator("text >> text=/^MeanBackward0/")).click()
         page.get_by_text("Clicked in the graph: MeanBackward0, made on line 6").wait_for(
             timeout=60_000

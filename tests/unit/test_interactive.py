@@ -124,3 +124,30 @@ def test_render_html_writes_the_viewer(tmp_path, monkeypatch):
     svg_ids = set(re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]+)</title>', page))
     assert svg_ids == set(data["nodes"])  # every drawn node has its data, no legend boxes
     assert not re.search(r'(src|href)\s*=\s*["\']?\s*(https?:)?//', page, re.I)
+
+
+def test_the_shape_digest_is_the_graph_s_structure_not_its_values():
+    one, two = small_model(), small_model()
+    two = two.with_tensors([tensor("t0", "x", [5.0, 6.0], grad=[2.0, 2.0])])
+    assert interactive.shape_digest(one) == interactive.shape_digest(two)
+    assert interactive.shape_digest(one) != interactive.shape_digest(GraphModel())
+    data = interactive.viewer_data(one)
+    assert data["shape"] == interactive.shape_digest(one)
+    assert data["min_text_px"] == interactive.MIN_TEXT_PX
+
+
+def test_a_quiz_viewer_s_quiz_toggle_cannot_be_unticked():
+    svg = "<svg><g/></svg>"
+    quiz = re.search(
+        r"<input id=\"gv-quiz-toggle\"[^>]*>",
+        interactive.viewer_html(small_model(), svg, quiz=True),
+    ).group(0)
+    free = re.search(
+        r"<input id=\"gv-quiz-toggle\"[^>]*>", interactive.viewer_html(small_model(), svg)
+    ).group(0)
+    assert "checked" in quiz and "disabled" in quiz
+    assert "disabled" not in free and "checked" not in free
+    # the script keeps it so, and offers no Reveal of its own in a quiz
+    script = interactive.asset("viewer.js")
+    assert '$("gv-quiz-toggle").disabled = !!data.quiz' in script
+    assert '!$("gv-reveal") && !data.quiz' in script

@@ -10,6 +10,7 @@ No torch and no Streamlit: the page shows it in a frame, the CLI writes it to a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -28,6 +29,13 @@ QUIZ_RTOL = 0.01
 # COLLAPSE_OVER nodes is drawn without node text, record separators and arrowheads: painting
 # them is most of a big graph's frame time (docs/BENCHMARKS.md). Small graphs keep them.
 LOD_ZOOM = 0.32
+# A new graph opens fitted to its frame, but its node text no smaller than this (CSS px): a
+# wider graph is panned across instead of shrunk past reading. Fit does the same.
+MIN_TEXT_PX = 10
+# A rerun keeps the view (zoom, pan) of the graph before when it is the same graph (same
+# nodes and edges), or an edit of it sharing at least this share of its nodes (anchored on a
+# tensor); any other graph opens fitted to its own size.
+KEEP_SHARE = 0.6
 ASSETS = ("svg-pan-zoom.min.js", "viewer.js", "viewer.css", "bridge.js")
 
 
@@ -107,6 +115,14 @@ def _node(node: GraphNode, model: GraphModel) -> dict:
     }
 
 
+def shape_digest(model: GraphModel) -> str:
+    """The graph's structure (its nodes' ids, kinds and titles, its edges), not its values: a
+    rerun of the same program, or another walk-through step, has the same digest."""
+    parts = [f"{n.id}\x1f{n.kind}\x1f{n.title}" for n in model.nodes]
+    parts += [f"{e.src}->{e.dst}" for e in model.edges]
+    return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def viewer_data(
     model: GraphModel,
     source: str = "",
@@ -114,6 +130,7 @@ def viewer_data(
     quiz: bool = False,
     remember: bool = False,
     folds: dict | None = None,
+    focus: str | None = None,
 ) -> dict:
     """What the viewer script reads: nodes (with their tensors' values, gradients and
     summaries), edges, layer calls, the program's text, the colours of the roles; `remember`
@@ -121,7 +138,8 @@ def viewer_data(
 
     `folds` (the page only): the layer calls the server drew folded, {"calls": [ids],
     "depth": the Layers choice or None, "max_depth": the deepest call}; with it, closing or
-    opening a layer asks the page to draw the graph again instead of hiding in place."""
+    opening a layer asks the page to draw the graph again instead of hiding in place.
+    `focus`: a node brought into view if the kept view leaves it out (a walk-through step)."""
     th = THEMES.get(theme, THEMES["light"])
     extra = {}
     if folds is not None:
@@ -144,6 +162,10 @@ def viewer_data(
         "lod_zoom": LOD_ZOOM if len(model.nodes) > COLLAPSE_OVER else 0,
         "quiz": quiz,
         "remember": remember,
+        "shape": shape_digest(model),
+        "min_text_px": MIN_TEXT_PX,
+        "keep_share": KEEP_SHARE,
+        "focus": focus,
         "quiz_atol": QUIZ_ATOL,
         "quiz_rtol": QUIZ_RTOL,
     }
@@ -171,6 +193,20 @@ def _script(name: str) -> str:
     return "<script>" + asset(name).replace("</script", "<\\/script") + "</script>"
 
 
+def _quiz_toggle(quiz: bool) -> str:
+    """The toolbar's Quiz checkbox: the visitor's choice, or ticked for good in a quiz (a
+    gradient is shown by a right answer, or by the page's Reveal gradients button)."""
+    if quiz:
+        return (
+            '<label title="a quiz: click a tensor and type the gradient you expect">'
+            '<input id="gv-quiz-toggle" type="checkbox" checked disabled> Quiz</label>'
+        )
+    return (
+        '<label title="hide the gradients; click a tensor and type the gradient you expect">'
+        '<input id="gv-quiz-toggle" type="checkbox"> Quiz</label>'
+    )
+
+
 def viewer_html(
     model: GraphModel,
     svg: str | bytes,
@@ -181,11 +217,12 @@ def viewer_html(
     height: str = "100vh",
     remember: bool = False,
     folds: dict | None = None,
+    focus: str | None = None,
 ) -> str:
     """The whole viewer as one HTML document. `svg` is the drawing of `model` by
     gradviz.graph.dot.to_dot + gradviz.graph.render.render_bytes(..., "svg")."""
     th = THEMES.get(theme, THEMES["light"])
-    data = viewer_data(model, source, theme, quiz, remember, folds)
+    data = viewer_data(model, source, theme, quiz, remember, folds, focus)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -205,7 +242,7 @@ body {{ height: {html_text(height)}; }}</style>
 <option value="role">role</option><option value="device">device</option>
 <option value="gradient">gradient</option></select></label>
 <label>Layers <select id="gv-depth" aria-label="layers open"><option value="all">all open</option></select></label>
-<label title="hide the gradients; click a tensor and type the gradient you expect"><input id="gv-quiz-toggle" type="checkbox"> Quiz</label>
+{_quiz_toggle(quiz)}
 <span id="gv-shown"></span>
 </div>
 <div id="gv-legend"></div>

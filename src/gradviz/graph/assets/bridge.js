@@ -16,7 +16,23 @@ export default function (component) {
     frame.style.border = "0";
     parentElement.appendChild(frame);
   }
-  frame.style.height = data.height + "px";
+  // The frame fits the window below where it starts on the page (at the page's top), between
+  // data.min_height and data.height: a 900 px window shows it whole with the page unscrolled.
+  // While hidden (another tab open) it has no place to measure: measured once shown.
+  const fitHeight = () => {
+    const box = parentElement.getBoundingClientRect();
+    if (!box.width) { return; }
+    let up = parentElement.parentElement;
+    while (up && up !== document.body && !(up.scrollTop > 0)) { up = up.parentElement; }
+    const top = box.top + (up && up !== document.body ? up.scrollTop : window.scrollY);
+    const room = Math.floor(window.innerHeight - top - 12);
+    frame.style.height = Math.max(data.min_height || 0, Math.min(data.height, room)) + "px";
+  };
+  if (!frame.style.height) { frame.style.height = data.height + "px"; }
+  fitHeight();
+  const watch = window.ResizeObserver ? new ResizeObserver(fitHeight) : null;
+  if (watch) { watch.observe(parentElement); }
+  window.addEventListener("resize", fitHeight);
   if (frame.dataset.digest !== data.digest) {
     frame.dataset.digest = data.digest;
     frame.srcdoc = data.page;
@@ -40,5 +56,9 @@ export default function (component) {
     });
   };
   window.addEventListener("message", onMessage);
-  return () => window.removeEventListener("message", onMessage);
+  return () => {
+    window.removeEventListener("message", onMessage);
+    window.removeEventListener("resize", fitHeight);
+    if (watch) { watch.disconnect(); }
+  };
 }

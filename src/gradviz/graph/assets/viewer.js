@@ -15,13 +15,38 @@
   svg.removeAttribute("height");
   svg.style.width = "100%";
   svg.style.height = "100%";
-  var pz = svgPanZoom(svg, {
-    zoomEnabled: true, panEnabled: true, controlIconsEnabled: false, fit: true, center: true,
-    minZoom: 0.02, maxZoom: 80, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
-    preventMouseEventsDefault: true,
-    onZoom: function () { detail(); saveView(); },
-    onPan: function () { saveView(); }
-  });
+  // Pan and zoom start once the drawing's area has a size: a frame made while hidden (the
+  // page's Graph tab closed) measures 0 x 0, and a view fitted to that is a zero matrix that
+  // no zoom or fit brings back.
+  var pz = null;
+  // fitted: the view is the fitted one, not moved since (a frame resized then fits again)
+  var fitted = false, fitting = false;
+  function moved() { if (!fitting) { fitted = false; } }
+  function startPanZoom() {
+    pz = svgPanZoom(svg, {
+      zoomEnabled: true, panEnabled: true, controlIconsEnabled: false, fit: true, center: true,
+      minZoom: 0.02, maxZoom: 80, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
+      preventMouseEventsDefault: true,
+      onZoom: function () { moved(); detail(); saveView(); },
+      onPan: function () { moved(); saveView(); }
+    });
+    window.gvPanZoom = pz;
+  }
+  function whenShown(go) {
+    var area = $("gv-graph"), started = false;
+    function sized() { return area.clientWidth > 0 && area.clientHeight > 0; }
+    function tryStart() {
+      if (started || !sized()) { return; }
+      started = true;
+      if (watch) { watch.disconnect(); }
+      window.removeEventListener("resize", tryStart);
+      go();
+    }
+    var watch = window.ResizeObserver ? new ResizeObserver(tryStart) : null;
+    if (watch) { watch.observe(area); }
+    window.addEventListener("resize", tryStart);
+    tryStart();
+  }
   // On the page the view (zoom, pan, colour by) outlives a rerun: kept in this tab's storage.
   var store = null;
   if (data.remember) {
@@ -43,7 +68,8 @@
     saving = null;
     try {
       store.setItem("gradviz-view", JSON.stringify({ zoom: pz.getZoom(), real: pz.getSizes().realZoom,
-        pan: pz.getPan(), colour: $("gv-colour").value, anchor: anchorNow() }));
+        pan: pz.getPan(), colour: $("gv-colour").value, anchor: anchorNow(), shape: data.shape,
+        titles: titleCounts(), fitted: fitted }));
     } catch (e) { store = null; }
   }
   // Where a node's centre is drawn in the frame, from svg-pan-zoom's own zoom and pan (the
@@ -71,20 +97,76 @@
     var same = Object.keys(nodeEls).filter(function (id) { return nodes[id] && nodes[id].kind === "tensor" && nodes[id].title === a.title; });
     return same.length === 1 ? nodeEls[same[0]] : null;
   }
+  // How many nodes carry each title: what a rerun's graph shares with the one before.
+  function titleCounts() {
+    var c = {};
+    Object.keys(nodes).forEach(function (id) { var t = nodes[id].title; c[t] = (c[t] || 0) + 1; });
+    return c;
+  }
+  function shared(before) {
+    var now = titleCounts(), common = 0, a = 0, b = 0;
+    Object.keys(now).forEach(function (t) { a += now[t]; common += Math.min(now[t], before[t] || 0); });
+    Object.keys(before).forEach(function (t) { b += before[t]; });
+    return common / Math.max(a, b, 1);
+  }
+  // The view kept from the last run: as it was for the same graph (same nodes and edges: a
+  // rerun, a walk-through step), anchored on a tensor for a small edit of it (most nodes
+  // shared); a new graph opens fitted to its own size instead (false).
   function restoreView() {
     var kept = null;
     try { kept = store && JSON.parse(store.getItem("gradviz-view") || "null"); } catch (e) { kept = null; }
-    if (!kept || !(kept.zoom > 0) || !kept.pan) { return; }
-    var g = kept.anchor && kept.real > 0 ? anchorEl(kept.anchor) : null;
-    if (g) {
-      pz.zoom(kept.real / (pz.getSizes().realZoom / pz.getZoom()));
-      var p = screenAt(g);
-      pz.panBy({ x: kept.anchor.x - p.x, y: kept.anchor.y - p.y });
-    } else {
-      pz.zoom(kept.zoom);
-      pz.pan(kept.pan);
-    }
+    if (!kept) { return false; }
     if (kept.colour && kept.colour !== "role") { $("gv-colour").value = kept.colour; recolour(kept.colour); }
+    if (kept.fitted || !(kept.real > 0) || !kept.pan) { return false; }  // fitted again, to this frame
+    var base = pz.getSizes().realZoom / pz.getZoom();
+    if (kept.shape && kept.shape === data.shape) {
+      pz.zoom(kept.real / base);
+      pz.pan(kept.pan);
+      return true;
+    }
+    if (!kept.titles || shared(kept.titles) < data.keep_share) { return false; }
+    var g = kept.anchor ? anchorEl(kept.anchor) : null;
+    if (!g) { return false; }
+    pz.zoom(kept.real / base);
+    var p = screenAt(g);
+    pz.panBy({ x: kept.anchor.x - p.x, y: kept.anchor.y - p.y });
+    return true;
+  }
+  // Fit the graph to the frame, but not below data.min_text_px of node text: a wide graph is
+  // then shown from its top, centred, to pan across rather than shrunk past reading.
+  function textSize() {
+    var sizes = [];
+    svg.querySelectorAll("g.node text").forEach(function (t) {
+      var f = parseFloat(t.getAttribute("font-size"));
+      if (f > 0) { sizes.push(f); }
+    });
+    sizes.sort(function (a, b) { return a - b; });
+    return sizes.length ? sizes[Math.floor(sizes.length / 2)] : 14;
+  }
+  function fitView() {
+    fitting = true;
+    try {
+      pz.resize(); pz.fit(); pz.center();
+      var z = pz.getSizes().realZoom, want = (data.min_text_px || 0) / textSize();
+      if (z > 0 && z < want) {
+        pz.zoom(pz.getZoom() * want / z);
+        var s = pz.getSizes(), b = svg.querySelector(".svg-pan-zoom_viewport").getBBox(), r = s.realZoom;
+        var h = b.height * r;
+        pz.pan({ x: (s.width - b.width * r) / 2 - r * b.x,
+                 y: (h > s.height ? 6 : (s.height - h) / 2) - r * b.y });
+      }
+    } finally { fitting = false; }
+    fitted = true;
+    saveView();
+  }
+  // A node the page points at (the walk-through's step), centred if the view leaves it out.
+  function inView(id) {
+    var g = id ? nodeEls[id] : null;
+    if (!g || g.style.display === "none") { return; }
+    var p = screenAt(g), s = pz.getSizes(), m = 30;
+    if (p.x < m || p.x > s.width - m || p.y < m || p.y > s.height - m) {
+      pz.panBy({ x: s.width / 2 - p.x, y: s.height / 2 - p.y });
+    }
   }
   // Level of detail: text smaller than a few pixels on screen is not drawn (it cannot be read,
   // and painting thousands of glyphs is most of a big graph's frame time).
@@ -92,12 +174,11 @@
     var zoom = pz ? pz.getSizes().realZoom : 1;
     document.body.classList.toggle("gv-lod", zoom < data.lod_zoom);
   }
-  window.gvPanZoom = pz;
-  $("gv-zoom-in").onclick = function () { pz.zoomIn(); };
-  $("gv-zoom-out").onclick = function () { pz.zoomOut(); };
-  $("gv-fit").onclick = function () { pz.resize(); pz.fit(); pz.center(); detail(); };
-  $("gv-reset").onclick = function () { pz.resize(); pz.reset(); detail(); };
-  window.addEventListener("resize", function () { pz.resize(); });
+  $("gv-zoom-in").onclick = function () { if (pz) { pz.zoomIn(); } };
+  $("gv-zoom-out").onclick = function () { if (pz) { pz.zoomOut(); } };
+  $("gv-fit").onclick = function () { if (pz) { fitView(); detail(); } };
+  $("gv-reset").onclick = function () { if (pz) { fitView(); detail(); } };
+  window.addEventListener("resize", function () { if (pz && fitted) { fitView(); detail(); } else if (pz) { pz.resize(); } });
 
   // Two-finger pinch on a touch screen zooms about the fingers' midpoint (a trackpad's pinch
   // arrives as a wheel event, which svg-pan-zoom already zooms with).
@@ -108,10 +189,10 @@
     return { x: (ts[0].clientX + ts[1].clientX) / 2 - box.left, y: (ts[0].clientY + ts[1].clientY) / 2 - box.top };
   }
   svg.addEventListener("touchstart", function (ev) {
-    if (ev.touches.length === 2) { pinch = spread(ev.touches); pz.disablePan(); ev.preventDefault(); }
+    if (pz && ev.touches.length === 2) { pinch = spread(ev.touches); pz.disablePan(); ev.preventDefault(); }
   }, { passive: false });
   svg.addEventListener("touchmove", function (ev) {
-    if (pinch && ev.touches.length === 2) {
+    if (pz && pinch && ev.touches.length === 2) {
       var d = spread(ev.touches);
       if (pinch > 0 && d > 0) { pz.zoomAtPoint(pz.getZoom() * d / pinch, middle(ev.touches)); }
       pinch = d;
@@ -323,7 +404,7 @@
     reveal.textContent = "Reveal";
     reveal.id = "gv-reveal";
     reveal.onclick = function () { quiz.answered[t.id] = true; applyQuiz(); inspect(id); };
-    if (!$("gv-reveal")) { verdict.parentNode.appendChild(reveal); }
+    if (!$("gv-reveal") && !data.quiz) { verdict.parentNode.appendChild(reveal); }  // a quiz link: the page reveals
     if (right) { quiz.answered[t.id] = true; applyQuiz(); }
   }
   function applyQuiz() {
@@ -340,7 +421,14 @@
     $("gv-quiz-toggle").checked = quiz.on;
     document.body.classList.toggle("gv-quiz-on", quiz.on);
   }
-  $("gv-quiz-toggle").onchange = function (ev) { quiz.on = ev.target.checked; quiz.answered = {}; applyQuiz(); $("gv-inspector").style.display = "none"; pz.resize(); };
+  // Opened as a quiz (a quiz link, or a file made with the quiz on): the student cannot switch
+  // it off here; only a right answer, or the page's "Reveal gradients", shows a gradient.
+  $("gv-quiz-toggle").disabled = !!data.quiz;
+  $("gv-quiz-toggle").onchange = function (ev) {
+    if (data.quiz) { ev.target.checked = true; return; }
+    quiz.on = ev.target.checked; quiz.answered = {}; applyQuiz(); $("gv-inspector").style.display = "none";
+    if (pz) { pz.resize(); }
+  };
   applyQuiz();
 
   // ------------------------------------------------------------------ search
@@ -352,7 +440,7 @@
       if (hit) { count += 1; first = first || (n.t && n.t.name.toLowerCase() === q ? id : null) || id; }
     });
     $("gv-search-count").textContent = q ? count + " found" : "";
-    if (first && nodeEls[first].style.display !== "none") {
+    if (pz && first && nodeEls[first].style.display !== "none") {
       var r = nodeEls[first].getBoundingClientRect(), s = svg.getBoundingClientRect();
       pz.panBy({ x: s.left + s.width / 2 - (r.left + r.width / 2), y: s.top + s.height / 2 - (r.top + r.height / 2) });
     }
@@ -461,7 +549,14 @@
   }
   $("gv-colour").onchange = function (ev) { recolour(ev.target.value); saveView(); };
   recolour("role");
-  pz.resize(); pz.fit(); pz.center(); restoreView(); detail();  // the toolbar and legend are filled in: fit the frame left
-  document.body.dataset.gvReady = "1";
-  writeView();
+  whenShown(function () {  // the toolbar and legend are filled in: fit the frame left
+    startPanZoom();
+    var kept = false;
+    try { kept = restoreView(); } catch (e) { kept = false; }  // a view that cannot be put back
+    if (!kept) { fitView(); }
+    try { inView(data.focus); } catch (e) { /* the view stays as it is */ }
+    detail();
+    document.body.dataset.gvReady = "1";
+    writeView();
+  });
 })();

@@ -27,10 +27,16 @@ BIG_GRAPH = 300  # nodes; larger graphs are drawn on request
 
 
 def tab(
-    trace: Trace, source: str, dot: str | None, highlight: str | None, picture: str | None
+    trace: Trace,
+    source: str,
+    dot: str | None,
+    highlight: str | None,
+    picture: str | None,
+    controls=None,
 ) -> None:
     """The tab: the viewer draws `dot`; the plain picture is `picture` (the same drawing, or
-    one without gradients while a quiz hides them)."""
+    one without gradients while a quiz hides them); `controls()` draws what sits right under
+    the drawing (the walk-through's step buttons)."""
     n_nodes = len(trace.graph.nodes) if trace.graph else 0
     if dot is None:
         st.info("torchviz draws only tensors that autograd tracks; nothing here requires grad yet.")
@@ -55,11 +61,15 @@ def tab(
                 refused.append(exc)
                 raise
 
-        if graph_viewer.wanted() and graph_viewer.show(trace, dot, options, svg_of):
+        if graph_viewer.wanted() and graph_viewer.show(trace, dot, options, svg_of, highlight):
+            if controls is not None:
+                controls()
             with st.expander("Plain picture (if the viewer does not load)"):
                 show_graph(picture)
         else:
             show_graph(picture, refused[0] if refused else None)
+            if controls is not None:
+                controls()
         if options.view == "values":
             _role_legend(options.theme)
         graph_notes.notes(trace)

@@ -22,7 +22,10 @@ from gradviz.graph.render import RenderUnavailable, dot_available
 from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
 
-VIEWER_HEIGHT = 580  # pixels of the frame: whole in a 1000 px window beside the editor
+# The frame's height: the window's below the frame's top (at the page's top), within these
+# pixels (graph/assets/bridge.js): 546 px at 1400x900, 720 px on a 1920x1080 projector.
+VIEWER_HEIGHT = 720
+VIEWER_MIN_HEIGHT = 360
 QUIZ_PARAMS = {"quiz": "1"}  # a share link's addition that opens the viewer in quiz mode
 REVEALED = "quiz_revealed"  # the quiz's gradients were revealed on the page
 LABEL = "Interactive viewer (pan, zoom, hover, click a tensor, quiz)"
@@ -140,7 +143,9 @@ def toggle() -> None:
     )
 
 
-def _page(trace: Trace, svg: bytes, options: DrawOptions, *, remember: bool) -> str:
+def _page(
+    trace: Trace, svg: bytes, options: DrawOptions, *, remember: bool, focus: str | None = None
+) -> str:
     # the classic view's nodes are torchviz's: it gets pan and zoom, not gradviz's summaries
     values = options.view == "values"
     model = trace.graph if values and trace.graph is not None else GraphModel()
@@ -158,6 +163,7 @@ def _page(trace: Trace, svg: bytes, options: DrawOptions, *, remember: bool) -> 
         quiz=gradients_hidden(),
         remember=remember,
         folds=folds,
+        focus=focus,
     )
 
 
@@ -185,10 +191,10 @@ def download(trace: Trace, dot: str | None, options: DrawOptions, svg_of) -> Non
     )
 
 
-def show(trace: Trace, dot: str, options: DrawOptions, svg_of) -> bool:
+def show(trace: Trace, dot: str, options: DrawOptions, svg_of, focus: str | None = None) -> bool:
     """Draw the viewer for `dot` (drawn with `options`; its SVG from `svg_of(dot)`, the
-    page's drawing cache);
-    False when it cannot be drawn here (no Graphviz, or a graph over the limits)."""
+    page's drawing cache), the node `focus` (the walk-through's step) in view; False when it
+    cannot be drawn here (no Graphviz, or a graph over the limits)."""
     if not dot_available():
         return False
     try:
@@ -196,7 +202,7 @@ def show(trace: Trace, dot: str, options: DrawOptions, svg_of) -> bool:
     except RenderUnavailable:  # the page's plain picture below says why
         st.caption("The interactive viewer is off for this graph: the server did not draw it.")
         return False
-    page = _page(trace, svg, options, remember=True)
+    page = _page(trace, svg, options, remember=True, focus=focus)
     # Everything a program named reaches the page escaped: the JSON island writes < > & as
     # \u escapes, Graphviz escapes the SVG's text, and the viewer's script escapes what it
     # puts into HTML (tests/e2e/test_viewer_browser.py runs a hostile name through it).
@@ -207,8 +213,13 @@ def show(trace: Trace, dot: str, options: DrawOptions, svg_of) -> bool:
     digest = _digest(page)
     _MOUNT(
         key=FRAME_KEY,
-        data={"page": page, "height": VIEWER_HEIGHT, "digest": digest},
-        height=VIEWER_HEIGHT,
+        data={
+            "page": page,
+            "height": VIEWER_HEIGHT,
+            "min_height": VIEWER_MIN_HEIGHT,
+            "digest": digest,
+        },
+        height="content",  # the frame's own: it fits the window (graph/assets/bridge.js)
         on_selected_change=_picked,
         on_folds_change=_folds_changed,
     )

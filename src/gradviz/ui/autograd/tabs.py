@@ -47,7 +47,7 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     highlight, done = _step_marks(record)
     if tabs[2].open:
         with tabs[2]:
-            _walk_through(record)
+            _walk_through(record, plain.graph)
     options = drawing()
     # On the page the legend sits under the drawing (the graph gets the width);
     # exported drawings carry it inside, for slides.
@@ -58,7 +58,9 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
         dot if plain is trace else draw(quiz.masked(shown), on_page, highlight=highlight, done=done)
     )
     with tabs[0]:
-        graph_tab.tab(shown, source, dot, highlight, picture)
+        graph_tab.tab(
+            shown, source, dot, highlight, picture, lambda: _step_buttons(record, plain.graph)
+        )
     if tabs[1].open:
         with tabs[1]:
             tensors.tensors_tab(plain)
@@ -97,7 +99,63 @@ def _step_marks(record) -> tuple[str | None, frozenset]:
     return steps[k - 1].node, frozenset(s.node for s in steps[: k - 1])
 
 
-def _walk_through(record) -> None:
+def step_name(step, graph) -> str:
+    """A walk-through row's name: its backward function and the line of the tensor that
+    function made (`AddBackward0 (c = b + 3)`), or the leaf whose .grad it fills."""
+    fn = step.fn.split("::")[-1]
+    if graph is None:
+        return fn
+    nodes = {n.id: n for n in graph.nodes}
+    node = nodes.get(step.node)
+    if node is not None and node.kind == "tensor":
+        info = graph.tensor_info(node.tensor)
+        return f"{fn} ({info.name}.grad)" if info is not None else fn
+    for edge in graph.edges:
+        made = nodes.get(edge.dst) if edge.src == step.node else None
+        info = graph.tensor_info(made.tensor) if made is not None else None
+        if info is not None and info.name:
+            return f"{fn} ({info.name} = {info.expr})" if info.expr else f"{fn} ({info.name})"
+    return fn
+
+
+def _move_step(by: int, last: int) -> None:
+    st.session_state.step = max(0, min(last, st.session_state.get("step", 0) + by))
+
+
+def _step_buttons(record, graph) -> None:
+    """Under the graph: step backward's walk-through here, its node highlighted in the viewer
+    (the same step as the walk-through tab's slider)."""
+    if not (record and record.steps):
+        return
+    steps, k = record.steps, st.session_state.get("step", 0)
+    back, ahead, where = st.columns([1, 1, 4], vertical_alignment="center")
+    back.button(
+        "Step",
+        icon=":material/chevron_left:",
+        key="step_back",
+        disabled=k <= 0,
+        on_click=_move_step,
+        args=(-1, len(steps)),
+        help="the walk-through's step before",
+    )
+    ahead.button(
+        "Step",
+        icon=":material/chevron_right:",
+        key="step_ahead",
+        disabled=k >= len(steps),
+        on_click=_move_step,
+        args=(1, len(steps)),
+        help="backward's next step, highlighted in the graph",
+    )
+    if k:
+        where.caption(
+            f"Walk-through step {k} of {len(steps)}: {code(step_name(steps[k - 1], graph))}"
+        )
+    else:
+        where.caption(f"Walk through backward's {len(steps)} steps in the graph.")
+
+
+def _walk_through(record, graph) -> None:
     """The backward walk-through tab: the step slider and the order autograd ran."""
     if not (record and record.steps):
         st.info("Run backward to see the order autograd runs its backward functions.")
@@ -117,7 +175,7 @@ def _walk_through(record) -> None:
     )
     if k:
         step = steps[k - 1]
-        st.markdown(f"**Step {k}:** {code(step.fn.split('::')[-1])} — {escape(rule_for(step.fn))}")
+        st.markdown(f"**Step {k}:** {code(step_name(step, graph))} — {escape(rule_for(step.fn))}")
         st.markdown(
             f"upstream: {code(', '.join(step.upstream))} → gradients for inputs: "
             f"{code(', '.join(step.produced) or '(into .grad)')}"
@@ -125,8 +183,9 @@ def _walk_through(record) -> None:
     table(
         [
             {
+                "": "▶" if s.index + 1 == k else "",
                 "step": s.index + 1,
-                "function": s.fn.split("::")[-1],
+                "function": step_name(s, graph),
                 "rule": rule_for(s.fn),
                 "upstream": ", ".join(s.upstream),
                 "gradients out": ", ".join(s.produced),
