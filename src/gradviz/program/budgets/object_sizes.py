@@ -55,7 +55,7 @@ def leaves(value) -> list:
     out, stack = [], [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, list | tuple) and not isinstance(v, torch.Size):
+        if isinstance(v, list | tuple):
             stack.extend(reversed(v))
         elif isinstance(v, dict):
             stack.extend(reversed(v.values()))
