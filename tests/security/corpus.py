@@ -353,6 +353,45 @@ OBJECTS = [
     ("tensor-in-long-range", "t = torch.tensor(-1)\nf = t in range(10**6)", "limit", "would run"),
 ]
 
+# The objects the caps did not count (finding 5's second half): lists that tolist() and
+# numpy() make counted, with their numbers, before they are made, and what they and a
+# tensor's pieces take charged to the memory budget (a tensor object takes about 640 bytes
+# with no values); comprehensions over a DataLoader planned from its batches. Each is
+# refused with its kind, words and (line, column) before the work it stops.
+LOADER_OF_ONES = LOADER + "l = torch.utils.data.DataLoader(ds, batch_size=1)\n"
+HELD_ROWS = "x = torch.zeros(100000, 0)\n"
+COUNTED = [
+    ("tolist-empty-cube", "x = torch.zeros(2000, 2000, 0)\nr = x.tolist()", "limit",
+     "Python objects", (2, 5)),
+    ("numpy-empty-cube", "x = torch.zeros(2000, 2000, 0)\nr = x.numpy()", "limit",
+     "Python objects", (2, 5)),
+    ("tolist-many-values", "x = torch.zeros(400, 400, 25)\nr = x.tolist()", "limit",
+     "Python objects", (2, 5)),
+    ("tolist-long-row", "x = torch.zeros(10**6)\nr = x.tolist()", "limit", "items per list",
+     (2, 5)),
+    ("numpy-long-row", "x = torch.zeros(10**6)\nr = x.numpy()", "limit", "items per list",
+     (2, 5)),
+    ("tolist-deep-dims", "x = torch.zeros([1] * 100)\nr = x.tolist()", "limit", "deep", (2, 5)),
+    ("unbinds-held", HELD_ROWS + "ps = [x.unbind() for i in range(50)]", "limit", "in all",
+     (2, 7)),
+    ("splits-held", HELD_ROWS + "ps = [torch.split(x, 1) for i in range(50)]", "limit",
+     "in all", (2, 7)),
+    ("unbind-rows-of-rows", "x = torch.zeros(3000, 3000, 0)\np = [t.unbind() for t in x.unbind()]",
+     "limit", "in all", (2, 6)),
+    ("comprehension-over-loader", LOADER_OF_ONES + "r = [b for b in l]", "limit", "would run",
+     (3, 17)),
+    ("comprehension-enumerate-loader", LOADER_OF_ONES + "r = [i for i, b in enumerate(l)]",
+     "limit", "would run", (3, 20)),
+    ("comprehension-zip-loaders", LOADER_OF_ONES + "r = [i for i, b in zip(l, l)]", "limit",
+     "would run", (3, 20)),
+    ("set-comprehension-loader", LOADER_OF_ONES + "r = {1 for b in l}", "limit", "would run",
+     (3, 17)),
+    ("dict-comprehension-loader", LOADER_OF_ONES + "r = {i: 1 for i, b in enumerate(l)}",
+     "limit", "would run", (3, 23)),
+    ("generator-sum-loader", LOADER_OF_ONES + "r = sum(1 for b in l)", "limit", "would run",
+     (3, 20)),
+]  # fmt: skip
+
 PARSER = [
     ("deep-parentheses", "a = " + "(" * 100000 + "1" + ")" * 100000, "limit", "characters"),
     ("deep-parentheses-short", "a = " + "(" * 1000 + "1" + ")" * 1000, "limit", "nested"),
@@ -2092,6 +2131,7 @@ HOSTILE = (
     + [c[:4] for c in PLAIN_CLASSES]
     + [g[:4] for g in GENERATORS]
     + [c[:4] for c in OWN_NAMES_AND_FUNCTIONAL]
+    + [c[:4] for c in COUNTED]
 )
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).

@@ -20,6 +20,7 @@ from gradviz.program.results.trace import RunOptions
 from gradviz.program.worker_hooks import state as torch_state
 from gradviz.services.programs import run_isolated
 from tests.security.corpus import (
+    COUNTED,
     GENERATORS,
     GREW,
     HARMLESS,
@@ -178,3 +179,11 @@ def test_no_file_written_even_if_a_program_tried(pool, tmp_path):
     out = pool.call("state", (), 10)
     assert out.status == "ok"
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(("source", "kind", "words", "where"), [c[1:] for c in COUNTED],
+                         ids=[c[0] for c in COUNTED])  # fmt: skip
+def test_objects_made_are_counted_before_they_are_made(source, kind, words, where, sealed):
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+    assert (trace.error.line, trace.error.col) == where, trace.error

@@ -31,6 +31,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from gradviz.graph.values import list_cells
 from gradviz.program.allowlists import tables
 from gradviz.program.budgets import factory_sizes
+from gradviz.program.budgets.object_sizes import leaves, size_number
 from gradviz.program.budgets.precheck_memo import Verdict, Verdicts, call_key
 from gradviz.program.recording.state import RunState
 from gradviz.util.format import fmt_bytes
@@ -176,10 +177,10 @@ class Budget:
             if out is None:
                 return None
         counter, out = out
-        leaves, _ = tree_flatten(out)
+        flat, _ = tree_flatten(out)
         outputs = [
             (t.shape, t.numel(), t.element_size(), t.dtype)
-            for t in leaves
+            for t in flat
             if isinstance(t, torch.Tensor)
         ]
         work = float(counter.total) if counter else 0.0
@@ -295,10 +296,7 @@ class Budget:
     def count_new_bytes(self, result, args: tuple, node) -> None:
         """A bounded op's output is no bigger than its input; it still adds to the total."""
         inputs = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-        # tree_flatten's own leaves of a tensor, without its closure (a cycle of objects a
-        # call, left to the cyclic garbage collector)
-        leaves = [result] if isinstance(result, torch.Tensor) else tree_flatten(result)[0]
-        for t in leaves:
+        for t in leaves(result):
             if isinstance(t, torch.Tensor) and t.device.type != "meta":
                 if t.untyped_storage().data_ptr() not in inputs:
                     self.total_bytes += t.untyped_storage().nbytes()
@@ -331,13 +329,14 @@ class Budget:
             )
         self.parameters += new
 
-    def reserve(self, what: str, nbytes: int, node) -> None:
-        """Memory an object will hold (an optimizer's state), counted against the bytes in
-        all before it is allocated."""
+    def reserve(self, what: str, nbytes: int, node, held: str = "of state") -> None:
+        """Memory an object will hold (an optimizer's state, a call's Python objects:
+        gradviz.program.budgets.object_sizes), counted against the bytes in all before it
+        is allocated."""
         if self.total_bytes + nbytes > self.limits.max_total_bytes:
             raise self.state.error(
                 "limit",
-                f"`{what}` needs {fmt_bytes(nbytes)} of state; with the "
+                f"`{what}` needs {fmt_bytes(nbytes)} {held}; with the "
                 f"{fmt_bytes(self.total_bytes)} this program holds, that passes the budget of "
                 f"{fmt_bytes(self.limits.max_total_bytes)} in all",
                 node,
@@ -397,17 +396,6 @@ def compared_pairs(left, right):
             stack.extend(zip(a, b, strict=False))
         elif isinstance(a, dict) and isinstance(b, dict):
             stack.extend((v, b[k]) for k, v in a.items() if k in b)
-
-
-def size_number(v):
-    """A size as the precheck reads it: a one-element tensor is the number it holds
-    (torch.arange(torch.tensor(n)) is torch.arange(n)); anything else is itself."""
-    if isinstance(v, torch.Tensor) and v.device.type != "meta" and v.numel() == 1:
-        if not (v.dtype.is_floating_point or v.dtype.is_complex or v.dtype == torch.bool):
-            return int(v.item())
-        if v.dtype.is_floating_point:
-            return float(v.item())
-    return v
 
 
 def _one_hot_classes(args, kwargs):

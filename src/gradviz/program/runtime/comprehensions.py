@@ -4,7 +4,8 @@ A comprehension runs in its own gradviz.program.recording.state.Scope (its loop 
 as in Python 3); its first iterable is evaluated in the scope around it. Each pass counts
 against the loop cap and each item against the container caps (gradviz.program.budgets.language_caps),
 so `[[0] * 1000 for i in range(10**6)]` stops at its first pass over the limit, or before
-the first when the range's length is known. A generator expression is lazy, as Python's
+the first when the passes are known (a range's length, a tensor's rows, a DataLoader's
+batches, through enumerate() and zip() too). A generator expression is lazy, as Python's
 is: its first iterable is read when it is made, the rest item by item as it is read, in a
 gradviz.program.runtime.generators.ProgramGenerator (the interpreter's own value: a
 program never holds a Python generator, nor its frame); each of its passes counts against
@@ -84,7 +85,7 @@ class Comprehensions:
     def _generate(self, node, level: int, iterable, out) -> None:
         gen = node.generators[level]
         what = "generator expression" if isinstance(node, ast.GeneratorExp) else "comprehension"
-        known = self.iteration.length(iterable)
+        known = self.iteration.passes(iterable)  # a loader's batches, through zip() too
         if known is not None:
             self.quotas.planned(known, gen.iter, f"this {what}")
         names = self.state.scope.names

@@ -11,9 +11,10 @@ Containers never hold a module or a built-in function (gradviz.program.runtime.v
 from __future__ import annotations
 
 from gradviz.program.budgets.language_caps import Quotas
+from gradviz.program.budgets.object_sizes import MAX_NESTING
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.iteration import MAX_NESTING, Iteration, oversized
+from gradviz.program.runtime.iteration import Iteration, oversized
 from gradviz.program.runtime.values import held, tensors_in, type_name
 from gradviz.program.syntax.program_error import did_you_mean
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from gradviz.program.budgets.object_sizes import MAX_NESTING
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.torch_calls import Library
@@ -261,9 +262,6 @@ class SequenceIterator(ProgramObject):
 
     def next_value(self, node):
         return next(self.items)
-
-
-MAX_NESTING = 64  # lists, tuples and dicts inside one another, where that depth matters
 
 
 def oversized(value, max_items: int, max_depth: int = MAX_NESTING) -> str | None:

@@ -13,10 +13,10 @@ node (`fn_devices`, read by gradviz.graph.build).
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_flatten
 
 from gradviz.devices import simulated as devices
 from gradviz.devices.info import SIMULATED_CUDA_COUNT
+from gradviz.program.budgets.object_sizes import leaves
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import DeviceMove
 from gradviz.program.runtime.errors import runtime_error
@@ -136,15 +136,13 @@ class Placement:
         where = self.shadow.device_of(inputs[0])
         if where.type == "cpu":
             return
-        leaves, _ = tree_flatten(result)
-        for t in leaves:
+        for t in leaves(result):
             if isinstance(t, torch.Tensor) and self.shadow.device_of(t).type == "cpu":
                 self.shadow.place(t, where)
 
     def note_fn_devices(self, result) -> None:
         """The device of each autograd node this operation made (its output's device)."""
-        leaves, _ = tree_flatten(result)
-        for t in leaves:
+        for t in leaves(result):
             if not isinstance(t, torch.Tensor) or t.grad_fn is None:
                 continue
             if id(t.grad_fn) in self.fn_devices:

@@ -12,17 +12,16 @@ checks its cost first (gradviz.program.budgets.precheck), simulated CUDA decides
 from __future__ import annotations
 
 import contextlib
-import math
 import warnings
 
 import torch
 from torch.nn.parameter import UninitializedTensorMixin
 
 from gradviz.devices import simulated as devices
-from gradviz.graph.values import list_cells
 from gradviz.program.allowlists import tables
 from gradviz.program.budgets.language_caps import Quotas
-from gradviz.program.budgets.precheck import Budget, size_number
+from gradviz.program.budgets.object_sizes import MAX_NESTING, objects_made
+from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
@@ -44,6 +43,7 @@ from gradviz.program.runtime.values import (
     type_name,
 )
 from gradviz.program.syntax.program_error import ProgramError, did_you_mean
+from gradviz.util.format import fmt_bytes
 
 
 class Library:
@@ -74,7 +74,7 @@ class Library:
                 node,
                 "Call the layer once first (a dry run, e.g. net(x)).",
             )
-        self.count_objects(label, fn, args, kwargs, node)
+        count_objects(self, label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
         inplace = self.state.inplace
@@ -98,16 +98,6 @@ class Library:
         self.clocks.after_call(label, args, result, node.lineno, self.state.device_of)
         self.budget.after_call(result, args, node, check)
         return checked(self.state, result, node, label)
-
-    def count_objects(self, label: str, fn, args: tuple, kwargs: dict, node) -> None:
-        """A call that makes Python objects (unbind, split and chunk: a tuple of tensors;
-        tolist and numpy: nested lists) is held to the item quotas before it runs, and
-        before its pre-check (which would make as many shape-only tensors): a tensor with no
-        values, `torch.zeros(10**7, 0)`, weighs nothing but unbinds into 10**7 tensors."""
-        made = objects_made(label, fn, args, kwargs)
-        if made is not None:
-            longest, total, kind = made
-            self.quotas.items(longest, node, f"{kind} ({label})", made=total)
 
     # -- torch's namespaces and tensor methods
 
@@ -423,46 +413,35 @@ def tensor_class_call(state: RunState, args: tuple, kwargs: dict, node):
     )
 
 
-PIECES = {
-    torch.unbind: "unbind",
-    torch.Tensor.unbind: "unbind",
-    torch.split: "split",
-    torch.Tensor.split: "split",
-    torch.chunk: "chunk",
-    torch.Tensor.chunk: "chunk",
-}
-
-
-def objects_made(label: str, fn, args: tuple, kwargs: dict) -> tuple[int, int, str] | None:
-    """(the longest list or tuple, the items in all, what) a call makes, or None for a call
-    that makes no container (or whose arguments torch will refuse with its own message). A
-    list of numbers is not counted here: its numbers are values the budget counts."""
-    t = args[0] if args else None
-    if not isinstance(t, torch.Tensor):
-        return None
-    if fn is torch.Tensor.tolist or label == ".numpy()":
-        if t.dim() < 2:
-            return None
-        return max(t.shape[:-1]), list_cells(t.shape), "list of lists"
-    kind = PIECES.get(fn)
-    if kind is None or t.dim() == 0:
-        return None
-    # Where the arguments cannot be read here, the most pieces any could give: torch
-    # refuses the call, or makes no more than that.
-    positional = args[1:] if kind == "unbind" else args[2:]  # where `dim` may be given
-    dim = size_number(kwargs.get("dim", positional[0] if positional else 0))
-    valid = isinstance(dim, int) and -t.dim() <= dim < t.dim()
-    length = t.shape[dim] if valid else max(t.shape)
-    count = length
-    if kind != "unbind":
-        names = ("chunks",) if kind == "chunk" else ("split_size", "split_size_or_sections")
-        size = args[1] if len(args) > 1 else next((kwargs[n] for n in names if n in kwargs), None)
-        size = size_number(size)  # x.chunk(torch.tensor(10**7)) is x.chunk(10**7)
-        if isinstance(size, list | tuple):
-            count = len(size)
-        elif isinstance(size, int) and not isinstance(size, bool) and size > 0:
-            count = min(size, max(length, 1)) if kind == "chunk" else math.ceil(length / size)
-    return count, count, "tuple"
+def count_objects(library: Library, label: str, fn, args: tuple, kwargs: dict, node) -> None:
+    """A call that makes Python objects (unbind, split and chunk: a tuple of tensors;
+    tolist and numpy: lists of numbers) is held to the item quotas and the memory budget
+    before it runs, and before its pre-check (which would make as many shape-only tensors):
+    a tensor with no values, `torch.zeros(10**7, 0)`, weighs nothing but unbinds into 10**7
+    tensors of about 640 bytes each. What one call makes is held to the bytes of one
+    tensor, everything made to the bytes in all."""
+    made = objects_made(label, fn, args, kwargs)
+    if made is None:
+        return
+    state = library.state
+    if made.depth > MAX_NESTING:  # torch.zeros([1] * 5000).tolist()
+        raise state.error(
+            "limit",
+            f"{label} would nest lists {made.depth:,} deep (one for each dimension); the "
+            f"limit is {MAX_NESTING}",
+            node,
+        )
+    library.quotas.items(made.longest, node, f"{made.kind} ({label})", made=made.items)
+    what = state.segment(node, 50) or label
+    if made.nbytes > state.limits.max_tensor_bytes:
+        raise state.error(
+            "limit",
+            f"`{what}` would make Python objects taking about {fmt_bytes(made.nbytes)}; the "
+            f"limit is {fmt_bytes(state.limits.max_tensor_bytes)} for what one call makes",
+            node,
+            "Use smaller sizes: the ideas are the same at 3x3 as at 3000x3000.",
+        )
+    library.budget.reserve(what, made.nbytes, node, "in Python objects")
 
 
 def random_device(args, kwargs) -> torch.device:

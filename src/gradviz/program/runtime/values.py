@@ -20,6 +20,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from gradviz.program.allowlists import nntables, tables
+from gradviz.program.budgets.object_sizes import leaves
 from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 
@@ -365,10 +366,10 @@ def checked(state: RunState, value, node, label: str):
     if isinstance(value, set):  # a set's methods: items are the program's own, already held
         return value
     if isinstance(value, tuple | list):
-        leaves, _ = tree_flatten(value)
-        if len(leaves) > 1_000_000:
-            raise state.error("limit", f"{label} made a list with {len(leaves):,} items", node)
-        for leaf in leaves:
+        inside = leaves(value)
+        if len(inside) > 1_000_000:
+            raise state.error("limit", f"{label} made a list with {len(inside):,} items", node)
+        for leaf in inside:
             if not isinstance(leaf, SAFE_VALUE_TYPES):
                 raise state.error(
                     "type",
