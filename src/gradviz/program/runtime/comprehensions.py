@@ -61,10 +61,12 @@ class Comprehensions:
         """A generator expression: its first iterable read now, in the scope around it (as
         Python does), and the rest, item by item, as the generator is read."""
         first = node.generators[0].iter
-        items = self.iteration.over(self.evaluate(first), first)
+        value = self.evaluate(first)
+        known = self.iteration.passes(value)  # a loader's batches: list(...) of it is planned
+        items = self.iteration.over(value, first)
         scope = Scope({}, self.state.scope)
         steps = self._values(node, 0, items)
-        return ProgramGenerator(self.state, self.quotas, "<genexpr>", steps, scope)
+        return ProgramGenerator(self.state, self.quotas, "<genexpr>", steps, scope, known=known)
 
     def _values(self, node: ast.GeneratorExp, level: int, items) -> Iterator:
         gen = node.generators[level]

@@ -41,8 +41,13 @@ class ProgramGenerator(ProgramObject):
         steps: Iterator,
         scope: Scope,
         around: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+        known: int | None = None,
     ):
         super().__init__(state)
+        # A generator expression's passes over its first iterable, where known (a loader's
+        # batches): a loop reading it whole is held to the loop caps before it starts.
+        self.known = known
+        self.started = False
         self.quotas = quotas
         self.name = name
         self.steps = steps  # the interpreter's own Python generator: never the program's
@@ -65,6 +70,9 @@ class ProgramGenerator(ProgramObject):
     def equals(self, other) -> bool:
         return self is other  # as Python's generators compare: by identity
 
+    def passes(self) -> int | None:
+        return None if self.started else self.known
+
     def next_value(self, node):
         if self.finished:
             raise StopIteration
@@ -76,7 +84,7 @@ class ProgramGenerator(ProgramObject):
         scope, at, base = state.scope, state.node, len(state.loops)
         state.scope = self.scope
         state.loops.extend(self.loops)
-        self.running = True
+        self.running = self.started = True
         ended = False
         try:
             with self.around():
