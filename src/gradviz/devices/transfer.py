@@ -32,6 +32,7 @@ from gradviz.devices.transfer_reference import (
     Measurement,
     median_and_iqr,
 )
+from gradviz.util.format import fmt_in
 
 
 def _is_cuda(device: str) -> bool:
@@ -366,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for m in measure_all(args.device):
         rate = f" {m.gb_per_s:.2f} GB/s" if m.gb_per_s else ""
-        print(f"{m.key:14s} {m.seconds * 1e6:12.1f} µs{rate}  {m.what} {m.note}")
+        print(f"{m.key:14s} {fmt_in(m.seconds, 'µs', width=12)}{rate}  {m.what} {m.note}")
     return 0
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from gradviz.speed.gpus import GPU, matmul_tflops
 from gradviz.speed.workloads import WORKLOADS, TimingJob
+from gradviz.util.format import fmt_in
 
 # ---------------------------------------------------------------------------------------------
 # Timers.
@@ -192,7 +193,7 @@ def format_point(p: Point) -> str:
     """One line for a terminal: workload, dtype, device, size, median, IQR, rate."""
     return (
         f"  {p.workload:11s} {p.dtype:8s} {p.device:6s} {p.job.spec.describe_size(p.size):>22s}"
-        f"  median {p.median_s * 1e3:10.4f} ms  IQR {p.iqr_s * 1e3:9.4f} ms"
+        f"  median {fmt_in(p.median_s, 'ms', 4, 10)}  IQR {fmt_in(p.iqr_s, 'ms', 4, 9)}"
         f"  {p.rate:10.1f} {p.job.spec.metric}"
     )
 
@@ -200,11 +201,15 @@ def format_point(p: Point) -> str:
 def format_comparison(c: Comparison) -> str:
     """The lesson's naive figure, its parts, and the correct one, for a terminal."""
     n, t = c.naive, c.timing
+
+    def secs(seconds: float) -> str:
+        return fmt_in(seconds, "s", decimals=4)
+
     return (
         f"  {c.job.describe()}, {c.job.iterations} iterations:\n"
-        f"    naive (lesson): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
-        f" pending at synchronize {n.pending_s:.4f} s\n"
-        f"    correct: median {t.median_s:.4f} s, IQR {t.iqr_s:.4f} s over {t.repeats} repeats"
+        f"    naive (lesson): {secs(n.total_s)} = setup {secs(n.setup_s)} + launch "
+        f"{secs(n.launch_s)}; pending at synchronize {secs(n.pending_s)}\n"
+        f"    correct: median {secs(t.median_s)}, IQR {secs(t.iqr_s)} over {t.repeats} repeats"
         f" (warm-up {t.warmup}); naive/correct = {n.total_s / t.median_s:.2f}x"
     )
 
