@@ -7,8 +7,8 @@ timers are kept side by side so the page can show the difference:
 
 - `naive_time`: the lesson's way, one call, `time.time()`, no warm-up, no synchronize; it also
   records what the naive clock missed (the wait at a synchronize afterwards).
-- `measure` (gradviz.speed.measure): warm-up calls, synchronize before each clock read,
-  several repeats, median and interquartile range (statistics from
+- `measure` (gradviz.speed.measure, on gradviz.util.timer): warm-up calls, synchronize
+  before each clock read, several repeats, median and interquartile range (statistics from
   torch.utils.benchmark.Measurement).
 
 Here too: the results (`Point`, `Comparison`, a sweep's `Progress` and `Skipped` events),
@@ -33,14 +33,11 @@ from typing import Any
 from gradviz.speed.gpus import GPU, matmul_tflops
 from gradviz.speed.workloads import WORKLOADS, TimingJob
 from gradviz.util.format import fmt_in
+from gradviz.util.timer import no_sync
 
 # ---------------------------------------------------------------------------------------------
 # Timers.
 # ---------------------------------------------------------------------------------------------
-
-
-def no_sync() -> None:
-    return None
 
 
 @dataclass(frozen=True)
