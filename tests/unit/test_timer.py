@@ -77,3 +77,36 @@ def test_both_pages_time_on_it(monkeypatch):
     assert transfer.time_runs(lambda: None, "cpu", repeats=2) == [1.0, 1.0]
     assert transfer.wall_times(lambda: None, "cpu", repeats=2) == [1.0, 1.0]
     assert seen == ["WallClock"] * 3
+
+
+def test_cuda_events_stopwatch_times_on_the_gpu(monkeypatch):
+    """devices.transfer on a GPU: warm-up, a synchronize, then per call two fresh events
+    around it and a wait for the second, as its own loop did (a stand-in torch.cuda here)."""
+    import torch
+
+    log: list[str] = []
+
+    class Event:
+        count = 0
+
+        def __init__(self, enable_timing: bool):
+            assert enable_timing
+            Event.count += 1
+            self.at = None
+
+        def record(self):
+            log.append("record")
+            self.at = len(log)
+
+        def synchronize(self):
+            log.append("wait")
+
+        def elapsed_time(self, end) -> float:
+            return float(end.at - self.at)  # "milliseconds"
+
+    monkeypatch.setattr(transfer, "_is_cuda", lambda device: True)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append(f"sync {device}"))
+    times = transfer.time_runs(lambda: log.append("call"), "cuda:0", repeats=2, warmup=1)
+    assert log == ["call", "sync cuda:0"] + ["record", "call", "record", "wait"] * 2
+    assert times == [0.002, 0.002] and Event.count == 4
