@@ -122,7 +122,8 @@ def test_dot_over_the_memory_limit_is_stopped_with_a_clear_message():
     with pytest.raises(render.RenderUnavailable) as info:
         render.render_bytes(wide(300, "mem"), "png", scale=4.0, limits=limits)
     assert time.monotonic() - start < 10
-    assert "more than 60 MB of memory" in str(info.value)
+    # 60 MiB is 62,914,560 bytes: 63 MB (10^6 bytes), as every size the app writes
+    assert "more than 63 MB of memory" in str(info.value)
     assert "Export DOT" in str(info.value)
 
 
@@ -144,6 +145,35 @@ def test_a_failing_layout_is_not_run_again(monkeypatch):
         with pytest.raises(render.RenderUnavailable, match="could not draw"):
             render.render_bytes("digraph { this is not dot ", "svg")
     assert launches.count == 1
+
+
+@needs_dot
+def test_sizes_in_the_refusals_are_megabytes_of_a_million_bytes(monkeypatch):
+    """The output and memory limits are written by util.format.fmt_bytes: 25 MiB of output
+    is 26 MB, not "25 MB" (a MiB labelled MB), and a limit under 1 MB is not "0 MB"."""
+
+    def output_of(size):
+        return lambda cmd, *a, **k: subprocess.CompletedProcess(cmd, 0, b"x" * size, b"")
+
+    monkeypatch.setattr(render.subprocess, "run", Launches(output_of(30 * 2**20)))
+    with pytest.raises(render.RenderUnavailable) as info:
+        render.render_bytes(synthetic(5, 4, "big"), "svg", limits=render.RenderLimits())
+    assert "The SVG of this graph is 31 MB, more than the 26 MB allowed here" in str(info.value)
+
+    monkeypatch.setattr(render.subprocess, "run", Launches(output_of(2_000)))
+    limits = render.RenderLimits(max_output_bytes=1_500)
+    with pytest.raises(render.RenderUnavailable) as info:
+        render.render_bytes(synthetic(5, 4, "small"), "svg", limits=limits)
+    assert "is 2.0 KB, more than the 1.5 KB allowed" in str(info.value)
+
+    def out_of_memory(cmd, *a, **k):
+        return subprocess.CompletedProcess(cmd, 1, b"", b"dot: out of memory")
+
+    monkeypatch.setattr(render.subprocess, "run", Launches(out_of_memory))
+    limits = render.RenderLimits(memory_bytes=512 * 2**20)
+    with pytest.raises(render.RenderUnavailable) as info:
+        render.render_bytes(synthetic(5, 4, "memory"), "svg", limits=limits)
+    assert "Graphviz needed more than 537 MB of memory" in str(info.value)
 
 
 @needs_dot

@@ -12,6 +12,7 @@ import torch
 from gradviz.devices import facts as device_facts
 from gradviz.devices import info as device_info
 from gradviz.devices import simulated as devices
+from gradviz.devices.errors import DEVICE_ERRORS, explain_device_error
 from gradviz.devices.lessons import LESSONS, LESSONS_BY_KEY
 from gradviz.graph.dot import COPY_COLOR, DEVICE_COLORS
 from gradviz.graph.render import draw
@@ -158,11 +159,11 @@ def test_list_devices_has_cpu_and_labelled_simulated_cuda():
 
 def test_explain_device_error_names_the_tensor_to_move():
     msg = "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0! (when checking argument for argument mat2 in method wrapper_CUDA_mm)"
-    exp = devices.explain_device_error(msg, {"w": "cuda:0", "x": "cpu"})
+    exp = explain_device_error(msg, {"w": "cuda:0", "x": "cpu"})
     assert exp.kind == "device_mismatch"
     assert exp.fix_code == "x = x.to(w.device)"
     assert exp.devices == ["cpu", "cuda:0"]
-    assert devices.explain_device_error("mat1 and mat2 shapes cannot be multiplied", {}) is None
+    assert explain_device_error("mat1 and mat2 shapes cannot be multiplied", {}) is None
 
 
 def test_model_placement_asks_pytorch():
@@ -218,7 +219,7 @@ def test_both_forms_of_the_mismatch_message_are_explained():
         "Expected all tensors to be on the same device, but got mat2 is on cpu, different "
         "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_mm)",
     ):
-        exp = devices.explain_device_error(msg, named)
+        exp = explain_device_error(msg, named)
         assert exp.devices == ["cuda:0", "cpu"]
         assert exp.fix_code == "x = x.to(w.device)"
 
@@ -266,8 +267,8 @@ def test_both_forms_of_the_mismatch_message_are_explained():
     ],
 )
 def test_each_device_error_gets_its_words_and_fix(message, named, case, move, fix):
-    exp = devices.explain_device_error(message, named)
-    text = devices.DEVICE_ERRORS[case]
+    exp = explain_device_error(message, named)
+    text = DEVICE_ERRORS[case]
     assert (exp.kind, exp.title, exp.move, exp.fix_code) == (text.kind, text.title, move, fix)
     assert "{" not in exp.rule and exp.rule.startswith(text.rule[:40])
     if case == "two_gpus":

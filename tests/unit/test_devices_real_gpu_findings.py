@@ -9,6 +9,7 @@ import torch
 
 from gradviz.cli import train
 from gradviz.devices import simulated as devices
+from gradviz.devices.errors import explain_device_error
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.recording import state
 from gradviz.program.results.explain import explain_error
@@ -58,14 +59,14 @@ def test_the_shadow_raises_the_device_error_for_older_words():
 def test_a_convolutions_device_error_on_a_real_gpu_is_explained():
     """On the H100, the tutorial network with its images on the GPU failed with the cuDNN
     kernel's words, which gradviz did not recognise as a device error."""
-    found = devices.explain_device_error(CONV_ON_GPU, {"images": "cuda:0", "net.conv1": "cpu"})
+    found = explain_device_error(CONV_ON_GPU, {"images": "cuda:0", "net.conv1": "cpu"})
     assert found is not None and found.kind == "device_mismatch"
     assert found.devices == ["cuda:0", "cpu"]
     assert found.move == "net.conv1" and found.fix_code == "net.conv1 = net.conv1.to(images.device)"
     assert explain_error(CONV_ON_GPU).key == "device_mismatch"
     # the same words about two dtypes on one device are not a device error
     dtypes = "Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same"
-    assert devices.explain_device_error(dtypes, {"x": "cuda:0"}) is None
+    assert explain_device_error(dtypes, {"x": "cuda:0"}) is None
     assert explain_error(dtypes) is None or explain_error(dtypes).key != "device_mismatch"
 
 

@@ -78,8 +78,11 @@ def test_refuses_garbage(blob):
 def test_refuses_empty_and_huge():
     with pytest.raises(CheckpointError, match="empty"):
         read_state_dict(b"")
-    with pytest.raises(CheckpointError, match="MB"):
+    # util.format's sizes: it said "The file is 0.0 MB ... (limit 0 MB)"
+    with pytest.raises(CheckpointError, match=r"is 2\.0 KB; .*\(limit 1\.0 KB\)"):
         read_state_dict(b"x" * 2000, max_bytes=1000)
+    with pytest.raises(CheckpointError, match=r"is 21 MB; .*\(limit 20 MB\)"):
+        read_state_dict(b"x" * 21_000_000, max_bytes=20_000_000)
 
 
 def test_refuses_non_dict_and_non_tensor_values():

@@ -35,6 +35,7 @@ from gradviz.training.hardware import DeviceError, resolve_device
 from gradviz.training.loop import TrainResult, train
 from gradviz.training.settings import PRESETS, ddp_backend
 from gradviz.training.sources import DataError, default_cache_dir, display_classes
+from gradviz.util.format import fmt_in
 
 
 def _positive_int(text: str) -> int:
@@ -97,7 +98,7 @@ def register(subparsers) -> None:
 
 
 def _progress_line(event: Progress) -> str:
-    eta = f"{event.eta_s:5.1f}s" if event.eta_s is not None else "  ?  "
+    eta = fmt_in(event.eta_s, "s", width=5) if event.eta_s is not None else "  ?    "
     loss = f"{event.loss:.3f}" if event.loss is not None else "  -  "
     acc = f"{100 * event.accuracy:5.1f}%" if event.accuracy is not None else "   -  "
     return (
@@ -110,7 +111,7 @@ def _progress_line(event: Progress) -> str:
 def _download_progress(done: int, total: int | None) -> None:
     if total:
         print(
-            f"\rdownloading CIFAR-10: {done / 1e6:6.1f} / {total / 1e6:.1f} MB",
+            f"\rdownloading CIFAR-10: {fmt_in(done, 'MB', width=6)} of {fmt_in(total, 'MB')}",
             end="",
             file=sys.stderr,
         )

@@ -1,2 +1,2 @@
-"""Devices: what a host offers (info, facts), simulated CUDA (simulated), the device
-lessons (lessons) and what moving data costs (transfer)."""
+"""Devices: what a host offers (info, facts), simulated CUDA (simulated), device errors
+explained (errors), the device lessons (lessons) and what moving data costs (transfer)."""

@@ -21,7 +21,7 @@ class DeviceLesson:
     line: int | None = None  # the line that raises
     devices: tuple[str, ...] = ()  # the devices the explanation names
     move: str | None = None  # the tensor the fix moves
-    kind: str | None = None  # DeviceExplanation.kind
+    kind: str | None = None  # gradviz.devices.errors.DeviceExplanation.kind
     fix: str | None = None  # the fix as code
     gpus: int = 1  # real GPUs needed to run it for real
 

@@ -20,7 +20,6 @@ import datetime as _dt
 import json
 import math
 import statistics
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -32,6 +31,8 @@ from gradviz.devices.transfer_reference import (
     Measurement,
     median_and_iqr,
 )
+from gradviz.util.format import fmt_in
+from gradviz.util.timer import WallClock, no_sync, time_calls
 
 
 def _is_cuda(device: str) -> bool:
@@ -48,28 +49,36 @@ def time_it(fn: Callable[[], object], device: str, repeats: int = 5, warmup: int
 def time_runs(
     fn: Callable[[], object], device: str, repeats: int = 5, warmup: int = 2
 ) -> list[float]:
-    """Seconds of each of `repeats` calls of fn() after `warmup` calls (as time_it)."""
-    import torch
+    """Seconds of each of `repeats` calls of fn() after `warmup` calls (as time_it): CUDA
+    events on a GPU, perf_counter on the CPU (gradviz.util.timer, the one timer)."""
+    watch = CudaEvents(device) if _is_cuda(device) else WallClock()
+    return time_calls(fn, repeats=repeats, warmup=warmup, stopwatch=watch)
 
-    for _ in range(warmup):
-        fn()
-    if _is_cuda(device):
-        torch.cuda.synchronize(device)
-    times = []
-    for _ in range(repeats):
-        if _is_cuda(device):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1000.0)
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return times
+
+class CudaEvents:
+    """A stopwatch (gradviz.util.timer) of two CUDA events on `device`: the time the GPU
+    spent between them, read once the second has happened."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.events: tuple = ()
+
+    def settle(self) -> None:
+        import torch
+
+        torch.cuda.synchronize(self.device)
+
+    def start(self) -> None:
+        import torch
+
+        self.events = tuple(torch.cuda.Event(enable_timing=True) for _ in range(2))
+        self.events[0].record()
+
+    def stop(self) -> float:
+        start, end = self.events
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1000.0
 
 
 def wall_times(
@@ -80,17 +89,11 @@ def wall_times(
     The device is idle before each run, so only fn's own work and waiting are counted."""
     import torch
 
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        if _is_cuda(device):
-            torch.cuda.synchronize(device)
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    if _is_cuda(device):
-        torch.cuda.synchronize(device)
+    cuda = _is_cuda(device)
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else no_sync
+    watch = WallClock(synchronize=sync, wait_after=False)
+    times = time_calls(fn, repeats=repeats, warmup=warmup, stopwatch=watch)
+    sync()
     return times
 
 
@@ -366,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for m in measure_all(args.device):
         rate = f" {m.gb_per_s:.2f} GB/s" if m.gb_per_s else ""
-        print(f"{m.key:14s} {m.seconds * 1e6:12.1f} µs{rate}  {m.what} {m.note}")
+        print(f"{m.key:14s} {fmt_in(m.seconds, 'µs', width=12)}{rate}  {m.what} {m.note}")
     return 0
 
 

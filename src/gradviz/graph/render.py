@@ -26,6 +26,7 @@ from gradviz.graph.dot import coloring, restyle_classic, to_dot
 from gradviz.graph.model import DEFAULT_DRAWING, DrawOptions, GraphModel
 from gradviz.graph.textmetrics import svg_environment
 from gradviz.util import settings
+from gradviz.util.format import fmt_bytes
 from gradviz.util.memo import ByteLRU
 
 FORMATS = ("svg", "png", "pdf", "dot")
@@ -212,10 +213,6 @@ def _failure_key(dot_source: str, fmt: str, scale: float, limits: RenderLimits) 
     return f"{digest}:{fmt}:{scale}:{limits!r}"
 
 
-def _mb(n: int) -> str:
-    return f"{n / (1024 * 1024):.0f} MB"
-
-
 def _too_big(dot_source: str, fmt: str, limits: RenderLimits) -> str | None:
     max_nodes = limits.max_nodes.get(fmt)
     max_edges = limits.max_edges.get(fmt)
@@ -374,14 +371,14 @@ def _run_dot(
         limits.memory_bytes is not None
         and proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGTRAP)
     ):
-        limit = _mb(limits.memory_bytes) if limits.memory_bytes else "the memory available"
+        limit = fmt_bytes(limits.memory_bytes) if limits.memory_bytes else "the memory available"
         return f"Graphviz needed more than {limit} of memory for this graph.{advice}", b""
     if proc.returncode != 0 or not proc.stdout:
         return "Graphviz could not draw this graph: " + err[:500], b""
     if len(proc.stdout) > limits.max_output_bytes:
         return (
-            f"The {fmt.upper()} of this graph is {_mb(len(proc.stdout))}, more than the "
-            f"{_mb(limits.max_output_bytes)} allowed here.{advice}"
+            f"The {fmt.upper()} of this graph is {fmt_bytes(len(proc.stdout))}, more than the "
+            f"{fmt_bytes(limits.max_output_bytes)} allowed here.{advice}"
         ), b""
     return None, proc.stdout
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from gradviz.speed.gpus import GPU, PCIE_SOURCE, matmul_tflops
 from gradviz.speed.timing import Point, crossover, estimate_seconds
 from gradviz.speed.workloads import TimingJob, validate_job
+from gradviz.util.format import fmt_in
 
 LABEL = "estimate from spec sheet"
 DEVICE = "estimate"  # the device of an estimated Point (never a real device name)
@@ -51,7 +52,7 @@ ASSUMPTIONS: tuple[Assumption, ...] = (
     ),
     Assumption(
         "Launch overhead",
-        f"{LAUNCH_S * 1e6:.0f} µs per eager op",
+        f"{fmt_in(LAUNCH_S, 'µs', decimals=0)} per eager op",
         "Each PyTorch op costs CPU time (Python, the dispatcher, the CUDA launch) before the "
         "GPU sees it; when the GPU's share is shorter, the CPU sets the pace. A few to about "
         "10 µs per op is the usual range; 5 µs is assumed, not measured here (no GPU).",

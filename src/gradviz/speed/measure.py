@@ -37,11 +37,11 @@ from gradviz.speed.timing import (  # noqa: E402
     Timing,
     estimate_seconds,
     naive_time,
-    no_sync,
 )
 from gradviz.speed.timing_reference import REFERENCE_SCHEMA  # noqa: E402
 from gradviz.speed.workloads import DTYPES, TimingJob, elementwise_shape, validate_job  # noqa: E402
 from gradviz.util.resources import available_cpus  # noqa: E402
+from gradviz.util.timer import WallClock, no_sync, time_calls  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The workloads' kernels (their cost model is gradviz.speed.workloads.WORKLOADS).
@@ -154,26 +154,15 @@ def measure(
     synchronize: Callable[[], None] = no_sync,
     label: str = "work",
 ) -> Timing:
-    """Time `work()` correctly: warm-up calls, then `repeats` calls each between synchronizes.
+    """Time `work()` correctly: warm-up calls, then `repeats` calls each between synchronizes
+    (gradviz.util.timer, the one timer).
 
     The device is synchronised before the clock starts (so earlier queued work is not counted)
     and before it stops (so this call's queued work is). torch.utils.benchmark's Measurement
     gives the median, interquartile range and its noise warning.
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
-    if warmup < 0:
-        raise ValueError(f"warmup must be 0 or more, got {warmup}")
-    for _ in range(warmup):
-        work()
-    synchronize()
-    times = []
-    for _ in range(repeats):
-        synchronize()
-        start = clock()
-        work()
-        synchronize()
-        times.append(clock() - start)
+    watch = WallClock(clock, synchronize)
+    times = time_calls(work, repeats=repeats, warmup=warmup, stopwatch=watch)
     return timing_from_times(times, warmup=warmup, label=label)
 
 

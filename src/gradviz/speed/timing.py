@@ -7,8 +7,8 @@ timers are kept side by side so the page can show the difference:
 
 - `naive_time`: the lesson's way, one call, `time.time()`, no warm-up, no synchronize; it also
   records what the naive clock missed (the wait at a synchronize afterwards).
-- `measure` (gradviz.speed.measure): warm-up calls, synchronize before each clock read,
-  several repeats, median and interquartile range (statistics from
+- `measure` (gradviz.speed.measure, on gradviz.util.timer): warm-up calls, synchronize
+  before each clock read, several repeats, median and interquartile range (statistics from
   torch.utils.benchmark.Measurement).
 
 Here too: the results (`Point`, `Comparison`, a sweep's `Progress` and `Skipped` events),
@@ -32,14 +32,12 @@ from typing import Any
 
 from gradviz.speed.gpus import GPU, matmul_tflops
 from gradviz.speed.workloads import WORKLOADS, TimingJob
+from gradviz.util.format import fmt_in
+from gradviz.util.timer import no_sync
 
 # ---------------------------------------------------------------------------------------------
 # Timers.
 # ---------------------------------------------------------------------------------------------
-
-
-def no_sync() -> None:
-    return None
 
 
 @dataclass(frozen=True)
@@ -192,7 +190,7 @@ def format_point(p: Point) -> str:
     """One line for a terminal: workload, dtype, device, size, median, IQR, rate."""
     return (
         f"  {p.workload:11s} {p.dtype:8s} {p.device:6s} {p.job.spec.describe_size(p.size):>22s}"
-        f"  median {p.median_s * 1e3:10.4f} ms  IQR {p.iqr_s * 1e3:9.4f} ms"
+        f"  median {fmt_in(p.median_s, 'ms', 4, 10)}  IQR {fmt_in(p.iqr_s, 'ms', 4, 9)}"
         f"  {p.rate:10.1f} {p.job.spec.metric}"
     )
 
@@ -200,11 +198,15 @@ def format_point(p: Point) -> str:
 def format_comparison(c: Comparison) -> str:
     """The lesson's naive figure, its parts, and the correct one, for a terminal."""
     n, t = c.naive, c.timing
+
+    def secs(seconds: float) -> str:
+        return fmt_in(seconds, "s", decimals=4)
+
     return (
         f"  {c.job.describe()}, {c.job.iterations} iterations:\n"
-        f"    naive (lesson): {n.total_s:.4f} s = setup {n.setup_s:.4f} s + launch {n.launch_s:.4f} s;"
-        f" pending at synchronize {n.pending_s:.4f} s\n"
-        f"    correct: median {t.median_s:.4f} s, IQR {t.iqr_s:.4f} s over {t.repeats} repeats"
+        f"    naive (lesson): {secs(n.total_s)} = setup {secs(n.setup_s)} + launch "
+        f"{secs(n.launch_s)}; pending at synchronize {secs(n.pending_s)}\n"
+        f"    correct: median {secs(t.median_s)}, IQR {secs(t.iqr_s)} over {t.repeats} repeats"
         f" (warm-up {t.warmup}); naive/correct = {n.total_s / t.median_s:.2f}x"
     )
 

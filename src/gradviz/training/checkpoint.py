@@ -16,6 +16,7 @@ from torch import nn
 
 from gradviz.training.models import ARCHITECTURES, build_model
 from gradviz.training.settings import MAX_CHECKPOINT_BYTES
+from gradviz.util.format import fmt_bytes
 from gradviz.workers.protocol import ErrorKind
 
 
@@ -37,8 +38,8 @@ def read_state_dict(blob: bytes, max_bytes: int = MAX_CHECKPOINT_BYTES) -> dict[
     """torch.load(weights_only=True) with every failure turned into a CheckpointError."""
     if len(blob) > max_bytes:
         raise CheckpointError(
-            f"The file is {len(blob) / 1e6:.1f} MB; weights for these networks are far smaller "
-            f"(limit {max_bytes / 1e6:.0f} MB). Upload a state_dict saved by this page or the CLI."
+            f"The file is {fmt_bytes(len(blob))}; weights for these networks are far smaller "
+            f"(limit {fmt_bytes(max_bytes)}). Upload a state_dict saved by this page or the CLI."
         )
     if not blob:
         raise CheckpointError("The file is empty.")

@@ -1,7 +1,10 @@
 """PyTorch's error messages, explained in plain words.
 
 A table (data, not an if-chain): EXPLANATIONS maps a pattern in PyTorch's own message to
-what it means and how to fix it. Autograd's local rules are gradviz.graph.rules.
+what it means and how to fix it. Device errors (tensors on different devices, .numpy() on a
+GPU tensor, no CUDA) are explained by gradviz.devices.errors, the one table of their words,
+which a runtime error also uses with the program's own tensors. Autograd's local rules are
+gradviz.graph.rules.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gradviz.devices.errors import explain_device_error
 from gradviz.program.results.reports import ErrorDetails
+from gradviz.util.mdtext import code
 
 
 @dataclass(frozen=True)
@@ -106,30 +111,6 @@ EXPLANATIONS: list[tuple[str, Explanation]] = [
         ),
     ),
     (
-        # the second form: a convolution's CUDA kernel on a real GPU
-        r"Expected all tensors to be on the same device|"
-        r"Input type \(torch\.cuda\.\w+\) and weight type \(torch\.(?!cuda\.)\w+\)|"
-        r"Input type \(torch\.(?!cuda\.)\w+\) and weight type \(torch\.cuda\.\w+\)",
-        Explanation(
-            "device_mismatch",
-            "Tensors on different devices",
-            "An operation's tensor operands must live on the same device. PyTorch does not copy "
-            "between devices on its own, because copies are slow and should be visible. "
-            "(0-dim CPU tensors are the exception: they may be combined with GPU tensors.)",
-            "Move one operand: b = b.to(a.device).",
-        ),
-    ),
-    (
-        r"Found no NVIDIA driver|Torch not compiled with CUDA enabled|no CUDA GPUs are available",
-        Explanation(
-            "no_cuda",
-            "No CUDA GPU on this machine",
-            "The program asked for a CUDA device, but this machine has none that PyTorch can use.",
-            "Use device='cpu', or pick a device that exists: "
-            "torch.device('cuda' if torch.cuda.is_available() else 'cpu').",
-        ),
-    ),
-    (
         r"mat1 and mat2 shapes cannot be multiplied|size mismatch|shapes cannot be multiplied",
         Explanation(
             "matmul_shapes",
@@ -169,15 +150,6 @@ EXPLANATIONS: list[tuple[str, Explanation]] = [
         ),
     ),
     (
-        r"can't convert cuda|Use Tensor.cpu\(\) to copy the tensor to host memory",
-        Explanation(
-            "numpy_cuda",
-            ".numpy() on a GPU tensor",
-            "NumPy arrays live in host memory; a GPU tensor must be copied back first.",
-            "Use t.cpu().numpy() (and t.detach().cpu().numpy() if it requires grad).",
-        ),
-    ),
-    (
         r"a Tensor with \d+ elements cannot be converted to Scalar|only one element tensors",
         Explanation(
             "item_non_scalar",
@@ -190,6 +162,9 @@ EXPLANATIONS: list[tuple[str, Explanation]] = [
 
 
 def explain_error(message: str) -> Explanation | None:
+    device = explain_device_error(message, {})
+    if device is not None and device.explanation is not None:
+        return Explanation(device.explanation, device.title, device.rule, code(device.fix_code))
     for pattern, explanation in EXPLANATIONS:
         if re.search(pattern, message):
             return explanation

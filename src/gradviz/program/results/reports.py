@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class DeviceErrorDetails:
-    """A device error explained (gradviz.devices.simulated.explain_device_error)."""
+    """A device error explained (gradviz.devices.errors.explain_device_error)."""
 
     kind: str  # device_mismatch | cuda_index_mismatch | index_device | numpy_cuda | no_cuda
     rule: str  # the rule broken, in words

@@ -32,6 +32,7 @@ from gradviz.program.results.reports import (
     ShownValue,
 )
 from gradviz.util import settings
+from gradviz.util.format import fmt_bytes
 from gradviz.util.plainsize import NotPlain, decoded_size
 
 
@@ -158,8 +159,8 @@ def _in_words(size: int, decoded: int | None, limit: int) -> str:
     """The result's sizes, as cap_result says them (decoded_size stops counting past limit)."""
     if decoded is None:
         return "nested too deep to be read back"
-    read_back = f"more than {limit / 1e6:.0f}" if decoded > limit else f"{decoded / 1e6:.1f}"
-    return f"{size / 1e6:.1f} MB, {read_back} MB once read back in the server"
+    read_back = f"more than {fmt_bytes(limit)}" if decoded > limit else fmt_bytes(decoded)
+    return f"{fmt_bytes(size)}, {read_back} once read back in the server"
 
 
 def cap_result(trace: Trace) -> Trace:
@@ -208,7 +209,7 @@ def cap_result(trace: Trace) -> Trace:
         trace.classic_dot = None
         trace.summary.append(
             f"the result was {_in_words(size, decoded, limit)}, over what a result may take "
-            f"({MAX_RESULT_BYTES / 1e6:.0f} MB, {limit / 1e6:.0f} MB read back): values, "
+            f"({fmt_bytes(MAX_RESULT_BYTES)}, {fmt_bytes(limit)} read back): values, "
             "saved tensors, backward steps and the classic view are left out"
         )
         size, decoded = _sizes(trace, limit)
@@ -218,8 +219,8 @@ def cap_result(trace: Trace) -> Trace:
             error=RunError(
                 "limit",
                 f"the result of this program is {_in_words(size, decoded, limit)} even without its "
-                f"values; the limit is {MAX_RESULT_BYTES / 1e6:.0f} MB "
-                f"({limit / 1e6:.0f} MB read back): name fewer tensors",
+                f"values; the limit is {fmt_bytes(MAX_RESULT_BYTES)} "
+                f"({fmt_bytes(limit)} read back): name fewer tensors",
                 hint="Use fewer names, or fewer operations.",
             ),
             stats=trace.stats,

@@ -13,6 +13,7 @@ import ast
 from dataclasses import replace
 
 from gradviz.devices import simulated as devices
+from gradviz.devices.errors import explain_device_error
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.explain import explain_error
 from gradviz.program.results.reports import DeviceErrorDetails, ErrorDetails
@@ -71,7 +72,7 @@ def with_devices(err: ProgramError, named: dict[str, str], source: str) -> Progr
     """`err` with its device mismatch explained, when it is one: the rule, the devices and
     a fix naming the operands (`named`: name or source text -> device, in the operation's
     order). `source` says where the message came from (devices.message_source)."""
-    device = devices.explain_device_error(err.message, named)
+    device = explain_device_error(err.message, named)
     if device is None:
         return err
     err.details = replace(

@@ -18,7 +18,7 @@ from gradviz.services.jobs import JobFailed
 from gradviz.services.programs import run_isolated
 from gradviz.ui import device_panel, training_ddp
 from gradviz.ui.common import table
-from gradviz.util.format import fmt_bytes
+from gradviz.util.format import fmt_bytes, fmt_in
 from gradviz.util.mdtext import escape, message
 from gradviz.util.reference import ReferenceFileError, load_reference
 
@@ -251,8 +251,8 @@ def _rows(measurements) -> list[dict]:
                 "device": m["device"],
                 "median": "—"
                 if seconds is None or math.isnan(seconds)
-                else f"{seconds * 1e6:,.1f} µs",
-                "spread (IQR)": "" if spread is None else f"{spread * 1e6:,.1f} µs",
+                else fmt_in(seconds, "µs", grouping=True),
+                "spread (IQR)": "" if spread is None else fmt_in(spread, "µs", grouping=True),
                 "GB/s": "" if not m.get("gb_per_s") else f"{m['gb_per_s']:.2f}",
                 "note": m.get("note", ""),
             }

@@ -18,6 +18,7 @@ from gradviz.training.sources import (
     torchvision_missing,
 )
 from gradviz.ui.common import show_unexpected
+from gradviz.util.format import fmt_in
 from gradviz.util.mdtext import message
 from gradviz.util.settings import public_host
 
@@ -68,7 +69,7 @@ def load_source(source: str, folder: str, cache_dir: str) -> Source:
             if total:
                 bar.progress(
                     min(done / total, 1.0),
-                    text=f"Downloading CIFAR-10: {done / 1e6:.1f} / {total / 1e6:.1f} MB",
+                    text=f"Downloading CIFAR-10: {fmt_in(done, 'MB')} of {fmt_in(total, 'MB')}",
                 )
 
         try:

@@ -25,6 +25,7 @@ from gradviz.ui.training import runs
 from gradviz.ui.training.curves import curve_rows, draw_curves
 from gradviz.ui.training.data import Source
 from gradviz.util.busy import Busy
+from gradviz.util.format import fmt_eta
 from gradviz.util.mdtext import message
 from gradviz.util.resources import available_cpus
 
@@ -37,18 +38,12 @@ POLL_S = 0.5  # while a run streams, the page redraws (where Streamlit can stop 
 PAGE_STOPPED = "the page was stopped (Streamlit's Stop, top right), so the run was stopped"
 
 
-def _fmt_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-
-
 def _status_text(ev: Progress) -> str:
     parts = [
         f"epoch {ev.epoch}/{ev.epochs}",
         f"step {ev.step:,}/{ev.steps_total:,}",
         f"{ev.images_per_s:,.0f} images/s",
-        f"ETA {_fmt_eta(ev.eta_s)}",
+        f"ETA {fmt_eta(ev.eta_s)}",
     ]
     if ev.loss is not None:
         parts.append(f"loss {ev.loss:.3f}")
