@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gradviz.speed import estimate, gpus, timing, timing_reference, workloads
+from gradviz.speed import estimate, gpus, measured, timing, timing_reference, workloads
 from gradviz.ui.speed import estimate as estimate_section
 from gradviz.ui.speed import running
 from gradviz.util.format import fmt_seconds
@@ -152,8 +152,14 @@ def test_the_measured_comparison_stands_beside_the_estimate(no_reference):
     next(b for b in at.button if b.label == "Time it both ways").click().run()
     assert not at.exception and not at.error
     rows = _table(at, "how it is known")
-    assert rows[0]["how it is known"] == estimate_section.MEASURED
-    median = at.session_state[running.COMPARE_KEY]["results"][0].timing.median_s
+    state = at.session_state[running.COMPARE_KEY]
+    if measured.comparison_flags(state["results"], state.get("expected")):
+        # A busy host: the measurement is flagged, shown as such, and in no ratio.
+        assert rows[0]["how it is known"] == measured.SCALED
+        assert measured.LEFT_OUT in _text(at.caption)
+        return
+    assert rows[0]["how it is known"] == "measured in section 1"
+    median = state["results"][0].timing.median_s
     assert rows[0]["time per call"] == fmt_seconds(median)
 
 
