@@ -104,8 +104,7 @@ def test_the_same_job_gives_the_same_cpu_figure_and_ratio_in_every_section(no_re
     cpu_row = headline[0]
     with_copy = next(r for r in headline if r["what"].endswith("copy from the CPU first"))
     crossover = next(r for r in _table(at, WITH_COPY) if int(r["size"]) == 1_000_000)
-    cpu_column = next(k for k in crossover if k.startswith("CPU ("))
-    assert cpu_row["time per call"] == crossover[cpu_column] == fmt_seconds(15.6e-3), (
+    assert cpu_row["time per call"] == crossover["CPU, this host"] == fmt_seconds(15.6e-3), (
         cpu_row,
         crossover,
     )
@@ -203,3 +202,18 @@ def test_with_a_reference_the_chart_draws_both_devices_labelled(tmp_path, monkey
     assert any(s.startswith("GPU FAKE GPU") for s in series)
     assert "No GPU line" not in _text(at.info)
     assert estimate_section.PICK_KEY in at.session_state
+
+
+def test_without_a_sweep_the_measured_job_shows_its_figure_in_the_scaled_table(
+    no_reference, quick_run
+):
+    """No sweep yet: the crossover table scales the quick run, except at the size section 1
+    measured, where it shows section 1's figure, as the headline does."""
+    job = workloads.TimingJob("elementwise", 1_000_000, "cpu", "float32", 10)
+    at = _app(**{running.COMPARE_KEY: _compared(_comparison(job, 147e-3))})
+    headline = _table(at, "how it is known")[0]
+    row = next(r for r in _table(at, WITH_COPY) if int(r["size"]) == 1_000_000)
+    assert headline["time per call"] == row["CPU, this host"] == fmt_seconds(147e-3)
+    assert headline["how it is known"] == row["how it is known"] == "measured in section 1"
+    others = [r for r in _table(at, WITH_COPY) if int(r["size"]) != 1_000_000]
+    assert {r["how it is known"] for r in others} == {"scaled from the quick run on this host"}

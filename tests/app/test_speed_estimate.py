@@ -185,8 +185,9 @@ def test_measured_sweep_points_give_the_crossover(no_reference):
     at = _app(**{running.SWEEP_KEY: _sweep_state(cpu), estimate_section.PICK_KEY: "H100-SXM"})
     at.radio(key="speed_workload").set_value("matmul").run()
     assert not at.exception
-    rows = _table(at, "CPU (measured on this host)")
+    rows = _table(at, "CPU, this host")
     assert [int(r["size"]) for r in rows] == [64, 128, 256, 512]
+    assert {r["how it is known"] for r in rows} == {"measured in the sweep (section 2)"}
     success = _text(at.success)
     assert "faster than this CPU from **128** (128x128 @ 128x128) upwards" in success
     assert "from **256** (256x256 @ 256x256) upwards counting the copy" in success

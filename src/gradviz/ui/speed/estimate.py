@@ -129,11 +129,12 @@ def _cpu_curve(
     figures = basis.series(workload.key, "cpu", dtype, its, trusted_only=False)
     if len({f.point.size for f in figures if f.trusted}) >= 2:
         return figures, MEASURED
-    cal = basis.calibration
-    if cal is not None:
-        points = estimate.scaled_cpu_points(cal, workload.sweep_sizes, its)
-        return [measured.Figure(p, measured.SCALED) for p in points], SCALED
-    return [], ""
+    if basis.calibration is None:
+        return [], ""
+    # The quick run scaled, except where the set has a trusted measurement of that job: the
+    # same job shows the same figure here as in the headline above.
+    jobs = [workloads.TimingJob(workload.key, n, "cpu", dtype, its) for n in workload.sweep_sizes]
+    return [basis.time_for(job) for job in jobs], SCALED
 
 
 def _crossover(gpu: gpus.GPU, workload: workloads.Workload, dtype, basis) -> None:
@@ -151,8 +152,8 @@ def _crossover(gpu: gpus.GPU, workload: workloads.Workload, dtype, basis) -> Non
             {
                 "size": p.size,
                 "shape": workload.describe_size(p.size),
-                f"CPU ({how})": fmt_seconds(p.median_s),
-                "measured in": "" if how == SCALED else f.source,
+                "CPU, this host": fmt_seconds(p.median_s),
+                "how it is known": _source_text(f),
                 f"GPU, data on it ({LABEL})": fmt_seconds(e.run_s),
                 f"GPU with the copy ({LABEL})": fmt_seconds(e.total_s),
                 "GPU with the copy against the CPU": (
