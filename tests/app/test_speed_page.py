@@ -86,8 +86,10 @@ def test_comparison_shows_naive_and_correct_side_by_side(no_reference):
     assert not at.exception and not at.error
     table = _table(at, "naive (lesson)")
     assert [r["device"] for r in table] == ["cpu (live)"]
-    for column in ("naive (lesson)", "pending at sync", "correct median", "IQR"):
+    for column in ("naive (lesson)", "correct median", "IQR"):
         assert column in table[0]
+    for column in ("launch returned", "pending at sync"):  # a GPU's, not shown on a CPU
+        assert column not in table[0]
     assert "Why the two figures differ" in _text(at.markdown)
     assert at.session_state[running.COMPARE_KEY]["done"] is True
 
@@ -166,9 +168,10 @@ def test_sweep_against_reference_reports_crossover(fixture_reference):
     at.multiselect(key="speed_sweep_sizes_matmul").set_value([64, 128, 256]).run()
     _button(at, "Run sweep").click().run()
     assert not at.exception
-    # Whichever way the live CPU figures fall, the page states a crossover outcome.
+    # Whichever way the live CPU figures fall, the page states a crossover outcome (none when
+    # a busy host got the points flagged: they are in no crossover).
     outcome = _text(at.success) + _text(at.info)
-    assert "Crossover" in outcome or "did not win" in outcome
+    assert any(s in outcome for s in ("Crossover", "did not win", "no crossover is given"))
 
 
 def test_invalid_reference_file_is_reported_not_raised(tmp_path, monkeypatch):

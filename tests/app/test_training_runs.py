@@ -103,12 +103,17 @@ def test_streamlit_stop_stops_the_run_and_the_next_run_says_so(tiny_folder, monk
     at.button(key="training_start").click()
     at.run()
     assert not at.exception, at.exception
-    job = at.session_state["training_run"]["job"].job
+    run = at.session_state["training_run"]
+    job = run["job"].job
+    assert run["following"] is False  # the stopped script run no longer follows it
     # No next script run follows it (as after Streamlit's Stop): stopped ADOPT_S later.
     deadline = time.monotonic() + live.ADOPT_S + 10
     while not job.stop_requested and time.monotonic() < deadline:
         time.sleep(0.1)
     assert job.stop_requested, (job.status, job.message)  # not left running unseen
+    # What makes the page's timer (a fragment the browser runs every second, even after
+    # Streamlit's Stop) run the page again, without a click, to show how the run ended.
+    assert live.unseen_end(run)
     assert job.wait(60) and job.status == "done"
     at.run()  # the next interaction adopts the run and shows how it ended
     assert not at.exception, at.exception

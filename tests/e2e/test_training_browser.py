@@ -192,6 +192,40 @@ def test_streamlit_stop_stops_the_run_and_train_starts_a_new_one(server, browser
             page.close()
 
 
+def test_streamlit_stop_reaches_a_final_state_without_a_click(server, browser):
+    """The lecturer's case: after Streamlit's own Stop the page stayed frozen on a stale
+    "ETA 14 s" until the next click. Now, with no click, it shows how the run ended (stopped
+    by the page's Stop, with the results so far) and no live status line."""
+    from playwright.sync_api import expect
+
+    with contextlib.closing(
+        browser.new_context(viewport={"width": 1400, "height": 900})
+    ) as context:
+        try:
+            page = context.new_page()
+            page.goto(server)
+            expect(page.get_by_text("200 training and 50 test images", exact=False)).to_be_visible(
+                timeout=60_000
+            )
+            _set_number(page, "Epochs", "200")
+            main = page.get_by_test_id("stMainBlockContainer")
+            main.get_by_role("button", name="Train").click()
+            expect(page.get_by_text("ETA", exact=False).first).to_be_visible(timeout=60_000)
+            page.get_by_test_id("stStatusWidget").get_by_role("button", name="Stop").click()
+            # No click from here on: the page runs again by itself once the run is stopped.
+            expect(page.get_by_text("the page was stopped", exact=False).first).to_be_visible(
+                timeout=60_000
+            )
+            expect(page.locator(FRESH + METRIC, has_text="Test accuracy").first).to_be_visible(
+                timeout=60_000
+            )
+            expect(main.get_by_role("button", name="Stop")).to_have_count(0, timeout=30_000)
+            expect(page.get_by_text("ETA", exact=False)).to_have_count(0, timeout=30_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            page.close()
+
+
 def _images_in(split: Path) -> int:
     return sum(
         1

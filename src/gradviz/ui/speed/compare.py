@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.services.jobs import JobFailed
-from gradviz.speed import memory, timing, timing_reference, trust, workloads
+from gradviz.speed import measured, memory, timing, timing_reference, trust, workloads
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.speed import running
 from gradviz.ui.speed.running import (
@@ -34,6 +34,17 @@ EXPLAIN = """
 - **One sample**: a single run says nothing about noise; the correct figure is the median of
   several runs, with the interquartile range (IQR) as its spread.
 """
+EXPLAIN_CPU = EXPLAIN.replace(
+    """- **No synchronize**: on a GPU, the loop returns once its kernels are queued. The *pending*
+  column is how long `torch.cuda.synchronize()` then still had to wait. The correct timer
+  synchronizes before starting and before stopping the clock.
+""",
+    """- **No synchronize**: on a GPU, the loop returns once its kernels are queued, so the lesson's
+  clock stops early. On a CPU the work is done when the call returns, so this table has no
+  *launch returned* / *pending at sync* columns: they mean something only on a GPU.
+""",
+)
+assert EXPLAIN_CPU != EXPLAIN
 
 
 def _size_input(workload: workloads.Workload, key: str, default: int) -> int:
@@ -171,24 +182,34 @@ def _estimate(
     return cal, r, None
 
 
-def _comparison_rows(comparisons, source: str) -> list[dict]:
+NOT_ON_CPU = "n/a on a CPU"
+
+
+def _comparison_rows(comparisons, source: str, flags: dict, gpu_columns: bool) -> list[dict]:
+    """One row per comparison. The launch / pending columns mean something only on a GPU:
+    left out when no row is a GPU's, "n/a on a CPU" in a CPU's row otherwise. A flagged
+    measurement gives no ratio."""
     rows = []
     for c in comparisons:
         n, t = c.naive, c.timing
-        rows.append(
-            {
-                "device": f"{c.job.device} ({source})",
-                "job": c.job.describe() + f", {c.job.iterations} it.",
-                "naive (lesson)": fmt_seconds(n.total_s),
-                "of which setup": fmt_seconds(n.setup_s),
-                "launch returned": fmt_seconds(n.launch_s),
-                "pending at sync": fmt_seconds(n.pending_s),
-                "correct median": fmt_seconds(t.median_s),
-                "IQR": fmt_seconds(t.iqr_s),
-                "repeats": t.repeats or "",
-                "naive / correct": f"{n.total_s / t.median_s:.2f}x",
-            }
-        )
+        on_gpu = c.job.device.startswith("cuda")
+        row = {
+            "device": f"{c.job.device} ({source})",
+            "job": c.job.describe() + f", {c.job.iterations} it.",
+            "naive (lesson)": fmt_seconds(n.total_s),
+            "of which setup": fmt_seconds(n.setup_s),
+        }
+        if gpu_columns:
+            row["launch returned"] = fmt_seconds(n.launch_s) if on_gpu else NOT_ON_CPU
+            row["pending at sync"] = fmt_seconds(n.pending_s) if on_gpu else NOT_ON_CPU
+        flag = flags.get(c.job)
+        row |= {
+            "correct median": fmt_seconds(t.median_s),
+            "IQR": fmt_seconds(t.iqr_s),
+            "repeats": t.repeats or "",
+            "naive / correct": "flagged, no ratio" if flag else f"{n.total_s / t.median_s:.2f}x",
+        }
+        rows.append(row)
     return rows
 
 
@@ -218,18 +239,27 @@ def _flag_off_estimate(state: dict) -> None:
 def _show_comparison(
     state: dict | None, reference: timing_reference.Reference | None = None
 ) -> None:
+    live = state["results"] if state else []
+    theirs = list(reference.comparisons) if reference is not None else []
+    gpu_columns = any(c.job.device.startswith("cuda") for c in live + theirs)
     rows = []
     if state:
-        rows += _comparison_rows(state["results"], "live")
+        flags = measured.comparison_flags(live, state.get("expected"))
+        rows += _comparison_rows(live, "live", flags, gpu_columns)
         _flag_off_estimate(state)
+        if flags:
+            st.caption(
+                "A flagged measurement is shown, marked, but is left out of every ratio on "
+                "this page (section 3 uses the sweep's figure, or the quick run scaled, instead)."
+            )
         report_unfinished(
             state,
             f"Stopped: {len(state['results'])} of {state['total']} devices finished. "
             "Press *Time it both ways* to start again.",
         )
-    if reference is not None and reference.comparisons:
-        rows += _comparison_rows(reference.comparisons, f"reference: {reference.device}")
+    if theirs:
+        rows += _comparison_rows(theirs, f"reference: {reference.device}", {}, gpu_columns)
     if not rows:
         return
     table(rows)
-    st.markdown(EXPLAIN)
+    st.markdown(EXPLAIN if gpu_columns else EXPLAIN_CPU)

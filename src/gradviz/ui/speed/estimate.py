@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.devices.info import DTYPE_BYTES
-from gradviz.speed import estimate, gpus, timing, timing_reference, workloads
+from gradviz.speed import estimate, gpus, measured, timing, timing_reference, workloads
 from gradviz.ui.common import table
 from gradviz.util.format import fmt_seconds
 from gradviz.util.mdtext import escape, message
@@ -21,8 +21,8 @@ from gradviz.util.mdtext import escape, message
 PICK_KEY = "speed_est_gpu"
 DEFAULT_GPU = "T4"  # the GPU of free notebook tiers: what most learners could try next
 LABEL = estimate.LABEL
-MEASURED = "measured on this host"
-SCALED = "scaled from the quick run on this host"
+MEASURED = "measured on this host"  # a flagged point is shown but in no ratio
+SCALED = measured.SCALED
 
 INTRO = f"""
 Most hosts of this page have no GPU. Makers publish how fast their GPUs move memory and do
@@ -55,24 +55,19 @@ def _figures_line(gpu: gpus.GPU, dtype: str) -> str:
     )
 
 
-def _cpu_for(job: workloads.TimingJob, measured: list, calibration: timing.Point | None):
-    """This host's CPU for `job`: (seconds, how it is known), or (None, "") when not yet."""
-    for c in measured:
-        if c.job == job:
-            return c.timing.median_s, MEASURED
-    if calibration is not None:
-        return timing.estimate_seconds(job, calibration), SCALED
-    return None, ""
+def _source_text(figure: measured.Figure) -> str:
+    return SCALED if figure.source == measured.SCALED else f"measured in {figure.source}"
 
 
-def _headline(gpu: gpus.GPU, job: workloads.TimingJob, measured, calibration) -> None:
+def _headline(gpu: gpus.GPU, job: workloads.TimingJob, basis: measured.MeasurementSet) -> None:
     e = estimate.estimate(gpu, job)
-    cpu_s, how = _cpu_for(job, measured, calibration)
+    cpu = basis.time_for(job)
+    cpu_s = None if cpu is None else cpu.seconds
     rows = [
         {
             "what": "CPU, this host",
             "time per call": "" if cpu_s is None else fmt_seconds(cpu_s),
-            "how it is known": how or "not measured yet",
+            "how it is known": "not measured yet" if cpu is None else _source_text(cpu),
             "against the CPU": "",
             "bound by": "",
         }
@@ -96,47 +91,90 @@ def _headline(gpu: gpus.GPU, job: workloads.TimingJob, measured, calibration) ->
         f"{job.iterations} iteration(s)."
     )
     table(rows)
+    _say_basis(job, basis, cpu)
 
 
-def _cpu_curve(workload: workloads.Workload, sweep_cpu: list, calibration) -> tuple[list, str]:
-    """CPU points to compare against: the sweep's (measured), else the quick run scaled."""
+def _say_basis(job, basis: measured.MeasurementSet, used: measured.Figure | None) -> None:
+    """Where the CPU figure comes from when this job was measured more than once, or its
+    measurement is flagged."""
+    figure = basis.figure(job)
+    mentioned = ([figure] if figure is not None else []) + list(basis.others.get(job, ()))
+    notes = []
+    for f in mentioned:
+        if f is used:
+            continue
+        text = f"{_source_text(f)}: {fmt_seconds(f.seconds)}"
+        if not f.trusted:
+            text += f", {measured.LEFT_OUT} ({f.flag})"
+        else:
+            text += " (not used: one figure per job on this page)"
+        notes.append(text)
+    if notes and used is not None:
+        st.caption(
+            f"Every ratio on this page uses the CPU figure {_source_text(used)} "
+            f"({fmt_seconds(used.seconds)}) for this job. Also for this job: "
+            + "; ".join(notes)
+            + "."
+        )
+    elif notes:
+        st.caption("For this job: " + "; ".join(notes) + ".")
+
+
+def _cpu_curve(
+    workload: workloads.Workload, dtype: str, basis: measured.MeasurementSet
+) -> tuple[list[measured.Figure], str]:
+    """CPU figures to compare against: the page's measured set (flagged ones too, to be
+    shown as such), else the quick run scaled."""
     its = workloads.SWEEP_ITERATIONS[workload.key]
-    points = [p for p in sweep_cpu if p.iterations == its]
-    if len({p.size for p in points}) >= 2:
-        return sorted(points, key=lambda p: p.size), MEASURED
-    if calibration is not None:
-        return estimate.scaled_cpu_points(calibration, workload.sweep_sizes, its), SCALED
-    return [], ""
+    figures = basis.series(workload.key, "cpu", dtype, its, trusted_only=False)
+    if len({f.point.size for f in figures if f.trusted}) >= 2:
+        return figures, MEASURED
+    if basis.calibration is None:
+        return [], ""
+    # The quick run scaled, except where the set has a trusted measurement of that job: the
+    # same job shows the same figure here as in the headline above.
+    jobs = [workloads.TimingJob(workload.key, n, "cpu", dtype, its) for n in workload.sweep_sizes]
+    return [basis.time_for(job) for job in jobs], SCALED
 
 
-def _crossover(gpu: gpus.GPU, workload: workloads.Workload, sweep_cpu, calibration) -> None:
-    cpu, how = _cpu_curve(workload, sweep_cpu, calibration)
+def _crossover(gpu: gpus.GPU, workload: workloads.Workload, dtype, basis) -> None:
+    cpu, how = _cpu_curve(workload, dtype, basis)
     if not cpu:
         st.caption(
             "The crossover needs this CPU's time: run the sweep above, or wait for the quick run."
         )
         return
     rows = []
-    for p in cpu:
+    for f in cpu:
+        p = f.point
         e = estimate.estimate(gpu, p.job)
         rows.append(
             {
                 "size": p.size,
                 "shape": workload.describe_size(p.size),
-                f"CPU ({how})": fmt_seconds(p.median_s),
+                "CPU, this host": fmt_seconds(p.median_s),
+                "how it is known": _source_text(f),
                 f"GPU, data on it ({LABEL})": fmt_seconds(e.run_s),
                 f"GPU with the copy ({LABEL})": fmt_seconds(e.total_s),
-                "GPU with the copy against the CPU": estimate.speedup(p.median_s, e.total_s),
+                "GPU with the copy against the CPU": (
+                    estimate.speedup(p.median_s, e.total_s) if f.trusted else "flagged, no ratio"
+                ),
             }
         )
+    trusted = [f.point for f in cpu if f.trusted]
     if how == SCALED:  # a line, not points: look for the crossover on a finer grid of sizes
         its = workloads.SWEEP_ITERATIONS[workload.key]
-        cpu = estimate.scaled_cpu_points(calibration, estimate.grid(workload.key), its)
-    found = [estimate.crossover_with(gpu, cpu, with_copy) for with_copy in (False, True)]
+        trusted = estimate.scaled_cpu_points(basis.calibration, estimate.grid(workload.key), its)
+    found = [estimate.crossover_with(gpu, trusted, with_copy) for with_copy in (False, True)]
     st.markdown(
         f"**Where the {escape(gpu.label)} would start to win** ({LABEL}, against this CPU, {how}):"
     )
     table(rows)
+    if left_out := len(cpu) - sum(1 for f in cpu if f.trusted):
+        st.caption(
+            f"{left_out} CPU point{'s are' if left_out != 1 else ' is'} flagged as implausible "
+            "(section 2 says why): shown, but left out of the ratios and the crossover."
+        )
     _say_crossover(gpu, workload, found, how)
 
 
@@ -167,8 +205,8 @@ def _against_reference(gpu: gpus.GPU, workload, dtype, reference) -> None:
     """Measured GPU times from the reference file beside this GPU's estimate, and the ratio."""
     if reference is None:
         return
-    measured = [p for p in reference.points if p.workload == workload.key and p.dtype == dtype]
-    measured += [
+    found = [p for p in reference.points if p.workload == workload.key and p.dtype == dtype]
+    found += [
         timing.Point(
             c.job.workload,
             c.job.device,
@@ -182,11 +220,11 @@ def _against_reference(gpu: gpus.GPU, workload, dtype, reference) -> None:
         for c in reference.comparisons
         if c.job.workload == workload.key and c.job.dtype == dtype
     ]
-    measured = [p for p in measured if p.device.startswith("cuda")]
-    if not measured:
+    found = [p for p in found if p.device.startswith("cuda")]
+    if not found:
         return
     rows = []
-    for p in sorted(measured, key=lambda p: (p.iterations, p.size)):
+    for p in sorted(found, key=lambda p: (p.iterations, p.size)):
         e = estimate.estimate(
             gpu, workloads.TimingJob(p.workload, p.size, "cpu", p.dtype, p.iterations)
         )
@@ -283,9 +321,7 @@ def section(
     workload: workloads.Workload,
     dtype: str,
     job: workloads.TimingJob,
-    calibration: timing.Point | None,
-    measured: list,
-    sweep_cpu: list,
+    basis: measured.MeasurementSet,
     reference: timing_reference.Reference | None,
     live_gpu: str | None,
 ) -> None:
@@ -304,8 +340,8 @@ def section(
     gpu = gpus.BY_KEY[key]
     st.caption(_figures_line(gpu, dtype))
     try:
-        _headline(gpu, job, measured, calibration)
-        _crossover(gpu, workload, sweep_cpu, calibration)
+        _headline(gpu, job, basis)
+        _crossover(gpu, workload, dtype, basis)
         _against_reference(gpu, workload, dtype, reference)
     except estimate.NoEstimate as exc:
         st.info(message(exc))

@@ -2,6 +2,9 @@
 
 Thin: widgets in, gradviz.speed.timing does the work, results out. Its parts: `compare`
 (section 1), `sweep` (section 2), `estimate` (section 3), `running` (the worker jobs). Every
+ratio on the page (a GPU against this CPU, the crossovers) takes its CPU time from one set of
+this session's measurements (gradviz.speed.measured): the same job gives the same figure in
+every section, and a point the page flags as implausible is shown, marked, and in no ratio. Every
 timing (the estimate, the comparison, each sweep step) runs in a worker process started for it
 (gradviz.services.jobs), never in the server: its torch threads, tensors and memory are the
 worker's, and one timing runs at a time server-wide. The page draws the worker's progress
@@ -22,10 +25,10 @@ import streamlit as st
 
 from gradviz.services import host
 from gradviz.services.jobs import JobFailed
-from gradviz.speed import timing, timing_reference, workloads
+from gradviz.speed import timing_reference, workloads
 from gradviz.ui.speed import estimate
 from gradviz.ui.speed.compare import comparison_section
-from gradviz.ui.speed.running import COMPARE_KEY, SWEEP_KEY, stop_running_job
+from gradviz.ui.speed.running import measurement_set, stop_running_job
 from gradviz.ui.speed.sweep import sweep_section
 from gradviz.util import resources
 from gradviz.util.mdtext import escape, message
@@ -118,14 +121,5 @@ def page() -> None:
     st.divider()
     sweep_section(workload, dtype, devices, reference, gpu)
     st.divider()
-    compared = st.session_state.get(COMPARE_KEY) or {"results": []}
-    swept = st.session_state.get(SWEEP_KEY)
-    config = {"workload": workload.key, "dtype": dtype}
-    sweep_cpu = [
-        timing.Point(**p)
-        for p in (swept["points"] if swept and swept["config"] == config else [])
-        if p["device"] == "cpu"
-    ]
-    estimate.section(
-        workload, dtype, cpu_job, calibration, compared["results"], sweep_cpu, reference, gpu
-    )
+    basis = measurement_set(workload.key, dtype, calibration)
+    estimate.section(workload, dtype, cpu_job, basis, reference, gpu)

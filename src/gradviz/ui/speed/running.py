@@ -14,6 +14,7 @@ from gradviz.services import host
 from gradviz.services.following import Followed
 from gradviz.services.jobs import JobFailed, error_kind, run_now, start_in_line
 from gradviz.speed import memory, timing, workloads
+from gradviz.speed.measured import MeasurementSet
 from gradviz.ui.common import tab_open
 from gradviz.util import resources
 from gradviz.util.mdtext import message
@@ -132,6 +133,22 @@ def run_in_worker(kind: str, args: tuple, limit_jobs: list, state_key: str, labe
         raise JobFailed("The device ran out of memory; choose a smaller size.")
     if failure := followed.failure("the timing", plain=("size", "value")):
         raise JobFailed(failure)
+
+
+def measurement_set(
+    workload: str, dtype: str, calibration: timing.Point | None = None
+) -> MeasurementSet:
+    """This session's measurements of `workload` in `dtype` (section 1's and the sweep's), as
+    the one set every ratio on the page is taken from."""
+    swept = st.session_state.get(SWEEP_KEY)
+    points = []
+    if swept and swept["config"] == {"workload": workload, "dtype": dtype}:
+        points = [timing.Point(**p) for p in swept["points"]]
+    compared = st.session_state.get(COMPARE_KEY) or {}
+    results = [
+        c for c in compared.get("results", []) if (c.job.workload, c.job.dtype) == (workload, dtype)
+    ]
+    return MeasurementSet.build(points, results, compared.get("expected"), calibration)
 
 
 def memory_problem(job: workloads.TimingJob) -> str | None:

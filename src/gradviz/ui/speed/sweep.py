@@ -6,11 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from gradviz.services.jobs import JobFailed
-from gradviz.speed import gpus, timing, timing_reference, trust, workloads
+from gradviz.speed import gpus, measured, timing, timing_reference, trust, workloads
 from gradviz.ui import charts
 from gradviz.ui.common import show_unexpected, table
 from gradviz.ui.speed.running import (
     SWEEP_KEY,
+    measurement_set,
     memory_problem,
     new_run_state,
     report_unfinished,
@@ -118,8 +119,15 @@ def _show_sweep(
         st.caption("Run a sweep to draw time against size.")
         return
     peak = gpus.for_device_name(gpu or (reference.device if reference else ""))
+    basis = measurement_set(workload.key, dtype)
+    flags = {
+        (f.point.device, f.point.size): f.flag
+        for f in basis.flagged()
+        if f.source == measured.SWEEP
+    }
     rows = []
     for p, is_live in [(p, True) for p in live] + [(p, False) for p in ref_points]:
+        flag = flags.get((p.device, p.size)) if is_live else None
         frac = timing.fraction_of_peak(p, peak) if p.device.startswith("cuda") else None
         rows.append(
             {
@@ -129,28 +137,15 @@ def _show_sweep(
                 "median_ms": p.median_s * 1e3,
                 "iqr_ms": p.iqr_s * 1e3,
                 workload.metric: p.rate,
-                "of peak": "" if frac is None else f"{frac:.0%}",
+                "of peak": "" if frac is None or flag else f"{frac:.0%}",
+                "flag": "implausible: in no ratio" if flag else "",
             }
         )
     _draw_charts(rows, workload, peak, dtype)
+    _say_devices(rows, reference, gpu, workload, dtype)
     _flag_untrusted(live, workload)
-    # Crossover: this host's CPU against the GPU shown (live, or the reference's).
-    cpu = [p for p in live if p.device == "cpu"]
-    gpu = [p for p in live if p.device.startswith("cuda")] or [
-        p for p in ref_points if p.device.startswith("cuda")
-    ]
-    if cpu and gpu:
-        size = timing.crossover(cpu + gpu)
-        common = {p.size for p in cpu} & {p.size for p in gpu}
-        if not common:
-            st.info("CPU and GPU were measured at no common size, so no crossover is given.")
-        elif size is None:
-            st.info("The GPU did not win at the largest size measured on both devices.")
-        else:
-            st.success(
-                f"Crossover: the GPU is faster from size **{size:,}** "
-                f"({workload.describe_size(size)}) upwards, among sizes measured on both."
-            )
+    _crossover(basis, workload, dtype, ref_points)
+    gpu = [p for p in live + ref_points if p.device.startswith("cuda")]
     if peak is None and gpu:
         st.caption("No peak figures are known for this GPU, so no fraction of peak is shown.")
     elif peak is not None:
@@ -163,6 +158,60 @@ def _show_sweep(
             "CPU peaks are not known to this page."
         )
     table(rows)
+
+
+def _crossover(basis, workload, dtype, ref_points) -> None:
+    """This host's CPU against the GPU shown (live, or the reference's), from the page's one
+    set of measurements: a flagged point is in no crossover."""
+    its = workloads.SWEEP_ITERATIONS[workload.key]
+    cpu_all = basis.series(workload.key, "cpu", dtype, its, trusted_only=False)
+    cpu = [f for f in cpu_all if f.trusted]
+    live_gpu = basis.series(workload.key, "cuda", dtype, its, trusted_only=False)
+    gpu_side = live_gpu or [p for p in ref_points if p.device.startswith("cuda")]
+    if not cpu_all or not gpu_side:
+        return
+    size, common = measured.crossover_of(cpu, gpu_side)
+    left_out = len(cpu_all) - len(cpu) + sum(1 for f in live_gpu if not f.trusted)
+    note = f" {left_out} flagged point{'s' if left_out != 1 else ''} left out." if left_out else ""
+    if not common:
+        st.info(
+            "CPU and GPU have no common size among the points not flagged, so no crossover "
+            f"is given.{note}"
+        )
+    elif size is None:
+        st.info(f"The GPU did not win at the largest size measured on both devices.{note}")
+    else:
+        st.success(
+            f"Crossover: the GPU is faster from size **{size:,}** "
+            f"({workload.describe_size(size)}) upwards, among sizes measured on both.{note}"
+        )
+
+
+def _say_devices(rows, reference, gpu: str | None, workload, dtype: str) -> None:
+    """Name the lines drawn; on a host without a GPU line, say what it would be and why not."""
+    series = sorted({r["series"] for r in rows})
+    st.caption("Lines drawn: " + "; ".join(series) + ".")
+    if any(r["series"].startswith("GPU") for r in rows):
+        return
+    if gpu:
+        why = "the sweep ran on the CPU only"
+    elif reference is None:
+        why = (
+            "this host has no CUDA GPU, and no GPU reference file has been recorded "
+            f"(`{timing_reference.REFERENCE_COMMAND}` on a GPU machine writes one)"
+        )
+    else:
+        why = (
+            f"this host has no CUDA GPU, and the reference file ({reference.device}) has no "
+            f"GPU points for {workload.title.lower()} in {dtype} with "
+            f"{workloads.SWEEP_ITERATIONS[workload.key]} iteration(s) per call"
+        )
+    st.info(
+        f"No GPU line: {why}. A GPU line would be the same sizes timed on a CUDA GPU: nearly "
+        "flat at small sizes, where each call costs about one kernel launch, then rising with "
+        "the size, below the CPU's line from the crossover on. Section 3 estimates a GPU's "
+        "times from its spec sheet."
+    )
 
 
 def _request_rerun() -> None:
@@ -197,7 +246,7 @@ def _draw_charts(rows: list[dict], workload: workloads.Workload, peak, dtype: st
         "x_title": workload.size_label,
         "log_x": True,
         "log_y": True,
-        "tooltip": ["series", "shape", "median_ms", "iqr_ms", workload.metric],
+        "tooltip": ["series", "shape", "median_ms", "iqr_ms", workload.metric, "flag"],
     }
     value = None if peak is None else timing.peak_rate(peak, workload.key, dtype)
     rules = [] if value is None else [charts.Rule(value, f"{peak.label} peak")]

@@ -29,7 +29,7 @@ from gradviz.util.format import fmt_eta
 from gradviz.util.mdtext import message
 from gradviz.util.resources import available_cpus
 
-RUN_KEY = "training_run"  # the job in progress: {"job": a Followed, "settings"}
+RUN_KEY = "training_run"  # the job in progress: {"job": a Followed, "settings", "following"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
 QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
 ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
@@ -82,6 +82,39 @@ def _start_training(source: Source, settings: dict) -> None:
     st.session_state[RUN_KEY] = {"job": Followed(job), "settings": run_settings}
 
 
+REDRAW_S = 1.0  # after Streamlit's Stop, the page looks this often whether to draw the end
+
+
+def unseen_end(run: dict | None) -> bool:
+    """Whether `run` ended, or was stopped, with no script run following it: after
+    Streamlit's Stop the page froze on its last drawing (an ETA), and only a new script run
+    can draw how the run ended."""
+    if not run or not isinstance(run.get("job"), Followed):
+        return False
+    followed = run["job"]
+    return followed.page_stopped or followed.job.finished
+
+
+@st.fragment(run_every=REDRAW_S)
+def _redraw_when_ended() -> None:
+    """Drawn beside a run that is followed live. Streamlit's own Stop (top right) ends the
+    script but not this fragment's timer, which the browser keeps: once the run has been
+    stopped (ADOPT_S later) or has ended with nobody following it, the page runs again and
+    shows the results so far and why the run ended, with no click needed. Runs of this
+    fragment while the script still follows the run wait for it to end, and then find the
+    run taken care of; one more page run, drawing the same results from session state, then
+    ends the timer (a page run without a live run registers no such fragment, and the browser
+    drops its timer). After a failed run the timer runs on, doing nothing, until the next
+    click: a page run would lose the failure's message, drawn once."""
+    run = st.session_state.get(RUN_KEY)
+    if run and run.get("following"):  # drawn by the script run that follows the run
+        return
+    if unseen_end(run):
+        st.rerun()
+    elif RUN_KEY not in st.session_state and RESULT_KEY in st.session_state:
+        st.rerun()  # followed to its results: a page run that draws the same ends the timer
+
+
 def _follow(run: dict) -> None:
     """Draw the job's progress live until it ends, then keep its results (or say why not).
 
@@ -89,8 +122,17 @@ def _follow(run: dict) -> None:
     end of the session, stops the script at its next element (StopException); a click starts
     the next script run at once, which follows the run again (adopts it). When none does
     (Streamlit's Stop, a session gone), the run is asked to stop ADOPT_S later (it still sends
-    what it learned) and the page's next run shows that result and why it ended. A closed
-    tab ends it (services.following)."""
+    what it learned) and the page's next run, which _redraw_when_ended starts without a
+    click, shows that result and why it ended. A closed tab ends it (services.following)."""
+    run["following"] = True
+    try:
+        _follow_live(run)
+    finally:  # the end, an error, or a stop of the script (StopException): not followed now
+        # (in the run dict: a stopped script run may no longer assign to session state)
+        run["following"] = False
+
+
+def _follow_live(run: dict) -> None:
     followed = run["job"]
     job = followed.job
     live = st.empty()
@@ -101,6 +143,7 @@ def _follow(run: dict) -> None:
             icon=":material/stop_circle:",
             help="Stop after this step and keep what was learned",
         )
+        _redraw_when_ended()
         status = st.empty()
         bar = st.progress(0.0)
         left, right = st.columns(2)
