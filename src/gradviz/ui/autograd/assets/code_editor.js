@@ -184,6 +184,7 @@ function build(root, data, send) {
   const runKeys = [
     { key: "Mod-Enter", run: (v) => { send(v); return true; }, preventDefault: true },
     { key: "Ctrl-Enter", run: (v) => { send(v); return true; }, preventDefault: true },
+    { key: "Meta-Enter", run: (v) => { send(v); return true; }, preventDefault: true },
   ];
   const view = new EditorView({
     parent: host,
