@@ -40,3 +40,20 @@ def test_the_plain_editor_setting_leaves_the_text_area_alone():
     assert not at.exception, at.exception
     assert _editor_data(at) is None
     assert at.text_area(key="program").value  # the program is still there, in the text area
+
+
+def test_without_components_v2_the_text_area_alone_and_the_marked_copy(monkeypatch):
+    from gradviz.ui.autograd import code_editor
+
+    monkeypatch.setattr(code_editor, "_MOUNT", None)  # a Streamlit without st.components.v2
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert _editor_data(at) is None
+    assert not any(c.key == "plain_editor" for c in at.checkbox)  # nothing to choose
+    at.text_area(key="program").input(BROKEN)
+    at.button[0].click().run()
+    assert at.session_state["submitted"] == BROKEN
+    at.session_state["viewer_selected"] = {"id": "t1", "title": "b", "line": 2, "text": "b = a * 2"}
+    at.run()
+    marked = [c.value for c in at.code if "▶" in c.value]
+    assert [ln for ln in marked[0].splitlines() if ln.startswith("▶")] == ["▶ 2  b = a * 2"]
