@@ -5,9 +5,10 @@ a run's error is marked on its line, and a node clicked in the graph highlights 
 from __future__ import annotations
 
 import pytest
-from e2e_support import editor_text, graph_svg, program_editor, type_program
+from e2e_support import EDITOR_TEXT_JS, editor_text, graph_svg, program_editor, type_program
 
 from gradviz.graph.render import dot_available
+from gradviz.program.presets import PRESETS_BY_KEY
 
 pytestmark = [
     pytest.mark.e2e,
@@ -52,6 +53,14 @@ def test_typing_and_ctrl_enter_run_the_program(browser, app_server):
         assert page.evaluate("window.gvEditorBuilds") == 1
         # Python is highlighted: the keyword argument's True is a token of its own
         assert page.locator(".gv-editor .cm-line span", has_text="True").count() >= 1
+        # a preset puts its program into the editor
+        lesson = PRESETS_BY_KEY["lesson"]
+        select = page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset")
+        option = page.get_by_role("option", name=lesson.title)
+        select.locator("input").click()
+        option.click()
+        page.wait_for_function(f"(want) => ({EDITOR_TEXT_JS})() === want", arg=lesson.source)
+        graph_svg(page, "MeanBackward0")
     finally:
         page.close()
 

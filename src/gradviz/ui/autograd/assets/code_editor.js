@@ -12,7 +12,7 @@
    line, dark, height. A run sends the trigger "run" with the editor's text; the page keeps it
    where its plain text area keeps the program. While the editor is on the page its plain text
    area (the fallback, in the container .st-key-plain_program) is hidden. */
-import { EditorState, StateEffect, StateField, Prec, RangeSet } from "@codemirror/state";
+import { Compartment, EditorState, StateEffect, StateField, Prec, RangeSet } from "@codemirror/state";
 import {
   EditorView, Decoration, WidgetType, GutterMarker, keymap, lineNumbers, gutter,
   highlightActiveLineGutter, drawSelection,
@@ -25,6 +25,8 @@ import { python } from "@codemirror/lang-python";
 import { oneDark } from "@codemirror/theme-one-dark";
 
 const HIDE_ID = "gv-editor-hides-plain";
+const colours = new Compartment();  // light or dark, as the page's theme
+const palette = (dark) => (dark ? oneDark : syntaxHighlighting(defaultHighlightStyle));
 const HIDE_CSS = ".st-key-plain_program { display: none !important; }";
 
 /* --- the run's error: an underline, a gutter marker, the message on hover and below --- */
@@ -195,7 +197,7 @@ function build(root, data, send) {
         lineNumbers(), errorGutter, highlightActiveLineGutter(), history(), drawSelection(),
         indentOnInput(), bracketMatching(), indentUnit.of("    "),
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-        python(), data.dark ? oneDark : syntaxHighlighting(defaultHighlightStyle),
+        python(), colours.of(palette(!!data.dark)),
         errorField, pickedField, gvTheme, EditorView.lineWrapping,
         EditorView.contentAttributes.of({ "aria-label": "Program" }),
         EditorView.theme({ "&": { height: data.height + "px" } }),
@@ -227,9 +229,14 @@ export default function (component) {
     });
     views.set(parentElement, fresh);
     entry = fresh;
+    entry.dark = !!data.dark;
   }
   entry.trigger = setTriggerValue;
   const view = entry.view;
+  if (entry.dark !== !!data.dark) {  // the visitor switched the page's theme
+    entry.dark = !!data.dark;
+    view.dispatch({ effects: colours.reconfigure(palette(entry.dark)) });
+  }
   if (data.text !== entry.text) {  // the server put another program in (preset, share link)
     entry.text = data.text;
     if (view.state.doc.toString() !== data.text) {
