@@ -58,7 +58,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates  # noqa: E402
 from tornado.websocket import websocket_connect  # noqa: E402
 
-EDITOR_LABEL = "Program"  # gradviz.ui.autograd.page._editor's text_area
+EDITOR_LABEL = "Program"  # gradviz.ui.autograd.code_editor.text_area (the plain editor)
 SUBMIT_LABEL = "Run program"  # and its form's submit button
 GRAPH_ALT = 'alt="autograd graph"'  # the plain picture's <img> (gradviz.ui.autograd.graph_tab)
 MARKER = re.compile(rb"s(\d+)r(\d+)_x")

@@ -107,6 +107,29 @@ def graph_svg(page, needle: str | None = None, timeout: float = 60_000) -> str:
     )
 
 
+EDITOR = ".gv-editor .cm-content"  # the autograd page's code editor (ui/autograd/code_editor)
+EDITOR_TEXT_JS = """() => [...document.querySelectorAll('.gv-editor .cm-line')]
+  .map((line) => line.textContent).join('\\n')"""
+
+
+def program_editor(page, timeout: float = 90_000):
+    """The autograd page's code editor (CodeMirror's editable element), once it is there."""
+    editor = page.locator(EDITOR)
+    editor.wait_for(timeout=timeout)
+    return editor
+
+
+def type_program(page, source: str) -> None:
+    """Put `source` in the code editor (not run yet)."""
+    program_editor(page).fill(source)
+    page.wait_for_function(f"(want) => ({EDITOR_TEXT_JS})() === want", arg=source)
+
+
+def editor_text(page) -> str:
+    """The code editor's text, as its lines joined."""
+    return page.evaluate(EDITOR_TEXT_JS)
+
+
 # A small layered program: two Linear layers in a Sequential (clusters to fold and draw).
 MLP = (
     "import torch.nn as nn\n"

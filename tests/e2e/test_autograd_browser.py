@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from e2e_support import graph_svg
+from e2e_support import graph_svg, program_editor
 
 pytestmark = pytest.mark.e2e
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -27,7 +27,7 @@ def test_lesson_graph_renders_and_svg_downloads(browser, app_server, tmp_path):
         assert "p=" in page.url
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         # the README picture: wait for the widgets too (they load after the graph when busy)
-        page.locator("textarea").first.wait_for(timeout=30_000)
+        program_editor(page, timeout=30_000)
         page.get_by_role("button", name="Run backward").wait_for(timeout=30_000)
         page.screenshot(path=str(SCREENSHOTS / "autograd.png"), full_page=False)
 

@@ -1,9 +1,12 @@
 """Real browser: a click on a node in the autograd page's viewer comes back to the page
-(st.components.v2, graph/assets/bridge.js), which marks that node's line in the program."""
+(st.components.v2, graph/assets/bridge.js), which marks that node's line in the program: in
+the code editor (tests/e2e/test_code_editor_browser.py), or with the plain text editor
+chosen, in a copy of the program beside the graph (here)."""
 
 from __future__ import annotations
 
 import pytest
+from e2e_support import program_editor
 
 from gradviz.graph.render import dot_available
 
@@ -29,6 +32,11 @@ def test_clicking_a_node_marks_its_line_in_the_program(browser, app_server):
     page = browser.new_page(viewport={"width": 1400, "height": 1300})
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
+        program_editor(page)
+        page.get_by_text("Plain text editor").click()
+        # the code editor leaves, the text area it hid is back
+        page.locator(".gv-editor").wait_for(state="detached", timeout=60_000)
+        page.locator("textarea").first.wait_for(timeout=60_000)
         frame = _viewer(page)
         assert page.get_by_text("Clicked in the graph").count() == 0
         frame.locator("g.node").filter(has=frame.locator("text >> text=/^b\\b/")).click()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_support import MLP
+from e2e_support import MLP, type_program
 
 from gradviz.graph.render import dot_available
 
@@ -42,7 +42,7 @@ def test_closing_a_layer_draws_it_as_one_node_and_the_drawing_shrinks(browser, a
     page = browser.new_page(viewport={"width": 1400, "height": 1300})
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
-        page.locator("textarea").first.fill(MLP)
+        type_program(page, MLP)
         page.get_by_role("button", name="Run program").click()
         page.wait_for_function(
             "() => [...document.querySelectorAll('iframe')].some(f => f.srcdoc"

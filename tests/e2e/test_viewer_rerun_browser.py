@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from e2e_support import type_program
 
 from gradviz.graph.render import dot_available
 from gradviz.program.presets import PRESETS_BY_KEY
@@ -79,7 +80,7 @@ def test_a_line_added_at_the_end_leaves_the_view_on_the_same_tensor(browser, app
         kept = inner.evaluate(KEPT_JS)
         assert kept["anchor"]["title"] == "x"
         source = PRESETS_BY_KEY["lesson"].source.rstrip("\n") + "\nw = y * 3\n"
-        page.locator("textarea").first.fill(source)
+        type_program(page, source)
         page.get_by_role("button", name="Run program").click()
         page.wait_for_function(
             "() => [...document.querySelectorAll('iframe')].some(f => f.srcdoc"

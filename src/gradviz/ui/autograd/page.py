@@ -1,9 +1,9 @@
 """Autograd playground page: type a program, see its graph, run backward, export it.
 
-The page's parts: the editor and options here; `backward_controls` (the output to run
-backward on), `tabs` (graph, tensors, walk-through, gradient check, export, share) with
-`graph_tab`, and the state kept between runs in `state`. Results and drawings come from
-gradviz.services.cache.
+The page's parts: the preset picker and options here, the program's editor in `code_editor`;
+`backward_controls` (the output to run backward on), `tabs` (graph, tensors, walk-through,
+gradient check, export, share) with `graph_tab`, and the state kept between runs in `state`.
+Results and drawings come from gradviz.services.cache.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from gradviz.ui import device_panel
 from gradviz.ui.autograd import (
     backward_calls,
     backward_controls,
+    code_editor,
     graph_viewer,
     language_panel,
     quiz,
@@ -88,10 +89,17 @@ def page() -> None:
     # without scrolling, next to the program that made it.
     left, right = st.columns([2, 3], gap="medium")
     with left:
-        _editor()
+        editor_slot = _editor()
         language_panel.panel()
         source = st.session_state.submitted
         trace = _run(source)
+        with editor_slot:  # above the text area, told the run's error and the clicked node
+            code_editor.show(
+                _submit,
+                source,
+                trace.error if trace is not None else None,
+                st.session_state.get(graph_viewer.SELECTED),
+            )
     # The right column is filled before the rest of the left one: the graph reaches the
     # browser first (the layout is the same; the controls' values are in session_state).
     if trace is not None:
@@ -104,7 +112,8 @@ def page() -> None:
             backward_controls.controls(trace)
             quiz.reveal_button()
             _messages(trace, source)
-            graph_viewer.marked_program(source)
+            if not code_editor.available():  # the editor highlights the line itself
+                graph_viewer.marked_program(source)
             device_panel.controls(trace)
         _options()
     if trace is not None:
@@ -148,8 +157,9 @@ def _messages(trace: Trace, source: str) -> None:
         st.code("\n".join(s.out() for s in shown), language=None)
 
 
-def _editor() -> None:
-    """The preset picker and the program's text, run on the form's button."""
+def _editor():
+    """The preset picker and the program's text, run on the form's button; returns the
+    place of the code editor, filled once the run's error is known."""
     st.selectbox(
         "Preset",
         [p.key for p in PRESETS],
@@ -160,14 +170,16 @@ def _editor() -> None:
         on_change=load_preset,
         persist_state=KEEP,
     )
-    # a preset's note can give the answer (the lesson's x.grad): not while a quiz hides it
+    # a preset's note can give the answer (the lesson's x.grad): not while a quiz hides it.
+    # Its place is kept when there is none, so the editor below keeps its own (a component
+    # that moves is made again in the browser, losing the text being typed).
+    note = st.empty()
     if st.session_state.get("preset") in PRESETS_BY_KEY and not graph_viewer.gradients_hidden():
-        st.caption(PRESETS_BY_KEY[st.session_state.preset].about)
-    with st.form("editor", border=False):
-        st.text_area("Program", key="program", height=220, persist_state=KEEP)
-        st.form_submit_button(
-            "Run program", type="primary", on_click=_submit, icon=":material/play_arrow:"
-        )
+        note.caption(PRESETS_BY_KEY[st.session_state.preset].about)
+    slot = st.container(key="code_editor_box")
+    with code_editor.plain_box():
+        code_editor.text_area(_submit)
+    return slot
 
 
 def _options() -> None:
@@ -204,3 +216,4 @@ def _options() -> None:
         persist_state=KEEP,
     )
     st.checkbox("Keep intermediate gradients (retain_grad)", key="retain", persist_state=KEEP)
+    code_editor.setting()

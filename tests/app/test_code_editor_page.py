@@ -1,0 +1,59 @@
+"""AppTest: the autograd page's code editor (gradviz.ui.autograd.code_editor) is told the
+program, the run's error and its place; the text area stays (AppTest runs no JavaScript; a
+run from the editor is in the unit and browser tests) and the plain editor setting leaves
+the text area alone."""
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+BROKEN = "a = torch.ones(3, requires_grad=True)\nb = a * 2\nc = nope + b\n"
+
+
+def _editor_data(at: AppTest) -> dict | None:
+    for c in at.get("bidi_component"):
+        if c.proto.component_name == "gradviz_editor":
+            return json.loads(c.proto.json)
+    return None
+
+
+def test_the_editor_holds_the_program_and_is_told_the_error_of_a_run():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    data = _editor_data(at)
+    assert data["text"] == at.text_area(key="program").value == data["source"]
+    assert data["error"] is None
+    at.text_area(key="program").input(BROKEN)
+    at.button[0].click().run()  # the form's Run program, as before
+    data = _editor_data(at)
+    assert data["text"] == data["source"] == BROKEN
+    assert data["error"]["line"] == 3 and data["error"]["col"] == 5
+    assert "nope" in data["error"]["message"]
+
+
+def test_the_plain_editor_setting_leaves_the_text_area_alone():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert _editor_data(at) is not None
+    at.checkbox(key="plain_editor").check().run()
+    assert not at.exception, at.exception
+    assert _editor_data(at) is None
+    assert at.text_area(key="program").value  # the program is still there, in the text area
+
+
+def test_without_components_v2_the_text_area_alone_and_the_marked_copy(monkeypatch):
+    from gradviz.ui.autograd import code_editor
+
+    monkeypatch.setattr(code_editor, "_MOUNT", None)  # a Streamlit without st.components.v2
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert _editor_data(at) is None
+    assert not any(c.key == "plain_editor" for c in at.checkbox)  # nothing to choose
+    at.text_area(key="program").input(BROKEN)
+    at.button[0].click().run()
+    assert at.session_state["submitted"] == BROKEN
+    at.session_state["viewer_selected"] = {"id": "t1", "title": "b", "line": 2, "text": "b = a * 2"}
+    at.run()
+    marked = [c.value for c in at.code if "▶" in c.value]
+    assert [ln for ln in marked[0].splitlines() if ln.startswith("▶")] == ["▶ 2  b = a * 2"]
