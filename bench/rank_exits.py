@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from gradviz.training.distributed import DistributedError, RunSpec, launch  # noqa: E402
-from tests.unit.image_folders import colour_folder  # noqa: E402
+from tests.unit.training.image_folders import colour_folder  # noqa: E402
 
 
 def _drain(events) -> None:

@@ -11,7 +11,7 @@ Each block sits between a pair of marker comments (`<!-- NAME:start -->`, `<!-- 
 and is made from the tree as it is: every package under src/gradviz, every module with the
 first sentence of its docstring, the layers of pyproject.toml's import contract, and what
 imports what (the diagram read with grimp, import-linter's own import graph; the tables read
-with `ast`; both count imports inside functions). tests/unit/test_architecture_docs.py fails
+with `ast`; both count imports inside functions). tests/unit/project/test_architecture_docs.py fails
 when a document and the code disagree.
 """
 

@@ -3,7 +3,7 @@
     python scripts/gpu_table.py          print the generated block
     python scripts/gpu_table.py --write  rewrite it in docs/gpus.md
 
-tests/unit/test_gpus.py fails when the document and the table disagree.
+tests/unit/speed/test_gpus.py fails when the document and the table disagree.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Write src/gradviz/services/landing.pickle: the lesson's result, run for real in an isolated
 worker with the landing page's first options (local and public limits). The page serves it
 to a first visit before any worker is ready (gradviz.services.landing); rewrite it when
-tests/unit/test_landing.py says it differs from a fresh run.
+tests/unit/services/test_landing.py says it differs from a fresh run.
 
     python scripts/landing_result.py
 """

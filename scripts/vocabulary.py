@@ -6,7 +6,7 @@ the page never does, so the panel reads this written copy.
     python scripts/vocabulary.py --write  rewrite src/gradviz/program/syntax/vocabulary.py
     python scripts/vocabulary.py --check  exit 1 if the module and the tables disagree
 
-tests/unit/test_vocabulary.py fails when they disagree.
+tests/unit/program/test_vocabulary.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ TARGET = ROOT / "src" / "gradviz" / "program" / "syntax" / "vocabulary.py"
 
 HEADER = '''"""The names a program may use, by group, as the Autograd page's "What can I write?" panel
 lists them: written by scripts/vocabulary.py from the allow-lists and the built-ins (which
-import torch; the page does not), and checked against them by tests/unit/test_vocabulary.py.
+import torch; the page does not), and checked against them by tests/unit/program/test_vocabulary.py.
 Do not edit by hand: add a name to its table and run `python scripts/vocabulary.py --write`."""
 
 from __future__ import annotations

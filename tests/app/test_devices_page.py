@@ -199,7 +199,7 @@ def test_devices_page_reports_a_broken_file_of_recorded_numbers(tmp_path, monkey
 
 def test_allocator_table_reads_the_typed_figures():
     """A worker's CUDA allocator figures (devices.info.CudaMemory) as the table shows them,
-    on any host: a GPU host's real figures are checked in tests/unit/test_devices_gpu.py."""
+    on any host: a GPU host's real figures are checked in tests/unit/devices/test_devices_gpu.py."""
     script = (
         "from gradviz.devices.info import CudaMemory\n"
         "from gradviz.ui import device_panel\n"

@@ -177,7 +177,7 @@ def _sweep_state(points: list[timing.Point]) -> dict:
 def test_measured_sweep_points_give_the_crossover(no_reference):
     """CPU at 2 us, 16 us, 128 us, 1 ms for n = 64..512. An H100's estimate: 5 us launches at
     these sizes, plus about 10-30 us for the copy, so it wins from 128 with the data on it and
-    from 256 with the copy (tests/unit/test_estimate.py checks the arithmetic)."""
+    from 256 with the copy (tests/unit/speed/test_estimate.py checks the arithmetic)."""
     cpu = [
         timing.Point("matmul", "cpu", "float32", n, 1, 2e-6 * (n / 64) ** 3, 0.0, 3)
         for n in (64, 128, 256, 512)

@@ -13,7 +13,7 @@ for local and for public mode (`make`, written by `python scripts/landing_result
 - `warm_in_background()` starts the worker pool in a thread at the first page view, then
   runs the lesson for real and compares (`verify`): a difference stops the stored result
   being served, for the rest of the server's life.
-- tests/unit/test_landing.py compares the file with a fresh isolated run, so a change to the
+- tests/unit/services/test_landing.py compares the file with a fresh isolated run, so a change to the
   interpreter or the result's shape that makes it stale fails the tests until it is rewritten.
 
 No torch here: the file holds plain data (gradviz.program.results.trace.Trace) that this project

@@ -188,7 +188,7 @@ def estimate(gpu: GPU, job: TimingJob) -> Estimate:
 class StepCost:
     """One training step of TutorialNet (forward, cross-entropy, backward, SGD with momentum
     as PyTorch runs it on a GPU, foreach), float32, counted with torch on the CPU by
-    tests/unit/test_estimate_cifar.py: FLOPs of its convolutions and matrix products
+    tests/unit/speed/test_estimate_cifar.py: FLOPs of its convolutions and matrix products
     (torch.utils.flop_counter), the ops that launch a kernel, and the bytes of every op's
     tensor arguments and results. All are exactly linear in the batch size."""
 

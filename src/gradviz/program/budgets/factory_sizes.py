@@ -7,7 +7,7 @@ than the rest of a small program's run (the CLI's `render` of the lesson). For t
 calls (numbers as arguments, a size as numbers) the output's shape follows from the
 arguments by torch's own rules, so `output` gives it without the meta call; anything else
 (tensors as sizes, `out=`, odd types) returns None and the caller uses the meta device.
-tests/unit/test_factory_sizes.py checks every shape and dtype here against the meta call.
+tests/unit/program/test_factory_sizes.py checks every shape and dtype here against the meta call.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ programs without matrix work never load it.
 On shape-only (meta) tensors it also answers a few operations without their meta kernels,
 which torch writes in Python and which were most of that meta run (a ReLU's 0.35 ms, a
 Linear's addmm 0.45 ms, where a convolution's takes 0.03): `SHORTCUTS` makes the same
-output (shape, dtype, strides; tests/unit/test_flops.py compares them with torch's) from
+output (shape, dtype, strides; tests/unit/program/test_flops.py compares them with torch's) from
 C++ kernels, and refuses what torch refuses (a RuntimeError: the pre-check gives no verdict
 and the real call raises torch's own message). None of them has a formula of its own but
 addmm, whose count is the same.

@@ -10,7 +10,7 @@ the same shapes and dtype from the arguments by torch's own rules; anything else
 layer, an argument of an odd type or value, `padding="same"`, a padding mode other than
 zeros) gives None, and the caller makes the layer on the meta device as before. Lazy
 layers (nn.LazyLinear, nn.LazyConv2d) make no parameters until their first call.
-tests/unit/test_layer_sizes.py checks every answer here against the meta device's.
+tests/unit/program/test_layer_sizes.py checks every answer here against the meta device's.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ class Budget:
             measured = self.measure(fn, args, kwargs)
             if measured is None:
                 # Invalid arguments: the real call raises torch's own message, with real
-                # devices, before it allocates anything. tests/unit/test_tables.py checks
+                # devices, before it allocates anything. tests/unit/program/test_tables.py checks
                 # every table entry has a meta kernel, so this is only taken for bad input.
                 return
             verdict, keyed = measured

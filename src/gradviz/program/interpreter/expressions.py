@@ -31,7 +31,7 @@ from gradviz.program.objects.makers import Objects
 from gradviz.program.recording import grad_fns
 from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.builtins import Builtins
+from gradviz.program.runtime.builtins import Builtins, is_type
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
@@ -84,6 +84,24 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
     ast.JoinedStr: "fstring",
     ast.Lambda: "lambda_",
 }
+
+
+def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
+    """`a:b:c` of an index: integer (or tensor) bounds only, else a type error at `node`."""
+    for p in bounds:
+        if p is not None and not isinstance(p, int | torch.Tensor):
+            raise state.error("type", "slice bounds must be integers", node)
+    return slice(*bounds)
+
+
+def index_value(state: RunState, value, node: ast.AST):
+    """One index as torch and lists take it (a list is advanced indexing: x[[0, 2]]), else a
+    type error at `node`."""
+    if isinstance(value, list | int | torch.Tensor | type(None) | type(Ellipsis) | slice):
+        return value
+    raise state.error(
+        "type", f"an index must be an integer, slice or tensor, not a {type_name(value)}", node
+    )
 
 
 class Evaluator:
@@ -156,7 +174,7 @@ class Evaluator:
         for e in node.elts:
             more = self.unpacking.part(e, len(items), kind)  # [x] or, for [*xs], its items
             for item in more:
-                if not (kind == "tuple" and self.builtins.is_type(item)):  # (int, float)
+                if not (kind == "tuple" and is_type(item)):  # (int, float)
                     held(self.state, item, e, f"a {kind}")
             items.extend(more)
         self.quotas.items(len(items), node, kind)
@@ -234,13 +252,8 @@ class Evaluator:
 
     def eval_index(self, node: ast.AST):
         if isinstance(node, ast.Slice):
-            parts = [
-                None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)
-            ]
-            for p in parts:
-                if p is not None and not isinstance(p, int | torch.Tensor):
-                    raise self.state.error("type", "slice bounds must be integers", node)
-            return slice(*parts)
+            bounds = (node.lower, node.upper, node.step)
+            return slice_of(self.state, [None if p is None else self.eval(p) for p in bounds], node)
         if isinstance(node, ast.Tuple):
             parts: list = []
             for e in node.elts:
@@ -249,16 +262,7 @@ class Evaluator:
                 else:
                     parts.append(self.eval_index(e))
             return tuple(parts)
-        value = self.eval(node)
-        if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
-            return value
-        if not isinstance(value, int | torch.Tensor | type(None) | type(Ellipsis) | slice):
-            raise self.state.error(
-                "type",
-                f"an index must be an integer, slice or tensor, not a {type_name(value)}",
-                node,
-            )
-        return value
+        return index_value(self.state, self.eval(node), node)
 
     def lookup(self, node: ast.Name):
         name = node.id

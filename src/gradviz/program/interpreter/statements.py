@@ -63,7 +63,7 @@ PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 # handler of each statement (a method of the Interpreter, or of its `control`, `names` or
 # `outputs`), and below the nodes read only as parts of their parents. The
 # checker's allowed node types (gradviz.program.syntax.grammar.ALLOWED_NODES) are exactly
-# these three tables (tests/unit/test_language_index.py).
+# these three tables (tests/unit/program/test_language_index.py).
 STATEMENTS: dict[type[ast.stmt], str] = {
     ast.Expr: "outputs.expression_statement",
     ast.Assign: "assign_statement",

@@ -161,6 +161,37 @@ def extended(name, args, kwargs) -> bool:
     return bool(kwargs) or one_iterable or any(isinstance(a, read) for a in args)
 
 
+def is_type(value) -> bool:
+    """A type isinstance() takes: int, float, ... or torch.Tensor."""
+    return isinstance(value, TypeRef) or (isinstance(value, Builtin) and value.name in TYPES)
+
+
+def isinstance_of(state: RunState, node, value, types) -> bool:
+    """isinstance(value, types): Python's types from TYPES, torch.Tensor, the program's own
+    classes and torch.nn's (isinstance(module, nn.Linear)); anything else a type error."""
+    kinds = types if isinstance(types, tuple) else (types,)
+    resolved = []
+    for t in kinds:
+        if isinstance(t, ProgramObject) and t.covers(value) is not None:
+            if t.covers(value):  # one of the program's own classes
+                return True
+        elif isinstance(t, Builtin) and t.name in TYPES:
+            resolved.append(TYPES[t.name])
+        elif isinstance(t, TypeRef):
+            resolved.append(t.type)
+        elif isinstance(spec := getattr(t, "member", getattr(t, "spec", None)), ObjectSpec):
+            if isinstance(value, ProgramObject) and value.made_as(spec.target):
+                return True  # isinstance(module, nn.Linear)
+        else:
+            raise state.error(
+                "type",
+                "isinstance() checks against int, float, bool, str, list, tuple, dict, set and "
+                f"torch.Tensor only, not {t!r}",
+                node,
+            )
+    return isinstance(value, tuple(resolved))
+
+
 class Builtins:
     """Calls of the built-ins, under the run's caps."""
 
@@ -417,33 +448,8 @@ class Builtins:
                 keep.append(item)
         return self._made(keep, node, "list")
 
-    @staticmethod
-    def is_type(value) -> bool:
-        """A type isinstance() takes: int, float, ... or torch.Tensor."""
-        return isinstance(value, TypeRef) or (isinstance(value, Builtin) and value.name in TYPES)
-
     def _isinstance(self, node, value, types):
-        kinds = types if isinstance(types, tuple) else (types,)
-        resolved = []
-        for t in kinds:
-            if isinstance(t, ProgramObject) and t.covers(value) is not None:
-                if t.covers(value):  # one of the program's own classes
-                    return True
-            elif isinstance(t, Builtin) and t.name in TYPES:
-                resolved.append(TYPES[t.name])
-            elif isinstance(t, TypeRef):
-                resolved.append(t.type)
-            elif isinstance(spec := getattr(t, "member", getattr(t, "spec", None)), ObjectSpec):
-                if isinstance(value, ProgramObject) and value.made_as(spec.target):
-                    return True  # isinstance(module, nn.Linear)
-            else:
-                raise self.state.error(
-                    "type",
-                    "isinstance() checks against int, float, bool, str, list, tuple, dict, set and "
-                    f"torch.Tensor only, not {t!r}",
-                    node,
-                )
-        return isinstance(value, tuple(resolved))
+        return isinstance_of(self.state, node, value, types)
 
     def _divmod(self, node, a, b):
         self.budget.check_number_op("//", a, b, node)

@@ -1,6 +1,6 @@
 """The names a program may use, by group, as the Autograd page's "What can I write?" panel
 lists them: written by scripts/vocabulary.py from the allow-lists and the built-ins (which
-import torch; the page does not), and checked against them by tests/unit/test_vocabulary.py.
+import torch; the page does not), and checked against them by tests/unit/program/test_vocabulary.py.
 Do not edit by hand: add a name to its table and run `python scripts/vocabulary.py --write`."""
 
 from __future__ import annotations
