@@ -19,6 +19,7 @@ import ast
 import operator
 from operator import attrgetter
 
+import numpy as np
 import torch
 
 from gradviz.program.allowlists import tables
@@ -30,6 +31,7 @@ from gradviz.program.objects.makers import Objects
 from gradviz.program.recording import grad_fns
 from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
@@ -52,7 +54,7 @@ from gradviz.program.runtime.values import (
     held,
     type_name,
 )
-from gradviz.program.syntax.grammar import FILE_ACCESS
+from gradviz.program.syntax.grammar import FILE_ACCESS, UNAVAILABLE
 from gradviz.program.syntax.program_error import did_you_mean
 
 # The handler of each expression (a method of the Evaluator or of one of its parts; with gradviz.program.interpreter.statements.STATEMENTS, the
@@ -79,6 +81,9 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
     ast.JoinedStr: "fstring",
     ast.Lambda: "lambda_",
 }
+
+
+INDEX_TYPES = (int, np.integer, torch.Tensor, ProgramArray, type(None), type(Ellipsis), slice)
 
 
 class Evaluator:
@@ -201,6 +206,8 @@ class Evaluator:
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
+        if isinstance(obj, ProgramArray):  # numpy's indexing, as a tensor's
+            return self.library.arrays.get_item(obj, self.eval_index(node.slice), node)
         if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
             return obj.index(self.eval(node.slice), node)
         if isinstance(obj, dict):
@@ -227,7 +234,7 @@ class Evaluator:
                 None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step)
             ]
             for p in parts:
-                if p is not None and not isinstance(p, int | torch.Tensor):
+                if p is not None and not isinstance(p, int | np.integer | torch.Tensor):
                     raise self.state.error("type", "slice bounds must be integers", node)
             return slice(*parts)
         if isinstance(node, ast.Tuple):
@@ -241,10 +248,10 @@ class Evaluator:
         value = self.eval(node)
         if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
             return value
-        if not isinstance(value, int | torch.Tensor | type(None) | type(Ellipsis) | slice):
+        if not isinstance(value, INDEX_TYPES):
             raise self.state.error(
                 "type",
-                f"an index must be an integer, slice or tensor, not a {type_name(value)}",
+                f"an index must be an integer, slice, tensor or array, not a {type_name(value)}",
                 node,
             )
         return value
@@ -290,6 +297,8 @@ class Evaluator:
             return namespace_member(self.state, obj, name, node)
         if isinstance(obj, torch.Tensor):
             return self.library.tensor_attribute(obj, name, node)
+        if isinstance(obj, np.generic):  # a numpy scalar: x.dtype
+            return self.library.arrays.scalar_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
             return obj.attribute(name, node)
         if isinstance(obj, GradFnRef):  # read-only views of an autograd node
@@ -330,6 +339,8 @@ class Evaluator:
                 return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
+            if isinstance(owner, np.generic):  # a numpy scalar: x.item()
+                return self.library.arrays.scalar_method(owner, func.attr, args, kwargs, node)
             if isinstance(owner, GradFnRef):
                 return grad_fns.method(self.state, owner, func.attr, args, kwargs, node)
             raise self.library.none_grads.error(func.value, owner) or self.state.error(
@@ -363,6 +374,8 @@ class Evaluator:
         an object (layers, optimizers, data), anything else is the library's call."""
         if isinstance(member, ObjectSpec):
             return self.objects.make(path, member, args, kwargs, node)
+        if isinstance(member, ProgramObject):  # numpy's functions
+            return member.call(args, kwargs, node)
         return self.library.call_member(path, member, args, kwargs, node)
 
 
@@ -389,6 +402,8 @@ def missing_member(state: RunState, namespace: Namespace, name: str, node: ast.A
     path = f"{namespace.path}.{name}"
     if path in FILE_ACCESS:
         return state.error("name", FILE_ACCESS[path], node)
+    if path in UNAVAILABLE:
+        return state.error("forbidden", UNAVAILABLE[path], node)
     return state.error(
         "name",
         f"`{path}` is not available in this language",

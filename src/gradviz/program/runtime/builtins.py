@@ -17,6 +17,7 @@ import inspect
 import math
 import operator
 
+import numpy as np
 import torch
 
 from gradviz.program.allowlists import tables
@@ -25,6 +26,7 @@ from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.limits import MAX_OUTPUT_LINE_CHARS, MAX_OUTPUT_LINES
 from gradviz.program.runtime import cifar_sample
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.iteration import Iteration, LazySequence
@@ -175,6 +177,7 @@ class Builtins:
         self.budget = budget
         self.quotas = quotas
         self.library = library
+        self.arrays = library.arrays
         self.iteration = iteration
         self.strings = strings
         self.containers = containers
@@ -308,7 +311,9 @@ class Builtins:
         return self._convert(float, (value,), node)
 
     def _convert(self, fn, args, node):
-        if not isinstance(args[0], _NUMBERS + (str, torch.Tensor)):
+        if isinstance(args[0], ProgramArray):  # float(a) of a one-value array
+            return self.arrays.number(fn, args[0], node)
+        if not isinstance(args[0], _NUMBERS + (str, torch.Tensor, np.generic)):
             raise self.state.error(
                 "type", f"{fn.__name__}() does not take a {type_name(args[0])}", node
             )

@@ -26,6 +26,7 @@ from gradviz.program.budgets.precheck import Budget, size_number
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
+from gradviz.program.runtime.arrays.module import Arrays, for_torch
 from gradviz.program.runtime.clocks import ClockWatch
 from gradviz.program.runtime.errors import NoneGrads, runtime_error
 from gradviz.program.runtime.placement import Placement
@@ -57,6 +58,7 @@ class Library:
         self.none_grads = NoneGrads(state)
         self.clocks = ClockWatch(placement.device_notes, state.simulated)
         self.hooks = None  # the program's tensor hooks, set by the evaluator that runs them
+        self.arrays = Arrays(state, budget, quotas)  # `import numpy as np`
 
     # -- the one place tensor work happens
 
@@ -138,6 +140,7 @@ class Library:
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
             self.refuse_matrix_norm(args, kwargs, node)
+        args, kwargs = for_torch(args, kwargs)  # torch.tensor(a), from_numpy(a)
         self.refuse_objects(label, args, kwargs, node)
         if member.random:
             generator = self.state.generator_for(random_device(args, kwargs))
@@ -200,11 +203,9 @@ class Library:
                     self.state, exc, node, ".numpy()", (tensor,), rule_by_gradviz=True
                 )
         if name == "numpy":
-            # torch decides (and refuses, for GPU tensors or ones that require grad);
-            # the program gets plain numbers, never an ndarray.
-            return self.call(
-                ".numpy()", lambda t: t.numpy().tolist(), (tensor,), {}, node, "bounded"
-            )
+            # torch decides (and refuses, for GPU tensors or ones that require grad); the
+            # program gets a numpy array of gradviz.program.runtime.arrays
+            return self.arrays.from_tensor(tensor, node)
         if name == "norm":
             self.refuse_matrix_norm(args, kwargs, node)
         self.refuse_objects(f".{name}()", args, kwargs, node)
@@ -437,7 +438,7 @@ def objects_made(label: str, fn, args: tuple, kwargs: dict) -> tuple[int, int, s
     t = args[0] if args else None
     if not isinstance(t, torch.Tensor):
         return None
-    if fn is torch.Tensor.tolist or label == ".numpy()":
+    if fn is torch.Tensor.tolist:
         if t.dim() < 2:
             return None
         return max(t.shape[:-1]), list_cells(t.shape), "list of lists"
