@@ -209,7 +209,9 @@ class Builtins:
             raise self.state.error("type", f"{name}() takes no keyword arguments here", node)
         if name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
             return args[0].length(node)  # len(net), len(loader): the object's own answer
-        allowed = (bool, int, float, torch.Tensor, tuple, list, torch.Size)
+        if any(isinstance(a, ProgramArray) for a in args):  # float(a), abs(a), round(a, 2)
+            return self.arrays.builtin(name, ORIGINAL[name], args, node)
+        allowed = (bool, int, float, torch.Tensor, tuple, list, torch.Size, np.generic)
         allowed += (str, dict, set, range) if name == "len" else ()
         for a in args:
             if not isinstance(a, allowed):
@@ -311,8 +313,6 @@ class Builtins:
         return self._convert(float, (value,), node)
 
     def _convert(self, fn, args, node):
-        if isinstance(args[0], ProgramArray):  # float(a) of a one-value array
-            return self.arrays.number(fn, args[0], node)
         if not isinstance(args[0], _NUMBERS + (str, torch.Tensor, np.generic)):
             raise self.state.error(
                 "type", f"{fn.__name__}() does not take a {type_name(args[0])}", node

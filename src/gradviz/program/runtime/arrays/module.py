@@ -329,7 +329,7 @@ class Arrays:
 
     def unary(self, symbol: str, fn, operand, node):
         value = self.plain.value(operand, node, f"`{symbol}`")
-        return self.wrap(self.run(f"`{symbol}`", fn, (value,), {}, node), node, symbol)
+        return self.made(self.run(f"`{symbol}`", fn, (value,), {}, node), "bounded", node, symbol)
 
     def contains(self, owner: ProgramArray, item, node) -> bool:
         value = self.plain.value(item, node, "`in`")
@@ -345,9 +345,13 @@ class Arrays:
         self.sized(label, node, [sizes.out(sizes.shape_of(value), np.dtype(kind.type))])
         return self.wrap(self.run(label, kind.type, (value,), {}, node), node, label)
 
-    def number(self, fn, value, node):
-        """float(a), int(a) of a one-value array."""
-        return self.run(fn.__name__, fn, (value.array,), {}, node)
+    def builtin(self, name: str, fn, args: tuple, node):
+        """float(a), int(a) (of a one-value array), abs(a), round(a, n), min(a), max(a)."""
+        label = f"{name}()"
+        if name == "len":
+            return args[0].length(node)
+        values = tuple(self.plain.value(a, node, label) for a in args)
+        return self.made(self.run(label, fn, values, {}, node), "bounded", node, label)
 
 
 def for_torch(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
