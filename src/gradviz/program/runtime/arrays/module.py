@@ -93,10 +93,14 @@ class Arrays:
 
     # -- calls
 
-    def run(self, label: str, fn, args: tuple, kwargs: dict, node):
-        """fn(*args, **kwargs) on plain arguments, numpy's errors as the program's."""
+    def run(self, label: str, fn, args: tuple, kwargs: dict, node, reads: tuple = ()):
+        """fn(*args, **kwargs) on plain arguments, numpy's errors as the program's; the
+        arrays among `reads` (and the arguments) count as values it computes, but for
+        indexing (reads=None: a view reads nothing)."""
         self.state.node = node
         self.budget.ops += 1
+        if reads is not None:
+            self.work(label, (*reads, *args, *kwargs.values()), node)
         try:
             with np.errstate(all="ignore"):
                 return fn(*args, **kwargs)
@@ -108,6 +112,21 @@ class Arrays:
             ) from None
         except Exception as exc:
             raise runtime_error(self.state, exc, node, label) from None
+
+    def work(self, label: str, values, node) -> None:
+        """Every value a call reads counts toward the values computed in all, as a tensor
+        operation's inputs do (a loop of sums over a big array stops at the cap)."""
+        budget = self.budget
+        for v in values:
+            parts = v if isinstance(v, list | tuple) else (v,)
+            budget.total_elements += sum(p.size for p in parts if isinstance(p, np.ndarray))
+        if budget.total_elements > self.state.limits.max_total_elements:
+            raise self.state.error(
+                "limit",
+                f"this program would compute more than {self.state.limits.max_total_elements:,} "
+                f"values in all (the limit) by this line ({label})",
+                node,
+            )
 
     def sized(self, label: str, node, outputs, flops: float = 0.0) -> None:
         """Refuse a call whose outputs (gradviz.program.runtime.arrays.sizes) pass a cap."""
@@ -136,6 +155,13 @@ class Arrays:
         if fn.kind == "array":
             return self.array(fn.name, args, kwargs, node)
         args, kwargs, dtype = self.arguments(label, args, kwargs, node)
+        if fn.name == "norm" and (len(args) > 1 or kwargs.get("ord") is not None):
+            raise self.state.error(
+                "forbidden",
+                "np.linalg.norm takes its default order only here (other matrix norms need a "
+                "matrix decomposition): np.linalg.norm(a) or np.linalg.norm(a, axis=...)",
+                node,
+            )
         target = getattr(np.linalg if fn.path.startswith("numpy.linalg") else np, fn.name)
         self.precheck(label, fn.kind, fn.name, args, kwargs, dtype, node)
         result = self.run(label, target, args, kwargs, node)
@@ -263,12 +289,12 @@ class Arrays:
             if shape:
                 longest = max(shape[:-1]) if len(shape) > 1 else shape[0]
                 self.quotas.items(longest, node, f"list ({label})", made=array.size)
-            return self.run(label, array.tolist, (), {}, node)
+            return self.run(label, array.tolist, (), {}, node, (array,))
         if name == "astype":
             self.sized(label, node, [sizes.out(array.shape, dtype)])
         else:
             self.precheck(label, kind, name, (array, *args), kwargs, dtype, node)
-        result = self.run(label, getattr(array, name), args, kwargs, node)
+        result = self.run(label, getattr(array, name), args, kwargs, node, (array,))
         return self.made(result, kind, node, label)
 
     def scalar_attribute(self, value: np.generic, name: str, node):
@@ -292,13 +318,14 @@ class Arrays:
     def get_item(self, owner: ProgramArray, key, node):
         key = self.plain.value(key, node, "an index")
         self.sized("indexing", node, sizes.indexing(owner.array.shape, key))
-        result = self.run("indexing", operator.getitem, (owner.array, key), {}, node)
+        result = self.run("indexing", operator.getitem, (owner.array, key), {}, node, None)
         return self.wrap(result, node, "indexing")
 
     def set_item(self, owner: ProgramArray, key, value, node) -> None:
         key = self.plain.value(key, node, "an index")
         value = self.plain.value(value, node, "an item assignment")
-        self.run("item assignment", operator.setitem, (owner.array, key, value), {}, node)
+        args = (owner.array, key, value)
+        self.run("item assignment", operator.setitem, args, {}, node, None)
 
     @staticmethod
     def involved(*operands) -> bool:

@@ -17,7 +17,7 @@ import torch
 
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.arrays import tables
-from gradviz.program.runtime.values import Builtin, ProgramObject, type_name
+from gradviz.program.runtime.values import Builtin, ProgramObject, clipped, type_name
 
 SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 _BUILTIN_DTYPES = {"float": float, "int": int, "bool": bool}
@@ -126,6 +126,13 @@ class Plain:
     def value(self, value, node, label: str, tensors: bool = False):
         if isinstance(value, ProgramArray):
             return value.array
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+            raise self.state.error(
+                "type",
+                f"{label}: numpy works on integers of 64 bits; {clipped(str(value))} is too big",
+                node,
+                "Use a float (1e30) for a huge number.",
+            )
         if value is None or value is Ellipsis or isinstance(value, (*SCALARS, np.dtype)):
             return value
         if isinstance(value, slice):
