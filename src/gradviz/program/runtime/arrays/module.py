@@ -34,6 +34,9 @@ from gradviz.program.syntax.grammar import NUMPY_FILES
 from gradviz.program.syntax.program_error import ProgramError, did_you_mean
 
 
+NUMPY_OPERANDS = (ProgramArray, np.generic)
+
+
 class NumpyFunction(ProgramObject):
     """np.exp, np.random.rand, ...: a function of the allow-lists, kept or called."""
 
@@ -330,12 +333,12 @@ class Arrays:
     @staticmethod
     def involved(*operands) -> bool:
         """Whether an operator on these goes through numpy: an array is among them, or a
-        numpy scalar with numbers."""
+        numpy scalar with numbers (one isinstance per operand where none is numpy's)."""
+        if not any(isinstance(v, NUMPY_OPERANDS) for v in operands):
+            return False
         if any(isinstance(v, ProgramArray) for v in operands):
             return True
-        return any(isinstance(v, np.generic) for v in operands) and all(
-            isinstance(v, SCALARS) for v in operands
-        )
+        return all(isinstance(v, SCALARS) for v in operands)
 
     def binop(self, symbol: str, fn, left, right, node):
         label = f"`{symbol}`"
