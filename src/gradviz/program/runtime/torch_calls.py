@@ -205,7 +205,9 @@ class Library:
         if name == "numpy":
             # torch decides (and refuses, for GPU tensors or ones that require grad); the
             # program gets a numpy array of gradviz.program.runtime.arrays
-            return self.arrays.from_tensor(tensor, node)
+            # (through `call`: the clocks see .numpy() wait for queued GPU work)
+            made = self.arrays.from_tensor
+            return self.call(".numpy()", lambda t: made(t, node), (tensor,), {}, node, "bounded")
         if name == "norm":
             self.refuse_matrix_norm(args, kwargs, node)
         self.refuse_objects(f".{name}()", args, kwargs, node)
