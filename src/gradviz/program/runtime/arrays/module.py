@@ -33,7 +33,6 @@ from gradviz.program.runtime.values import Namespace, ProgramObject
 from gradviz.program.syntax.grammar import NUMPY_FILES
 from gradviz.program.syntax.program_error import ProgramError, did_you_mean
 
-
 NUMPY_OPERANDS = (ProgramArray, np.generic)
 
 
