@@ -1955,6 +1955,13 @@ NUMPY = [
         (3, 5),
     ),
     (
+        "np-print-many-short-dimensions",
+        N + "a = np.zeros((2,) * 22)\nprint(a)",
+        "limit",
+        "printing this array",
+        (3, 1),
+    ),
+    (
         "np-shape-of-floats",
         N + "a = np.zeros((2.5, 10**9))",
         "type",

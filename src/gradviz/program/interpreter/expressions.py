@@ -298,7 +298,7 @@ class Evaluator:
         if isinstance(obj, torch.Tensor):
             return self.library.tensor_attribute(obj, name, node)
         if isinstance(obj, np.generic):  # a numpy scalar: x.dtype
-            return self.library.arrays.scalar_attribute(obj, name, node)
+            return self.library.arrays.members.scalar_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
             return obj.attribute(name, node)
         if isinstance(obj, GradFnRef):  # read-only views of an autograd node
@@ -340,7 +340,9 @@ class Evaluator:
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
             if isinstance(owner, np.generic):  # a numpy scalar: x.item()
-                return self.library.arrays.scalar_method(owner, func.attr, args, kwargs, node)
+                return self.library.arrays.members.scalar_method(
+                    owner, func.attr, args, kwargs, node
+                )
             if isinstance(owner, GradFnRef):
                 return grad_fns.method(self.state, owner, func.attr, args, kwargs, node)
             raise self.library.none_grads.error(func.value, owner) or self.state.error(

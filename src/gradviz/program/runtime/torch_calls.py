@@ -202,10 +202,7 @@ class Library:
                 raise runtime_error(
                     self.state, exc, node, ".numpy()", (tensor,), rule_by_gradviz=True
                 )
-        if name == "numpy":
-            # torch decides (and refuses, for GPU tensors or ones that require grad); the
-            # program gets a numpy array of gradviz.program.runtime.arrays
-            # (through `call`: the clocks see .numpy() wait for queued GPU work)
+        if name == "numpy":  # an array (runtime.arrays); `call`: the clocks see it wait
             made = self.arrays.from_tensor
             return self.call(".numpy()", lambda t: made(t, node), (tensor,), {}, node, "bounded")
         if name == "norm":

@@ -21,6 +21,7 @@ from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.arrays import sizes, tables
+from gradviz.program.runtime.arrays.members import ArrayMembers
 from gradviz.program.runtime.arrays.random import NumpyRandom
 from gradviz.program.runtime.arrays.values import (
     SCALARS,
@@ -30,8 +31,7 @@ from gradviz.program.runtime.arrays.values import (
 )
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.values import Namespace, ProgramObject
-from gradviz.program.syntax.grammar import NUMPY_FILES
-from gradviz.program.syntax.program_error import ProgramError, did_you_mean
+from gradviz.program.syntax.program_error import ProgramError
 
 NUMPY_OPERANDS = (ProgramArray, np.generic)
 
@@ -67,6 +67,7 @@ class Arrays:
         self.quotas = quotas
         self.plain = Plain(state)
         self.random = NumpyRandom(self)
+        self.members = ArrayMembers(self)  # a.reshape(...), a.shape, x.item()
         self._namespace: Namespace | None = None
 
     # -- the module
@@ -249,73 +250,6 @@ class Arrays:
             )
 
     # -- arrays' attributes, methods, items and operators
-
-    def attribute(self, owner: ProgramArray, name: str, node):
-        array = owner.array
-        if name in tables.ATTRIBUTES:
-            if name == "shape":
-                return tuple(int(s) for s in array.shape)
-            if name == "T":
-                return self.wrap(array.T, node, ".T")
-            return getattr(array, name)
-        raise self.missing(name, node, "attribute")
-
-    def missing(self, name: str, node, what: str) -> ProgramError:
-        if name in tables.FILE_NAMES:
-            return self.state.error("forbidden", NUMPY_FILES.format(name=f"a.{name}()"), node)
-        if name in tables.METHODS and what == "attribute":
-            return self.state.error(
-                "type", f"`.{name}` is a method: call it, e.g. a.{name}()", node
-            )
-        known = set(tables.METHODS) | set(tables.ATTRIBUTES)
-        return self.state.error(
-            "name",
-            f"numpy arrays have no {what} `.{name}` in this language",
-            node,
-            did_you_mean(name, known),
-        )
-
-    def method(self, owner: ProgramArray, name: str, args: tuple, kwargs: dict, node):
-        kind = tables.METHODS.get(name)
-        if kind is None:
-            if name in tables.ATTRIBUTES:
-                raise self.state.error(
-                    "type", f"`.{name}` is an attribute, not a method: write a.{name}", node
-                )
-            raise self.missing(name, node, "method")
-        label = f".{name}()"
-        array = owner.array
-        args, kwargs, dtype = self.arguments(label, args, kwargs, node)
-        if name == "tolist":
-            shape = array.shape
-            if shape:
-                longest = max(shape[:-1]) if len(shape) > 1 else shape[0]
-                self.quotas.items(longest, node, f"list ({label})", made=array.size)
-            return self.run(label, array.tolist, (), {}, node, (array,))
-        if name == "astype":
-            self.sized(label, node, [sizes.out(array.shape, dtype)])
-        else:
-            self.precheck(label, kind, name, (array, *args), kwargs, dtype, node)
-        result = self.run(label, getattr(array, name), args, kwargs, node, (array,))
-        return self.made(result, kind, node, label)
-
-    def scalar_attribute(self, value: np.generic, name: str, node):
-        """x.dtype, x.shape, ... of a numpy scalar (what an array's number is)."""
-        if name in tables.SCALAR_ATTRIBUTES:
-            return self.wrap(getattr(value, name), node, f".{name}")
-        raise self.state.error(
-            "type", f"a numpy {value.dtype} has no attribute `.{name}` in this language", node
-        )
-
-    def scalar_method(self, value: np.generic, name: str, args: tuple, kwargs: dict, node):
-        """x.item(), x.astype(np.float32), x.round(2), x.tolist() of a numpy scalar."""
-        if name not in tables.SCALAR_METHODS:
-            raise self.state.error(
-                "type", f"a numpy {value.dtype} has no method `.{name}` in this language", node
-            )
-        label = f".{name}()"
-        args, kwargs, _ = self.arguments(label, args, kwargs, node)
-        return self.wrap(self.run(label, getattr(value, name), args, kwargs, node), node, label)
 
     def get_item(self, owner: ProgramArray, key, node):
         key = self.plain.value(key, node, "an index")

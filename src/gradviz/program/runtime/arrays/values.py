@@ -12,6 +12,8 @@ arrays and scalars come back.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -61,16 +63,33 @@ class ProgramArray(ProgramObject):
         return "numpy.ndarray"
 
     def __repr__(self) -> str:
+        self.check_printable()
         return repr(self.array)
 
     def as_str(self) -> str:
+        self.check_printable()
         return str(self.array)
 
+    def check_printable(self) -> None:
+        """numpy prints every value of an array of up to 1,000 and, past that, the first
+        and last 3 along each dimension: an array of many short dimensions (2, 2, ..., 2)
+        is printed in full. Refused where that text would pass the string cap."""
+        shown = printed_values(self.array.shape)
+        limit = self.state.limits.max_string_length
+        if 2 * shown > limit:
+            raise self.state.error(
+                "limit",
+                f"printing this array would show {shown:,} values, a string of more than "
+                f"{limit:,} characters (the limit per string)",
+                self.state.node,
+                "Print a part of it (a[:3]) or its shape.",
+            )
+
     def attribute(self, name: str, node):
-        return self.arrays.attribute(self, name, node)
+        return self.arrays.members.attribute(self, name, node)
 
     def method(self, name: str, args: tuple, kwargs: dict, node):
-        return self.arrays.method(self, name, args, kwargs, node)
+        return self.arrays.members.method(self, name, args, kwargs, node)
 
     def index(self, key, node):
         return self.arrays.get_item(self, key, node)
@@ -204,3 +223,12 @@ def too_big(value, max_items: int, max_depth: int = 32) -> bool:
                 return True
             stack.extend((v, depth + 1) for v in item)
     return False
+
+
+def printed_values(shape: tuple[int, ...]) -> int:
+    """How many values numpy's default printing shows for an array of `shape`."""
+    size = math.prod(shape)
+    if size <= np.get_printoptions()["threshold"]:
+        return size
+    edge = 2 * np.get_printoptions()["edgeitems"]
+    return math.prod(min(d, edge) for d in shape)
