@@ -67,3 +67,8 @@ def test_held_in_a_list_and_shown_as_numpy_shows_it():
     trace = run_program(N + "xs = [np.arange(2), np.float32(0.5)]\nxs\n", RunOptions())
     assert trace.error is None, trace.error
     assert [v.text for v in trace.shown] == ["[array([0, 1]), np.float32(0.5)]"]
+
+
+def test_numpy_seed_takes_one_integer():
+    refused(N + "np.random.seed()", "type", 2, 1, "one integer")
+    refused(N + "np.random.seed(1.5)", "type", 2, 1, "one integer")

@@ -115,6 +115,11 @@ PROGRAMS = {
     "kept-functions": N
     + "f = np.exp\nops = [np.sin, np.cos]\nprint(f(0.0), [g(0.0) for g in ops], np.float64(2.0) ** 0.5)\n"
     "dt = np.float32\nprint(np.zeros(2, dtype=dt), dt(1) / 3)",
+    "scalars-in-python": N + "a = np.array([0.2, 0.9, 0.4])\nnames = ['cat', 'dog', 'bird']\n"
+    "print(names[np.argmax(a)], names[a.argmax()])\nfor i in range(np.int64(2)):\n    print(i)\n"
+    "print(np.float32(0.1) + 0.2, np.int64(7) / 2, 3 - np.float64(0.5))\n"
+    "x = np.float64(2.0)\nx += 1\nprint(x, repr(x), max(a), min(a), sum(a), sorted(a))\n"
+    "print([v * 2 for v in a], {int(k): float(v) for k, v in enumerate(a)})",
 }
 
 

@@ -25,7 +25,15 @@ class NumpyRandom:
             return self.shuffle(args, kwargs, node, label)
         args, kwargs, _ = arrays.arguments(label, args, kwargs, node)
         if name == "seed":
-            return arrays.run(label, self.rng.seed, args, kwargs, node)
+            seed = args[0] if len(args) == 1 and not kwargs else kwargs.get("seed")
+            if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+                raise arrays.state.error(
+                    "type",
+                    f"{label} takes one integer here: a run is repeatable, so it is never "
+                    "seeded from the clock",
+                    node,
+                )
+            return arrays.run(label, self.rng.seed, (seed,), {}, node)
         arrays.sized(label, node, arrays.size_of(label, node, self.outputs, name, args, kwargs))
         result = arrays.run(label, getattr(self.rng, name), args, kwargs, node)
         return arrays.wrap(result, node, label)
