@@ -34,6 +34,7 @@ def collect() -> dict[str, list[str]]:
     """Each group's names, from the tables themselves."""
     from gradviz.program.allowlists import nntables, tables
     from gradviz.program.runtime import builtins
+    from gradviz.program.runtime.arrays import tables as arrays
     from gradviz.program.runtime.values import AUTOGRAD_FUNCTIONAL, NAMESPACES
 
     groups = {
@@ -55,6 +56,18 @@ def collect() -> dict[str, list[str]]:
         "data (`torch.utils.data.…`)": nntables.DATA,
         "built-in functions": builtins.NAMES,
         "`math`": builtins.MATH.members,
+        "`numpy` (`import numpy as np`, `np.…`)": [
+            *arrays.FUNCTIONS,
+            *arrays.DTYPE_NAMES,
+            *arrays.CONSTANTS,
+            "inf",
+            "nan",
+            "newaxis",
+        ],
+        "`np.random`": arrays.RANDOM,
+        "`np.linalg`": arrays.LINALG,
+        "array methods (`a.…()`)": arrays.METHODS,
+        "array attributes (`a.…`)": arrays.ATTRIBUTES,
     }
     return {title: sorted(names) for title, names in groups.items() if names}
 

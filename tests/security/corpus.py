@@ -151,8 +151,18 @@ TORCH_IO = [
         "name",
         "not available",
     ),
-    ("numpy-tofile", X + 'x.detach().numpy().tofile("pwned.bin")', "type", "no method"),
-    ("numpy-dump", X + 'n = x.detach().numpy()\nn.dump("pwned")', "type", "no method"),
+    (
+        "numpy-tofile",
+        X + 'x.detach().numpy().tofile("pwned.bin")',
+        "forbidden",
+        "cannot read or write files",
+    ),
+    (
+        "numpy-dump",
+        X + 'n = x.detach().numpy()\nn.dump("pwned")',
+        "forbidden",
+        "cannot read or write files",
+    ),
     ("share-memory", X + "y = x.detach().share_memory_()", "name", "no method"),
 ]
 
@@ -292,7 +302,7 @@ CPU = [
         "empty-tensor-numpy",
         "a = torch.rand(100000, 100000, 1000000000, 0)\nb = a.numpy()",
         "limit",
-        "items per list",
+        "values in all",
     ),
     (
         "matmul-chain",
@@ -324,7 +334,7 @@ LOADER = "ds = torch.utils.data.TensorDataset(torch.zeros(10**7, 0))\n"
 OBJECTS = [
     ("unbind-empty-rows", EMPTY_ROWS + "parts = x.unbind()", "limit", "items per list"),
     ("tolist-empty-rows", EMPTY_ROWS + "rows = x.tolist()", "limit", "items per list"),
-    ("numpy-empty-rows", EMPTY_ROWS + "rows = x.numpy()", "limit", "items per list"),
+    ("numpy-empty-rows", EMPTY_ROWS + "rows = x.numpy().tolist()", "limit", "items per list"),
     ("chunk-into-pieces", EMPTY_ROWS + "parts = x.chunk(10**7)", "limit", "items per list"),
     ("split-into-pieces", EMPTY_ROWS + "parts = torch.split(x, 1)", "limit", "items per list"),
     ("loop-over-empty-rows", "for r in torch.zeros(10**7, 0):\n    pass", "limit", "would run"),
@@ -2134,6 +2144,153 @@ HOSTILE = (
     + [c[:4] for c in OWN_NAMES_AND_FUNCTIONAL]
     + [c[:4] for c in COUNTED]
 )
+
+# `import numpy as np` (gradviz.program.runtime.arrays): no object or text arrays, no files,
+# no raw memory, no callbacks into the program, every array sized before it is made; each
+# refused at its line and column.
+N = "import numpy as np\n"
+A = N + "a = np.ones(3)\n"
+NUMPY = [
+    ("np-object-dtype", N + "a = np.array([1, 2], dtype=object)", "name", "object", (2, 28)),
+    (
+        "np-object-dtype-kept",
+        N + "a = np.zeros(2, np.bool_)\nb = np.ones(2, a.dtype)\n"
+        "c = np.array([1], dtype=np.dtype('O'))",
+        "name",
+        "not available",
+        (4, 25),
+    ),
+    ("np-object-text-dtype", N + 'a = np.zeros(3, dtype="O")', "type", "not the text", (2, 5)),
+    ("np-ragged-lists", N + "a = np.array([[1, 2], [3]])", "runtime", "inhomogeneous", (2, 5)),
+    ("np-none-item", N + "a = np.array([1, None])", "type", "numbers only", (2, 5)),
+    (
+        "np-array-of-function",
+        N + "def f():\n    return 1\na = np.array([f])",
+        "type",
+        "not a function",
+        (4, 5),
+    ),
+    ("np-array-of-text", N + 'a = np.array(["a", "b"])', "type", "not the text", (2, 5)),
+    ("np-astype-object", A + 'b = a.astype("O")', "type", "not the text", (3, 5)),
+    ("np-load", N + 'a = np.load("secrets.npy")', "name", "cannot read or write files", (2, 5)),
+    ("np-save", A + 'np.save("pwned.npy", a)', "name", "cannot read or write files", (3, 1)),
+    ("np-fromfile", N + 'a = np.fromfile("/etc/passwd")', "name", "cannot read", (2, 5)),
+    ("np-loadtxt", N + 'a = np.loadtxt("/etc/passwd")', "name", "cannot read", (2, 5)),
+    ("np-memmap", N + 'a = np.memmap("pwned", mode="w+")', "name", "cannot read", (2, 5)),
+    ("np-tofile", A + 'a.tofile("pwned.bin")', "forbidden", "cannot read or write", (3, 1)),
+    ("np-huge-zeros", N + "a = np.zeros((10**6, 10**6))", "limit", "would allocate", (2, 5)),
+    ("np-huge-arange", N + "a = np.arange(10**12)", "limit", "would allocate", (2, 5)),
+    ("np-huge-linspace", N + "a = np.linspace(0, 1, 10**10)", "limit", "would allocate", (2, 5)),
+    ("np-huge-eye", N + "a = np.eye(10**6)", "limit", "would allocate", (2, 5)),
+    ("np-empty", N + "a = np.empty((3, 3))", "forbidden", "uninitialised", (2, 5)),
+    (
+        "np-broadcast-bomb",
+        N + "a = np.ones((10**5, 1)) + np.ones((1, 10**5))",
+        "limit",
+        "would allocate",
+        (2, 5),
+    ),
+    (
+        "np-lib-stride-tricks",
+        A + "b = np.lib.stride_tricks.as_strided(a, (10**9,), (0,))",
+        "forbidden",
+        "raw memory",
+        (3, 5),
+    ),
+    ("np-ctypes", A + "p = a.ctypes", "name", "no attribute", (3, 5)),
+    ("np-array-interface", A + "p = a.__array_interface__", "forbidden", "underscore", (3, 5)),
+    ("np-frompyfunc", N + "f = np.frompyfunc(print, 1, 1)", "forbidden", "cannot call", (2, 5)),
+    ("np-vectorize", N + "f = np.vectorize(print)", "forbidden", "cannot call", (2, 5)),
+    ("np-random-bytes", N + "b = np.random.bytes(10**9)", "forbidden", "randint", (2, 5)),
+    (
+        "np-random-flood",
+        N + "a = np.random.rand(10**5, 10**5)",
+        "limit",
+        "would allocate",
+        (2, 5),
+    ),
+    (
+        "np-choice-permutation-bomb",
+        N + "a = np.random.choice(10**12, 3, replace=False)",
+        "limit",
+        "would allocate",
+        (2, 5),
+    ),
+    (
+        "np-repeat-bomb",
+        N + "a = np.ones(10**6)\nb = np.repeat(a, 10**6)",
+        "limit",
+        "would allocate",
+        (3, 5),
+    ),
+    (
+        "np-tile-bomb",
+        N + "a = np.ones(1000)\nb = np.tile(a, (10**6, 10))",
+        "limit",
+        "would allocate",
+        (3, 5),
+    ),
+    ("np-fromstring", N + 'a = np.fromstring("1 2", sep=" ")', "forbidden", "raw bytes", (2, 5)),
+    (
+        "np-fancy-index-bomb",
+        N + "a = np.ones((1000, 1000))\nb = a[np.zeros(10**6, dtype=int)]",
+        "limit",
+        "would allocate",
+        (3, 5),
+    ),
+    (
+        "np-matmul-flops",
+        N + "a = np.ones((2000, 2000))\nb = a @ a",
+        "limit",
+        "floating-point operations",
+        (3, 5),
+    ),
+    (
+        "np-requires-grad",
+        N + "w = torch.ones(3, requires_grad=True)\na = np.asarray(w)",
+        "runtime",
+        "requires grad",
+        (3, 5),
+    ),
+    ("np-tensor-operand", A + "b = a + torch.ones(3)", "type", "convert one first", (3, 5)),
+    (
+        "np-sum-loop",
+        N + "a = np.ones(10**7)\nfor i in range(1000):\n    s = a.sum()",
+        "limit",
+        "values in all",
+        (4, 9),
+    ),
+    (
+        "np-bigint-power",
+        N + "b = np.power([10**1000], 10**7)",
+        "type",
+        "64 bits",
+        (2, 5),
+    ),
+    (
+        "np-norm-decomposition",
+        N + "m = np.ones((3000, 3000))\nn = np.linalg.norm(m, 2)",
+        "forbidden",
+        "default order",
+        (3, 5),
+    ),
+    (
+        "np-print-many-short-dimensions",
+        N + "a = np.zeros((2,) * 22)\nprint(a)",
+        "limit",
+        "printing this array",
+        (3, 1),
+    ),
+    (
+        "np-shape-of-floats",
+        N + "a = np.zeros((2.5, 10**9))",
+        "type",
+        "sizes must be integers",
+        (2, 5),
+    ),
+]
+
+HOSTILE = HOSTILE + [n[:4] for n in NUMPY]
 
 # Accepted, but must leave no trace outside the run (private RNG, CPU only, no files).
 HARMLESS = [

@@ -12,6 +12,7 @@ import contextlib
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -25,6 +26,7 @@ from tests.security.corpus import (
     GREW,
     HARMLESS,
     HOSTILE,
+    NUMPY,
     OWN_NAMES_AND_FUNCTIONAL,
     PLAIN_CLASSES,
     SANDBOX_ONLY,
@@ -138,6 +140,17 @@ def test_plain_class_refusals_at_their_position(source, kind, words, where, seal
     trace = run_program(source, RunOptions(backward="x"))
     _assert_clear(trace.error, kind, words)
     assert (trace.error.line, trace.error.col) == where, trace.error
+
+
+@pytest.mark.parametrize(("source", "kind", "words", "where"), [n[1:] for n in NUMPY],
+                         ids=[n[0] for n in NUMPY])  # fmt: skip
+def test_numpy_refusals_at_their_position(source, kind, words, where, sealed):
+    """numpy's own random state is left alone too: a run draws from its own generator."""
+    before = np.random.get_state()[1].tobytes()
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+    assert (trace.error.line, trace.error.col) == where, trace.error
+    assert np.random.get_state()[1].tobytes() == before
 
 
 @pytest.mark.parametrize("source", [h[1] for h in HARMLESS], ids=[h[0] for h in HARMLESS])

@@ -54,7 +54,7 @@ FORBIDDEN = [
     ("x: int = 1\n", "forbidden", 1, 1, "annotated"),
     ("x = torch.ones(2)\ntorch.ones(2)[0] = 1\n", "forbidden", 2, 1, "named tensor"),
     # the constructs the language grew keep their own refusals
-    ("import numpy as np\n", "forbidden", 1, 1, "`numpy` is not available"),
+    ("import pandas as pd\n", "forbidden", 1, 1, "`pandas` is not available"),
     ("from math import sqrt\n", "forbidden", 1, 1, "import math"),
     ("from torch import *\n", "forbidden", 1, 1, "name what you need"),
     ("import torch.nn as F\n", "forbidden", 1, 1, "cannot name torch.nn"),

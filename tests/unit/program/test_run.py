@@ -293,9 +293,9 @@ def test_random_without_seed_uses_the_run_seed():
     assert a != c
 
 
-def test_numpy_gives_a_list():
+def test_numpy_gives_an_array_printed_as_numpy_prints_it():
     trace = ok("x = torch.tensor([1.0, 2.0])\nn = x.numpy()\nprint(n)\n")
-    assert trace.stdout == ["[1.0, 2.0]"]
+    assert trace.stdout == ["[1. 2.]"]
 
 
 def test_numpy_on_requires_grad_is_explained():

@@ -77,7 +77,7 @@ TORCH_FUNCTIONS: dict[str, FnSpec] = {
     **_specs(
         # allclose/equal give one Python bool and have no meta kernel (they read the data)
         "masked_select nonzero unique numel is_tensor is_floating_point is_grad_enabled "
-        "allclose equal",
+        "allclose equal from_numpy",
         torch,
         check="bounded",
     ),

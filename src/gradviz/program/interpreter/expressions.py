@@ -19,6 +19,7 @@ import ast
 import operator
 from operator import attrgetter
 
+import numpy as np
 import torch
 
 from gradviz.program.allowlists import tables
@@ -31,6 +32,7 @@ from gradviz.program.objects.makers import Objects
 from gradviz.program.recording import grad_fns
 from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.builtins import Builtins, is_type
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
@@ -57,8 +59,8 @@ from gradviz.program.runtime.values import (
     marker_path,
     type_name,
 )
-from gradviz.program.syntax.grammar import FILE_ACCESS
-from gradviz.program.syntax.program_error import did_you_mean
+from gradviz.program.syntax.grammar import FILE_ACCESS, UNAVAILABLE
+from gradviz.program.syntax.program_error import ProgramError, did_you_mean
 
 # The handler of each expression (a method of the Evaluator or of one of its parts; with gradviz.program.interpreter.statements.STATEMENTS, the
 # language's index); a constant is read in `eval` itself.
@@ -86,22 +88,44 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
 }
 
 
+INDEX_TYPES = (int, np.integer, torch.Tensor, ProgramArray, type(None), type(Ellipsis), slice)
+
+
 def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
     """`a:b:c` of an index: integer (or tensor) bounds only, else a type error at `node`."""
     for p in bounds:
-        if p is not None and not isinstance(p, int | torch.Tensor):
+        if p is not None and not isinstance(p, int | np.integer | torch.Tensor):
             raise state.error("type", "slice bounds must be integers", node)
     return slice(*bounds)
 
 
 def index_value(state: RunState, value, node: ast.AST):
-    """One index as torch and lists take it (a list is advanced indexing: x[[0, 2]]), else a
-    type error at `node`."""
-    if isinstance(value, list | int | torch.Tensor | type(None) | type(Ellipsis) | slice):
+    """One index as torch, numpy and lists take it (a list is advanced indexing: x[[0, 2]]),
+    else a type error at `node`."""
+    if isinstance(value, (list, *INDEX_TYPES)):
         return value
     raise state.error(
-        "type", f"an index must be an integer, slice or tensor, not a {type_name(value)}", node
+        "type",
+        f"an index must be an integer, slice, tensor or array, not a {type_name(value)}",
+        node,
     )
+
+
+def unknown_name(state: RunState, name: str, node: ast.AST, builtins: dict) -> ProgramError:
+    """The error for a name the program never bound: files named as the reason where it
+    asks for one (`open`), else "did you mean" from the names it could have meant."""
+    if name in FILE_ACCESS:
+        return state.error("name", FILE_ACCESS[name], node)
+    known = list(NAMESPACES) + list(builtins) + ["True", "False", "None"]
+    scope = state.scope
+    while scope is not None:
+        known.extend(scope.names)
+        scope = scope.parent
+    if name in tables.all_known_names():
+        hint = f"Did you mean `torch.{name}`?"
+    else:
+        hint = did_you_mean(name, known)
+    return state.error("name", f"`{name}` is not defined", node, hint)
 
 
 class Evaluator:
@@ -230,6 +254,8 @@ class Evaluator:
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
+        if isinstance(obj, ProgramArray):  # numpy's indexing, as a tensor's
+            return self.library.arrays.get_item(obj, self.eval_index(node.slice), node)
         if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
             return obj.index(self.eval(node.slice), node)
         if isinstance(obj, dict):
@@ -285,18 +311,7 @@ class Evaluator:
             return NAMESPACES[name]
         if name in builtins:
             return builtins[name]
-        if name in FILE_ACCESS:
-            raise self.state.error("name", FILE_ACCESS[name], node)
-        known = list(NAMESPACES) + list(builtins) + ["True", "False", "None"]
-        scope = self.state.scope
-        while scope is not None:
-            known.extend(scope.names)
-            scope = scope.parent
-        if name in tables.all_known_names():
-            hint = f"Did you mean `torch.{name}`?"
-        else:
-            hint = did_you_mean(name, known)
-        raise self.state.error("name", f"`{name}` is not defined", node, hint)
+        raise unknown_name(self.state, name, node, builtins)
 
     def attribute(self, node: ast.Attribute):
         obj = self.eval(node.value)
@@ -305,6 +320,8 @@ class Evaluator:
             return namespace_member(self.state, obj, name, node)
         if isinstance(obj, torch.Tensor):
             return self.library.tensor_attribute(obj, name, node)
+        if isinstance(obj, np.generic):  # a numpy scalar: x.dtype
+            return self.library.arrays.members.scalar_attribute(obj, name, node)
         if isinstance(obj, ProgramObject):
             return obj.attribute(name, node)
         if isinstance(obj, GradFnRef):  # read-only views of an autograd node
@@ -347,6 +364,10 @@ class Evaluator:
                 return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, ProgramObject):
                 return owner.method(func.attr, args, kwargs, node)
+            if isinstance(owner, np.generic):  # a numpy scalar: x.item()
+                return self.library.arrays.members.scalar_method(
+                    owner, func.attr, args, kwargs, node
+                )
             if isinstance(owner, GradFnRef):
                 return grad_fns.method(self.state, owner, func.attr, args, kwargs, node)
             raise self.library.none_grads.error(func.value, owner) or self.state.error(
@@ -390,6 +411,8 @@ class Evaluator:
             kwargs = {k: self._listed(v, node) for k, v in kwargs.items()}
         if isinstance(member, ObjectSpec):
             return self.objects.make(path, member, args, kwargs, node)
+        if isinstance(member, ProgramObject):  # numpy's functions
+            return member.call(args, kwargs, node)
         return self.library.call_member(path, member, args, kwargs, node)
 
     def _listed(self, value, node):
@@ -421,6 +444,8 @@ def missing_member(state: RunState, namespace: Namespace, name: str, node: ast.A
     path = f"{namespace.path}.{name}"
     if path in FILE_ACCESS:
         return state.error("name", FILE_ACCESS[path], node)
+    if path in UNAVAILABLE:
+        return state.error("forbidden", UNAVAILABLE[path], node)
     return state.error(
         "name",
         f"`{path}` is not available in this language",

@@ -33,6 +33,7 @@ from gradviz.program.recording.sources import read_tensors
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.results.trace import RunOptions
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.builtins import MATH, RESERVED
 from gradviz.program.runtime.clocks import TIME
 from gradviz.program.runtime.functions import Functions, Return
@@ -259,6 +260,8 @@ class Interpreter:
         for module, bound in pairs:
             if module == "random":
                 value = self.random.namespace()
+            elif module == "numpy":
+                value = self.library.arrays.namespace()
             elif module == DATACLASS_IMPORT:
                 value = DATACLASS
             elif module == FIELD_IMPORT:
@@ -299,6 +302,9 @@ class Interpreter:
                 self.evaluator.containers.set_item(obj, key, value, target)
                 return
             index = self.evaluator.eval_index(target.slice)
+            if isinstance(obj, ProgramArray):
+                self.library.arrays.set_item(obj, index, value, target)
+                return
             if isinstance(obj, list):
                 self.evaluator.containers.set_item(obj, index, value, target)
                 return

@@ -11,6 +11,7 @@ import torch
 from gradviz.program.interpreter.classes import UserModule
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.plain_classes import PlainInstance
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.operators import BINOPS
 from gradviz.program.runtime.torch_calls import Library
 
@@ -74,6 +75,14 @@ class Updates:
             current = containers.get_item(obj, index, stmt.target)
             containers.set_item(obj, index, self.updated(current, value, stmt), stmt.target)
             return
+        if isinstance(obj, ProgramArray):  # a[i] += v, in place as numpy's
+            arrays = self.library.arrays
+            index = self.evaluator.eval_index(stmt.target.slice)
+            current = arrays.get_item(obj, index, stmt.target)
+            symbol = BINOPS[type(stmt.op)][0] + "="
+            updated = arrays.binop(symbol, INPLACE[type(stmt.op)], current, value, stmt)
+            arrays.set_item(obj, index, updated, stmt.target)
+            return
         if not isinstance(obj, torch.Tensor):
             raise self.state.error("type", "item assignment works on tensors only", stmt.target)
         call = self.library.call
@@ -90,6 +99,9 @@ class Updates:
             check = "meta" if symbol == "@" else "broadcast"
             fn = INPLACE[type(stmt.op)]
             return self.library.call(f"{symbol}=", fn, (current, value), {}, stmt, check)
+        if isinstance(current, ProgramArray):  # a += v: numpy's own in-place update
+            symbol = BINOPS[type(stmt.op)][0] + "="
+            return self.library.arrays.binop(symbol, INPLACE[type(stmt.op)], current, value, stmt)
         if isinstance(current, list) and isinstance(stmt.op, ast.Add):
             self.evaluator.containers.method(current, "extend", (value,), {}, stmt)
             return current

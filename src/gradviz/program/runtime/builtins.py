@@ -18,6 +18,7 @@ import math
 import operator
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 
 from gradviz.program.allowlists import tables
@@ -27,6 +28,7 @@ from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.limits import MAX_OUTPUT_LINE_CHARS, MAX_OUTPUT_LINES
 from gradviz.program.runtime import cifar_sample
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.iteration import Iteration, LazySequence
@@ -211,6 +213,7 @@ class Builtins:
         self.budget = budget
         self.quotas = quotas
         self.library = library
+        self.arrays = library.arrays
         self.iteration = iteration
         self.strings = strings
         self.containers = containers
@@ -242,7 +245,9 @@ class Builtins:
             raise self.state.error("type", f"{name}() takes no keyword arguments here", node)
         if name == "len" and len(args) == 1 and isinstance(args[0], ProgramObject):
             return args[0].length(node)  # len(net), len(loader): the object's own answer
-        allowed = (bool, int, float, torch.Tensor, tuple, list, torch.Size)
+        if any(isinstance(a, ProgramArray) for a in args):  # float(a), abs(a), round(a, 2)
+            return self.arrays.builtin(name, ORIGINAL[name], args, node)
+        allowed = (bool, int, float, torch.Tensor, tuple, list, torch.Size, np.generic)
         allowed += (str, dict, set, range) if name == "len" else ()
         for a in args:
             if not isinstance(a, allowed):
@@ -347,7 +352,7 @@ class Builtins:
         return self._convert(float, (value,), node)
 
     def _convert(self, fn, args, node):
-        if not isinstance(args[0], _NUMBERS + (str, torch.Tensor)):
+        if not isinstance(args[0], _NUMBERS + (str, torch.Tensor, np.generic)):
             raise self.state.error(
                 "type", f"{fn.__name__}() does not take a {type_name(args[0])}", node
             )

@@ -15,6 +15,7 @@ import torch
 
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
+from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration, range_length
@@ -69,9 +70,12 @@ class Operators:
         self.iteration = iteration
         self.strings = strings
         self.containers = containers
+        self.arrays = library.arrays
 
     def unary(self, op: ast.unaryop, operand, node):
         symbol, fn = UNARYOPS[type(op)]
+        if symbol != "not" and self.arrays.involved(operand):
+            return self.arrays.unary(symbol, fn, operand, node)
         if isinstance(operand, torch.Tensor):
             return self.library.call(f"unary {symbol}", fn, (operand,), {}, node, "bounded")
         if isinstance(operand, bool | int | float):
@@ -99,7 +103,9 @@ class Operators:
         if isinstance(op, ast.In | ast.NotIn):
             for side in (left, right):  # read in full, in C
                 self.containers.bounded(side, node, "a side of `in`")
-            if isinstance(right, torch.Tensor):
+            if isinstance(right, ProgramArray):
+                found = self.arrays.contains(right, left, node)
+            elif isinstance(right, torch.Tensor):
                 # Tensor.__contains__ is (left == right).any(): sized as that comparison
                 self.budget.precheck_broadcast("in", (left, right), {}, node)
                 found = self.library.call(
@@ -122,6 +128,8 @@ class Operators:
                 )
             return found if isinstance(op, ast.In) else not found
         symbol, fn = CMPOPS[type(op)]
+        if self.arrays.involved(left, right):
+            return self.arrays.binop(symbol, fn, left, right, node)
         if isinstance(op, ast.Eq | ast.NotEq):  # the program's own objects: as Python's
             same = left.equals(right) if isinstance(left, ProgramObject) else None
             if same is None and isinstance(right, ProgramObject):
@@ -179,6 +187,8 @@ class Operators:
         symbol, fn = BINOPS[type(op)]
         if symbol == "%" and isinstance(left, str):
             return self.strings.percent(left, right, node)
+        if self.arrays.involved(left, right):
+            return self.arrays.binop(symbol, fn, left, right, node)
         if not (isinstance(left, torch.Tensor) or isinstance(right, torch.Tensor)):
             made = None
             if symbol == "+":

@@ -20,6 +20,7 @@ import re
 import string
 from collections import OrderedDict
 
+import numpy as np
 import torch
 
 from gradviz.devices import simulated as devices
@@ -91,8 +92,8 @@ class Strings:
         in print(), str(), f-strings and `%s` alike."""
         if isinstance(value, str):
             return value
-        if isinstance(value, torch.device):
-            return str(value)
+        if isinstance(value, torch.device | np.generic | np.dtype):
+            return str(value)  # np.float32(1.5) prints as 1.5
         if isinstance(value, ProgramObject) and value.as_str() is not None:
             return value.as_str()  # a caught exception's message
         return self.represent(value, node, cap)
@@ -195,7 +196,7 @@ class Strings:
         if not spec:
             return self.show(value, node)
         self.check_spec(spec, node)
-        if not isinstance(value, bool | int | float | str):
+        if not isinstance(value, bool | int | float | str | np.number | np.bool_):
             raise self.state.error(
                 "type",
                 f"the format `:{spec}` applies to numbers, strings and one-value tensors, "

@@ -25,6 +25,7 @@ from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
+from gradviz.program.runtime.arrays.module import Arrays, for_torch
 from gradviz.program.runtime.clocks import ClockWatch
 from gradviz.program.runtime.errors import NoneGrads, runtime_error
 from gradviz.program.runtime.placement import Placement
@@ -59,6 +60,7 @@ class Library:
         self.clocks = ClockWatch(placement.device_notes, state.simulated)
         self.hooks = None  # the program's tensor hooks, set by the evaluator that runs them
         self.functional = None  # torch.autograd.functional's calls, set by the evaluator too
+        self.arrays = Arrays(state, budget, quotas)  # `import numpy as np`
 
     # -- the one place tensor work happens
 
@@ -129,6 +131,7 @@ class Library:
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
             self.refuse_matrix_norm(args, kwargs, node)
+        args, kwargs = for_torch(args, kwargs)  # torch.tensor(a), from_numpy(a)
         self.refuse_objects(label, args, kwargs, node)
         if member.random:
             generator = self.state.generator_for(random_device(args, kwargs))
@@ -190,12 +193,9 @@ class Library:
                 raise runtime_error(
                     self.state, exc, node, ".numpy()", (tensor,), rule_by_gradviz=True
                 )
-        if name == "numpy":
-            # torch decides (and refuses, for GPU tensors or ones that require grad);
-            # the program gets plain numbers, never an ndarray.
-            return self.call(
-                ".numpy()", lambda t: t.numpy().tolist(), (tensor,), {}, node, "bounded"
-            )
+        if name == "numpy":  # an array (runtime.arrays); `call`: the clocks see it wait
+            made = self.arrays.from_tensor
+            return self.call(".numpy()", lambda t: made(t, node), (tensor,), {}, node, "bounded")
         if name == "norm":
             self.refuse_matrix_norm(args, kwargs, node)
         self.refuse_objects(f".{name}()", args, kwargs, node)

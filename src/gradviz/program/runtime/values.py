@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch.utils._pytree import tree_flatten
 
@@ -322,6 +323,9 @@ SAFE_VALUE_TYPES = (
     type(Ellipsis),
     ProgramObject,
     FunctionRef,
+    np.bool_,  # numpy's scalars and dtypes (gradviz.program.runtime.arrays)
+    np.number,
+    np.dtype,
 )
 
 

@@ -172,6 +172,7 @@ IMPORTABLE = (
     "math",
     "time",
     "random",
+    "numpy",
 )
 IMPORT_NAMES = {
     "torch": "torch",
@@ -196,6 +197,44 @@ FILE_ACCESS = {
     "for real CIFAR-10 images",
 }
 FILE_ACCESS["torch.load"] = FILE_ACCESS["torch.save"]
+NUMPY_FILES = (
+    "this app's programs cannot read or write files: `{name}` is not available here; "
+    "write the data into the program (np.array([...]))"
+)
+for _name in [
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "loadtxt",
+    "savetxt",
+    "genfromtxt",
+    "fromfile",
+    "fromregex",
+    "memmap",
+    "tofile",
+    "DataSource",
+]:
+    FILE_ACCESS[f"numpy.{_name}"] = NUMPY_FILES.format(name=f"np.{_name}")
+# numpy's names left out with their own reason (gradviz.program.runtime.arrays.tables).
+_CALLBACK = "numpy cannot call the program's functions; write a loop or use array operations"
+UNAVAILABLE = {
+    "numpy.empty": "`np.empty` is not available here: it returns uninitialised memory; "
+    "use np.zeros",
+    "numpy.empty_like": "`np.empty_like` is not available here: it returns uninitialised "
+    "memory; use np.zeros_like",
+    "numpy.frompyfunc": f"`np.frompyfunc` is not available here: {_CALLBACK}",
+    "numpy.vectorize": f"`np.vectorize` is not available here: {_CALLBACK}",
+    "numpy.apply_along_axis": f"`np.apply_along_axis` is not available here: {_CALLBACK}",
+    "numpy.fromstring": "`np.fromstring` is not available here (it reads raw bytes); use "
+    "np.array([...])",
+    "numpy.frombuffer": "`np.frombuffer` is not available here (it reads raw bytes); use "
+    "np.array([...])",
+    "numpy.lib": "`np.lib` is not available here (its helpers reach raw memory)",
+    "numpy.ctypeslib": "`np.ctypeslib` is not available here (it reaches raw memory)",
+    "numpy.random.bytes": "`np.random.bytes` is not available here: arrays here hold numbers; "
+    "use np.random.randint(0, 256, size=n)",
+}
 
 # Modules whose classes a program may import by name (`from torch.utils.data import
 # DataLoader`, `from torch.nn import Linear`): the interpreter binds the class if the

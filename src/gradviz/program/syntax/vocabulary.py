@@ -11,10 +11,10 @@ GROUPS: dict[str, str] = {
         "abs acos add all allclose amax amin any arange argmax argmin argsort asin "
         "atan atan2 bernoulli bmm broadcast_to cartesian_prod cat ceil chunk clamp "
         "clip concat cos cosh cross cumprod cumsum diag diagonal dist div dot einsum "
-        "eq equal erf exp exp2 expm1 eye flatten flip floor frac full full_like "
-        "gather ge gt index_select is_floating_point is_grad_enabled is_tensor "
-        "isclose isfinite isinf isnan kron le lerp linspace log log10 log1p log2 "
-        "log_softmax logaddexp logical_and logical_not logical_or logical_xor "
+        "eq equal erf exp exp2 expm1 eye flatten flip floor frac from_numpy full "
+        "full_like gather ge gt index_select is_floating_point is_grad_enabled "
+        "is_tensor isclose isfinite isinf isnan kron le lerp linspace log log10 log1p "
+        "log2 log_softmax logaddexp logical_and logical_not logical_or logical_xor "
         "logspace logsumexp lt masked_select matmul max maximum mean median min "
         "minimum mm mul multinomial mv ne neg nonzero norm normal numel ones "
         "ones_like outer permute pow prod rand rand_like randint randint_like randn "
@@ -92,4 +92,26 @@ GROUPS: dict[str, str] = {
         "fmod hypot inf isclose isfinite isinf isnan log log10 log1p log2 nan pi "
         "radians sin sinh sqrt tan tanh tau trunc"
     ),
+    "`numpy` (`import numpy as np`, `np.…`)": (
+        "abs absolute add all allclose amax amin any arange arctan argmax argmin "
+        "argsort array array_equal asarray average bool_ ceil clip column_stack "
+        "concatenate copy cos cosh count_nonzero cumprod cumsum divide dot double e "
+        "equal exp exp2 expand_dims expm1 eye flip float16 float32 float64 float_ "
+        "floor floor_divide full full_like greater greater_equal half hstack identity "
+        "inf int16 int32 int64 int8 int_ intp isclose isfinite isinf isnan less "
+        "less_equal linspace log log10 log1p log2 logical_and logical_not logical_or "
+        "logical_xor matmul max maximum mean median min minimum mod multiply nan "
+        "negative newaxis nonzero not_equal ones ones_like outer pi power prod ravel "
+        "reciprocal repeat reshape rint round sign sin single sinh sort sqrt square "
+        "squeeze stack std subtract sum tan tanh tile transpose true_divide uint8 "
+        "unique var vstack where zeros zeros_like"
+    ),
+    "`np.random`": ("choice normal permutation rand randint randn random seed shuffle uniform"),
+    "`np.linalg`": ("norm"),
+    "array methods (`a.…()`)": (
+        "all any argmax argmin argsort astype clip copy cumprod cumsum dot fill "
+        "flatten item max mean min nonzero prod ravel repeat reshape round sort "
+        "squeeze std sum tolist transpose var"
+    ),
+    "array attributes (`a.…`)": ("T dtype itemsize nbytes ndim shape size"),
 }

@@ -1,0 +1,1 @@
+"""The `numpy` a program may import: plain numeric arrays, sized before they are made."""
