@@ -208,6 +208,7 @@ class Evaluator:
             return self.containers.get_item(obj, self.eval(node.slice), node)
         index = self.eval_index(node.slice)
         if isinstance(obj, torch.Tensor):
+            index = self.ranges_listed(index, node)
             self.containers.bounded(index, node, "an index")
             return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
         if isinstance(obj, tuple | list | torch.Size):
@@ -242,13 +243,23 @@ class Evaluator:
         value = self.eval(node)
         if isinstance(value, list):  # x[[0, 2]] is advanced indexing with a list
             return value
-        if not isinstance(value, int | torch.Tensor | type(None) | type(Ellipsis) | slice):
+        if not isinstance(value, int | torch.Tensor | type(None) | type(Ellipsis) | slice | range):
             raise self.state.error(
                 "type",
                 f"an index must be an integer, slice or tensor, not a {type_name(value)}",
                 node,
             )
         return value
+
+    def ranges_listed(self, index, node):
+        """A tensor's index with each range in it as the list of its numbers (as torch reads
+        `y_hat[range(len(y_hat)), y]`), sized first as a list of that length."""
+        if isinstance(index, range):
+            self.quotas.items(len(index), node, "list")
+            return list(index)
+        if isinstance(index, tuple):
+            return tuple(self.ranges_listed(part, node) for part in index)
+        return index
 
     def lookup(self, node: ast.Name):
         name = node.id

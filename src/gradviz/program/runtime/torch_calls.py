@@ -33,10 +33,12 @@ from gradviz.program.runtime.values import (
     AUTOGRAD_GRAD,
     DEVICE,
     ENABLE_GRAD,
+    GENERATOR,
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
     ProgramObject,
+    RandomGenerator,
     TypeRef,
     checked,
     tensors_in,
@@ -125,6 +127,8 @@ class Library:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
         if member is PARAMETER:
             return self.parameter(args, kwargs, node)
+        if member is GENERATOR:
+            return self.new_generator(args, kwargs, node)
         if member is AUTOGRAD_GRAD:
             return self.autograd_grad(args, kwargs, node)
         if isinstance(member, TypeRef) and member.type is torch.Tensor:
@@ -138,11 +142,30 @@ class Library:
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
             self.refuse_matrix_norm(args, kwargs, node)
+        own = kwargs.get("generator") if member.random else None
+        if isinstance(own, RandomGenerator):  # the program's own: torch gets the real one
+            kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
         self.refuse_objects(label, args, kwargs, node)
         if member.random:
-            generator = self.state.generator_for(random_device(args, kwargs))
+            generator = (
+                own.generator
+                if isinstance(own, RandomGenerator)
+                else self.state.generator_for(random_device(args, kwargs))
+            )
             kwargs = {**kwargs, "generator": generator}
         return self.call(label, member.target, args, kwargs, node, member.check)
+
+    def new_generator(self, args, kwargs, node) -> RandomGenerator:
+        """torch.Generator(), or torch.Generator('cpu'): a generator of the program's own."""
+        where = [*args, *kwargs.values()]
+        if set(kwargs) - {"device"} or len(where) > 1 or any(str(v) != "cpu" for v in where):
+            raise self.state.error(
+                "type",
+                "torch.Generator() makes a CPU generator here: write torch.Generator() with "
+                "no arguments (or device='cpu')",
+                node,
+            )
+        return RandomGenerator(self.state)
 
     def parameter(self, args, kwargs, node) -> torch.Tensor:
         """nn.Parameter(data, requires_grad=True): a leaf that a class registers as its
@@ -207,9 +230,28 @@ class Library:
             )
         if name == "norm":
             self.refuse_matrix_norm(args, kwargs, node)
+        if name == "type":
+            self.dtype_only(args, kwargs, node)
         self.refuse_objects(f".{name}()", args, kwargs, node)
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
+
+    def dtype_only(self, args, kwargs, node) -> None:
+        """`t.type(torch.float32)` converts as `.to(dtype)` does, and `t.type()` names the
+        tensor's type; a type named by a string (which may name a device) is refused."""
+        given = [*args, *kwargs.values()]
+        if (
+            set(kwargs) - {"dtype"}
+            or len(given) > 1
+            or any(not isinstance(v, torch.dtype) for v in given)
+        ):
+            raise self.state.error(
+                "type",
+                "t.type(...) takes one dtype here, such as torch.float32 (or nothing, to name "
+                "the tensor's type)",
+                node,
+                "To move a tensor to a device, write t.to(device).",
+            )
 
     def refuse_matrix_norm(self, args, kwargs, node) -> None:
         """Nuclear and spectral norms run an SVD (cubic cost the FLOP counter cannot see)."""

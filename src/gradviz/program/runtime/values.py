@@ -103,6 +103,7 @@ DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
 DATACLASS = Marker("dataclass")  # from dataclasses import dataclass: a class decorator only
 AUTOGRAD_GRAD = Marker("grad")  # torch.autograd.grad: gradviz.program.runtime.torch_calls
+GENERATOR = Marker("Generator")  # torch.Generator(): a RandomGenerator
 
 
 class ProgramObject:
@@ -186,6 +187,36 @@ class ProgramObject:
         return self.next_value(self.state.node)
 
 
+class RandomGenerator(ProgramObject):
+    """A program's own `torch.Generator()` (on the CPU): seeded by `.manual_seed(n)`, which
+    returns it (`g = torch.Generator().manual_seed(2147483647)`), and passed as
+    `generator=g` to torch's random functions, which then draw what PyTorch draws."""
+
+    def __init__(self, state: RunState):
+        super().__init__(state)
+        self.generator = torch.Generator()
+
+    def describe(self) -> str:
+        return "torch.Generator"
+
+    def method(self, name: str, args: tuple, kwargs: dict, node):
+        if name == "initial_seed" and not args and not kwargs:
+            return self.generator.initial_seed()
+        if name != "manual_seed":
+            raise self.refuse(f"has no method `.{name}`", node)
+        seed = args[0] if len(args) == 1 and not kwargs else kwargs.get("seed")
+        if len(args) + len(kwargs) != 1 or isinstance(seed, bool) or not isinstance(seed, int):
+            raise self.state.error("type", "Generator.manual_seed takes one integer", node)
+        if not -(2**63) <= seed < 2**64:
+            raise self.state.error(
+                "runtime",
+                "Overflow when unpacking long: a generator's seed is a 64-bit integer",
+                node,
+            )
+        self.generator.manual_seed(seed)
+        return self
+
+
 def _namespaces() -> dict[str, Namespace]:
     functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
     nn = Namespace(
@@ -218,6 +249,7 @@ def _namespaces() -> dict[str, Namespace]:
         "enable_grad": ENABLE_GRAD,
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
+        "Generator": GENERATOR,
         "Tensor": TypeRef("torch.Tensor", torch.Tensor),
     }
     return {"torch": Namespace("torch", members), "F": functional, "nn": nn, "optim": optim}
