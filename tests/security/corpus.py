@@ -2002,8 +2002,33 @@ GENERATORS = [
     ),
 ]
 
+# a program's own torch.Generator(), Tensor.type(dtype) and a range as a tensor's index
+TUTORIAL_SET = [
+    ("generator-cuda", "g = torch.Generator('cuda')", "type", "CPU generator"),
+    ("generator-meta", "g = torch.Generator(device='meta')", "type", "CPU generator"),
+    ("generator-get-state", "g = torch.Generator()\ns = g.get_state()", "type", "get_state"),
+    (
+        "generator-set-state",
+        "g = torch.Generator()\ng.set_state(torch.zeros(5000, dtype=torch.uint8))",
+        "type",
+        "set_state",
+    ),
+    ("generator-inner", "g = torch.Generator()\nx = g.generator", "type", "no attribute"),
+    ("generator-seed-overflow", "g = torch.Generator().manual_seed(2**70)", "runtime", "64-bit"),
+    ("generator-seed-str", "g = torch.Generator().manual_seed('a')", "type", "one integer"),
+    ("generator-as-data", "g = torch.Generator()\nx = torch.tensor([g])", "type", "not a"),
+    ("generator-arith", "g = torch.Generator()\nx = torch.ones(3) + g", "type", "not on a"),
+    ("generator-iterate", "g = torch.Generator()\nfor v in g:\n    pass", "type", "iterated"),
+    ("generator-not-one", "x = torch.randn(3, generator='g')", "type", "torch.Generator()"),
+    ("type-string-device", "x = torch.ones(3).type('torch.cuda.FloatTensor')", "type", "dtype"),
+    ("type-extra", "x = torch.ones(3).type(torch.float64, non_blocking=True)", "type", "dtype"),
+    ("range-index-huge", "x = torch.ones(3)[range(10**9)]", "limit", "items per list"),
+    ("range-index-tuple", "x = torch.ones(3, 3)[0, range(10**9)]", "limit", "items per list"),
+]
+
 HOSTILE = (
     HOSTILE
+    + TUTORIAL_SET
     + AUTOGRAD_API
     + CLOCKS
     + DECORATORS

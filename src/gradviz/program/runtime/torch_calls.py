@@ -143,6 +143,12 @@ class Library:
         if label.endswith("norm"):
             self.refuse_matrix_norm(args, kwargs, node)
         own = kwargs.get("generator") if member.random else None
+        if own is not None and not isinstance(own, RandomGenerator):
+            raise self.state.error(
+                "type",
+                f"{label}'s generator= takes a torch.Generator(), not a {type_name(own)}",
+                node,
+            )
         if isinstance(own, RandomGenerator):  # the program's own: torch gets the real one
             kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
         self.refuse_objects(label, args, kwargs, node)
