@@ -2002,7 +2002,9 @@ GENERATORS = [
     ),
 ]
 
-# a program's own torch.Generator(), Tensor.type(dtype) and a range as a tensor's index
+# a program's own torch.Generator(), Tensor.type(dtype), a range as a tensor's index and a
+# module's registered buffer
+BUFFER = "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        x = torch.ones(2)\n        "
 TUTORIAL_SET = [
     ("generator-cuda", "g = torch.Generator('cuda')", "type", "CPU generator"),
     ("generator-meta", "g = torch.Generator(device='meta')", "type", "CPU generator"),
@@ -2024,6 +2026,27 @@ TUTORIAL_SET = [
     ("type-extra", "x = torch.ones(3).type(torch.float64, non_blocking=True)", "type", "dtype"),
     ("range-index-huge", "x = torch.ones(3)[range(10**9)]", "limit", "items per list"),
     ("range-index-tuple", "x = torch.ones(3, 3)[0, range(10**9)]", "limit", "items per list"),
+    ("buffer-dunder", BUFFER + "self.register_buffer('__class__', x)\nm = M()", "type", "public"),
+    ("buffer-not-tensor", BUFFER + "self.register_buffer('b', [1])\nm = M()", "type", "tensor"),
+    (
+        "buffer-training",
+        BUFFER + "self.register_buffer('training', x)\nm = M()",
+        "runtime",
+        "exists",
+    ),
+    ("buffer-method", BUFFER + "self.register_buffer('forward', x)\nm = M()", "type", "exists"),
+    (
+        "buffer-huge",
+        BUFFER + "self.register_buffer('b', torch.zeros(10**6, 10**4))\nm = M()",
+        "limit",
+        "allocate",
+    ),
+    (
+        "buffer-kwargs",
+        BUFFER + "self.register_buffer('b', x, hook=print)\nm = M()",
+        "type",
+        "three",
+    ),
 ]
 
 HOSTILE = (

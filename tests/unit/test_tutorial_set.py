@@ -8,12 +8,15 @@ test code: this test's own files, never a program of the product's users)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 import torch
 
+from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.limits import DEFAULT_LIMITS
+from gradviz.program.results.trace import RunOptions
 from tests.same_as_python import printed, refused
 from tests.unit.test_tutorials import python_run
 
@@ -27,7 +30,23 @@ PASSING = [
     "makemore_bigram_counts",
     "makemore_bigram_nn",
     "makemore_mlp",
+    "makemore_gru_cell",
+    "gpt_bigram",
+    "pytorch_autograd",
+    "pytorch_nn_tutorial",
+    "pytorch_polynomial",
 ]
+# tutorials the language still refuses: where, and what it says
+BLOCKED = {
+    # numpy is not importable yet
+    "pytorch_nn_tutorial_fit": ("forbidden", 7, "`numpy` is not available"),
+    # nn.Sequential of the program's own modules: torch's Sequential calls their forward
+    "gpt_block": ("runtime", 166, 'missing the required "forward" function'),
+    # torch.nn.Module and torch.optim.Optimizer cannot be named for isinstance()
+    "d2l_softmax_regression": ("name", 83, "`torch.nn.Module` is not available"),
+}
+# an object's address differs from run to run (`<AddBackward0 object at 0x7f...>`)
+ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 
 
 @pytest.fixture
@@ -47,7 +66,25 @@ def test_tutorial_prints_what_python_prints(name, one_thread):
     source = tutorial(name)
     expected, _ = python_run(source)
     assert expected, "the tutorial prints something"
-    assert printed(source, limits=LIMITS) == expected
+    got = printed(source, limits=LIMITS)
+    assert [ADDRESS.sub(" at 0x…>", line) for line in got] == [
+        ADDRESS.sub(" at 0x…>", line) for line in expected
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKED))
+def test_tutorial_the_language_still_refuses(name):
+    """Each refused where it was when the set was written: one that runs now moves to
+    PASSING."""
+    kind, line, words = BLOCKED[name]
+    err = run_program(tutorial(name), RunOptions(simulate_cuda=False, limits=LIMITS)).error
+    assert err is not None and (err.kind, err.line) == (kind, line), err
+    assert words in err.message, err.message
+
+
+def test_every_tutorial_is_passing_or_blocked():
+    names = {path.stem for path in TUTORIALS.glob("*.py")}
+    assert names == set(PASSING) | set(BLOCKED)
 
 
 def test_every_tutorial_file_names_its_source_and_its_changes():
@@ -102,3 +139,52 @@ def test_type_with_a_dtype_nelement_and_splitlines():
     )
     assert printed(source) == python_run(source)[0]
     refused("x = torch.ones(3).type('torch.cuda.FloatTensor')", "type", 1, 5, "one dtype")
+
+
+HEAD = """\
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+class Head(nn.Module):
+    def __init__(self, n_embd, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(n_embd, head_size, bias=False)
+        self.query = nn.Linear(n_embd, head_size, bias=False)
+        self.register_buffer('tril', torch.tril(torch.ones(block_size, block_size)))
+        self.register_buffer('scale', None, persistent=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        k = self.key(x)
+        q = self.query(x)
+        wei = q @ k.transpose(-2, -1) * C**-0.5
+        wei = wei.masked_fill(self.tril[:T, :T] == 0, float('-inf'))
+        return F.softmax(wei, dim=-1)
+
+torch.manual_seed(0)
+head = Head(4, 3, 5).to('cpu')
+out = head(torch.randn(2, 5, 4))
+print(out[0], list(head.state_dict().keys()), [b.shape for b in head.buffers()])
+print(sum(p.numel() for p in head.parameters()), head.scale)
+head.tril = torch.ones(5, 5)
+print(head.tril.sum(), head.state_dict()['tril'].sum())
+"""
+
+
+def test_a_module_registers_a_buffer_as_pytorch_does():
+    """The GPT lecture's Head: `self.register_buffer('tril', ...)` (refused before), read
+    back as self.tril, in state_dict() and buffers(), replaced by assignment; a None buffer
+    with persistent=False."""
+    assert printed(HEAD) == python_run(HEAD)[0]
+
+
+def test_a_buffer_is_a_tensor_with_a_public_name_set_after_init():
+    head = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n"
+    ready = head + "        super().__init__()\n"
+    refused(ready + "        self.register_buffer('__x', torch.ones(2))\nm = M()", "type", 5, 9)
+    refused(ready + "        self.register_buffer('b', [1, 2])\nm = M()", "type", 5, 9, "a tensor")
+    before = head + "        self.register_buffer('b', torch.ones(2))\n        super().__init__()\n"
+    refused(before + "m = M()", "type", 4, 9, "before Module.__init__()")
+    training = ready + "        self.register_buffer('training', torch.ones(2))\nm = M()"
+    refused(training, "runtime", 5, 9, "KeyError: \"attribute 'training' already exists\"")
