@@ -406,7 +406,7 @@ LAYERS = [
     ("nn-backward-hook", NET + "net.register_full_backward_hook(print)", "name", "hooks"),
     ("nn-apply", NET + "net.apply(print)", "name", "apply"),
     ("nn-register-buffer", NET + "net.register_buffer('b', torch.ones(1))", "name", "table"),
-    ("nn-module-base", "m = nn.Module()", "name", "not available"),
+    ("nn-module-base", "m = nn.Module()", "type", "cannot be called"),
     ("nn-init", "w = torch.ones(2)\nnn.init.zeros_(w)", "name", "not available"),
     ("nn-utils", NET + "nn.utils.clip_grad_norm_(net.parameters(), 1.0)", "name", "not available"),
     ("nn-jit-script", NET + "s = torch.jit.script(net)", "name", "not available"),
@@ -2006,6 +2006,12 @@ GENERATORS = [
 # module's registered buffer
 BUFFER = "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        x = torch.ones(2)\n        "
 TUTORIAL_SET = [
+    ("module-type-call", "m = torch.nn.Module()", "type", "cannot be called"),
+    ("optimizer-type-call", "o = torch.optim.Optimizer([], {})", "type", "cannot be called"),
+    ("module-type-kept", "x = [torch.nn.Module]", "type", "cannot hold"),
+    ("module-type-attr", "x = torch.nn.Module.__subclasses__()", "forbidden", "underscore"),
+    ("module-type-forward", "x = torch.nn.Module.forward", "type", "no attribute"),
+    ("module-type-mro", "x = torch.nn.Module.mro()", "type", "mro"),
     ("generator-cuda", "g = torch.Generator('cuda')", "type", "CPU generator"),
     ("generator-meta", "g = torch.Generator(device='meta')", "type", "CPU generator"),
     ("generator-get-state", "g = torch.Generator()\ns = g.get_state()", "type", "get_state"),

@@ -182,6 +182,8 @@ class Layers:
 class LayerRef(ProgramObject):
     """A layer (or a container of layers) as a program holds it."""
 
+    torch_type = nn.Module
+
     def __init__(self, layers: Layers, module: nn.Module):
         super().__init__(layers.state)
         self.layers = layers

@@ -114,6 +114,7 @@ class ProgramObject:
     loop over it), `named_tensors` what the graph calls its tensors once it has a name."""
 
     map_style = False  # a dataset class of the program's own: a DataLoader reads it by index
+    torch_type: type | None = None  # what isinstance() finds it is (torch.nn.Module, ...)
 
     def __init__(self, state: RunState):
         self.state = state
@@ -220,10 +221,20 @@ class RandomGenerator(ProgramObject):
 def _namespaces() -> dict[str, Namespace]:
     functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
     nn = Namespace(
-        "torch.nn", {"functional": functional, "Parameter": PARAMETER, **nntables.LAYERS}
+        "torch.nn",
+        {
+            "functional": functional,
+            "Parameter": PARAMETER,
+            "Module": TypeRef("torch.nn.Module", torch.nn.Module),
+            **nntables.LAYERS,
+        },
     )
     schedulers = Namespace("torch.optim.lr_scheduler", dict(nntables.SCHEDULERS))
-    optim = Namespace("torch.optim", {**nntables.OPTIMIZERS, "lr_scheduler": schedulers})
+    optimizer = TypeRef("torch.optim.Optimizer", torch.optim.Optimizer)
+    optim = Namespace(
+        "torch.optim",
+        {**nntables.OPTIMIZERS, "lr_scheduler": schedulers, "Optimizer": optimizer},
+    )
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", dict(nntables.DATA))})
     cuda = Namespace(
         "torch.cuda",
