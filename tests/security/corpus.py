@@ -2006,6 +2006,13 @@ GENERATORS = [
 # module's registered buffer
 BUFFER = "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        x = torch.ones(2)\n        "
 TUTORIAL_SET = [
+    (
+        "sequential-own-module-recursion",
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "    def forward(self, x):\n        return seq(x)\nseq = nn.Sequential(M())\ny = seq(1)",
+        "limit",
+        "deep",
+    ),
     ("module-type-call", "m = torch.nn.Module()", "type", "cannot be called"),
     ("optimizer-type-call", "o = torch.optim.Optimizer([], {})", "type", "cannot be called"),
     ("module-type-kept", "x = [torch.nn.Module]", "type", "cannot hold"),

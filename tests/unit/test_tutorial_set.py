@@ -33,6 +33,7 @@ PASSING = [
     "makemore_mlp",
     "makemore_gru_cell",
     "gpt_bigram",
+    "gpt_block",
     "pytorch_autograd",
     "pytorch_nn_tutorial",
     "pytorch_polynomial",
@@ -41,8 +42,6 @@ PASSING = [
 BLOCKED = {
     # numpy is not importable yet
     "pytorch_nn_tutorial_fit": ("forbidden", 7, "`numpy` is not available"),
-    # nn.Sequential of the program's own modules: torch's Sequential calls their forward
-    "gpt_block": ("runtime", 166, 'missing the required "forward" function'),
 }
 # an object's address differs from run to run (`<AddBackward0 object at 0x7f...>`)
 ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
@@ -209,3 +208,30 @@ def test_isinstance_of_a_module_or_an_optimizer():
     refused("m = torch.nn.Module()", "type", 1, 5, "cannot be called")
     refused("o = torch.optim.Optimizer([], {})", "type", 1, 5, "cannot be called")
     refused("x = [torch.nn.Module]", "type", 1, 6, "cannot hold")
+
+
+SEQUENTIAL = """\
+import torch.nn as nn
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.ln = nn.LayerNorm(n)
+        self.fc = nn.Linear(n, n)
+
+    def forward(self, x):
+        return x + self.fc(self.ln(x))
+
+torch.manual_seed(0)
+blocks = nn.Sequential(*[Block(4) for _ in range(2)], nn.ReLU())
+y = blocks(torch.randn(3, 4))
+y.sum().backward()
+print(y, blocks[0].fc.weight.grad.sum(), len(list(blocks.parameters())))
+"""
+
+
+def test_a_sequential_of_the_programs_own_modules_runs_their_forward():
+    """The GPT lecture's `nn.Sequential(*[Block(...) for _ in range(n_layer)])`: each block's
+    forward runs (torch's Sequential found an empty nn.Module with no forward)."""
+    assert printed(SEQUENTIAL) == python_run(SEQUENTIAL)[0]
+    two = SEQUENTIAL.replace("y = blocks(torch.randn(3, 4))", "y = blocks(torch.randn(3, 4), 1)")
+    refused(two, "type", 13, 5, "takes 1 input, 2 given")

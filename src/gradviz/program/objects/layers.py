@@ -231,6 +231,11 @@ class LayerRef(ProgramObject):
                 node,
             )
         check_plain(state, "a layer's call", {"": (args, kwargs)}, {""}, node)
+        if isinstance(self.module, nn.Sequential) and any(
+            type(m) is nn.Module
+            for m in self.module.children()  # a class of the program's
+        ):
+            return self.step_through(args, kwargs, node)
         path = self.path or state.segment(getattr(node, "func", node), 30) or "layer"
         overrides = self.layers.overrides
         if waiting(self.module):  # lazy layers inside: sized from this call, then made
@@ -305,6 +310,21 @@ class LayerRef(ProgramObject):
         ):
             return tuple(value) if isinstance(value, list) else value
         raise self.refuse(f"has no attribute `.{name}`", node)
+
+    def step_through(self, args: tuple, kwargs: dict, node):
+        """An nn.Sequential that holds modules of the program's own classes (`nn.Sequential(
+        *[Block(n_embd) for _ in range(n_layer)])`): each of its layers called in turn on the
+        last one's output, as Sequential.forward calls them, so that the program's forward
+        methods run in the interpreter."""
+        if len(args) != 1 or kwargs:
+            raise self.state.error(
+                "type", f"Sequential.forward() takes 1 input, {len(args) + len(kwargs)} given", node
+            )
+        value = args[0]
+        for name, child in self.module.named_children():
+            path = None if self.path is None else f"{self.path}.{name}"
+            value = self.layers.ref(child, path).call((value,), {}, node)
+        return value
 
     def available(self) -> set[str]:
         attrs = {a for a in nntables.MODULE_ATTRIBUTES if hasattr(self.module, a)}
