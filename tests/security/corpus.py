@@ -461,7 +461,7 @@ LAYERS = [
         "not available",
     ),
     ("nn-register-buffer", NET + "net.register_buffer('b', torch.ones(1))", "name", "table"),
-    ("nn-module-base", "m = nn.Module()", "name", "not available"),
+    ("nn-module-base", "m = nn.Module()", "type", "cannot be called"),
     ("nn-init-orthogonal", "w = torch.ones(2, 2)\nnn.init.orthogonal_(w)", "name", "not available"),
     ("nn-utils", NET + "nn.utils.clip_grad_norm_(net.parameters(), 1.0)", "name", "not available"),
     ("nn-jit-script", NET + "s = torch.jit.script(net)", "name", "not available"),
@@ -2125,8 +2125,69 @@ OWN_NAMES_AND_FUNCTIONAL = [
     ("super-outside-class", "def f():\n    return super().g()", "forbidden", "super", (2, 12)),
 ]  # fmt: skip
 
+# a program's own torch.Generator(), Tensor.type(dtype), a range as a tensor's index and a
+# module's registered buffer
+BUFFER = "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        x = torch.ones(2)\n        "
+TUTORIAL_SET = [
+    (
+        "sequential-own-module-recursion",
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "    def forward(self, x):\n        return seq(x)\nseq = nn.Sequential(M())\ny = seq(1)",
+        "limit",
+        "deep",
+    ),
+    ("module-type-call", "m = torch.nn.Module()", "type", "cannot be called"),
+    ("optimizer-type-call", "o = torch.optim.Optimizer([], {})", "type", "cannot be called"),
+    ("module-type-kept", "x = [torch.nn.Module]", "type", "cannot hold"),
+    ("module-type-attr", "x = torch.nn.Module.__subclasses__()", "forbidden", "underscore"),
+    ("module-type-forward", "x = torch.nn.Module.forward", "type", "no attribute"),
+    ("module-type-mro", "x = torch.nn.Module.mro()", "type", "mro"),
+    ("generator-cuda", "g = torch.Generator('cuda')", "type", "CPU generator"),
+    ("generator-meta", "g = torch.Generator(device='meta')", "type", "CPU generator"),
+    ("generator-get-state", "g = torch.Generator()\ns = g.get_state()", "type", "get_state"),
+    (
+        "generator-set-state",
+        "g = torch.Generator()\ng.set_state(torch.zeros(5000, dtype=torch.uint8))",
+        "type",
+        "set_state",
+    ),
+    ("generator-inner", "g = torch.Generator()\nx = g.generator", "type", "no attribute"),
+    ("generator-seed-overflow", "g = torch.Generator().manual_seed(2**70)", "runtime", "64-bit"),
+    ("generator-seed-str", "g = torch.Generator().manual_seed('a')", "type", "one integer"),
+    ("generator-as-data", "g = torch.Generator()\nx = torch.tensor([g])", "type", "not a"),
+    ("generator-arith", "g = torch.Generator()\nx = torch.ones(3) + g", "type", "not on a"),
+    ("generator-iterate", "g = torch.Generator()\nfor v in g:\n    pass", "type", "iterated"),
+    ("generator-not-one", "x = torch.randn(3, generator='g')", "type", "torch.Generator()"),
+    ("type-string-device", "x = torch.ones(3).type('torch.cuda.FloatTensor')", "type", "dtype"),
+    ("type-extra", "x = torch.ones(3).type(torch.float64, non_blocking=True)", "type", "dtype"),
+    ("range-index-huge", "x = torch.ones(3)[range(10**9)]", "limit", "items per list"),
+    ("range-index-tuple", "x = torch.ones(3, 3)[0, range(10**9)]", "limit", "items per list"),
+    ("buffer-dunder", BUFFER + "self.register_buffer('__class__', x)\nm = M()", "type", "public"),
+    ("buffer-not-tensor", BUFFER + "self.register_buffer('b', [1])\nm = M()", "type", "tensor"),
+    (
+        "buffer-training",
+        BUFFER + "self.register_buffer('training', x)\nm = M()",
+        "runtime",
+        "exists",
+    ),
+    ("buffer-method", BUFFER + "self.register_buffer('forward', x)\nm = M()", "type", "exists"),
+    (
+        "buffer-huge",
+        BUFFER + "self.register_buffer('b', torch.zeros(10**6, 10**4))\nm = M()",
+        "limit",
+        "allocate",
+    ),
+    (
+        "buffer-kwargs",
+        BUFFER + "self.register_buffer('b', x, hook=print)\nm = M()",
+        "type",
+        "three",
+    ),
+]
+
 HOSTILE = (
     HOSTILE
+    + TUTORIAL_SET
     + AUTOGRAD_API
     + CLOCKS
     + DECORATORS

@@ -264,7 +264,7 @@ def test_parameters_iterate_through_python_protocol():
         ("net = nn.Linear(2, 2)\ny = torch.cat([torch.ones(1), net])", "type", "not a torch"),
         ("net = nn.Linear(2, 2)\nn = len(net)", "type", "no len()"),
         ("L = nn.Linear\nm = L(10 ** 6, 10 ** 6)", "limit", "parameters"),
-        ("m = nn.Module()", "name", "not available"),
+        ("m = nn.Module()", "type", "cannot be called"),
         ("s = nn.Sequential(nn.ReLU())\ns.append(s)", "type", "itself"),
         ("net = nn.Linear(2, 2)\ny = net(torch.ones(1, 3))", "runtime", "cannot be multiplied"),
     ],

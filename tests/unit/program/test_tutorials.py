@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import random
 
 import pytest
 import torch
@@ -23,12 +24,18 @@ from gradviz.program.results.trace import RunOptions, Trace
 
 
 def python_run(source: str, seed: int = 0) -> tuple[list[str], dict]:
-    """The program run by Python itself: printed lines and its variables."""
+    """The program run by Python itself: printed lines and its variables (torch and Python's
+    `random` seeded as a gradviz run seeds its own, and given their states back after)."""
     env: dict = {"torch": torch, "F": F}
     out = io.StringIO()
-    with torch.random.fork_rng(), contextlib.redirect_stdout(out):
-        torch.manual_seed(seed)
-        exec(compile(source, "<tutorial>", "exec"), env)
+    outside = random.getstate()
+    try:
+        with torch.random.fork_rng(), contextlib.redirect_stdout(out):
+            torch.manual_seed(seed)
+            random.seed(seed)
+            exec(compile(source, "<tutorial>", "exec"), env)
+    finally:
+        random.setstate(outside)
     return out.getvalue().splitlines(), env
 
 

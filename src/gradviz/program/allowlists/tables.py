@@ -126,7 +126,7 @@ TENSOR_METHODS: dict[str, str] = {
         "matmul mm mv dot outer norm view view_as reshape reshape_as flatten squeeze unsqueeze "
         "transpose permute t expand expand_as repeat contiguous chunk split unbind flip roll "
         "gather index_select narrow select tril triu diag diagonal sort argsort topk float "
-        "double half bfloat16 int long bool type_as to clone copy_",
+        "double half bfloat16 int long bool type type_as to clone copy_",
         "meta",
     ),
     **_methods(
@@ -138,7 +138,7 @@ TENSOR_METHODS: dict[str, str] = {
         "neg abs exp log log2 sqrt rsqrt sin cos tanh sigmoid relu square reciprocal floor ceil "
         "round sign softmax log_softmax sum mean prod max min amax amin argmax argmin std var "
         "logsumexp cumsum all any fill_ exp_ neg_ relu_ sigmoid_ tanh_ abs_ "
-        "masked_select nonzero unique item tolist numpy numel size dim is_floating_point "
+        "masked_select nonzero unique item tolist numpy numel nelement size dim is_floating_point "
         "is_contiguous element_size allclose equal isnan isinf detach detach_ requires_grad_ "
         "retain_grad zero_ backward cuda cpu",
         "bounded",

@@ -9,7 +9,9 @@ registers the layers the program sets on `self` (`self.fc1 = nn.Linear(...)`), s
 `.parameters()`, `.named_parameters()`, `.to(device)`, optimizers, `zero_grad`,
 `state_dict` and `train()/eval()` are PyTorch's own on real registered parameters, and
 the graph names them by path (`net.fc1.weight`); an `nn.Parameter` set on `self`
-(`self.w = nn.Parameter(torch.randn(3))`) is registered the same way (`net.w`). Other
+(`self.w = nn.Parameter(torch.randn(3))`) is registered the same way (`net.w`). A tensor
+given to `self.register_buffer('tril', t)` is registered as a buffer (moved by `.to`, kept
+in `state_dict()`). Other
 values set on `self` (tensors,
 numbers, lists) are kept beside it, as PyTorch keeps plain attributes.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+import torch
 from torch import nn
 
 from gradviz.graph.model import ModuleCall
@@ -111,6 +114,10 @@ class UserModule(LayerRef):
         if name == "training":
             return self.module.training
         parameter = self.own_parameters().get(name)
+        if parameter is None and name in self.module._buffers:  # self.register_buffer(...)
+            parameter = self.module._buffers[name]
+            if parameter is None:
+                return None
         if parameter is not None:  # self.w = nn.Parameter(...): registered, read back
             return self.layers.overrides.get(id(parameter), parameter)
         known = [
@@ -144,6 +151,8 @@ class UserModule(LayerRef):
     def method(self, name: str, args: tuple, kwargs: dict, node):
         if name in self.cls.methods:
             return self.classes.call_method(self, name, args, kwargs, node)
+        if name == "register_buffer":
+            return self.classes.register_buffer(self, args, kwargs, node)
         child = self.child(name)
         if child is not None:  # self.fc1(x)
             return child.call(args, kwargs, node)
@@ -283,6 +292,45 @@ class Classes:
             name_nodes(state, call.id, (args, kwargs), out, made.module)
         return out
 
+    def register_buffer(self, made: UserModule, args: tuple, kwargs: dict, node) -> None:
+        """self.register_buffer('tril', tensor): a tensor the module holds, moved with it by
+        .to(device) and kept in its state_dict (unless persistent=False), not a parameter."""
+        state = self.state
+        given = dict(zip(("name", "tensor", "persistent"), args, strict=False))
+        if (
+            len(args) > 3
+            or set(kwargs) & set(given)
+            or set(kwargs) - {"name", "tensor", "persistent"}
+        ):
+            raise state.error(
+                "type", "register_buffer(name, tensor, persistent=True) takes those three", node
+            )
+        given |= kwargs
+        name, tensor = given.get("name"), given.get("tensor")
+        persistent = given.get("persistent", True)
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise state.error(
+                "type", "a buffer's name is a public identifier, such as 'tril'", node
+            )
+        if not isinstance(tensor, torch.Tensor | type(None)) or not isinstance(persistent, bool):
+            raise state.error(
+                "type", "register_buffer takes a name, a tensor (or None) and True or False", node
+            )
+        if not made.ready:
+            raise state.error("type", "cannot assign buffer before Module.__init__() call", node)
+        taken = name in made.attrs or made.child(name) is not None
+        if (
+            taken
+            or name in made.own_parameters()
+            or name in made.cls.methods
+            or hasattr(nn.Module, name)
+        ):
+            raise state.error("type", f"attribute '{name}' already exists", node)
+        try:
+            made.module.register_buffer(name, tensor, persistent=persistent)
+        except KeyError as exc:  # "attribute 'training' already exists", as PyTorch says it
+            raise state.error("runtime", f"KeyError: {exc}", node) from None
+
     def set_attribute(self, made: UserModule, name: str, value, node) -> None:
         """self.name = value: a layer is registered as a submodule, the rest kept plain."""
         state = self.state
@@ -313,6 +361,16 @@ class Classes:
                 "(torch.nn.Parameter or None expected)",
                 node,
             )
+        if name in made.module._buffers:
+            if not isinstance(value, torch.Tensor | type(None)):
+                raise state.error(
+                    "type",
+                    f"cannot assign '{type_name(value)}' as buffer '{name}' "
+                    "(torch.Tensor or None expected)",
+                    node,
+                )
+            setattr(made.module, name, value)  # the buffer replaced, as PyTorch replaces it
+            return
         if made.child(name) is not None:
             raise state.error(
                 "type",

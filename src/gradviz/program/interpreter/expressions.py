@@ -88,7 +88,16 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
 }
 
 
-INDEX_TYPES = (int, np.integer, torch.Tensor, ProgramArray, type(None), type(Ellipsis), slice)
+INDEX_TYPES = (
+    int,
+    np.integer,
+    torch.Tensor,
+    ProgramArray,
+    type(None),
+    type(Ellipsis),
+    slice,
+    range,
+)
 
 
 def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
@@ -262,6 +271,7 @@ class Evaluator:
             return self.containers.get_item(obj, self.eval(node.slice), node)
         index = self.eval_index(node.slice)
         if isinstance(obj, torch.Tensor):
+            index = ranges_listed(self.quotas, index, node)
             self.containers.bounded(index, node, "an index")
             return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
         if isinstance(obj, tuple | list | torch.Size):
@@ -452,3 +462,14 @@ def missing_member(state: RunState, namespace: Namespace, name: str, node: ast.A
         node,
         did_you_mean(name, namespace.members),
     )
+
+
+def ranges_listed(quotas: Quotas, index, node):
+    """A tensor's index with each range in it as the list of its numbers (as torch reads
+    `y_hat[range(len(y_hat)), y]`), sized first as a list of that length."""
+    if isinstance(index, range):
+        quotas.items(len(index), node, "list")
+        return list(index)
+    if isinstance(index, tuple):
+        return tuple(ranges_listed(quotas, part, node) for part in index)
+    return index

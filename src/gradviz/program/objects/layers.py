@@ -183,6 +183,8 @@ class Layers:
 class LayerRef(ProgramObject):
     """A layer (or a container of layers) as a program holds it."""
 
+    torch_type = nn.Module
+
     def __init__(self, layers: Layers, module: nn.Module):
         super().__init__(layers.state)
         self.layers = layers
@@ -230,6 +232,11 @@ class LayerRef(ProgramObject):
                 node,
             )
         check_plain(state, "a layer's call", {"": (args, kwargs)}, {""}, node)
+        if isinstance(self.module, nn.Sequential) and any(
+            type(m) is nn.Module
+            for m in self.module.children()  # a class of the program's
+        ):
+            return self.step_through(args, kwargs, node)
         path = self.path or state.segment(getattr(node, "func", node), 30) or "layer"
         overrides = self.layers.overrides
         if waiting(self.module):  # lazy layers inside: sized from this call, then made
@@ -307,6 +314,21 @@ class LayerRef(ProgramObject):
 
     def made_as(self, cls: type) -> bool:
         return isinstance(self.module, cls)
+
+    def step_through(self, args: tuple, kwargs: dict, node):
+        """An nn.Sequential that holds modules of the program's own classes (`nn.Sequential(
+        *[Block(n_embd) for _ in range(n_layer)])`): each of its layers called in turn on the
+        last one's output, as Sequential.forward calls them, so that the program's forward
+        methods run in the interpreter."""
+        if len(args) != 1 or kwargs:
+            raise self.state.error(
+                "type", f"Sequential.forward() takes 1 input, {len(args) + len(kwargs)} given", node
+            )
+        value = args[0]
+        for name, child in self.module.named_children():
+            path = None if self.path is None else f"{self.path}.{name}"
+            value = self.layers.ref(child, path).call((value,), {}, node)
+        return value
 
     def available(self) -> set[str]:
         attrs = {a for a in nntables.MODULE_ATTRIBUTES if hasattr(self.module, a)}

@@ -114,6 +114,8 @@ class Optimizers:
 class OptimizerRef(ProgramObject):
     """An optimizer as a program holds it: `.step()` and `.zero_grad()`."""
 
+    torch_type = optim.Optimizer
+
     def __init__(self, optimizers: Optimizers, optimizer: optim.Optimizer):
         super().__init__(optimizers.state)
         self.optimizers = optimizers

@@ -180,7 +180,7 @@ def isinstance_of(state: RunState, node, value, types) -> bool:
         elif isinstance(t, Builtin) and t.name in TYPES:
             resolved.append(TYPES[t.name])
         elif isinstance(t, TypeRef):
-            resolved.append(t.type)
+            resolved.append(checked_type(value, t.type))
         elif isinstance(spec := getattr(t, "member", getattr(t, "spec", None)), ObjectSpec):
             if isinstance(value, ProgramObject) and value.made_as(spec.target):
                 return True  # isinstance(module, nn.Linear)
@@ -475,3 +475,11 @@ class Builtins:
             return fn(*args)
         except (ZeroDivisionError, ValueError, OverflowError, TypeError) as exc:
             raise self.containers.fail(exc, node) from None
+
+
+def checked_type(value, kind: type) -> type:
+    """The type isinstance() checks `value` against for torch's `kind`: `object` (always
+    true) for a layer where `kind` is torch.nn.Module, or an optimizer where it is
+    torch.optim.Optimizer (the program holds gradviz's reference to the torch object)."""
+    own = value.torch_type if isinstance(value, ProgramObject) else None
+    return object if own is not None and issubclass(own, kind) else kind

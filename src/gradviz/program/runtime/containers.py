@@ -48,6 +48,7 @@ METHODS: dict[type, frozenset[str]] = {
             "capitalize",
             "split",
             "rsplit",
+            "splitlines",
             "join",
             "replace",
             "startswith",
@@ -376,7 +377,7 @@ class Containers:
             self.quotas.chars(len(owner) + found * max(len(args[1]) - len(args[0]), 0), node)
         elif name in _SIZED and args and isinstance(args[0], int):
             self.quotas.chars(max(args[0], len(owner)), node)
-        elif name in ("split", "rsplit"):
+        elif name in ("split", "rsplit", "splitlines"):
             self.quotas.items(len(owner) + 1, node, "list", made=0)
         result = self._call(getattr(owner, name), args, kwargs, node)
         if isinstance(result, list):

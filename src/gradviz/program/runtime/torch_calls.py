@@ -34,10 +34,12 @@ from gradviz.program.runtime.values import (
     AUTOGRAD_MARKERS,
     DEVICE,
     ENABLE_GRAD,
+    GENERATOR,
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
     ProgramObject,
+    RandomGenerator,
     TypeRef,
     checked,
     tensors_in,
@@ -119,6 +121,8 @@ class Library:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
         if member is PARAMETER:
             return self.parameter(args, kwargs, node)
+        if member is GENERATOR:
+            return new_generator(self.state, args, kwargs, node)
         if member is AUTOGRAD_GRAD:
             return self.autograd_grad(args, kwargs, node)
         if any(member is m for m in AUTOGRAD_MARKERS):  # gradviz.program.objects.functional
@@ -130,12 +134,11 @@ class Library:
         if not isinstance(member, tables.FnSpec):
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
-            self.refuse_matrix_norm(args, kwargs, node)
+            refuse_matrix_norm(self.state, args, kwargs, node)
         args, kwargs = for_torch(args, kwargs)  # torch.tensor(a), from_numpy(a)
-        self.refuse_objects(label, args, kwargs, node)
         if member.random:
-            generator = self.state.generator_for(random_device(args, kwargs))
-            kwargs = {**kwargs, "generator": generator}
+            kwargs = random_kwargs(self.state, label, args, kwargs, node)
+        self.refuse_objects(label, args, kwargs, node)
         return self.call(label, member.target, args, kwargs, node, member.check)
 
     def parameter(self, args, kwargs, node) -> torch.Tensor:
@@ -197,21 +200,12 @@ class Library:
             made = self.arrays.from_tensor
             return self.call(".numpy()", lambda t: made(t, node), (tensor,), {}, node, "bounded")
         if name == "norm":
-            self.refuse_matrix_norm(args, kwargs, node)
+            refuse_matrix_norm(self.state, args, kwargs, node)
+        if name == "type":
+            dtype_only(self.state, args, kwargs, node)
         self.refuse_objects(f".{name}()", args, kwargs, node)
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
-
-    def refuse_matrix_norm(self, args, kwargs, node) -> None:
-        """Nuclear and spectral norms run an SVD (cubic cost the FLOP counter cannot see)."""
-        for v in (*args, kwargs.get("p"), kwargs.get("ord")):
-            if isinstance(v, str) and v != "fro":
-                raise self.state.error(
-                    "forbidden",
-                    f"the '{v}' norm is not available here (it needs a matrix decomposition); "
-                    "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
-                    node,
-                )
 
     def refuse_objects(self, label: str, args, kwargs, node) -> None:
         """A layer, an optimizer or a loader is not data: torch's functions never get one."""
@@ -455,3 +449,58 @@ def random_device(args, kwargs) -> torch.device:
         return torch.device(device)
     except (RuntimeError, TypeError, ValueError):
         return torch.device("cpu")
+
+
+def dtype_only(state: RunState, args, kwargs, node) -> None:
+    """`t.type(torch.float32)` converts as `.to(dtype)` does, and `t.type()` names the
+    tensor's type; a type named by a string (which may name a device) is refused."""
+    given = [*args, *kwargs.values()]
+    if (
+        set(kwargs) - {"dtype"}
+        or len(given) > 1
+        or any(not isinstance(v, torch.dtype) for v in given)
+    ):
+        raise state.error(
+            "type",
+            "t.type(...) takes one dtype here, such as torch.float32 (or nothing, to name "
+            "the tensor's type)",
+            node,
+            "To move a tensor to a device, write t.to(device).",
+        )
+
+
+def new_generator(state: RunState, args, kwargs, node) -> RandomGenerator:
+    """torch.Generator(), or torch.Generator('cpu'): a generator of the program's own."""
+    where = [*args, *kwargs.values()]
+    if set(kwargs) - {"device"} or len(where) > 1 or any(str(v) != "cpu" for v in where):
+        raise state.error(
+            "type",
+            "torch.Generator() makes a CPU generator here: write torch.Generator() with "
+            "no arguments (or device='cpu')",
+            node,
+        )
+    return RandomGenerator(state)
+
+
+def random_kwargs(state: RunState, label: str, args, kwargs: dict, node) -> dict:
+    """A random function's keywords with the generator it draws from: the program's own
+    torch.Generator() where it gave one as `generator=`, the run's otherwise."""
+    own = kwargs.get("generator")
+    if own is not None and not isinstance(own, RandomGenerator):
+        raise state.error(
+            "type", f"{label}'s generator= takes a torch.Generator(), not a {type_name(own)}", node
+        )
+    chosen = own.generator if own is not None else state.generator_for(random_device(args, kwargs))
+    return {**kwargs, "generator": chosen}
+
+
+def refuse_matrix_norm(state: RunState, args, kwargs, node) -> None:
+    """Nuclear and spectral norms run an SVD (cubic cost the FLOP counter cannot see)."""
+    for v in (*args, kwargs.get("p"), kwargs.get("ord")):
+        if isinstance(v, str) and v != "fro":
+            raise state.error(
+                "forbidden",
+                f"the '{v}' norm is not available here (it needs a matrix decomposition); "
+                "use the default (Frobenius/2-norm) or p=1, p=2, p=float('inf')",
+                node,
+            )

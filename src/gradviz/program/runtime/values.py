@@ -158,6 +158,7 @@ AUTOGRAD_FUNCTIONAL = {name: Marker(name) for name in ("jacobian", "hessian", "v
 SET_DETECT_ANOMALY = Marker("set_detect_anomaly")
 DETECT_ANOMALY = Marker("detect_anomaly")
 AUTOGRAD_MARKERS = (*AUTOGRAD_FUNCTIONAL.values(), SET_DETECT_ANOMALY, DETECT_ANOMALY)
+GENERATOR = Marker("Generator")  # torch.Generator(): a RandomGenerator
 
 
 class ProgramObject:
@@ -168,6 +169,7 @@ class ProgramObject:
     loop over it), `named_tensors` what the graph calls its tensors once it has a name."""
 
     map_style = False  # a dataset class of the program's own: a DataLoader reads it by index
+    torch_type: type | None = None  # what isinstance() finds it is (torch.nn.Module, ...)
 
     def __init__(self, state: RunState):
         self.state = state
@@ -246,15 +248,55 @@ class ProgramObject:
         return self.next_value(self.state.node)
 
 
+class RandomGenerator(ProgramObject):
+    """A program's own `torch.Generator()` (on the CPU): seeded by `.manual_seed(n)`, which
+    returns it (`g = torch.Generator().manual_seed(2147483647)`), and passed as
+    `generator=g` to torch's random functions, which then draw what PyTorch draws."""
+
+    def __init__(self, state: RunState):
+        super().__init__(state)
+        self.generator = torch.Generator()
+
+    def describe(self) -> str:
+        return "torch.Generator"
+
+    def method(self, name: str, args: tuple, kwargs: dict, node):
+        if name == "initial_seed" and not args and not kwargs:
+            return self.generator.initial_seed()
+        if name != "manual_seed":
+            raise self.refuse(f"has no method `.{name}`", node)
+        seed = args[0] if len(args) == 1 and not kwargs else kwargs.get("seed")
+        if len(args) + len(kwargs) != 1 or isinstance(seed, bool) or not isinstance(seed, int):
+            raise self.state.error("type", "Generator.manual_seed takes one integer", node)
+        if not -(2**63) <= seed < 2**64:
+            raise self.state.error(
+                "runtime",
+                "Overflow when unpacking long: a generator's seed is a 64-bit integer",
+                node,
+            )
+        self.generator.manual_seed(seed)
+        return self
+
+
 def _namespaces() -> dict[str, Namespace]:
     functional = Namespace("torch.nn.functional", dict(tables.FUNCTIONAL))
     init = Namespace("torch.nn.init", dict(tables.NN_INIT))
     nn = Namespace(
         "torch.nn",
-        {"functional": functional, "init": init, "Parameter": PARAMETER, **nntables.LAYERS},
+        {
+            "functional": functional,
+            "init": init,
+            "Parameter": PARAMETER,
+            "Module": TypeRef("torch.nn.Module", torch.nn.Module),
+            **nntables.LAYERS,
+        },
     )
     schedulers = Namespace("torch.optim.lr_scheduler", dict(nntables.SCHEDULERS))
-    optim = Namespace("torch.optim", {**nntables.OPTIMIZERS, "lr_scheduler": schedulers})
+    optimizer = TypeRef("torch.optim.Optimizer", torch.optim.Optimizer)
+    optim = Namespace(
+        "torch.optim",
+        {**nntables.OPTIMIZERS, "lr_scheduler": schedulers, "Optimizer": optimizer},
+    )
     utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", dict(nntables.DATA))})
     cuda = Namespace(
         "torch.cuda",
@@ -289,6 +331,7 @@ def _namespaces() -> dict[str, Namespace]:
         "enable_grad": ENABLE_GRAD,
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
+        "Generator": GENERATOR,
         "Tensor": TypeRef("torch.Tensor", torch.Tensor),
     }
     return {"torch": Namespace("torch", members), "F": functional, "nn": nn, "optim": optim}
