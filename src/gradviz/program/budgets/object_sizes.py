@@ -19,6 +19,8 @@ from typing import NamedTuple
 import torch
 
 from gradviz.graph.values import list_cells
+from gradviz.program.recording.state import RunState
+from gradviz.util.format import fmt_bytes
 
 TENSOR_OBJECT_BYTES = 640  # one tensor: its Python object, TensorImpl and storage handle
 LIST_OBJECT_BYTES = 80  # one list: its object and its place in the list around it
@@ -130,3 +132,28 @@ def pieces(kind: str, t: torch.Tensor, args: tuple, kwargs: dict) -> int:
     if isinstance(size, int) and not isinstance(size, bool) and size > 0:
         return min(size, max(length, 1)) if kind == "chunk" else math.ceil(length / size)
     return length
+
+
+def hold(state: RunState, quotas, budget, label: str, made: Made, node) -> None:
+    """Hold what a call will make in Python objects to the caps (the run's
+    budgets.language_caps.Quotas and budgets.precheck.Budget) before it is made: nesting
+    deeper than MAX_NESTING, the longest list and the items in all (the quotas), the bytes
+    of one tensor for one call and the bytes in all (the budget)."""
+    if made.depth > MAX_NESTING:  # torch.zeros([1] * 5000).tolist()
+        raise state.error(
+            "limit",
+            f"{label} would nest lists {made.depth:,} deep (one for each dimension); the "
+            f"limit is {MAX_NESTING}",
+            node,
+        )
+    quotas.items(made.longest, node, f"{made.kind} ({label})", made=made.items)
+    what = state.segment(node, 50) or label
+    if made.nbytes > state.limits.max_tensor_bytes:
+        raise state.error(
+            "limit",
+            f"`{what}` would make Python objects taking about {fmt_bytes(made.nbytes)}; the "
+            f"limit is {fmt_bytes(state.limits.max_tensor_bytes)} for what one call makes",
+            node,
+            "Use smaller sizes: the ideas are the same at 3x3 as at 3000x3000.",
+        )
+    budget.reserve(what, made.nbytes, node, "in Python objects")

@@ -20,7 +20,7 @@ from torch.nn.parameter import UninitializedTensorMixin
 from gradviz.devices import simulated as devices
 from gradviz.program.allowlists import tables
 from gradviz.program.budgets.language_caps import Quotas
-from gradviz.program.budgets.object_sizes import MAX_NESTING, objects_made
+from gradviz.program.budgets.object_sizes import hold, objects_made
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
@@ -46,7 +46,6 @@ from gradviz.program.runtime.values import (
     type_name,
 )
 from gradviz.program.syntax.program_error import ProgramError, did_you_mean
-from gradviz.util.format import fmt_bytes
 
 
 class Library:
@@ -409,33 +408,13 @@ def tensor_class_call(state: RunState, args: tuple, kwargs: dict, node):
 
 def count_objects(library: Library, label: str, fn, args: tuple, kwargs: dict, node) -> None:
     """A call that makes Python objects (unbind, split and chunk: a tuple of tensors;
-    tolist and numpy: lists of numbers) is held to the item quotas and the memory budget
-    before it runs, and before its pre-check (which would make as many shape-only tensors):
-    a tensor with no values, `torch.zeros(10**7, 0)`, weighs nothing but unbinds into 10**7
-    tensors of about 640 bytes each. What one call makes is held to the bytes of one
-    tensor, everything made to the bytes in all."""
+    tolist: lists of numbers) is held to the item quotas and the memory budget before it
+    runs, and before its pre-check (which would make as many shape-only tensors): a tensor
+    with no values, `torch.zeros(10**7, 0)`, weighs nothing but unbinds into 10**7 tensors
+    of about 640 bytes each (gradviz.program.budgets.object_sizes.hold)."""
     made = objects_made(label, fn, args, kwargs)
-    if made is None:
-        return
-    state = library.state
-    if made.depth > MAX_NESTING:  # torch.zeros([1] * 5000).tolist()
-        raise state.error(
-            "limit",
-            f"{label} would nest lists {made.depth:,} deep (one for each dimension); the "
-            f"limit is {MAX_NESTING}",
-            node,
-        )
-    library.quotas.items(made.longest, node, f"{made.kind} ({label})", made=made.items)
-    what = state.segment(node, 50) or label
-    if made.nbytes > state.limits.max_tensor_bytes:
-        raise state.error(
-            "limit",
-            f"`{what}` would make Python objects taking about {fmt_bytes(made.nbytes)}; the "
-            f"limit is {fmt_bytes(state.limits.max_tensor_bytes)} for what one call makes",
-            node,
-            "Use smaller sizes: the ideas are the same at 3x3 as at 3000x3000.",
-        )
-    library.budget.reserve(what, made.nbytes, node, "in Python objects")
+    if made is not None:
+        hold(library.state, library.quotas, library.budget, label, made, node)
 
 
 def random_device(args, kwargs) -> torch.device:

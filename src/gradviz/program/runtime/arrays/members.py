@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.program.budgets.object_sizes import hold, listed
 from gradviz.program.runtime.arrays import sizes, tables
 from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.syntax.grammar import NUMPY_FILES
@@ -56,11 +57,10 @@ class ArrayMembers:
         label = f".{name}()"
         array = owner.array
         args, kwargs, dtype = self.arrays.arguments(label, args, kwargs, node)
-        if name == "tolist":
-            shape = array.shape
-            if shape:
-                longest = max(shape[:-1]) if len(shape) > 1 else shape[0]
-                self.quotas.items(longest, node, f"list ({label})", made=array.size)
+        if name == "tolist":  # lists of numbers: counted as the tensor's tolist() is
+            made = listed(array.shape)
+            if made is not None:
+                hold(self.state, self.quotas, self.arrays.budget, label, made, node)
             return self.arrays.run(label, array.tolist, (), {}, node, (array,))
         if name == "astype":
             self.arrays.sized(label, node, [sizes.out(array.shape, dtype)])
