@@ -25,7 +25,8 @@ APP = str(ROOT / "app.py")
 FIXTURE = ROOT / "tests" / "fixtures" / "gpu_speed_reference.TEST_FIXTURE.json"
 
 SEED = re.compile(r"\bseeds?\b", re.IGNORECASE)  # "seed", "seeds", "seed's", "Seed loop"
-RANDOM_SEED = re.compile(r"--seed(?:[ =]SEED)?\b|\brandom seeds?\b", re.IGNORECASE)
+# a random seed, or `seed` named as a function (np.random.seed in "What can I write?")
+RANDOM_SEED = re.compile(r"--seed(?:[ =]SEED)?\b|\brandom seeds?\b|`seed`", re.IGNORECASE)
 
 
 def lesson_called_seed(text: str) -> list[str]:

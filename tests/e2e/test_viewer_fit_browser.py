@@ -6,6 +6,7 @@ across, not shrunk past reading); the frame ends inside the window; and the same
 from __future__ import annotations
 
 import pytest
+from e2e_support import type_program
 
 from gradviz.graph.interactive import MIN_TEXT_PX
 from gradviz.graph.render import dot_available
@@ -61,7 +62,7 @@ def _zoom_in(page, inner, times: int) -> None:
 
 def _run(page, source: str) -> None:
     _mark(page)
-    page.locator("textarea").first.fill(source)
+    type_program(page, source)  # the code editor (the text area is hidden behind it)
     page.get_by_role("button", name="Run program").click()
 
 

@@ -213,6 +213,7 @@ METHOD_ARGS: dict[str, tuple] = {
 }
 METHOD_SELF: dict[str, object] = {"mv": A, "dot": V, "outer": V}
 METHOD_ARGS["dot"] = (V(),)
+METHOD_ARGS["type"] = (torch.float64,)  # .type() alone names the type: no tensor made
 METHOD_ARGS["outer"] = (V(),)
 
 
