@@ -110,10 +110,11 @@ class Turns:
                     f"{waiting} programs are waiting for the shared program runner, the most "
                     f"it keeps in line; try again in about {self._eta(waiting)} s"
                 )
-            if self._eta(waiting + 1) > timeout:  # it would wait out its time: say so now
+            work = self._eta(waiting + 1)
+            if work > timeout:  # it would wait out its time: say so now
                 raise Busy(
                     f"{waiting} programs are waiting for the shared program runner, about "
-                    f"{self._eta(waiting + 1)} s of work, longer than a program may wait "
+                    f"{work} s of work, longer than a program may wait "
                     f"({timeout:.0f} s); try again in about {self._eta(waiting)} s"
                 )
             ticket = next(self.numbers)
