@@ -290,7 +290,8 @@ def test_timing_runs_in_a_worker_and_leaves_the_server_alone(no_reference):
 def test_a_rerun_stops_the_running_timing_and_keeps_its_points(no_reference):
     from gradviz.workers import jobs
 
-    steps = workloads.sweep_jobs("elementwise", [1_000, 10_000] * 200, ["cpu"])
+    # far more steps than the sweep can finish before the page reruns (CI finished 400 first)
+    steps = workloads.sweep_jobs("elementwise", [1_000, 10_000] * 20_000, ["cpu"])
     job = jobs.start("speed_sweep", (steps, 3, 1, None), memory.job_limits(steps))
     while not any(isinstance(e, timing.Point) for e in job.events):
         job.next_events(len(job.events), 1.0)
