@@ -79,10 +79,21 @@ def set_limit(which: int, soft: int, hard: int | None = None) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
+# How deep the worker's main stack may grow. Freeing a long autograd chain whose nodes have
+# Python objects (every node the run drew or read) recurses through each node in C++: 8 MB
+# (the usual default) ends in a segfault at about 40,000 nodes, a loop of `y = y * 2`. The
+# kernel leaves at least 128 MB below the stack of a process it started, so a forked worker
+# can grow this far; the pages are counted in the worker's memory like any other.
+STACK_BYTES = 112 * 2**20
+
+
 def limit_process(config: dict) -> None:
-    """No core files, no file writes, few open files, a data-segment cap.
+    """No core files, no file writes, few open files, a data-segment cap, a deep stack.
 
     config: open_files, memory_bytes (allowed beyond what the process uses now)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft != resource.RLIM_INFINITY and soft < STACK_BYTES:
+        set_limit(resource.RLIMIT_STACK, STACK_BYTES)
     set_limit(resource.RLIMIT_CORE, 0, 0)
     set_limit(resource.RLIMIT_FSIZE, 0, 0)
     set_limit(resource.RLIMIT_NOFILE, config["open_files"], config["open_files"])
