@@ -4,6 +4,8 @@ a run's error is marked on its line, and a node clicked in the graph highlights 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from e2e_support import EDITOR_TEXT_JS, editor_text, graph_svg, program_editor, type_program
 
@@ -15,6 +17,7 @@ pytestmark = [
     pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed"),
 ]
 
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "editor.png"
 PROGRAM = "p = torch.ones(2, requires_grad=True)\nr = p * 3\nq = r.sum()\n"
 BROKEN = "a = torch.ones(3, requires_grad=True)\nb = a * 2\nc = nope + b\nd = c.sum()\n"
 
@@ -86,6 +89,7 @@ def test_an_error_is_marked_on_its_line(browser, app_server):
         # the marker sits in the gutter beside line 3
         number = page.locator(".gv-editor .cm-lineNumbers .cm-gutterElement", has_text="3")
         assert abs(markers.bounding_box()["y"] - number.first.bounding_box()["y"]) < 4
+        page.locator(".gv-editor").first.screenshot(path=str(SCREENSHOT))  # README's picture
         # an edit of that line takes the mark away; the page's own message stays below
         editor.press("Control+End")  # the empty line 5
         page.keyboard.press("ArrowUp")

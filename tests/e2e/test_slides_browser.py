@@ -4,16 +4,22 @@ button is clicked; the GIF by a job worker)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PIL import Image
 from pypdf import PdfReader
 
 from gradviz.graph.render import dot_available
+from gradviz.program.presets import PRESETS_BY_KEY
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed"),
 ]
+
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "slide.png"
 
 
 def _download(page, label: str, target):
@@ -44,3 +50,26 @@ def test_the_walk_through_downloads_as_pdf_pages_and_gif_frames(browser, app_ser
     assert len(PdfReader(pdf).pages) == count
     with Image.open(gif) as im:
         assert im.format == "GIF" and im.n_frames == count
+
+
+def test_the_tutorial_net_downloads_as_one_1920x1080_slide(browser, app_server, tmp_path):
+    net = PRESETS_BY_KEY["tutorial_net"]
+    page = browser.new_page(viewport={"width": 1400, "height": 1300}, accept_downloads=True)
+    try:
+        page.goto(app_server + "/", wait_until="domcontentloaded")
+        select = page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset")
+        select.locator("input").click()
+        page.get_by_role("option", name=net.title).click()
+        page.get_by_role("tab", name="Export").click()
+        page.get_by_text("png", exact=True).click()
+        page.get_by_text("Slide (16:9)", exact=True).click()
+        page.get_by_alt_text("slide preview").wait_for(timeout=120_000)
+        caption = page.get_by_text("smallest text").inner_text()
+        slide = _download(page, "Download slide PNG", tmp_path / "slide.png")
+    finally:
+        page.close()
+    assert caption.startswith("1 slide"), caption
+    assert float(caption.split("smallest text ")[1].split(" px")[0]) >= 18, caption
+    with Image.open(slide) as im:
+        assert im.size == (1920, 1080)
+    SCREENSHOT.write_bytes(slide.read_bytes())  # README's picture of a slide
