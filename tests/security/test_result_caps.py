@@ -60,6 +60,7 @@ def test_byte_ceiling_leaves_out_detail_then_refuses():
     huge = Trace(source="", tensors=[_info(i, [1.0], expr=f"{i:0200d}") for i in range(50_000)])
     refused = cap_result(huge)
     assert refused.error.kind == "limit" and "MB" in refused.error.message
+    assert "(a graph of 0 nodes, 50,000 tensors)" in refused.error.message
     assert len(pickle.dumps(refused)) <= MAX_RESULT_BYTES
 
 

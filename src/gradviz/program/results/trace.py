@@ -214,14 +214,15 @@ def cap_result(trace: Trace) -> Trace:
         )
         size, decoded = _sizes(trace, limit)
     if _over(size, decoded, limit):
+        nodes = len(getattr(trace.graph, "nodes", []))
         trace = Trace(
             source=trace.source,
             error=RunError(
                 "limit",
                 f"the result of this program is {_in_words(size, decoded, limit)} even without its "
-                f"values; the limit is {fmt_bytes(MAX_RESULT_BYTES)} "
-                f"({fmt_bytes(limit)} read back): name fewer tensors",
-                hint="Use fewer names, or fewer operations.",
+                f"values (a graph of {nodes:,} nodes, {n:,} tensors); the limit is "
+                f"{fmt_bytes(MAX_RESULT_BYTES)} ({fmt_bytes(limit)} read back)",
+                hint="Draw less: fewer loop passes or operations, or fewer named tensors.",
             ),
             stats=trace.stats,
         )
