@@ -440,6 +440,7 @@
       if (hit) { count += 1; first = first || (n.t && n.t.name.toLowerCase() === q ? id : null) || id; }
     });
     $("gv-search-count").textContent = q ? count + " found" : "";
+    fitBar();  // the count takes room: the last controls may go into the ⋯ menu
     if (pz && first && nodeEls[first].style.display !== "none") {
       var r = nodeEls[first].getBoundingClientRect(), s = svg.getBoundingClientRect();
       pz.panBy({ x: s.left + s.width / 2 - (r.left + r.width / 2), y: s.top + s.height / 2 - (r.top + r.height / 2) });
