@@ -246,7 +246,7 @@ body {{ height: {html_text(height)}; }}</style>
 <button id="gv-zoom-out" title="zoom out" aria-label="zoom out">−</button>
 <button id="gv-fit" title="fit the graph to the frame">Fit</button>
 <button id="gv-reset" title="back to the first view" aria-label="reset the view">⟲</button>
-<input id="gv-search" type="search" placeholder="Search a tensor" aria-label="search a tensor by name">
+<input id="gv-search" type="search" placeholder="Search" title="search a tensor by name" aria-label="search a tensor by name">
 <span id="gv-search-count"></span>
 <label class="gv-more-item">Colour <select id="gv-colour" aria-label="colour by">
 <option value="role">role</option><option value="device">device</option>

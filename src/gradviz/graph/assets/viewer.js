@@ -617,7 +617,7 @@
       x.len = x.path.getTotalLength();
       x.dot = document.createElementNS(SVGNS, "circle");
       x.dot.setAttribute("class", "gv-flow-dot");
-      x.dot.setAttribute("r", "5");
+      x.dot.setAttribute("r", "6");
       x.e.g.classList.add("gv-flowing");
       x.e.g.appendChild(x.dot);
     });
