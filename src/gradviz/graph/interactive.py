@@ -131,6 +131,7 @@ def viewer_data(
     remember: bool = False,
     folds: dict | None = None,
     focus: str | None = None,
+    flow: list[dict] | None = None,
 ) -> dict:
     """What the viewer script reads: nodes (with their tensors' values, gradients and
     summaries), edges, layer calls, the program's text, the colours of the roles; `remember`
@@ -139,7 +140,9 @@ def viewer_data(
     `folds` (the page only): the layer calls the server drew folded, {"calls": [ids],
     "depth": the Layers choice or None, "max_depth": the deepest call}; with it, closing or
     opening a layer asks the page to draw the graph again instead of hiding in place.
-    `focus`: a node brought into view if the kept view leaves it out (a walk-through step)."""
+    `focus`: a node brought into view if the kept view leaves it out (a walk-through step);
+    `flow`: the edges that step passes gradients along (gradviz.graph.walkthrough.flow), drawn
+    travelling along them as the viewer opens, the gradients then written beside them."""
     th = THEMES.get(theme, THEMES["light"])
     extra = {}
     if folds is not None:
@@ -166,6 +169,10 @@ def viewer_data(
         "min_text_px": MIN_TEXT_PX,
         "keep_share": KEEP_SHARE,
         "focus": focus,
+        "flow": [
+            {k: f.get(k) for k in ("src", "dst", "to")} | {"grad": None if quiz else f.get("grad")}
+            for f in flow or []
+        ],
         "quiz_atol": QUIZ_ATOL,
         "quiz_rtol": QUIZ_RTOL,
     }
@@ -198,11 +205,13 @@ def _quiz_toggle(quiz: bool) -> str:
     gradient is shown by a right answer, or by the page's Reveal gradients button)."""
     if quiz:
         return (
-            '<label title="a quiz: click a tensor and type the gradient you expect">'
+            '<label class="gv-more-item" title="a quiz: click a tensor and type the gradient '
+            'you expect">'
             '<input id="gv-quiz-toggle" type="checkbox" checked disabled> Quiz</label>'
         )
     return (
-        '<label title="hide the gradients; click a tensor and type the gradient you expect">'
+        '<label class="gv-more-item" title="hide the gradients; click a tensor and type the '
+        'gradient you expect">'
         '<input id="gv-quiz-toggle" type="checkbox"> Quiz</label>'
     )
 
@@ -218,11 +227,12 @@ def viewer_html(
     remember: bool = False,
     folds: dict | None = None,
     focus: str | None = None,
+    flow: list[dict] | None = None,
 ) -> str:
     """The whole viewer as one HTML document. `svg` is the drawing of `model` by
     gradviz.graph.dot.to_dot + gradviz.graph.render.render_bytes(..., "svg")."""
     th = THEMES.get(theme, THEMES["light"])
-    data = viewer_data(model, source, theme, quiz, remember, folds, focus)
+    data = viewer_data(model, source, theme, quiz, remember, folds, focus, flow)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -232,19 +242,21 @@ def viewer_html(
 body {{ height: {html_text(height)}; }}</style>
 </head><body>
 <div id="gv-bar" role="toolbar" aria-label="graph controls">
-<button id="gv-zoom-in" title="zoom in (or the mouse wheel)">+</button>
-<button id="gv-zoom-out" title="zoom out">−</button>
+<button id="gv-zoom-in" title="zoom in (or the mouse wheel)" aria-label="zoom in">+</button>
+<button id="gv-zoom-out" title="zoom out" aria-label="zoom out">−</button>
 <button id="gv-fit" title="fit the graph to the frame">Fit</button>
-<button id="gv-reset" title="back to the first view">Reset</button>
-<input id="gv-search" type="search" placeholder="Search a tensor" aria-label="search a tensor by name">
+<button id="gv-reset" title="back to the first view" aria-label="reset the view">⟲</button>
+<input id="gv-search" type="search" placeholder="Search" title="search a tensor by name" aria-label="search a tensor by name">
 <span id="gv-search-count"></span>
-<label>Colour by <select id="gv-colour" aria-label="colour by">
+<label class="gv-more-item">Colour <select id="gv-colour" aria-label="colour by">
 <option value="role">role</option><option value="device">device</option>
 <option value="gradient">gradient</option></select></label>
-<label>Layers <select id="gv-depth" aria-label="layers open"><option value="all">all open</option></select></label>
+<label class="gv-more-item">Layers <select id="gv-depth" aria-label="layers open"><option value="all">all open</option></select></label>
 {_quiz_toggle(quiz)}
-<span id="gv-shown"></span>
+<span id="gv-shown" class="gv-more-item"></span>
+<button id="gv-more" title="more controls" aria-label="more controls" aria-haspopup="true" aria-expanded="false" hidden>⋯</button>
 </div>
+<div id="gv-menu" role="menu" aria-label="more controls" hidden></div>
 <div id="gv-legend"></div>
 <div id="gv-main"><div id="gv-graph">{inline_svg(svg)}</div>
 <aside id="gv-inspector" aria-live="polite"></aside></div>

@@ -102,3 +102,37 @@ def pdf_bytes(dots: list[str], limits: RenderLimits = CLI_LIMITS) -> bytes:
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
+
+
+def flow(model: GraphModel, record: BackwardRecord | None, node: str | None) -> list[dict]:
+    """The edges a walk-through step passes gradients along: from the step's function `node`
+    back to each input it gives a gradient (autograd's own edges into it), each as
+    {"src", "dst" (the drawn edge), "to" (the node receiving), "grad" (the gradient that
+    arrives there, as the walk-through shows it, or None where it cannot tell which)}.
+    A leaf's AccumulateGrad passes nothing on: no edges."""
+    if record is None or node is None:
+        return []
+    steps = {s.node: s for s in record.steps}
+    step = steps.get(node)
+    if step is None:
+        return []
+    into = [e for e in model.edges if e.dst == node and e.kind == "data"]
+    # an input that needs no gradient gets None (it has no edge here)
+    given = [g for g in step.produced if g != "None"]
+    consumers: dict[str, int] = {}
+    producer: dict[str, str] = {}
+    for e in model.edges:
+        if e.kind == "data" and e.dst in steps:
+            consumers[e.src] = consumers.get(e.src, 0) + 1
+        if e.kind == "data" and e.src in steps:
+            producer[e.dst] = e.src
+    out = []
+    for i, e in enumerate(into):
+        grad = None
+        if len(into) == len(given):  # one gradient an input, in autograd's order of inputs
+            grad = given[i]
+        elif consumers.get(e.src) == 1:  # its whole gradient comes from this step
+            arrives = steps.get(e.src) or steps.get(producer.get(e.src, ""))
+            grad = ", ".join(arrives.upstream) if arrives is not None else None
+        out.append({"src": e.src, "dst": e.dst, "to": e.src, "grad": grad})
+    return out

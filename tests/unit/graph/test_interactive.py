@@ -151,3 +151,12 @@ def test_a_quiz_viewer_s_quiz_toggle_cannot_be_unticked():
     script = interactive.asset("viewer.js")
     assert '$("gv-quiz-toggle").disabled = !!data.quiz' in script
     assert '!$("gv-reveal") && !data.quiz' in script
+
+
+def test_a_walk_through_step_s_flow_reaches_the_viewer_without_gradients_in_a_quiz():
+    flow = [{"src": "t0", "dst": "f0", "to": "t0", "grad": "[1.0, 2.0]"}]
+    data = interactive.viewer_data(small_model(), focus="f0", flow=flow)
+    assert data["flow"] == flow
+    hidden = interactive.viewer_data(small_model(), focus="f0", flow=flow, quiz=True)
+    assert hidden["flow"] == [{"src": "t0", "dst": "f0", "to": "t0", "grad": None}]
+    assert interactive.viewer_data(small_model())["flow"] == []

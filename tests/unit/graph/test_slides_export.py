@@ -176,3 +176,21 @@ def test_wrapped_keeps_every_character():
     lines = wrapped(text, 20)
     assert len(lines) > 1 and all(len(line) <= 22 for line in lines)
     assert " ".join(lines).replace(" ", "") == text.replace(" ", "")
+
+
+@needs_dot
+def test_a_split_graph_s_slides_say_where_each_cut_arrow_goes_on():
+    from gradviz.graph.slides import layout
+
+    lines = ["h = torch.ones(2, requires_grad=True)", *["h = h * 1.01"] * 40, "y = h.sum()"]
+    trace = run_program("\n".join(lines) + "\n", RunOptions())
+    deck = layout.plan(trace.graph, "svg")
+    n = len(deck.slides)
+    assert n >= 2
+    for i, slide in enumerate(deck.slides, 1):
+        svg = render.render_bytes(slide.dot, "svg").decode("utf-8")
+        onward = f"→ continues on slide {i + 1}"
+        back = f"continued from slide {i - 1} →"
+        assert (onward in svg) == (i < n), (i, n)
+        assert (back in svg) == (i > 1), (i, n)
+        assert not re.search(rf"slide {i}\b", svg)  # never itself

@@ -89,3 +89,27 @@ def test_render_walkthrough_needs_a_backward_and_pdf_or_gif(tmp_path, monkeypatc
     out = str(tmp_path / "w.svg")
     assert main(["render", str(prog), "--backward", "y", "--walkthrough", "-o", out]) == 2
     assert "writes .pdf or .gif" in capsys.readouterr().err
+
+
+def test_a_step_s_flow_is_the_edges_into_its_function_with_the_gradients_they_carry(lesson):
+    record, graph = lesson.backward[-1], lesson.graph
+    mean, c = _id(lesson, "MeanBackward0"), _id(lesson, "c")
+    assert walkthrough.flow(graph, record, mean) == [
+        {"src": c, "dst": mean, "to": c, "grad": "[0.3333, 0.3333, 0.3333]"}
+    ]
+    x = _id(lesson, "x")
+    assert walkthrough.flow(graph, record, x) == []  # AccumulateGrad: into .grad, no edge
+    assert walkthrough.flow(graph, record, None) == []
+    assert walkthrough.flow(graph, None, mean) == []
+
+
+def test_each_input_of_a_product_gets_its_own_gradient():
+    source = (
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "w = torch.tensor([3.0, 4.0], requires_grad=True)\n"
+        "y = (x * w).sum()\n"
+    )
+    trace = run_program(source, RunOptions(backward="y"))
+    mul = _id(trace, "MulBackward0")
+    got = {f["to"]: f["grad"] for f in walkthrough.flow(trace.graph, trace.backward[-1], mul)}
+    assert got == {_id(trace, "x"): "[3.0000, 4.0000]", _id(trace, "w"): "[1.0000, 2.0000]"}

@@ -440,6 +440,7 @@
       if (hit) { count += 1; first = first || (n.t && n.t.name.toLowerCase() === q ? id : null) || id; }
     });
     $("gv-search-count").textContent = q ? count + " found" : "";
+    fitBar();  // the count takes room: the last controls may go into the ⋯ menu
     if (pz && first && nodeEls[first].style.display !== "none") {
       var r = nodeEls[first].getBoundingClientRect(), s = svg.getBoundingClientRect();
       pz.panBy({ x: s.left + s.width / 2 - (r.left + r.width / 2), y: s.top + s.height / 2 - (r.top + r.height / 2) });
@@ -547,6 +548,92 @@
     }
     $("gv-legend").innerHTML = legend;
   }
+  // ------------------------------------------------------------------ the toolbar on one line
+  // The toolbar never wraps: when its controls do not fit the frame's width, the last ones
+  // (nodes drawn, quiz, layers, colour by) move into the ⋯ menu, as few as it takes; they
+  // come back when the frame is wide enough again.
+  var bar = $("gv-bar"), menu = $("gv-menu"), more = $("gv-more");
+  var extras = Array.prototype.slice.call(bar.querySelectorAll(".gv-more-item"));
+  function closeMenu() { menu.hidden = true; more.setAttribute("aria-expanded", "false"); }
+  function fitBar() {
+    extras.forEach(function (el) { bar.insertBefore(el, more); });
+    more.hidden = true;
+    if (bar.scrollWidth <= bar.clientWidth) { closeMenu(); return; }
+    more.hidden = false;
+    for (var i = extras.length - 1; i >= 0 && bar.scrollWidth > bar.clientWidth; i--) {
+      menu.insertBefore(extras[i], menu.firstChild);
+    }
+  }
+  more.onclick = function (ev) {
+    ev.stopPropagation();
+    var open = menu.hidden;
+    menu.style.top = bar.offsetTop + bar.offsetHeight + "px";
+    menu.hidden = !open;
+    more.setAttribute("aria-expanded", open ? "true" : "false");
+  };
+  menu.addEventListener("click", function (ev) { ev.stopPropagation(); });
+  document.addEventListener("click", closeMenu);
+  document.addEventListener("keydown", function (ev) { if (ev.key === "Escape") { closeMenu(); } });
+  window.addEventListener("resize", fitBar);
+  fitBar();
+
+  // ------------------------------------------------------------------ a walk-through step's gradients
+  // The step's node passes gradients back to its inputs: a dot travels each edge from the
+  // step's end to the input's (about FLOW_MS), then the inputs are marked as having received
+  // and the gradient is written beside the edge. With reduced motion asked for, no travel:
+  // the marks and gradients at once. Nothing is hidden meanwhile: the graph stays drawn.
+  var FLOW_MS = 600, SVGNS = "http://www.w3.org/2000/svg";
+  function edgeEl(src, dst) {
+    for (var i = 0; i < edgeEls.length; i++) { if (edgeEls[i].s === src && edgeEls[i].d === dst) { return edgeEls[i]; } }
+    return null;
+  }
+  function flowLabel(e, f) {
+    var n = nodes[f.to], path = e.g.querySelector("path");
+    if (!f.grad || !path || (n && n.t && !showGrad(n.t))) { return; }
+    var len = path.getTotalLength(), p = path.getPointAtLength(len / 2), tx = document.createElementNS(SVGNS, "text");
+    tx.setAttribute("class", "gv-flow-grad");
+    tx.setAttribute("x", p.x + 6); tx.setAttribute("y", p.y + 4);
+    tx.textContent = "grad " + String(f.grad).slice(0, 60);
+    e.g.appendChild(tx);
+  }
+  function arrive(shown) {
+    shown.forEach(function (x) {
+      x.e.g.classList.remove("gv-flowing");
+      x.e.g.classList.add("gv-flowed");
+      if (x.dot && x.dot.parentNode) { x.dot.parentNode.removeChild(x.dot); }
+      if (nodeEls[x.f.to]) { nodeEls[x.f.to].classList.add("gv-received"); }
+      flowLabel(x.e, x.f);
+    });
+    document.body.dataset.gvFlowed = shown.map(function (x) { return x.f.src + "->" + x.f.dst; }).join(" ");
+  }
+  function playFlow() {
+    var shown = (data.flow || []).map(function (f) { return { f: f, e: edgeEl(f.src, f.dst) }; })
+      .filter(function (x) { return x.e && x.e.g.style.display !== "none" && x.e.g.querySelector("path"); });
+    if (!shown.length) { return; }
+    var still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    if (still) { arrive(shown); return; }
+    shown.forEach(function (x) {
+      x.path = x.e.g.querySelector("path");
+      x.len = x.path.getTotalLength();
+      x.dot = document.createElementNS(SVGNS, "circle");
+      x.dot.setAttribute("class", "gv-flow-dot");
+      x.dot.setAttribute("r", "6");
+      x.e.g.classList.add("gv-flowing");
+      x.e.g.appendChild(x.dot);
+    });
+    var start = null;
+    function frame(now) {
+      if (start === null) { start = now; }
+      var k = Math.min(1, (now - start) / FLOW_MS);
+      shown.forEach(function (x) {  // drawn from the input to the step's node: travelled backwards
+        var p = x.path.getPointAtLength(x.len * (1 - k));
+        x.dot.setAttribute("cx", p.x); x.dot.setAttribute("cy", p.y);
+      });
+      if (k < 1) { window.requestAnimationFrame(frame); } else { arrive(shown); }
+    }
+    window.requestAnimationFrame(frame);
+  }
+
   $("gv-colour").onchange = function (ev) { recolour(ev.target.value); saveView(); };
   recolour("role");
   whenShown(function () {  // the toolbar and legend are filled in: fit the frame left
@@ -558,5 +645,7 @@
     detail();
     document.body.dataset.gvReady = "1";
     writeView();
+    fitBar();  // the counts are written: measured again
+    try { playFlow(); } catch (e) { /* the step's node stays highlighted without it */ }
   });
 })();

@@ -7,7 +7,8 @@ big that text comes out once the drawing is scaled to fit the slide:
 (`plan`) takes the first drawing whose text is at least `MIN_TEXT_PX`:
 1. the whole graph, top-down or left-right, whichever gives the larger text;
 2. the layers' calls folded into one node each (gradviz.graph.collapse), deepest first;
-3. the most folded graph split by rows into parts, a slide each.
+3. the most folded graph split by rows into parts, a slide each; an arrow cut by the split
+   ends in a note saying which slide it continues on (or comes from).
 Long expressions are wrapped, never cut; the legend goes below the drawing or is left out
 (DrawOptions.legend); the theme and colouring are the options', direction and layer depth
 are chosen to fit.
@@ -23,7 +24,7 @@ from gradviz.graph.collapse import call_depths, collapse
 from gradviz.graph.dot import ROLE_TEXT, THEMES, coloring, to_dot, wrapped
 from gradviz.graph.model import DEFAULT_DRAWING, RANKDIRS, DrawOptions, GraphModel
 from gradviz.graph.render import RenderLimits, render_bytes
-from gradviz.util.mdtext import html_text
+from gradviz.util.mdtext import dot_string, html_text
 
 SLIDE_PX = (1920, 1080)
 MIN_TEXT_PX = 18.0  # the smallest text on a slide, in pixels at 1920x1080
@@ -67,6 +68,57 @@ class Deck:
 
 
 # ---------------------------------------------------------------- DOT for a slide
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a split graph's arrow is cut: `node` on this slide, and the `slide` (numbered
+    from 1) its arrow goes on to (`onward`) or comes from."""
+
+    node: str
+    slide: int
+    onward: bool
+
+    @property
+    def text(self) -> str:
+        if self.onward:
+            return f"→ continues on slide {self.slide}"
+        return f"continued from slide {self.slide} →"
+
+
+def continuations(model: GraphModel, parts: list[GraphModel]) -> list[tuple[Mark, ...]]:
+    """For each part of `model` (bands' order: slide 1 first), its arrows cut by the split:
+    one mark per node and other slide, in the model's order of edges."""
+    slide_of = {n.id: i for i, part in enumerate(parts, 1) for n in part.nodes}
+    marks: list[dict[Mark, None]] = [{} for _ in parts]
+    for e in model.edges:
+        a, b = slide_of.get(e.src), slide_of.get(e.dst)
+        if a is None or b is None or a == b:
+            continue
+        marks[a - 1][Mark(e.src, b, onward=True)] = None
+        marks[b - 1][Mark(e.dst, a, onward=False)] = None
+    return [tuple(m) for m in marks]
+
+
+def with_marks(dot: str, marks: tuple[Mark, ...], theme: str) -> str:
+    """`dot` with a note at each cut arrow: a dashed arrow from the node to "→ continues on
+    slide 3", or from "continued from slide 1 →" to it."""
+    if not marks:
+        return dot
+    th = THEMES.get(theme, THEMES["light"])
+    look = (
+        f"shape=plaintext style=solid fontsize={FONT_PT} fontcolor={dot_string(th.font)} "
+        f"class={dot_string('gv-continues')}"
+    )
+    lines = []
+    for i, m in enumerate(marks):
+        key = dot_string(f"continues_{i}")
+        lines.append(f"  {key} [label={dot_string(m.text)} {look}];")
+        ends = (dot_string(m.node), key) if m.onward else (key, dot_string(m.node))
+        lines.append(f"  {ends[0]} -> {ends[1]} [style=dashed color={dot_string(th.edge)}];")
+    head, sep, _ = dot.rstrip().rpartition("}")
+    return head + "\n".join(lines) + "\n}\n" if sep else dot
+
 
 _FONT = re.compile(r'"(?:[^"\\]|\\.)*"|\bfontsize=[0-9.]+|POINT-SIZE="[0-9.]+"')
 
@@ -139,9 +191,11 @@ def slide_dot(
     caption: str | None,
     columns: int,
     wrap: int = WRAPS[0],
+    marks: tuple[Mark, ...] = (),
 ) -> str:
     """A slide's DOT: `model` drawn in `options`' direction, theme and colouring, its
-    legend (options.legend) below it in `columns` columns."""
+    legend (options.legend) below it in `columns` columns; `marks`: where an arrow leaves
+    for another slide or comes from one (a split graph)."""
     fills, by_device, note = coloring(model, options.color)
     title = " ".join(t for t in (note, caption) if t) or None
     look = replace(DEFAULT_DRAWING, rankdir=options.rankdir, theme=options.theme, legend=False)
@@ -153,6 +207,7 @@ def slide_dot(
         by_device=by_device,
         wrap=wrap,
     )
+    dot = with_marks(dot, marks, options.theme)
     # No theme's own aspect (the lecture theme's 16:9 ratio leaves out the legend below).
     dot = with_graph_attrs(one_font_size(dot), f"pad={PAD_PT / 72:.4f} ratio=auto")
     if options.legend:
@@ -179,12 +234,12 @@ def layout_size(dot: str, fmt: str, limits: RenderLimits | None) -> tuple[float,
     return float(m.group(3)), float(m.group(4))
 
 
-def _slide(model, options: DrawOptions, wrap, caption, fmt, limits) -> Slide:
+def _slide(model, options: DrawOptions, wrap, caption, fmt, limits, marks=()) -> Slide:
     """The slide of `model` drawn as `options` say, lines wrapped at `wrap`, the legend's
     columns chosen to fit."""
     columns = 5
     if options.legend:
-        plain = slide_dot(model, replace(options, legend=False), None, 5, wrap)
+        plain = slide_dot(model, replace(options, legend=False), None, 5, wrap, marks)
         w, h = layout_size(plain, fmt, limits)
         cut = any(e.kind != "data" for e in model.edges)
 
@@ -193,13 +248,13 @@ def _slide(model, options: DrawOptions, wrap, caption, fmt, limits) -> Slide:
             return _fits_better(max(w, lw), h + lh)
 
         columns = max((5, 3, 2, 1), key=scale)
-    dot = slide_dot(model, options, caption, columns, wrap)
+    dot = slide_dot(model, options, caption, columns, wrap, marks)
     return Slide(dot, *layout_size(dot, fmt, limits))
 
 
-def _best(model, options: DrawOptions, caption, fmt, limits) -> tuple[Slide, str]:
+def _best(model, options: DrawOptions, caption, fmt, limits, marks=()) -> tuple[Slide, str]:
     drawn = [
-        (_slide(model, replace(options, rankdir=r), w, caption, fmt, limits), r)
+        (_slide(model, replace(options, rankdir=r), w, caption, fmt, limits, marks), r)
         for r in RANKDIRS
         for w in WRAPS
     ]
@@ -282,8 +337,9 @@ def plan(
     deck = Deck([slide], rankdir, depth)
     while 2 <= k <= most:
         parts = bands(folded, k)
+        cut = continuations(folded, parts)
         drawn = [
-            _best(part, options, f"part {i} of {len(parts)}", fmt, limits)
+            _best(part, options, f"part {i} of {len(parts)}", fmt, limits, cut[i - 1])
             for i, part in enumerate(parts, 1)
         ]
         deck = Deck([s for s, _ in drawn], drawn[0][1], depth)

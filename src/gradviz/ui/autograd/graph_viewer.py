@@ -19,6 +19,7 @@ from gradviz.graph.collapse import call_depths, fold_calls
 from gradviz.graph.interactive import asset, viewer_html
 from gradviz.graph.model import DrawOptions, GraphModel
 from gradviz.graph.render import RenderUnavailable, dot_available
+from gradviz.graph.walkthrough import flow
 from gradviz.program.results.trace import Trace
 from gradviz.util.mdtext import code
 
@@ -155,6 +156,7 @@ def _page(
         if folds.get("source") != _digest(trace.source):
             depths = call_depths(model)
             folds = {"calls": [], "depth": None, "max_depth": max(depths.values(), default=0)}
+    record = trace.backward[-1] if trace.backward else None
     return viewer_html(
         model,
         svg,
@@ -164,6 +166,7 @@ def _page(
         remember=remember,
         folds=folds,
         focus=focus,
+        flow=flow(model, record, focus),
     )
 
 

@@ -1,0 +1,162 @@
+"""Real browser: the backward walk-through's gradient travels along the graph's edges. A step
+under the graph draws a dot moving along each edge from the step's function back to the
+inputs it gives a gradient (the edge marked while it moves), then marks those inputs and
+writes the gradient beside the edge; with reduced motion asked for, no dot, only the marks.
+And the viewer's toolbar keeps to one line at 1024 and 1400 px."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gradviz.graph.render import dot_available
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not dot_available(), reason="Graphviz `dot` not installed"),
+]
+
+# Where a picture of a step mid-way and of the toolbar goes (none unless asked for).
+PICTURES = os.environ.get("GRADVIZ_E2E_PICTURES")
+
+BACKWARD_DRAWN_JS = """() => [...document.querySelectorAll('iframe.gv-frame')].some(f => {
+  const m = f.srcdoc && f.srcdoc.match(/id="gv-data">([\\s\\S]*?)<\\/script>/);
+  if (!m) return false;
+  const d = JSON.parse(m[1]);
+  return Object.values(d.nodes).some(n => n.t && n.t.name === 'x' && n.t.grad);
+})"""
+
+# Every frame records each dot added to its drawing and the edge it was added to.
+WATCH_DOTS = """(() => {
+  window.__gvDots = [];
+  new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((n) => {
+    if (n.nodeType === 1 && n.classList.contains('gv-flow-dot')) {
+      const g = n.parentNode, title = g && g.querySelector('title');
+      window.__gvDots.push([title ? title.textContent : '', g.classList.contains('gv-flowing')]);
+    }
+  }))).observe(document, { childList: true, subtree: true });
+})();"""
+
+# The shown frame's viewer document: (ready, flowed edges, dots now, dots seen, received, grads).
+STATE_JS = """() => {
+  const f = [...document.querySelectorAll('iframe.gv-frame')].find(f => f.offsetParent);
+  const doc = f && f.contentDocument;
+  if (!doc || !doc.body) return null;
+  const title = (g) => g.querySelector('title').textContent;
+  return {
+    focus: (JSON.parse(doc.getElementById('gv-data').textContent).focus),
+    ready: doc.body.dataset.gvReady === '1',
+    flowed: doc.body.dataset.gvFlowed || null,
+    dots: doc.querySelectorAll('.gv-flow-dot').length,
+    flowing: [...doc.querySelectorAll('g.edge.gv-flowing')].map(title),
+    seen: f.contentWindow.__gvDots || null,
+    received: [...doc.querySelectorAll('g.node.gv-received')].map(title),
+    grads: [...doc.querySelectorAll('text.gv-flow-grad')].map(t => t.textContent),
+  };
+}"""
+
+
+def _open(browser, app_server, size, reduced: bool):
+    context = browser.new_context(
+        viewport={"width": size[0], "height": size[1]},
+        reduced_motion="reduce" if reduced else "no-preference",
+    )
+    context.add_init_script(WATCH_DOTS)
+    page = context.new_page()
+    page.goto(app_server + "/", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Run backward").click()
+    page.wait_for_function(BACKWARD_DRAWN_JS, timeout=90_000)
+    return page
+
+
+def _step_ahead(page, k: int, focus: str) -> None:
+    page.locator(".st-key-step_ahead button").first.click()
+    page.get_by_text(f"Walk-through step {k} of 5").first.wait_for(timeout=60_000)
+    page.wait_for_function(
+        f"() => {{ const s = ({STATE_JS})(); return s && s.focus === '{focus}' && s.ready; }}",
+        timeout=60_000,
+    )
+
+
+def _arrived(page, edge: str) -> dict:
+    page.wait_for_function(
+        f"() => {{ const s = ({STATE_JS})(); return s && s.flowed === '{edge}'; }}",
+        timeout=30_000,
+    )
+    return page.evaluate(STATE_JS)
+
+
+def test_a_step_sends_its_gradient_along_the_edge_to_its_input(browser, app_server):
+    page = _open(browser, app_server, (1400, 900), reduced=False)
+    try:
+        # step 1: MeanBackward0 (f0) gives c (t3) its gradient, along the edge c -> mean
+        _step_ahead(page, 1, "f0")
+        if PICTURES:  # mid-way, if the machine is quick enough to catch it
+            page.screenshot(path=os.path.join(PICTURES, "viewer-flow-step.png"))
+        state = _arrived(page, "t3->f0")
+        assert state["seen"], "the viewer's frame was not watched"
+        assert {edge for edge, _ in state["seen"]} == {"t3->f0"}
+        assert all(flowing for _, flowing in state["seen"])  # the edge marked while it moves
+        assert state["dots"] == 0 and state["flowing"] == []  # gone once it arrived
+        assert state["received"] == ["t3"]
+        assert state["grads"] == ["grad [0.3333, 0.3333, 0.3333]"]
+        # step 2: AddBackward0 (f1) passes it on to b (t2)
+        _step_ahead(page, 2, "f1")
+        state = _arrived(page, "t2->f1")
+        assert {edge for edge, _ in state["seen"]} == {"t2->f1"}
+        assert state["dots"] == 0 and state["received"] == ["t2"]
+    finally:
+        page.context.close()
+
+
+def test_with_reduced_motion_a_step_marks_the_input_without_moving(browser, app_server):
+    page = _open(browser, app_server, (1400, 900), reduced=True)
+    try:
+        _step_ahead(page, 1, "f0")
+        state = _arrived(page, "t3->f0")
+        assert state["seen"] == []  # no dot was ever drawn
+        assert state["flowing"] == [] and state["received"] == ["t3"]
+        assert state["grads"] == ["grad [0.3333, 0.3333, 0.3333]"]
+    finally:
+        page.context.close()
+
+
+# The toolbar's controls: [tag, top, bottom, left, right] each, and the bar's own box.
+BAR_JS = """() => {
+  const f = [...document.querySelectorAll('iframe.gv-frame')].find(f => f.offsetParent);
+  const doc = f && f.contentDocument;
+  if (!doc || !doc.body || doc.body.dataset.gvReady !== '1') return null;
+  const bar = doc.getElementById('gv-bar').getBoundingClientRect();
+  const controls = [...doc.querySelectorAll('#gv-bar button, #gv-bar input, #gv-bar select')]
+    .filter(e => e.offsetParent)
+    .map(e => { const b = e.getBoundingClientRect();
+      return [e.id || e.tagName, b.top + b.height / 2, b.left, b.right]; });
+  return { bar: [bar.left, bar.right, bar.height], controls: controls };
+}"""
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1400, 900)])
+def test_the_toolbar_is_one_line(browser, app_server, size):
+    page = _open(browser, app_server, size, reduced=True)
+    try:
+        page.wait_for_function(f"() => ({BAR_JS})() !== null", timeout=60_000)
+        seen = page.evaluate(BAR_JS)
+        controls = seen["controls"]
+        names = [c[0] for c in controls]
+        for wanted in ("gv-zoom-in", "gv-zoom-out", "gv-fit", "gv-reset", "gv-search"):
+            assert wanted in names, seen
+        middles = {round(c[1]) for c in controls}
+        assert max(middles) - min(middles) <= 2, seen  # one row
+        left, right, height = seen["bar"]
+        assert all(left - 1 <= c[2] and c[3] <= right + 1 for c in controls), seen
+        assert height < 40, seen
+        frame = page.frame_locator("iframe.gv-frame").first
+        if "gv-colour" not in names:  # moved into the menu: there, and it works
+            frame.locator("#gv-more").click()
+            frame.locator("#gv-colour").select_option("gradient")
+            assert "mean gradient" in frame.locator("#gv-legend").inner_text()
+        if PICTURES:
+            page.screenshot(path=os.path.join(PICTURES, f"viewer-toolbar-{size[0]}.png"))
+    finally:
+        page.context.close()
