@@ -7,6 +7,7 @@ And the viewer's toolbar keeps to one line at 1024 and 1400 px."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ pytestmark = [
 
 # Where a picture of a step mid-way and of the toolbar goes (none unless asked for).
 PICTURES = os.environ.get("GRADVIZ_E2E_PICTURES")
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "walkthrough.png"
 
 BACKWARD_DRAWN_JS = """() => [...document.querySelectorAll('iframe.gv-frame')].some(f => {
   const m = f.srcdoc && f.srcdoc.match(/id="gv-data">([\\s\\S]*?)<\\/script>/);
@@ -106,6 +108,9 @@ def test_a_step_sends_its_gradient_along_the_edge_to_its_input(browser, app_serv
         state = _arrived(page, "t2->f1")
         assert {edge for edge, _ in state["seen"]} == {"t2->f1"}
         assert state["dots"] == 0 and state["received"] == ["t2"]
+        page.mouse.move(0, 0)  # no button's tooltip over README's picture of a step
+        page.wait_for_timeout(400)
+        page.locator("iframe.gv-frame:visible").first.screenshot(path=str(SCREENSHOT))
     finally:
         page.context.close()
 
@@ -158,5 +163,21 @@ def test_the_toolbar_is_one_line(browser, app_server, size):
             assert "mean gradient" in frame.locator("#gv-legend").inner_text()
         if PICTURES:
             page.screenshot(path=os.path.join(PICTURES, f"viewer-toolbar-{size[0]}.png"))
+    finally:
+        page.context.close()
+
+
+def test_the_step_buttons_are_in_view_with_the_whole_frame(browser, app_server):
+    # 1400x900, the page unscrolled: the frame leaves room for the walk-through's row under it
+    page = _open(browser, app_server, (1400, 900), reduced=True)
+    try:
+        button = page.locator(".st-key-step_ahead button").first
+        button.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)  # the frame fits the window on the next frame
+        assert page.evaluate("window.scrollY") == 0
+        frame = page.locator("iframe.gv-frame:visible").first.bounding_box()
+        box = button.bounding_box()
+        assert frame["y"] >= 0 and box["y"] > frame["y"] + frame["height"], (frame, box)
+        assert box["y"] + box["height"] <= 900, box  # clicking it needs no scroll
     finally:
         page.context.close()

@@ -16,8 +16,9 @@ export default function (component) {
     frame.style.border = "0";
     parentElement.appendChild(frame);
   }
-  // The frame fits the window below where it starts on the page (at the page's top), between
-  // data.min_height and data.height: a 900 px window shows it whole with the page unscrolled.
+  // The frame fits the window below where it starts on the page (at the page's top), less
+  // data.below (the controls under it), between data.min_height and data.height: a 900 px
+  // window shows it whole, and the walk-through's buttons under it, with the page unscrolled.
   // While hidden (another tab open) it has no place to measure: measured once shown.
   const fitHeight = () => {
     const box = parentElement.getBoundingClientRect();
@@ -25,7 +26,7 @@ export default function (component) {
     let up = parentElement.parentElement;
     while (up && up !== document.body && !(up.scrollTop > 0)) { up = up.parentElement; }
     const top = box.top + (up && up !== document.body ? up.scrollTop : window.scrollY);
-    const room = Math.floor(window.innerHeight - top - 12);
+    const room = Math.floor(window.innerHeight - top - 12 - (data.below || 0));
     frame.style.height = Math.max(data.min_height || 0, Math.min(data.height, room)) + "px";
   };
   if (!frame.style.height) { frame.style.height = data.height + "px"; }

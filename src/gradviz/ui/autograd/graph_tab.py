@@ -33,10 +33,12 @@ def tab(
     highlight: str | None,
     picture: str | None,
     controls=None,
+    controls_px: int = 0,
 ) -> None:
     """The tab: the viewer draws `dot`; the plain picture is `picture` (the same drawing, or
     one without gradients while a quiz hides them); `controls()` draws what sits right under
-    the drawing (the walk-through's step buttons)."""
+    the drawing (the walk-through's step buttons), `controls_px` high: the viewer's frame
+    leaves that much of the window below it, so the buttons are in view with the graph."""
     n_nodes = len(trace.graph.nodes) if trace.graph else 0
     if dot is None:
         st.info("torchviz draws only tensors that autograd tracks; nothing here requires grad yet.")
@@ -61,7 +63,9 @@ def tab(
                 refused.append(exc)
                 raise
 
-        if graph_viewer.wanted() and graph_viewer.show(trace, dot, options, svg_of, highlight):
+        if graph_viewer.wanted() and graph_viewer.show(
+            trace, dot, options, svg_of, highlight, below=controls_px
+        ):
             if controls is not None:
                 controls()
             with st.expander("Plain picture (if the viewer does not load)"):

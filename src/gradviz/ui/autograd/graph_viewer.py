@@ -194,10 +194,18 @@ def download(trace: Trace, dot: str | None, options: DrawOptions, svg_of) -> Non
     )
 
 
-def show(trace: Trace, dot: str, options: DrawOptions, svg_of, focus: str | None = None) -> bool:
+def show(
+    trace: Trace,
+    dot: str,
+    options: DrawOptions,
+    svg_of,
+    focus: str | None = None,
+    below: int = 0,
+) -> bool:
     """Draw the viewer for `dot` (drawn with `options`; its SVG from `svg_of(dot)`, the
-    page's drawing cache), the node `focus` (the walk-through's step) in view; False when it
-    cannot be drawn here (no Graphviz, or a graph over the limits)."""
+    page's drawing cache), the node `focus` (the walk-through's step) in view, leaving
+    `below` pixels of the window under the frame (for the controls drawn there); False when
+    it cannot be drawn here (no Graphviz, or a graph over the limits)."""
     if not dot_available():
         return False
     try:
@@ -220,6 +228,7 @@ def show(trace: Trace, dot: str, options: DrawOptions, svg_of, focus: str | None
             "page": page,
             "height": VIEWER_HEIGHT,
             "min_height": VIEWER_MIN_HEIGHT,
+            "below": below,
             "digest": digest,
         },
         height="content",  # the frame's own: it fits the window (graph/assets/bridge.js)

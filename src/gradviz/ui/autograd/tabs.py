@@ -59,7 +59,13 @@ def graph_and_tabs(trace: Trace, source: str, whole: Trace) -> None:
     )
     with tabs[0]:
         graph_tab.tab(
-            shown, source, dot, highlight, picture, lambda: _step_buttons(record, plain.graph)
+            shown,
+            source,
+            dot,
+            highlight,
+            picture,
+            lambda: _step_buttons(record, plain.graph),
+            STEP_ROW_PX if record and record.steps else 0,
         )
     if tabs[1].open:
         with tabs[1]:
@@ -116,6 +122,9 @@ def step_name(step, graph) -> str:
         if info is not None and info.name:
             return f"{fn} ({info.name} = {info.expr})" if info.expr else f"{fn} ({info.name})"
     return fn
+
+
+STEP_ROW_PX = 64  # the step buttons' row under the viewer, with the gap above it
 
 
 def _move_step(by: int, last: int) -> None:
