@@ -95,3 +95,17 @@ def test_a_given_gradient_s_own_graph_is_not_marked():
     assert graph.node(producer).made_by is None  # u's MulBackward0: the program's
     g = next(n for n in graph.nodes if n.tensor and graph.tensor_info(n.tensor).name == "g")
     assert g.made_by == 1
+
+
+def test_a_loop_of_create_graph_passes_notes_a_bounded_number_of_them():
+    trace = _run(
+        "w = torch.tensor(1.5, requires_grad=True)\n"
+        "for i in range(60):\n"
+        "    y = (w * 3) ** 2\n"
+        "    (g,) = torch.autograd.grad(y, w, create_graph=True)\n"
+        "    (g * g).backward()\n"
+    )
+    assert trace.calls.count == 120
+    graph = trace.at_call(None).graph  # the last pair: g's graph, built by call 119
+    assert {n.made_by for n in graph.nodes} - {None} == {119}
+    assert all(r.create_graph == (i % 2 == 0) for i, r in enumerate(trace.backward))

@@ -26,6 +26,9 @@ from gradviz.graph.record import Binding
 # Nodes one run marks at most: a loop that takes a gradient penalty each pass marks its
 # first passes' nodes; the marks hold the nodes (and what they saved) alive.
 MAX_MARKED = 20_000
+# create_graph=True passes one run notes at most: each holds its output and gradients (and
+# so their graphs) until the run ends
+MAX_PASSES = 32
 
 
 @dataclass
@@ -85,7 +88,7 @@ def note_built(
     """Mark the nodes that create_graph=True pass `number` (from `output`, through `fns`)
     built for its gradients (`result`: autograd.grad's, of `inputs`; None for backward())."""
     gradients = gradients_of(result, fns, inputs)
-    if not gradients:
+    if not gradients or len(built.passes) >= MAX_PASSES:
         return
     known = {id(fn) for fn in fns} | set(registry.ids) | set(built.nodes)
     given = grad_outputs if isinstance(grad_outputs, list | tuple) else [grad_outputs]
