@@ -86,3 +86,15 @@ def test_the_summary_says_what_the_picture_shows():
     steps = call.backward[0].steps
     where = [drawing.step_graph(s.node, call.graph) for s in steps]
     assert where == ["gradient's graph (made by backward call 1)"] * 3 + ["program's graph"]
+
+
+def test_the_call_that_built_the_gradient_s_graph_says_what_it_did():
+    trace, _ = _last_call(SECOND)
+    first = trace.at_call(1)  # autograd.grad's own call: x, y and y's PowBackward0
+    assert not drawing.marked(first.graph)
+    note = drawing.building_note(first.graph, first.backward)
+    assert note is not None and "create_graph=True" in note
+    last = trace.at_call(None)
+    assert drawing.building_note(last.graph, last.backward) is None  # summary says it there
+    plain, _ = _last_call(FIRST_ONLY)
+    assert drawing.building_note(plain.graph, plain.backward) is None

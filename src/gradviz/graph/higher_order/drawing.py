@@ -138,5 +138,17 @@ def summary(model: GraphModel, records: list[BackwardRecord] | None = None) -> s
     )
 
 
+def building_note(model: GraphModel, records: list[BackwardRecord]) -> str | None:
+    """For a backward call that ran with create_graph=True whose drawing shows none of what
+    it built (its own call's graph: the gradient comes after it), what it did; else None."""
+    if marked(model) or not any(r.create_graph for r in records):
+        return None
+    return (
+        "This backward ran with create_graph=True: autograd recorded how it computed the "
+        "gradient, so the gradient has a graph of its own (drawn in orange with a later "
+        "backward call through it) and can be differentiated again."
+    )
+
+
 def _built_ids(model: GraphModel) -> set[str]:
     return {n.id for n in model.nodes if n.made_by is not None}

@@ -16,7 +16,7 @@ def notes(trace: Trace) -> None:
     if graph is None:
         return
     name_notes(trace)
-    second = built.summary(graph, trace.backward)
+    second = built.summary(graph, trace.backward) or built.building_note(graph, trace.backward)
     if second:
         st.caption(escape(second))
     kinds = {e.kind for e in graph.edges}
