@@ -11,6 +11,7 @@ import re
 from gradviz.graph.dot import to_dot
 from gradviz.graph.higher_order import drawing
 from gradviz.graph.interactive import viewer_data
+from gradviz.graph.walkthrough import frames
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
 
@@ -98,3 +99,12 @@ def test_the_call_that_built_the_gradient_s_graph_says_what_it_did():
     assert drawing.building_note(last.graph, last.backward) is None  # summary says it there
     plain, _ = _last_call(FIRST_ONLY)
     assert drawing.building_note(plain.graph, plain.backward) is None
+
+
+def test_the_walk_through_frames_name_the_gradient_s_graph():
+    _, call = _last_call(SECOND)
+    dots = frames(call.graph, call.backward[0])
+    titles = [re.search(r'graph \[label="([^"]*)"', d).group(1) for d in dots]
+    made = "(in the gradient's graph, made by backward call 1)"
+    assert [made in t for t in titles] == [True, True, True, False, False]
+    assert all('subgraph "cluster_built_1"' in d for d in dots)
