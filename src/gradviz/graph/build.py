@@ -227,6 +227,35 @@ def _places(record: RunRecord, model: GraphModel, bound: dict[str, Binding]) -> 
     return _Places(output_slot, leaf_node, functions)
 
 
+def _built_by(record: RunRecord, fn) -> int | None:
+    """The backward call whose create_graph=True pass built an autograd node, if one did."""
+    entry = record.built_by.get(id(fn)) if fn is not None else None
+    return entry[1] if entry is not None and entry[0] is fn else None
+
+
+def _gradient_edges(
+    record: RunRecord, model: GraphModel, tensor_node: dict[int, str], node_of_fn: dict[str, str]
+) -> list[GraphEdge]:
+    """From the tensor a create_graph=True pass ran from to each gradient it made (the
+    gradient's node, or the last node of its graph when no name holds it), labelled
+    dy/dx: the second graph hangs off the first."""
+    out = []
+    for built in record.built_passes:
+        src = tensor_node.get(id(built.output))
+        if src is None:
+            continue
+        for wrt, grad in built.gradients:
+            dst = tensor_node.get(id(grad)) or node_of_fn.get(
+                record.registry.ids.get(id(grad.grad_fn), "")
+            )
+            if dst is None or dst == src:
+                continue
+            a, b = model.tensor_info(src), model.tensor_info(tensor_node.get(id(wrt)))
+            label = f"d{a.name}/d{b.name}" if a and b else "gradient"
+            out.append(GraphEdge(src, dst, kind="gradient", label=label))
+    return out
+
+
 def _module_of(record: RunRecord, fn) -> str | None:
     """The layer call (ModuleCall.id) that made an autograd node, if one did."""
     entry = record.fn_modules.get(id(fn))
@@ -281,6 +310,7 @@ def _add_functions(
                 # not recorded: made while every tensor was still on the CPU
                 device=record.fn_devices.get(id(fn), (None, "cpu"))[1],
                 module=_module_of(record, fn),
+                made_by=_built_by(record, fn),
             )
         )
     return node_of_fn
@@ -318,6 +348,7 @@ def _tensor_nodes(
                 tensor=info.id,
                 device=info.device,
                 module=places.leaf_module.get(info.id),
+                made_by=_built_by(record, bound[info.id].grad_fn),
             )
         )
     return tensor_nodes
@@ -393,6 +424,8 @@ def build_graph(
     model.edges = _edges(record, model, places, node_of_fn)
     tensor_node = {id(b.tensor): tid for tid, b in bound.items()}
     model.edges += cut_edges(record, tensor_node, node_of_fn)
+    if record.built_passes:
+        model.edges += _gradient_edges(record, model, tensor_node, node_of_fn)
     model.modules = _module_calls(record, model)
     # 7. Backward steps point at graph nodes.
     for done in record.backward:

@@ -7,6 +7,7 @@ import warnings
 
 from torchviz import make_dot
 
+from gradviz.graph.higher_order.drawing import COLORS
 from gradviz.graph.record import RunRecord
 
 # torchviz 0.0.3 (the latest) compares torch versions with distutils' LooseVersion on every
@@ -42,4 +43,20 @@ def classic_dot(record: RunRecord) -> str | None:
         dot = make_dot(roots if len(roots) > 1 else roots[0], params=params)
     except (RuntimeError, RecursionError):
         return None
-    return dot.source
+    return _mark_built(dot.source, record) if record.built_by else dot.source
+
+
+def _mark_built(source: str, record: RunRecord) -> str:
+    """torchviz's DOT with the nodes a create_graph=True backward built (a gradient's own
+    graph) in orange, as gradviz's drawing marks them (make_dot names a node by its id)."""
+    head, sep, _ = source.rstrip().rpartition("}")
+    if not sep:
+        return source
+    border, fill, _ = COLORS["light"]
+    marks = [
+        f'\t"{key}" [fillcolor="{fill}" color="{border}" penwidth=2 '
+        f'tooltip="made by backward call {number} (create_graph=True)"]\n'
+        for key, (_fn, number) in record.built_by.items()
+        if f"\t{key} [" in head
+    ]
+    return head + "".join(marks) + "}\n"

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gradviz.devices.info import device_label
+from gradviz.graph.higher_order import drawing as built
 from gradviz.graph.model import (
     COLORS,
     DEFAULT_DRAWING,
@@ -336,6 +337,7 @@ def to_dot(
     depth = options.module_depth
     depth = depth if depth is not None else (1 if compact else MAX_CLUSTER_DEPTH)
     body = _clusters(model, lines, th, theme, depth)
+    body = built.clustered(model, body, lines, theme) if built.marked(model) else body
     if compact and not any(line.lstrip().startswith("subgraph ") for line in body):
         spacing += " " + BIG_RANKING
     out = [
@@ -348,7 +350,9 @@ def to_dot(
     out.extend(_edge_lines(model, th, theme))
     if options.legend and model.nodes:
         keys = _legend(th, theme)
-        if any(e.kind != "data" for e in model.edges):
+        if built.marked(model):
+            keys.insert(-1, built.legend_line(theme, THEME_FONT.get(theme, 10) - 1))
+        if any(e.kind not in ("data", "gradient") for e in model.edges):
             keys.insert(
                 -1,
                 f'    "legend_cut" [label={_q(CUT_TEXT)} shape=plaintext fontsize=9 '
@@ -396,6 +400,8 @@ def _edge_lines(model: GraphModel, th: Theme, theme: str) -> list[str]:
                 f"style=bold penwidth=2.5 fontname=Helvetica fontsize=9 {edge_label}={_q('copy ' + e.copy)} "
                 f'tooltip={_q("a copy between devices: " + e.copy)} class="copy"];'
             )
+        elif e.kind == "gradient":
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{built.edge_attrs(e, theme, edge_label)}];")
         elif e.kind != "data":
             out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{_cut_attrs(e, th, edge_label)}];")
         else:
@@ -430,7 +436,8 @@ def _node_line(node: GraphNode, model: GraphModel, look: _Look) -> str:
         attrs["label"] = _function_label(node, show_saved=look.show_saved)
         attrs["fontsize"] = str(THEME_FONT.get(theme, 11) - 1)
     attrs["fillcolor"] = _q(look.fills.get(node.id) or _fill(th, node.role))
-    attrs["tooltip"] = _q(node.rule or ROLE_TEXT.get(node.role, node.role))
+    attrs["tooltip"] = _q(built.tooltip(node, node.rule or ROLE_TEXT.get(node.role, node.role)))
+    attrs.update(built.node_attrs(node, theme))
     if look.by_device and node.device:
         attrs["color"] = _q(device_color(node.device, theme))
         attrs["penwidth"] = "3" if node.device != "cpu" else "1.5"

@@ -17,6 +17,7 @@ import re
 from importlib import resources
 
 from gradviz.graph.dot import ROLE_TEXT, THEMES
+from gradviz.graph.higher_order import drawing as built
 from gradviz.graph.model import GraphModel, GraphNode, TensorInfo
 from gradviz.util.mdtext import html_text
 
@@ -102,7 +103,8 @@ def _tensor(info: TensorInfo) -> dict:
 
 def _node(node: GraphNode, model: GraphModel) -> dict:
     info = model.tensor_info(node.tensor)
-    return {
+    made = {"made_by": node.made_by} if node.made_by is not None else {}
+    return made | {
         "id": node.id,
         "kind": node.kind,
         "role": node.role,
@@ -160,7 +162,10 @@ def viewer_data(
         },
         "source": source,
         # the classic view (torchviz's nodes) has no roles of gradviz's to explain
-        "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT] if model.nodes else [],
+        "roles": [[ROLE_TEXT[r], getattr(th, r)] for r in ROLE_TEXT]
+        + built.legend_entry(model, theme)
+        if model.nodes
+        else [],
         "collapse_over": COLLAPSE_OVER,
         "lod_zoom": LOD_ZOOM if len(model.nodes) > COLLAPSE_OVER else 0,
         "quiz": quiz,

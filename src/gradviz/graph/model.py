@@ -62,6 +62,8 @@ class BackwardRecord:
     steps: list[BackwardStep] = field(default_factory=list)
     # leaves whose .grad already held a gradient: this pass adds to it (no zero_grad())
     accumulated: list[str] = field(default_factory=list)
+    # create_graph=True: the pass built a graph of its own for the gradients it made
+    create_graph: bool = False
 
 
 @dataclass
@@ -118,6 +120,10 @@ class GraphNode:
     shape: list[int] | None = None  # for unnamed leaves
     device: str | None = None  # where the tensor (or the function's output) lives
     module: str | None = None  # ModuleCall.id of the layer call that made it (its cluster)
+    # the backward call (1-based) whose create_graph=True pass made it: a node of a
+    # gradient's own graph (a higher-order gradient differentiates through it); None for
+    # a node the program's forward code made
+    made_by: int | None = None
 
 
 @dataclass
@@ -126,7 +132,9 @@ class GraphEdge:
     dst: str
     copy: str | None = None  # "cpu→cuda:0" where a value crosses devices (a copy)
     # "data": autograd's own; "cut": a detach()/no_grad result from the tensor it was made
-    # of; "input": a tensor that does not require grad into the function that used it
+    # of; "input": a tensor that does not require grad into the function that used it;
+    # "gradient": from the tensor a create_graph=True backward ran from to a gradient it made
+    # (the gradient's own graph was built by that pass)
     kind: str = "data"
     label: str | None = None  # "detached", "no_grad"
 

@@ -78,6 +78,9 @@ def frames(
     out = []
     for k, step in enumerate(steps, start=1):
         name = step.fn.split("::")[-1]
+        node = model.node(step.node)
+        if node is not None and node.made_by is not None:  # a gradient's own graph
+            name += f" (in the gradient's graph, made by backward call {node.made_by})"
         dot = to_dot(
             _so_far(model, record, arrived(model, record, k - 1)),
             look,

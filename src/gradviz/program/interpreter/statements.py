@@ -195,6 +195,8 @@ class Interpreter:
             state.fn_modules,
             state.inplace.snapshots,
             state.saved_before,
+            state.calls.built.nodes,
+            state.calls.built.passes,
         )
 
     # -- statements

@@ -21,6 +21,7 @@ from gradviz.graph.build import build_graph
 from gradviz.graph.model import BackwardRecord, ValueBudget
 from gradviz.graph.record import RunRecord, walk_graph
 from gradviz.graph.values import storable, tensor_values
+from gradviz.program.recording.higher_order import BuiltNodes, joined, unnamed_gradient
 from gradviz.program.results.calls import (
     MAX_STEP_PARAMETERS,
     BackwardCall,
@@ -113,6 +114,7 @@ class CallWatch:
         # copied once a pass, not at its call, before and after its step)
         self.copies: dict[int, tuple] = {}
         self.sharing = True
+        self.built = BuiltNodes()  # what create_graph=True passes built (higher_order)
 
     def aliased(self) -> None:
         """The program read a `.data`: a write through it leaves the version counter as it
@@ -155,19 +157,24 @@ class CallWatch:
             fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
         made = {id(fn) for fn in fns}
         leaves = {id(fn.variable) for fn in fns if hasattr(fn, "variable")}
+        extra, outputs = joined(self.built, fns) if self.built.passes else (set(), [])
+        made |= extra  # the graph a gradient came from, drawn with the gradient's own
+        tensors = {id(t) for t in outputs}
         if tensor.grad_fn is None and tensor.requires_grad:
             leaves.add(id(tensor))
         bindings, notes, grads, copies = [], {}, [], {}
         room = [CALL_VALUES]  # the leaves' numbers a call copies: what its result may carry
         for b in state.bindings:
             t = b.tensor
-            if t is tensor or (t.grad_fn is not None and id(t.grad_fn) in made):
+            if t is tensor or id(t) in tensors or (t.grad_fn is not None and id(t.grad_fn) in made):
                 bindings.append(b)
             elif id(t) in leaves:
                 bindings.append(b)
                 if id(t) not in notes:
                     notes[id(t)] = (self._hold(t, copies, room), hold(t.grad, room))
                     grads.append((b.name, notes[id(t)][1]))
+        start = unnamed_gradient(self.built, tensor, record, bindings) if extra else None
+        bindings += [start] if start is not None else []
         self.pending.append(
             _Pending(self.count, tuple(state.loops), record, bindings, notes, grads)
         )
@@ -243,6 +250,8 @@ class CallWatch:
             state.module_calls,
             state.fn_modules,
             saved_before=state.saved_before,
+            built_by=self.built.nodes,
+            built_passes=self.built.passes,
         )
         graph = build_graph(record, ValueBudget(CALL_TENSORS_WITH_VALUES, CALL_VALUES))
         seen: dict[int, object] = {}

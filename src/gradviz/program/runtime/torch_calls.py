@@ -22,6 +22,7 @@ from gradviz.program.allowlists import tables
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.object_sizes import hold, objects_made
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.recording import higher_order
 from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
@@ -268,7 +269,8 @@ class Library:
         """torch.autograd.grad(outputs, inputs, ...): the gradients of `outputs` with respect
         to `inputs`, returned rather than added to `.grad`; recorded step by step as a
         backward call is (walk-through, call picker). With create_graph=True the gradients
-        have a graph of their own, drawn with the rest."""
+        have a graph of their own, its nodes marked as built by this call
+        (gradviz.program.recording.higher_order)."""
         given = dict(zip(AUTOGRAD_GRAD_ARGUMENTS, args, strict=False))
         if len(args) > len(AUTOGRAD_GRAD_ARGUMENTS) or set(given) & set(kwargs):
             raise self.state.error("type", "torch.autograd.grad: too many arguments", node)
@@ -328,6 +330,7 @@ class Library:
         self.watch.done(record)
         self.state.backward.append(record)
         self.state.calls.backward(tensor, record, self.watch.fns)
+        higher_order.after_pass(self.state, record, tensor, result, args, kwargs, self.watch.fns)
         return result
 
 

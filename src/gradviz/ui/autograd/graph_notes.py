@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from gradviz.graph.higher_order import drawing as built
 from gradviz.program.results.trace import Trace
-from gradviz.util.mdtext import code
+from gradviz.util.mdtext import code, escape
 
 
 def notes(trace: Trace) -> None:
@@ -15,8 +16,11 @@ def notes(trace: Trace) -> None:
     if graph is None:
         return
     name_notes(trace)
+    second = built.summary(graph, trace.backward) or built.building_note(graph, trace.backward)
+    if second:
+        st.caption(escape(second))
     kinds = {e.kind for e in graph.edges}
-    if kinds - {"data"}:
+    if kinds - {"data", "gradient"}:
         st.caption(
             "Dashed arrows are not part of autograd's graph, and no gradient flows along "
             "them: *detached* and *no_grad* mark where the program cut the graph (a "

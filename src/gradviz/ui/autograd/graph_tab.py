@@ -8,6 +8,7 @@ import base64
 import streamlit as st
 
 from gradviz.graph.dot import ROLE_TEXT, THEMES
+from gradviz.graph.higher_order import drawing as built
 from gradviz.graph.render import RenderUnavailable, dot_available, graph_size
 from gradviz.program.results.trace import Trace
 from gradviz.services.cache import cached_bytes
@@ -75,7 +76,7 @@ def tab(
             if controls is not None:
                 controls()
         if options.view == "values":
-            _role_legend(options.theme)
+            _role_legend(options.theme, trace.graph is not None and built.marked(trace.graph))
         graph_notes.notes(trace)
         device_panel.legend(trace)
         if highlight:
@@ -129,13 +130,16 @@ def show_graph(dot: str, refused: RenderUnavailable | None = None) -> None:
     st.graphviz_chart(dot, width="stretch")
 
 
-def _role_legend(theme: str) -> None:
+def _role_legend(theme: str, second_order: bool = False) -> None:
     th = THEMES.get(theme, THEMES["light"])
+    keys = [(getattr(th, role), role, text) for role, text in ROLE_TEXT.items()]
+    if second_order:  # nodes a create_graph=True backward built (gradviz.graph.higher_order)
+        keys.append((built.COLORS.get(theme, built.COLORS["light"])[1], "built", built.BUILT_TEXT))
     parts = []
-    for role, text in ROLE_TEXT.items():
+    for fill, role, text in keys:
         border = "dashed" if role == "untracked" else "solid"
         parts.append(
-            f'<span style="background:{getattr(th, role)};color:{th.font};border:1px {border} '
+            f'<span style="background:{fill};color:{th.font};border:1px {border} '
             f'{th.border};padding:1px 6px;border-radius:6px;font-size:0.85em">{text}</span>'
         )
     st.markdown("Legend: " + " ".join(parts), unsafe_allow_html=True)

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from gradviz.graph.higher_order import drawing as built
 from gradviz.graph.model import DrawOptions
 from gradviz.graph.render import RenderUnavailable, dot_available, draw
 from gradviz.graph.rules import rule_for
@@ -189,12 +190,16 @@ def _walk_through(record, graph) -> None:
             f"upstream: {code(', '.join(step.upstream))} → gradients for inputs: "
             f"{code(', '.join(step.produced) or '(into .grad)')}"
         )
+    second = graph is not None and built.marked(graph)
+    if second:
+        st.caption(escape(built.summary(graph, [record])))
     table(
         [
             {
                 "": "▶" if s.index + 1 == k else "",
                 "step": s.index + 1,
                 "function": step_name(s, graph),
+                **({"graph": built.step_graph(s.node, graph)} if second else {}),
                 "rule": rule_for(s.fn),
                 "upstream": ", ".join(s.upstream),
                 "gradients out": ", ".join(s.produced),
