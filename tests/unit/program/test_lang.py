@@ -55,7 +55,7 @@ FORBIDDEN = [
     ("x = torch.ones(2)\ntorch.ones(2)[0] = 1\n", "forbidden", 2, 1, "named tensor"),
     # the constructs the language grew keep their own refusals
     ("import pandas as pd\n", "forbidden", 1, 1, "`pandas` is not available"),
-    ("from math import _e\n", "forbidden", 1, 1, "imported names beginning with `_`"),
+    ("from math import _e\n", "forbidden", 1, 18, "imported names beginning with `_`"),
     ("from torch import *\n", "forbidden", 1, 1, "name what you need"),
     ("import torch.nn as F\n", "forbidden", 1, 1, "cannot name torch.nn"),
     ("import math as print\n", "forbidden", 1, 1, "built-in name"),
