@@ -653,7 +653,7 @@ FUNCTIONS = [
     ),
     ("import-in-function", "def f():\n    import os\n    return os", "forbidden", "imports"),
     ("import-torch-hub", "import torch.hub as hub", "forbidden", "not available"),
-    ("from-torch-import-load", "from torch import load", "forbidden", "not a module"),
+    ("from-torch-import-load", "from torch import load", "name", "cannot write files"),
     ("import-builtins", "import builtins", "forbidden", "not available"),
     ("import-importlib", "import importlib", "forbidden", "not available"),
     ("import-alias-shadows-F", "import torch.nn as F", "forbidden", "cannot name"),
@@ -951,7 +951,7 @@ CLOCKS = [
     ("sleep-not-a-number", "import time\ntime.sleep('1')", "runtime", "number of seconds"),
     ("time-internals", "import time\nd = time.__dict__", "forbidden", "__dict__"),
     ("time-unlisted", "import time\ntime.process_time_ns()", "name", "process_time_ns"),
-    ("time-from-import", "from time import sleep\nsleep(100)", "forbidden", "import time"),
+    ("time-from-import", "from time import sleep\nsleep(100)", "runtime", "longer than this app"),
     ("time-rebind", "import time\ntime.sleep = print", "type", "can be assigned"),
 ]
 
@@ -2094,7 +2094,7 @@ OWN_NAMES_AND_FUNCTIONAL = [
     ("mangled-name", "class A:\n    def __init__(self):\n        self.__x = 1",
      "forbidden", UNDERSCORE, (3, 9)),
     ("private-keyword", "def f(**k):\n    return k\nf(_secret=1)", "forbidden", "keyword", (3, 3)),
-    ("private-import", "from torch.nn import _reduction", "forbidden", "imported name", (1, 1)),
+    ("private-import", "from torch.nn import _reduction", "forbidden", "imported name", (1, 22)),
     ("jacobian-forever", AF + "def f(t):\n    while True:\n        pass\njacobian(f, torch.ones(2))",
      "limit", "loop", (3, 5)),
     ("jacobian-huge-tensor", AF + "jacobian(lambda t: torch.ones(100000, 100000), torch.ones(2))",
@@ -2427,7 +2427,7 @@ IMPORTS_AND_DRAWS = [
         (1, 1),
     ),
     ("from-numpy-load", "from numpy import load", "name", "cannot read or write files", (1, 19)),
-    ("from-torch-load", "from torch import load", "name", "cannot write files", (1, 19)),
+    ("from-torch-hub", "from torch import hub", "name", "not available", (1, 19)),
     ("from-torch-save-as", "from torch import save as keep", "name", "cannot write files", (1, 19)),
     (
         "from-autograd-function",
