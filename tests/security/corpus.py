@@ -2427,6 +2427,14 @@ IMPORTS_AND_DRAWS = [
         (1, 1),
     ),
     ("from-numpy-load", "from numpy import load", "name", "cannot read or write files", (1, 19)),
+    (
+        "from-numpy-random-state",
+        "from numpy.random import RandomState, default_rng",
+        "name",
+        "not available",
+        (1, 26),
+    ),
+    ("from-numpy-ctypes", "from numpy import ctypeslib", "forbidden", "raw memory", (1, 19)),
     ("from-torch-hub", "from torch import hub", "name", "not available", (1, 19)),
     ("from-torch-save-as", "from torch import save as keep", "name", "cannot write files", (1, 19)),
     (

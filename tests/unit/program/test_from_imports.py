@@ -43,6 +43,10 @@ PROGRAMS = {
     "@dataclass\nclass Config:\n    sizes: List[int] = field(default_factory=list)\n"
     "    lr: float = 0.1\nprint(Config(), Config([2]).sizes)",
     "numpy-names": "from numpy import array, zeros\nprint(array([1, 2]), zeros(2))",
+    "numpy-submodules": "from numpy.random import default_rng\nfrom numpy.linalg import inv, norm\n"
+    "import numpy.random as npr\nfrom numpy import linalg\nrng = default_rng(0)\n"
+    "print(rng.random(2), npr.default_rng(1).integers(0, 5, 3), norm([3.0, 4.0]))\n"
+    "print(inv([[2.0, 0.0], [0.0, 4.0]]), linalg.det([[1.0, 2.0], [3.0, 4.0]]))",
 }
 
 
@@ -59,6 +63,8 @@ def test_from_imports_print_what_python_prints(name):
         ("from torch.nn import Linear, Modul", "name", 1, 30, ["`torch.nn.Modul`"]),
         ("from typing import Lst", "name", 1, 20, ["`typing.Lst`"]),
         ("from numpy import load", "name", 1, 19, ["cannot read or write files"]),
+        ("from numpy.linalg import eig", "name", 1, 26, ["`numpy.linalg.eig` is not"]),
+        ("from numpy.random import RandomState", "name", 1, 26, ["not available"]),
         ("from torch import save", "name", 1, 19, ["cannot write files"]),
         ("from torch.utils.data import *", "forbidden", 1, 1, ["name what you need"]),
         ("from os import path", "forbidden", 1, 1, ["`os` is not available"]),

@@ -51,6 +51,13 @@ def module_namespace(module: str) -> Namespace:
     return namespace if isinstance(namespace, Namespace) else Namespace(module, {})
 
 
+def numpy_part(numpy: Namespace, module: str) -> Namespace:
+    """numpy, numpy.random or numpy.linalg of the run's numpy namespace."""
+    for part in module.split(".")[1:]:
+        numpy = numpy.members[part]
+    return numpy
+
+
 def imported_name(state: RunState, source: Namespace, name: str, node: ast.AST):
     """`from <source> import <name>`: a class of torch's tables as a ClassRef (called, never
     kept), a function as a FunctionRef (as `loss = F.mse_loss` keeps it), anything else the

@@ -24,7 +24,7 @@ from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.generator_bodies import GeneratorBodies
-from gradviz.program.interpreter.imports import imported_name, module_namespace
+from gradviz.program.interpreter.imports import imported_name, module_namespace, numpy_part
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.plain_classes import PlainClasses, PlainInstance
@@ -258,8 +258,8 @@ class Interpreter:
         for module, bound in pairs:
             if module == "random":
                 value = self.random.namespace()
-            elif module == "numpy":
-                value = self.library.arrays.namespace()
+            elif module in ("numpy", "numpy.random", "numpy.linalg"):
+                value = numpy_part(self.library.arrays.namespace(), module)
             elif module == DATACLASS_IMPORT:
                 value = DATACLASS
             elif module == FIELD_IMPORT:
@@ -276,8 +276,8 @@ class Interpreter:
         source, _, name = path.rpartition(".")
         if source == "random":
             space = self.random.namespace()
-        elif source == "numpy":
-            space = self.library.arrays.namespace()
+        elif source.split(".")[0] == "numpy":
+            space = numpy_part(self.library.arrays.namespace(), source)
         else:
             space = module_namespace(source)
         node = next((a for a in getattr(stmt, "names", ()) if a.name == name), stmt)

@@ -173,6 +173,8 @@ IMPORTABLE = (
     "time",
     "random",
     "numpy",
+    "numpy.random",
+    "numpy.linalg",
     "typing",
 )
 # The names of `typing` a program may import, for annotations (read, never evaluated).
