@@ -2492,6 +2492,22 @@ IMPORTS_AND_DRAWS = [
         "methods (`def`) only",
         (3, 5),
     ),
+    ("annotation-call", "x: __import__('os') = 1", "forbidden", "annotation is made of", (1, 4)),
+    ("annotation-lambda", "x: (lambda: 1)() = 1", "forbidden", "annotation is made of", (1, 4)),
+    (
+        "annotated-value-open",
+        "from typing import Any\nf: Any = open('x', 'w')",
+        "name",
+        "cannot read or write files",
+        (2, 10),
+    ),  # fmt: skip
+    (
+        "annotated-attribute-target",
+        "import math\nmath.pi: float = 3",
+        "forbidden",
+        "annotated",
+        (2, 1),
+    ),  # fmt: skip
     ("rng-bit-generator", G + "s = rng.bit_generator.state", "type", "bit_generator", (3, 5)),
     (
         "rng-bit-generator-chained",

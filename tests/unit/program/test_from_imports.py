@@ -39,6 +39,10 @@ PROGRAMS = {
     "typing-annotations": "from typing import List, Optional, Tuple, Dict\n"
     "def first(xs: List[int], d: Optional[Dict[str, int]] = None) -> Tuple[int, int]:\n"
     "    return xs[0], len(xs)\nprint(first([4, 5]), List)",
+    "annotated-names": "from typing import List, Optional\nlosses: List[float] = []\n"
+    "best: Optional[float] = None\ndef step(x: float) -> float:\n    y: float = x * 2\n"
+    "    return y\nfor i in range(3):\n    losses.append(step(i))\n"
+    "count: int = len(losses)\nprint(losses, best, count)",
     "dataclass-typing": "from dataclasses import dataclass, field\nfrom typing import List\n"
     "@dataclass\nclass Config:\n    sizes: List[int] = field(default_factory=list)\n"
     "    lr: float = 0.1\nprint(Config(), Config([2]).sizes)",

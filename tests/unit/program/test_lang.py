@@ -51,7 +51,10 @@ FORBIDDEN = [
     ("(x := 1)\n", "forbidden", 1, 2, "walrus"),
     ("x = b'a'\n", "forbidden", 1, 5, "bytes"),
     ("x = 1j\n", "forbidden", 1, 5, "complex"),
-    ("x: int = 1\n", "forbidden", 1, 1, "annotated"),
+    ("x: int\n", "forbidden", 1, 1, "annotated"),
+    ("d = {}\nd['k']: int = 1\n", "forbidden", 2, 1, "annotated"),
+    ("x: f() = 1\n", "forbidden", 1, 4, "an annotation is made of"),
+    ("__x: int = 1\n", "forbidden", 1, 1, "underscore"),
     ("x = torch.ones(2)\ntorch.ones(2)[0] = 1\n", "forbidden", 2, 1, "named tensor"),
     # the constructs the language grew keep their own refusals
     ("import pandas as pd\n", "forbidden", 1, 1, "`pandas` is not available"),

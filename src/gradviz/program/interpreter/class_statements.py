@@ -127,10 +127,10 @@ class ClassStatements:
         return LayerRef.method(obj, name, args, kwargs, node)
 
     def field(self, stmt: ast.AnnAssign) -> None:
-        """`n_embd: int = 64` is a dataclass's field, read with its class (PlainClasses)."""
-        raise self.state.error(
-            "forbidden", "annotated assignments are a dataclass's fields only", stmt
-        )
+        """`losses: List[float] = []` binds the value as `=` does (the checker allows a plain
+        name with a value only); the annotation is never evaluated. A dataclass's fields
+        (`n_embd: int = 64`) are read with their class (PlainClasses), never run here."""
+        self.bind(stmt.target.id, self.evaluator.eval(stmt.value), stmt)
 
     def super_init(self, stmt: ast.Expr) -> None:
         """super().__init__(...): a plain class's base's __init__, or nn.Module's (no

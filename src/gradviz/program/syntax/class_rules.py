@@ -219,13 +219,25 @@ class ClassRules:
         return None
 
     def check_field(self, node: ast.AnnAssign) -> None:
-        if id(node) not in self.fields:
+        """A dataclass's field, or `losses: List[float] = []`: a plain name given a value
+        (the annotation, made of names, subscripts and `|`, is read, never evaluated)."""
+        if id(node) in self.fields:
+            return
+        if node.value is None or not isinstance(node.target, ast.Name):
             raise self.error(
                 "forbidden",
-                "annotated assignments (`x: int = 3`) are part of this language only as the "
-                "fields of a `@dataclass` class",
+                "an annotated assignment gives a plain name a value here (`losses: "
+                "list[float] = []`); without a value it is a `@dataclass` class's field only",
                 node,
             )
+        for part in ast.walk(node.annotation):
+            if not isinstance(part, ANNOTATION_NODES):
+                raise self.error(
+                    "forbidden",
+                    "an annotation is made of names, `a.b`, `A[B]` and `A | B` only",
+                    part,
+                )
+        self.check_new_name(node.target.id, node.target)
 
     def check_super(self, node: ast.Name) -> None:
         if id(node) not in self.supers:
