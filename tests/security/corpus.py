@@ -1709,7 +1709,7 @@ PLAIN_CLASSES = [
         "from dataclasses",
         (3, 2),
     ),
-    ("plain-annotation-outside", "x: int = 3", "forbidden", "dataclass", (1, 1)),
+    ("plain-annotation-outside", "x: int", "forbidden", "dataclass", (1, 1)),
     ("plain-annotation-plain-class", "class A:\n    x: int = 3", "forbidden", "dataclass", (2, 5)),
     (
         "plain-two-bases",
