@@ -26,6 +26,7 @@ from tests.security.corpus import (
     GREW,
     HARMLESS,
     HOSTILE,
+    IMPORTS_AND_DRAWS,
     NUMPY,
     OWN_NAMES_AND_FUNCTIONAL,
     PLAIN_CLASSES,
@@ -146,6 +147,17 @@ def test_plain_class_refusals_at_their_position(source, kind, words, where, seal
                          ids=[n[0] for n in NUMPY])  # fmt: skip
 def test_numpy_refusals_at_their_position(source, kind, words, where, sealed):
     """numpy's own random state is left alone too: a run draws from its own generator."""
+    before = np.random.get_state()[1].tobytes()
+    trace = run_program(source, RunOptions(backward="x"))
+    _assert_clear(trace.error, kind, words)
+    assert (trace.error.line, trace.error.col) == where, trace.error
+    assert np.random.get_state()[1].tobytes() == before
+
+
+@pytest.mark.parametrize(("source", "kind", "words", "where"), [n[1:] for n in IMPORTS_AND_DRAWS],
+                         ids=[n[0] for n in IMPORTS_AND_DRAWS])  # fmt: skip
+def test_import_and_generator_refusals_at_their_position(source, kind, words, where, sealed):
+    """from-imports, numpy's Generator and np.linalg: numpy's own random state untouched."""
     before = np.random.get_state()[1].tobytes()
     trace = run_program(source, RunOptions(backward="x"))
     _assert_clear(trace.error, kind, words)

@@ -72,3 +72,42 @@ def test_held_in_a_list_and_shown_as_numpy_shows_it():
 def test_numpy_seed_takes_one_integer():
     refused(N + "np.random.seed()", "type", 2, 1, "one integer")
     refused(N + "np.random.seed(1.5)", "type", 2, 1, "one integer")
+
+
+def test_an_unseeded_generator_draws_from_the_runs_seed():
+    before = np.random.get_state()[1].tobytes()
+    source = (
+        N
+        + "a = np.random.default_rng()\nb = np.random.default_rng()\nprint(a.random(2), b.random(2))"
+    )
+    first, again = printed(source, seed=1), printed(source, seed=1)
+    assert first == again != printed(source, seed=2)
+    x, y = first[0].split("] [")
+    assert x + "]" != "[" + y  # two unseeded generators: two streams
+    assert np.random.get_state()[1].tobytes() == before
+
+
+def test_a_generator_answers_its_draws_only():
+    rng = N + "rng = np.random.default_rng(0)\n"
+    refused(rng + "s = rng.bit_generator", "type", 3, 5, "no attribute `.bit_generator`")
+    err = refused(rng + "rng.normall(size=3)", "type", 3, 1, "no method `.normall`")
+    assert err.hint == "Did you mean `normal`?"
+    refused(rng + "rng.spawn(2)", "type", 3, 1, "no method `.spawn`")
+    refused(N + "np.random.default_rng(1.5)", "type", 2, 1, "integer seed")
+    refused(N + "np.random.default_rng(1, 2)", "type", 2, 1, "one seed")
+
+
+def test_draws_and_linalg_are_sized_before_they_run():
+    rng = N + "rng = np.random.default_rng(0)\n"
+    refused(rng + "rng.integers(0, 2, size=10**12)", "limit", 3, 1, "would allocate")
+    refused(rng + "rng.standard_normal((10**6, 10**6))", "limit", 3, 1, "would allocate")
+    refused(rng + "rng.choice(10**12, 3, replace=False)", "limit", 3, 1, "would allocate")
+    assert len(printed(rng + "print(rng.choice(10**12, 3))")[0].split()) == 3
+    big = N + "a = np.ones((3000, 3000))\n"
+    refused(big + "b = np.linalg.inv(a)", "limit", 3, 5, "floating-point operations")
+    refused(big + "d = np.linalg.det(a)", "limit", 3, 5, "floating-point operations")
+    refused(big + "x = np.linalg.solve(a, a)", "limit", 3, 5, "floating-point operations")
+
+
+def test_a_singular_matrix_is_numpys_error():
+    refused(N + "np.linalg.inv(np.array([[1.0, 2.0], [2.0, 4.0]]))", "runtime", 2, 1, "Singular")

@@ -120,6 +120,30 @@ PROGRAMS = {
     "print(np.float32(0.1) + 0.2, np.int64(7) / 2, 3 - np.float64(0.5))\n"
     "x = np.float64(2.0)\nx += 1\nprint(x, repr(x), max(a), min(a), sum(a), sorted(a))\n"
     "print([v * 2 for v in a], {int(k): float(v) for k, v in enumerate(a)})",
+    "generator-draws": N + "rng = np.random.default_rng(0)\nprint(rng.normal(size=(3, 4)))\n"
+    "print(rng.standard_normal(3), rng.standard_normal((2, 2)), rng.normal(5.0, 0.1))\n"
+    "print(rng.integers(0, 10, size=5), rng.integers(5), rng.integers(1, 7, size=(2, 3)))\n"
+    "print(rng.uniform(-1, 1, 3), rng.uniform(size=2), rng.random(), rng.random((2, 2)))\n"
+    "print(rng.normal(np.zeros(3), 1.0), rng.uniform([0, 10], [1, 11]), rng.integers([1, 5], 9))",
+    "generator-choice-permutation": N + "rng = np.random.default_rng(42)\n"
+    "print(rng.choice(10, 3), rng.choice([1, 2, 3], size=2, replace=False))\n"
+    "print(rng.choice(np.arange(6).reshape(3, 2), 2), rng.choice(5, size=3, p=[0.1, 0.2, 0.3, 0.2, 0.2]))\n"
+    "p = rng.permutation(6)\nprint(p, rng.permutation(np.arange(4)))\nrng.shuffle(p)\n"
+    "items = [1, 2, 3, 4]\nrng.shuffle(items)\nprint(p, items)",
+    "generator-minibatches": N + "rng = np.random.default_rng(1)\nX = rng.normal(size=(8, 2))\n"
+    "y = (X[:, 0] > 0).astype(int)\nidx = rng.permutation(len(X))\n"
+    "for i in range(0, 8, 3):\n    b = idx[i:i + 3]\n    print(X[b].round(3), y[b])\n"
+    "a = np.random.default_rng(7).random(2)\nb = np.random.default_rng(7).random(2)\n"
+    "print(np.array_equal(a, b))",
+    "linalg": N + "A = np.array([[2.0, 1.0], [1.0, 3.0]])\nb = np.array([1.0, 2.0])\n"
+    "print(np.linalg.inv(A), np.linalg.solve(A, b), np.linalg.det(A), np.linalg.norm(b))\n"
+    "print(np.linalg.solve(A, np.eye(2)), np.linalg.det(np.eye(3)), np.linalg.inv([[1, 2], [3, 4]]))\n"
+    "print(np.linalg.det(np.stack([A, 2 * A])), np.allclose(A @ np.linalg.inv(A), np.eye(2)))\n"
+    "print(np.linalg.norm(A), np.linalg.norm(A, axis=0))",
+    "least-squares-normal-equations": N + "rng = np.random.default_rng(3)\n"
+    "X = np.hstack([np.ones((20, 1)), rng.random((20, 2))])\nw_true = np.array([1.0, 2.0, -1.0])\n"
+    "y = X @ w_true + 0.01 * rng.standard_normal(20)\nw = np.linalg.solve(X.T @ X, X.T @ y)\n"
+    "print(np.round(w, 2), np.linalg.norm(w - w_true) < 0.1)",
 }
 
 

@@ -174,7 +174,7 @@ NET = "import torch\nm = torch.nn.Linear(2, 2)\n"
         ("import math\ny = math._x\n", "forbidden", 2, 5, "internals"),
         ("_5 = 1\n", "forbidden", 1, 1, "line number"),
         ("def f(**k):\n    return k\nf(_x=1)\n", "forbidden", 3, 3, "keyword"),
-        ("from torch.nn import _reduction\n", "forbidden", 1, 1, "imported name"),
+        ("from torch.nn import _reduction\n", "forbidden", 1, 22, "imported name"),
         (NET + "m.apply(3)\n", "type", 3, 1, "cannot be called"),
         (NET + "torch.nn.init.orthogonal_(m.weight)\n", "name", 3, 1, "not available"),
         (NET + "torch.nn.init._no_grad_normal_(m.weight, 0, 1)\n", "forbidden", 3, 1, "internals"),

@@ -13,8 +13,11 @@ from gradviz.program.interpreter.classes import Classes, UserClass, UserModule
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.plain_classes import Method, PlainClasses
 from gradviz.program.objects.layers import LayerRef
-from gradviz.program.runtime.values import DATACLASS
+from gradviz.program.runtime.values import DATACLASS, NAMESPACES
 from gradviz.program.syntax.grammar import MODULE_BASES, dotted, super_method_calls
+
+NN_MODULE = NAMESPACES["nn"].members["Module"]
+DATASET = NAMESPACES["torch"].members["utils"].members["data"].members["Dataset"]
 
 
 class ClassStatements:
@@ -30,7 +33,10 @@ class ClassStatements:
 
     def define(self, stmt: ast.ClassDef) -> None:
         base = dotted(stmt.bases[0]) if stmt.bases else None
-        if base in MODULE_BASES:
+        parent = (
+            None if base in (None, "object", *MODULE_BASES) else self.evaluator.eval(stmt.bases[0])
+        )
+        if base in MODULE_BASES or parent is NN_MODULE:  # from torch.nn import Module
             module_class = self.classes.define(stmt)
             self.bind(stmt.name, module_class, stmt)
             self.note_supers(stmt, module_class)
@@ -42,7 +48,8 @@ class ClassStatements:
                     "`dataclass` here is not the one of `from dataclasses import dataclass`",
                     decorator,
                 )
-        parent = None if base in (None, "object") else self.evaluator.eval(stmt.bases[0])
+        if parent is DATASET:  # class Pairs(Dataset): a plain class DataLoader reads
+            parent = None
         if isinstance(parent, UserClass):
             raise self.state.error(
                 "forbidden",
@@ -120,10 +127,10 @@ class ClassStatements:
         return LayerRef.method(obj, name, args, kwargs, node)
 
     def field(self, stmt: ast.AnnAssign) -> None:
-        """`n_embd: int = 64` is a dataclass's field, read with its class (PlainClasses)."""
-        raise self.state.error(
-            "forbidden", "annotated assignments are a dataclass's fields only", stmt
-        )
+        """`losses: List[float] = []` binds the value as `=` does (the checker allows a plain
+        name with a value only); the annotation is never evaluated. A dataclass's fields
+        (`n_embd: int = 64`) are read with their class (PlainClasses), never run here."""
+        self.bind(stmt.target.id, self.evaluator.eval(stmt.value), stmt)
 
     def super_init(self, stmt: ast.Expr) -> None:
         """super().__init__(...): a plain class's base's __init__, or nn.Module's (no

@@ -17,7 +17,6 @@ import torch
 
 from gradviz.graph.record import Binding, RunRecord
 from gradviz.program.allowlists import tables
-from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.interpreter.class_statements import ClassStatements
@@ -25,6 +24,7 @@ from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.generator_bodies import GeneratorBodies
+from gradviz.program.interpreter.imports import imported_name, module_namespace, numpy_part
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.plain_classes import PlainClasses, PlainInstance
@@ -34,8 +34,7 @@ from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.runtime.arrays.values import ProgramArray
-from gradviz.program.runtime.builtins import MATH, RESERVED
-from gradviz.program.runtime.clocks import TIME
+from gradviz.program.runtime.builtins import RESERVED
 from gradviz.program.runtime.functions import Functions, Return
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.pyrandom import ProgramRandom
@@ -52,7 +51,6 @@ from gradviz.program.runtime.values import (
     TypeRef,
 )
 from gradviz.program.syntax.grammar import DATACLASS_IMPORT, FIELD_IMPORT, IMPORTABLE
-from gradviz.program.syntax.program_error import did_you_mean
 
 # Names a program cannot assign: the namespaces and the built-ins it always had (the
 # built-ins added since, such as sum or list, may be shadowed by a variable, as in Python).
@@ -252,7 +250,7 @@ class Interpreter:
 
     def import_modules(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """Bind what the import names (checked: only gradviz.program.syntax.grammar.IMPORTABLE, and
-        classes of CLASS_SOURCES by name)."""
+        names from those modules, which gradviz.program.interpreter.imports finds)."""
         if isinstance(stmt, ast.ImportFrom):
             pairs = [(f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names]
         else:
@@ -262,8 +260,8 @@ class Interpreter:
         for module, bound in pairs:
             if module == "random":
                 value = self.random.namespace()
-            elif module == "numpy":
-                value = self.library.arrays.namespace()
+            elif module in ("numpy", "numpy.random", "numpy.linalg"):
+                value = numpy_part(self.library.arrays.namespace(), module)
             elif module == DATACLASS_IMPORT:
                 value = DATACLASS
             elif module == FIELD_IMPORT:
@@ -271,9 +269,21 @@ class Interpreter:
             elif module in IMPORTABLE:
                 value = module_namespace(module)
             else:
-                value = imported_class(self.state, module, stmt)
+                value = self.imported(module, stmt)
             if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
                 self.state.scope.home(bound).names[bound] = value
+
+    def imported(self, path: str, stmt: ast.stmt):
+        """`from <module> import <name>` (checked: the module is IMPORTABLE)."""
+        source, _, name = path.rpartition(".")
+        if source == "random":
+            space = self.random.namespace()
+        elif source.split(".")[0] == "numpy":
+            space = numpy_part(self.library.arrays.namespace(), source)
+        else:
+            space = module_namespace(source)
+        node = next((a for a in getattr(stmt, "names", ()) if a.name == name), stmt)
+        return imported_name(self.state, space, name, node)
 
     def with_block(self, stmt: ast.With) -> None:
         """`with torch.no_grad():` (or enable_grad), as a decorated function's call runs."""
@@ -392,38 +402,6 @@ class Interpreter:
             )
         )
         return value
-
-
-def imported_class(state: RunState, path: str, stmt: ast.stmt) -> ClassRef | Namespace | Marker:
-    """`from torch.utils.data import DataLoader`: the class of that module's table."""
-    source, _, name = path.rpartition(".")
-    members = module_namespace(source).members
-    member = members.get(name)
-    if isinstance(member, ObjectSpec):
-        return ClassRef(path, member)
-    if isinstance(member, Namespace | Marker):  # from torch.nn import Parameter
-        return member
-    raise state.error(
-        "name",
-        f"`{path}` is not available in this language",
-        stmt,
-        did_you_mean(name, [n for n, m in members.items() if isinstance(m, ObjectSpec)]),
-    )
-
-
-def module_namespace(module: str) -> Namespace:
-    """What an import binds: the namespace a program already reaches under that name, or an
-    empty one for an allowed module with nothing in it yet (torch.optim)."""
-    if module == "math":
-        return MATH
-    if module == "time":
-        return TIME
-    if module == "torch.nn.functional":
-        return NAMESPACES["F"]
-    namespace: object = NAMESPACES["torch"]
-    for part in module.split(".")[1:]:
-        namespace = namespace.members.get(part) if isinstance(namespace, Namespace) else None
-    return namespace if isinstance(namespace, Namespace) else Namespace(module, {})
 
 
 def op_name(node: ast.AST) -> str:

@@ -297,7 +297,9 @@ def _namespaces() -> dict[str, Namespace]:
         "torch.optim",
         {**nntables.OPTIMIZERS, "lr_scheduler": schedulers, "Optimizer": optimizer},
     )
-    utils = Namespace("torch.utils", {"data": Namespace("torch.utils.data", dict(nntables.DATA))})
+    dataset = TypeRef("torch.utils.data.Dataset", torch.utils.data.Dataset)  # a class's base
+    data = Namespace("torch.utils.data", {**nntables.DATA, "Dataset": dataset})
+    utils = Namespace("torch.utils", {"data": data})
     cuda = Namespace(
         "torch.cuda",
         {

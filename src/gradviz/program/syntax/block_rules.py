@@ -7,7 +7,6 @@ import ast
 
 from gradviz.program.syntax.grammar import (
     ANOMALY_MANAGER,
-    CLASS_SOURCES,
     CONTEXT_MANAGERS,
     DATACLASS_IMPORT,
     FIELD_IMPORT,
@@ -124,28 +123,31 @@ class BlockRules:
                         node,
                     )
                 full = f"{node.module}.{alias.name}"
-                pairs.append((full, alias.asname or alias.name, full))
+                pairs.append((full, alias.asname or alias.name, full, alias))
         else:  # `import torch.nn` binds `torch`; `import torch.nn as nn` binds torch.nn
             pairs = [
-                (a.name, a.asname, a.name) if a.asname else (a.name, *[a.name.split(".")[0]] * 2)
+                (a.name, a.asname, a.name, node)
+                if a.asname
+                else (a.name, *[a.name.split(".")[0]] * 2, node)
                 for a in node.names
             ]
-        for module, bound, bound_module in pairs:
+        for module, bound, bound_module, where in pairs:
             source = getattr(node, "module", None)
             if (module, bound) in ((DATACLASS_IMPORT, "dataclass"), (FIELD_IMPORT, "field")):
                 pass  # from dataclasses import dataclass, field: the class decorator, fields
-            elif module not in IMPORTABLE and source in CLASS_SOURCES:
-                self.check_identifier(module.rsplit(".", 1)[1], node, "imported name")
+            elif module not in IMPORTABLE and source in IMPORTABLE:
+                # from math import sqrt: the interpreter binds what `math.sqrt` reads
+                self.check_identifier(module.rsplit(".", 1)[1], where, "imported name")
+            elif source == "dataclasses":
+                raise self.error(
+                    "forbidden",
+                    "from dataclasses a program imports `dataclass` and `field` only, under "
+                    "those names: from dataclasses import dataclass, field",
+                    where,
+                )
             elif module not in IMPORTABLE:
                 if module.split(".")[0] in IMPORT_ROUTES:
                     raise self.error("forbidden", IMPORT_ROUTES[module.split(".")[0]], node)
-                if source in IMPORTABLE:  # from math import sqrt
-                    raise self.error(
-                        "forbidden",
-                        f"`{module}` is not a module: imports bring in modules only here; "
-                        f"write `import {source}` and use `{module}`",
-                        node,
-                    )
                 raise self.error(
                     "forbidden",
                     f"`{source or module}` is not available: imports can bring in "

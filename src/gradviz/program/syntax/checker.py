@@ -21,7 +21,9 @@ What is allowed (everything else is refused):
   gradviz.program.syntax.scope_rules), `yield` and `yield from` in them as a statement or
   an assignment's value (generators, gradviz.program.syntax.generator_rules), `del`, and
   the imports tutorials write (`IMPORTABLE`: torch, torch.nn, torch.nn.functional,
-  torch.optim, math);
+  torch.optim, math, ..., and `from <one of them> import name [as other]`, the name found
+  in its module's table when the import runs; `from torch.nn import Module` makes `Module`
+  a base as nn.Module is);
 - expressions: numbers, short strings, f-strings (and `str.format`, read field by field when
   it runs, gradviz.program.runtime.strings: no attribute in a field), True/False/None, lists, tuples and
   dicts (with `*items` and `**table` unpacked in them, and in calls: `f(*xs, **options)`,

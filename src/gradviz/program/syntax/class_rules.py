@@ -11,6 +11,7 @@ from gradviz.program.syntax.grammar import (
     MAX_CLASSES,
     METHOD_DECORATORS,
     MODULE_BASES,
+    MODULE_IMPORT,
     dotted,
     super_init_call,
     super_method_calls,
@@ -62,6 +63,7 @@ class ClassRules:
                 classes[MAX_CLASSES],
             )
         self.top_classes = {id(c) for c in classes}
+        self.module_names = module_import_names(tree)
         self.methods, self.supers, self.self_targets = set(), set(), set()
         self.fields = set()
 
@@ -88,7 +90,7 @@ class ClassRules:
                 node.bases[1],
             )
         base = dotted(node.bases[0]) if node.bases else None
-        module = base in MODULE_BASES
+        module = base in MODULE_BASES or base in self.module_names
         if node.bases and not module and (base is None or "." in base or base in self.known_names):
             raise self.error(
                 "forbidden",
@@ -217,13 +219,25 @@ class ClassRules:
         return None
 
     def check_field(self, node: ast.AnnAssign) -> None:
-        if id(node) not in self.fields:
+        """A dataclass's field, or `losses: List[float] = []`: a plain name given a value
+        (the annotation, made of names, subscripts and `|`, is read, never evaluated)."""
+        if id(node) in self.fields:
+            return
+        if node.value is None or not isinstance(node.target, ast.Name):
             raise self.error(
                 "forbidden",
-                "annotated assignments (`x: int = 3`) are part of this language only as the "
-                "fields of a `@dataclass` class",
+                "an annotated assignment gives a plain name a value here (`losses: "
+                "list[float] = []`); without a value it is a `@dataclass` class's field only",
                 node,
             )
+        for part in ast.walk(node.annotation):
+            if not isinstance(part, ANNOTATION_NODES):
+                raise self.error(
+                    "forbidden",
+                    "an annotation is made of names, `a.b`, `A[B]` and `A | B` only",
+                    part,
+                )
+        self.check_new_name(node.target.id, node.target)
 
     def check_super(self, node: ast.Name) -> None:
         if id(node) not in self.supers:
@@ -234,3 +248,16 @@ class ClassRules:
                 "super().forward(x)",
                 node,
             )
+
+
+def module_import_names(tree: ast.Module) -> set[str]:
+    """The names `from torch.nn import Module [as name]` binds anywhere in the program: a
+    class on one of them is an nn.Module class, as `class Net(nn.Module):` is."""
+    source, name = MODULE_IMPORT
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == source and not node.level
+        for alias in node.names
+        if alias.name == name
+    }

@@ -173,6 +173,27 @@ IMPORTABLE = (
     "time",
     "random",
     "numpy",
+    "numpy.random",
+    "numpy.linalg",
+    "typing",
+)
+# The names of `typing` a program may import, for annotations (read, never evaluated).
+TYPING_NAMES = (
+    "Any",
+    "Callable",
+    "Dict",
+    "Generator",
+    "Iterable",
+    "Iterator",
+    "List",
+    "Literal",
+    "Mapping",
+    "Optional",
+    "Sequence",
+    "Set",
+    "Tuple",
+    "Type",
+    "Union",
 )
 IMPORT_NAMES = {
     "torch": "torch",
@@ -235,18 +256,6 @@ UNAVAILABLE = {
     "numpy.random.bytes": "`np.random.bytes` is not available here: arrays here hold numbers; "
     "use np.random.randint(0, 256, size=n)",
 }
-
-# Modules whose classes a program may import by name (`from torch.utils.data import
-# DataLoader`, `from torch.nn import Linear`): the interpreter binds the class if the
-# module's table has it, and refuses any other name at its line.
-CLASS_SOURCES = (
-    "torch.nn",
-    "torch.optim",
-    "torch.optim.lr_scheduler",
-    "torch.utils.data",
-    "torch.autograd",
-    "torch.autograd.functional",
-)
 
 # Attributes that reach Python's own machinery (frames, code, globals) on objects that have
 # them. Every attribute is allow-listed at run time anyway; these get a plain refusal first.
@@ -352,6 +361,7 @@ SAVED_VIEWS = frozenset(
 # and plain classes (`class Accumulator:`, `class Config(Base):`, `@dataclass`) run by
 # gradviz.program.interpreter.plain_classes.
 MODULE_BASES = ("nn.Module", "torch.nn.Module")
+MODULE_IMPORT = ("torch.nn", "Module")  # from torch.nn import Module: `class Net(Module):`
 MAX_CLASSES = 20  # classes in one program
 # The only dunder methods a plain class may define; Python calls each for one operation.
 DUNDER_METHODS = (

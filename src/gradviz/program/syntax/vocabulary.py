@@ -107,8 +107,10 @@ GROUPS: dict[str, str] = {
         "squeeze stack std subtract sum tan tanh tile transpose true_divide uint8 "
         "unique var vstack where zeros zeros_like"
     ),
-    "`np.random`": ("choice normal permutation rand randint randn random seed shuffle uniform"),
-    "`np.linalg`": ("norm"),
+    "`np.random`": (
+        "choice default_rng normal permutation rand randint randn random seed shuffle uniform"
+    ),
+    "`np.linalg`": ("det inv norm solve"),
     "array methods (`a.…()`)": (
         "all any argmax argmin argsort astype clip copy cumprod cumsum dot fill "
         "flatten item max mean min nonzero prod ravel repeat reshape round sort "

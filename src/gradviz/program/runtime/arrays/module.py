@@ -67,6 +67,7 @@ class Arrays:
         self.quotas = quotas
         self.plain = Plain(state)
         self.random = NumpyRandom(self)
+        self.unseeded_generators = 0  # np.random.default_rng() calls: each its own stream
         self.members = ArrayMembers(self)  # a.reshape(...), a.shape, x.item()
         self._namespace: Namespace | None = None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.program.runtime.arrays import sizes
+from gradviz.program.runtime.arrays.generator import default_rng
 from gradviz.program.runtime.arrays.values import ProgramArray
 
 
@@ -24,6 +25,8 @@ class NumpyRandom:
         if name == "shuffle":
             return self.shuffle(args, kwargs, node, label)
         args, kwargs, _ = arrays.arguments(label, args, kwargs, node)
+        if name == "default_rng":  # a Generator of the program's own
+            return default_rng(arrays, args, kwargs, node)
         if name == "seed":
             seed = args[0] if len(args) == 1 and not kwargs else kwargs.get("seed")
             if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):

@@ -167,6 +167,31 @@ def indexing(shape: tuple, index) -> list | None:
     return [((numel,), numel, 8, "float64")]
 
 
+def linalg(name: str, a, b) -> tuple[list, float] | None:
+    """np.linalg.inv(a), solve(a, b), det(a) of (stacks of) n-by-n matrices: the output and
+    the FLOPs of the LU factorisation each makes (n**3 a matrix, and n**2 a right-hand
+    side); None where numpy refuses the shapes itself."""
+    sa = shape_of(a) if isinstance(a, np.ndarray | list | tuple) else ()
+    if len(sa) < 2 or sa[-1] != sa[-2]:
+        return None
+    n, stack = sa[-1], math.prod(sa[:-2])
+    flops = float(stack) * n**3
+    if name == "inv":
+        return [out(sa)], flops
+    if name == "det":
+        return [out(sa[:-2])], flops
+    sb = shape_of(b) if isinstance(b, np.ndarray | list | tuple) else ()
+    if not sb:
+        return None
+    columns = 1 if len(sb) == 1 else sb[-1]
+    try:
+        batch = np.broadcast_shapes(sa[:-2], sb[:-2]) if len(sb) > 2 else sa[:-2]
+    except ValueError:
+        return None
+    shape = (*batch, n) if len(sb) == 1 else (*batch, n, columns)
+    return [out(shape)], flops + float(math.prod(batch)) * n * n * columns * 2
+
+
 def random_size(size) -> list:
     return [out(() if size is None else dims(size))]
 
@@ -188,6 +213,8 @@ def by_kind(kind: str, name: str, args: tuple, kwargs: dict, dtype) -> tuple | N
     elif kind == "outer":
         numel = math.prod(shape_of(first)) * math.prod(shape_of(second))
         return [((numel,), numel, 8, "float64")], 2.0 * numel
+    elif kind == "linalg":
+        return linalg(name, first, second if second is not None else kwargs.get("b"))
     elif kind == "join":
         outputs = join(args, kwargs)
     elif kind == "tile":

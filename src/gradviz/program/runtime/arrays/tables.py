@@ -9,6 +9,8 @@ before it runs (gradviz.program.runtime.arrays.sizes):
   counted after it runs;
 - "broadcast": element-wise on several inputs: the broadcast of their shapes;
 - "matrix": matrix work (dot, matmul): its output and FLOPs from the shapes;
+- "linalg": a square matrix's inverse, a solve, a determinant (np.linalg): its output and
+  the FLOPs of the factorisation (n**3 a matrix) from the shapes;
 - "outer", "join", "tile", "repeat": sized from their inputs' sizes and counts.
 
 Left out on purpose: `np.empty` (uninitialised memory), files (`load`, `save`, `fromfile`,
@@ -54,7 +56,7 @@ FUNCTIONS: dict[str, str] = {
     "asarray": "array",
 }
 
-LINALG: dict[str, str] = {"norm": "bounded"}
+LINALG: dict[str, str] = {"norm": "bounded", **_kinds("inv solve det", "linalg")}
 
 RANDOM = [
     "seed",
@@ -67,6 +69,7 @@ RANDOM = [
     "permutation",
     "shuffle",
     "choice",
+    "default_rng",
 ]
 
 # Array methods (called on an array: a.sum(), a.reshape(2, 3)), by how they are sized.
