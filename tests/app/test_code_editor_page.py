@@ -8,13 +8,15 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from gradviz.ui.autograd import code_editor
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 BROKEN = "a = torch.ones(3, requires_grad=True)\nb = a * 2\nc = nope + b\n"
 
 
 def _editor_data(at: AppTest) -> dict | None:
     for c in at.get("bidi_component"):
-        if c.proto.component_name == "gradviz_editor":
+        if c.proto.component_name == code_editor.NAME:
             return json.loads(c.proto.json)
     return None
 
@@ -43,9 +45,8 @@ def test_the_plain_editor_setting_leaves_the_text_area_alone():
 
 
 def test_without_components_v2_the_text_area_alone_and_the_marked_copy(monkeypatch):
-    from gradviz.ui.autograd import code_editor
-
-    monkeypatch.setattr(code_editor, "_MOUNT", None)  # a Streamlit without st.components.v2
+    # a Streamlit without st.components.v2
+    monkeypatch.setattr(code_editor, "editor_component", lambda: None)
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception, at.exception
     assert _editor_data(at) is None
@@ -57,3 +58,21 @@ def test_without_components_v2_the_text_area_alone_and_the_marked_copy(monkeypat
     at.run()
     marked = [c.value for c in at.code if "▶" in c.value]
     assert [ln for ln in marked[0].splitlines() if ln.startswith("▶")] == ["▶ 2  b = a * 2"]
+
+
+def test_the_editor_element_names_its_script_and_does_not_carry_it():
+    """The 379 KB script is served once by URL; each element (every rerun, every session)
+    names it only."""
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception, at.exception
+    [proto] = [
+        c.proto for c in at.get("bidi_component") if c.proto.component_name == code_editor.NAME
+    ]
+    assert proto.js_content == ""
+    assert proto.js_source_path == code_editor.SCRIPT
+    assert proto.ByteSize() < 5_000
+    at.text_area(key="program").input(BROKEN)
+    at.button[0].click().run()  # a rerun, in the same session and runtime
+    assert _editor_data(at)["error"]["line"] == 3
+    editors = [c for c in at.get("bidi_component") if c.proto.component_name == code_editor.NAME]
+    assert [c.proto.js_content for c in editors] == [""]

@@ -96,7 +96,7 @@ def test_the_export_tab_offers_the_viewer_as_one_html_file():
 def _editor_data(at: AppTest) -> dict | None:
     """What the page's code editor (gradviz.ui.autograd.code_editor) is told."""
     for c in at.get("bidi_component"):
-        if c.proto.component_name == "gradviz_editor":
+        if c.proto.component_name == "gradviz.editor":
             return json.loads(c.proto.json)
     return None
 

@@ -72,12 +72,13 @@ def _settings(**changes) -> dict:
     }
 
 
-def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
+def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder, monkeypatch):
     """Stop makes Streamlit rerun the page; the rerun asks the running worker to stop and
-    shows the results it sends back (the weights it learned so far)."""
+    shows the results it sends back (the weights it learned so far), and nothing ticks after."""
     from gradviz.training.settings import training_limits
     from gradviz.workers import jobs
 
+    timers = _timers(monkeypatch)
     at = _app(tiny_folder)
     settings = _settings()
     job = jobs.start(
@@ -97,6 +98,7 @@ def test_stop_ends_the_worker_and_keeps_what_was_learned(tiny_folder):
     assert "training_run" not in at.session_state
     assert job.finished and job.status == "done"
     assert 0 < at.session_state["training_result"].epochs_done < 200
+    assert timers[-1] == []
 
 
 def test_training_runs_in_a_worker_not_in_the_server(tiny_folder, monkeypatch):
@@ -317,3 +319,46 @@ def test_without_torchvision_the_page_says_what_works(tiny_folder, monkeypatch):
     assert not at.exception
     assert "torchvision is not installed" in at.error[0].value
     assert at.button(key="training_start").disabled
+
+
+def _timers(monkeypatch) -> list[list[float]]:
+    """For each at.run(): the fragment timers (run_every, in seconds) that its last page run
+    registered, which are the ones the browser keeps ticking after it (a page run that is not
+    a fragment's drops the browser's earlier timers)."""
+    from streamlit.testing.v1 import local_script_runner
+
+    seen: list[list[float]] = []
+    parse = local_script_runner.parse_tree_from_messages
+
+    def recording(msgs):
+        seen.append([m.auto_rerun.interval for m in msgs if m.WhichOneof("type") == "auto_rerun"])
+        return parse(msgs)
+
+    monkeypatch.setattr(local_script_runner, "parse_tree_from_messages", recording)
+    return seen
+
+
+def test_a_failed_run_leaves_the_page_final_with_no_timer(tiny_folder, monkeypatch):
+    """The page's timer (a fragment, every second while a run is followed) kept ticking after
+    a failed run, re-running the fragment on the server for nothing until the next click."""
+    monkeypatch.setenv("GRADVIZ_TRAINING_MEMORY", "20000000")  # the worker fails: no memory
+    timers = _timers(monkeypatch)
+    at = _app(tiny_folder)
+    at.selectbox(key="training_device").set_value("cpu")
+    at.number_input(key="training_batch_fast").set_value(4096)
+    at.run()
+    at.button(key="training_start").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert "memory" in at.error[0].value
+    assert "training_run" not in at.session_state  # no run followed
+    assert timers[-1] == []  # and nothing ticks
+    at.run()  # any later page run draws the same failure, kept in session state
+    assert "memory" in at.error[0].value and timers[-1] == []
+    monkeypatch.delenv("GRADVIZ_TRAINING_MEMORY")
+    at.number_input(key="training_batch_fast").set_value(8)
+    at.number_input(key="training_epochs_fast").set_value(1)
+    at.button(key="training_start").click()
+    at.run()  # a finished run: its results, and no timer either
+    assert not at.error and at.metric[0].label == "Test accuracy"
+    assert "training_failed" not in at.session_state and timers[-1] == []

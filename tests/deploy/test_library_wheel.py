@@ -24,6 +24,18 @@ pytestmark = [pytest.mark.slow, pytest.mark.deploy]
 
 
 DISTRIBUTION = "gradviz-autograd"  # `gradviz` on PyPI is another project
+# The file a Streamlit server sends for the code editor's script URL, in an installed gradviz
+SERVED = """
+from pathlib import Path
+from streamlit.components.v2.component_manager import BidiComponentManager
+from gradviz.ui.autograd import code_editor as editor
+manager = BidiComponentManager()
+editor.declare_assets(manager)
+found = manager.build_definition_with_validation(
+    component_key=editor.NAME, html=None, css=None, js=editor.SCRIPT
+)
+print(Path(manager.get_component_path(editor.NAME), found.js_url))
+"""
 
 
 def build_wheel(out: Path) -> Path:
@@ -122,3 +134,12 @@ def test_the_installed_gradviz_script_runs_the_lesson(tmp_path):
     result = json.loads(ran.stdout)
     assert result["error"] is None
     assert {t["name"] for t in result["tensors"]} >= {"x", "y"}
+    # the app's code editor: Streamlit serves its script from the installed package's files
+    served = subprocess.run(
+        [py, "-c", SERVED], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert served.returncode == 0, served.stderr
+    script = Path(served.stdout.strip())
+    assert script.is_relative_to(env_dir) and script.name == "code_editor.min.js"
+    bundle = ROOT / "src/gradviz/ui/autograd/assets/code_editor.min.js"
+    assert script.read_bytes() == bundle.read_bytes()

@@ -11,6 +11,7 @@ from e2e_support import EDITOR_TEXT_JS, editor_text, graph_svg, program_editor, 
 
 from gradviz.graph.render import dot_available
 from gradviz.program.presets import PRESETS_BY_KEY
+from gradviz.ui.autograd.code_editor import NAME, SCRIPT
 
 pytestmark = [
     pytest.mark.e2e,
@@ -18,8 +19,15 @@ pytestmark = [
 ]
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "editor.png"
+SCRIPT_URL = f"/_stcore/bidi-components/{NAME}/{SCRIPT}"
+BUNDLE = Path(__file__).resolve().parents[2] / "src/gradviz/ui/autograd/assets" / SCRIPT
+PIECE = BUNDLE.read_bytes()[200_000:200_040]  # 40 bytes of the script
 PROGRAM = "p = torch.ones(2, requires_grad=True)\nr = p * 3\nq = r.sum()\n"
 BROKEN = "a = torch.ones(3, requires_grad=True)\nb = a * 2\nc = nope + b\nd = c.sum()\n"
+
+
+def _bytes(frame: str | bytes) -> bytes:
+    return frame if isinstance(frame, bytes) else frame.encode()
 
 
 def _idle(page) -> None:
@@ -34,6 +42,12 @@ def _viewer(page):
 
 def test_typing_and_ctrl_enter_run_the_program(browser, app_server):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    fetched = []  # the editor's script, by URL
+    carried = []  # messages from the server that carry the script
+    page.on("response", lambda r: fetched.append(r.status) if r.url.endswith(SCRIPT_URL) else None)
+    page.on(
+        "websocket", lambda ws: ws.on("framereceived", lambda f: carried.append(PIECE in _bytes(f)))
+    )
     try:
         page.goto(app_server + "/", wait_until="domcontentloaded")
         editor = program_editor(page)
@@ -54,6 +68,9 @@ def test_typing_and_ctrl_enter_run_the_program(browser, app_server):
         assert editor_text(page) == PROGRAM
         # the same editor stayed on the page through the reruns (text, undo, cursor kept)
         assert page.evaluate("window.gvEditorBuilds") == 1
+        # its script came once, by URL; no message from the server carries it
+        assert fetched == [200]
+        assert carried and not any(carried)
         # Python is highlighted: the keyword argument's True is a token of its own
         assert page.locator(".gv-editor .cm-line span", has_text="True").count() >= 1
         # a preset puts its program into the editor

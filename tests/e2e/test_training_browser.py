@@ -42,13 +42,13 @@ def _folder(root: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _serve(folder: Path):
+def _serve(folder: Path, **more_env: str):
     """The training page alone, its Folder field set to `folder`, the fast preset chosen."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found")
     pytest.importorskip("playwright.sync_api")
     port = free_port()
-    env = {"GRADVIZ_E2E_FOLDER": str(folder), "GRADVIZ_E2E_PRESET": "fast"}
+    env = {"GRADVIZ_E2E_FOLDER": str(folder), "GRADVIZ_E2E_PRESET": "fast", **more_env}
     proc = start_streamlit(APP, port, env=env)
     try:
         yield f"http://127.0.0.1:{port}"
@@ -221,6 +221,42 @@ def test_streamlit_stop_reaches_a_final_state_without_a_click(server, browser):
             )
             expect(main.get_by_role("button", name="Stop")).to_have_count(0, timeout=30_000)
             expect(page.get_by_text("ETA", exact=False)).to_have_count(0, timeout=30_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            page.close()
+
+
+def test_a_failed_run_leaves_the_page_quiet(tmp_path, browser):
+    """After a failed run the page's timer (a fragment run every second while a run is
+    followed) still asked the server to run it, and that run took the failure's message off
+    the page. Now the page ends on the failure's message and the browser sends nothing more."""
+    from playwright.sync_api import expect
+
+    memory = {"GRADVIZ_TRAINING_MEMORY": "20000000"}  # 20 MB: the worker runs out of memory
+    with (
+        _serve(_folder(tmp_path / "data"), **memory) as url,
+        contextlib.closing(browser.new_context(viewport={"width": 1400, "height": 900})) as context,
+    ):
+        page = context.new_page()
+        sent = []  # messages from the browser to the server (each a request to run)
+        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(len(f))))
+        try:
+            page.goto(url)
+            expect(page.get_by_text("200 training and 50 test images", exact=False)).to_be_visible(
+                timeout=60_000
+            )
+            _set_number(page, "Batch size", "4096")
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click()
+            failure = page.locator('[data-testid="stAlert"]', has_text="memory")
+            expect(failure.first).to_be_visible(timeout=120_000)
+            sent.clear()
+            page.wait_for_timeout(5000)  # five of the timer's seconds
+            # (before: a tick of the timer ran the fragment, and the message went with it)
+            assert len(sent) == 0, f"{len(sent)} messages to the server after the failure"
+            # the page's final drawing: the message, not faded as stale
+            expect(
+                page.locator(FRESH + '[data-testid="stAlert"]', has_text="memory")
+            ).to_be_visible()
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             page.close()

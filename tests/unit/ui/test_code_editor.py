@@ -78,3 +78,19 @@ def test_the_bundle_ships_in_the_package_with_its_licence():
     shipped = data["tool"]["setuptools"]["package-data"]["gradviz.ui.autograd"]
     assert "assets/code_editor.min.js" in shipped and "assets/*.LICENSE" in shipped
     assert (ROOT / "scripts/build_code_editor.sh").exists()
+
+
+def test_the_script_is_served_by_url_from_the_package_folder():
+    """Streamlit serves /_stcore/bidi-components/<NAME>/<js_url> from the component's asset
+    folder: the element names the script (js_url), it carries no script text."""
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    manager = BidiComponentManager()
+    code_editor.declare_assets(manager)
+    code_editor.declare_assets(manager)  # once per runtime: a second call changes nothing
+    definition = manager.build_definition_with_validation(
+        component_key=code_editor.NAME, html=None, css=None, js=code_editor.SCRIPT
+    )
+    assert definition.js_content is None and definition.js_url == code_editor.SCRIPT
+    served = Path(manager.get_component_path(code_editor.NAME)) / definition.js_url
+    assert served.resolve() == (ASSETS / "code_editor.min.js").resolve()

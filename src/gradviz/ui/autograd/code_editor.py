@@ -9,12 +9,20 @@ session key ("program"): the component hides it once its script runs in the brow
 page where the script cannot run (and Streamlit's AppTest, which runs no JavaScript) keeps
 the text area; the "Plain text editor" setting, or a Streamlit without components v2, shows
 only the text area. A run from the editor puts its text where the text area keeps it, so
-share links, presets, the page switch and the run work alike."""
+share links, presets, the page switch and the run work alike.
+
+The script is served as a file (/_stcore/bidi-components/gradviz.editor/code_editor.min.js,
+fetched once by the browser) and each element names it: its 379 KB inline would go out in
+every element, on every rerun of every session. Streamlit serves a component's files from
+the asset folder its package's manifest declares; gradviz also runs from a checkout (the
+Community Cloud app is not installed), so the page declares that folder to the running
+Streamlit itself, as the manifest would, before the component is made or mounted."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from importlib import resources
+from functools import cache
+from pathlib import Path
 
 import streamlit as st
 
@@ -27,30 +35,46 @@ PLAIN_BOX = "plain_program"  # the text area's container (.st-key-plain_program,
 EDITOR_HEIGHT = 260  # pixels of the editor's text, about 12 lines
 PROGRAM = "program"  # the session key the text area and the editor share
 MAX_TEXT = 200_000  # characters taken from the browser for one run
+NAME = "gradviz.editor"  # the component: its files are served under this name
+SCRIPT = "code_editor.min.js"  # in ASSETS, the folder of the editor's files
+ASSETS = "assets"
+PACKAGE_DIR = Path(__file__).resolve().parent  # ASSETS is in it (package data of the wheel)
 
 
-def _component():
-    """The editor's component, or None where this Streamlit has no components v2."""
+def declare_assets(manager=None) -> None:
+    """Declare the editor's asset folder to the running Streamlit's component manager (or
+    `manager`), as an installed component's manifest does, so that it serves SCRIPT by URL;
+    once per runtime (a test makes one per app)."""
+    from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
+    from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
+
+    manager = manager or get_bidi_component_manager()
+    if manager.get_component_asset_root(NAME) is not None:
+        return
+    project, component = NAME.split(".")
+    manifest = ComponentManifest(
+        name=project, version="1", components=[ComponentConfig(name=component, asset_dir=ASSETS)]
+    )
+    manager.register_from_manifest(manifest, PACKAGE_DIR)
+
+
+@cache
+def editor_component():
+    """The editor's component, or None where this Streamlit has no components v2 (or cannot
+    serve its script): made at the first page run that shows it, where Streamlit runs."""
     v2 = getattr(st.components, "v2", None)
     if v2 is None:
         return None
     try:
-        js = (
-            resources.files("gradviz.ui.autograd")
-            .joinpath("assets", "code_editor.min.js")
-            .read_text("utf-8")
-        )
-        return v2.component("gradviz_editor", js=js, isolate_styles=False)
+        declare_assets()
+        return v2.component(NAME, js=SCRIPT, isolate_styles=False)
     except Exception:  # noqa: BLE001 - the text area still works
         return None
 
 
-_MOUNT = _component()
-
-
 def available() -> bool:
     """Whether the page shows the code editor (else the plain text area alone)."""
-    return _MOUNT is not None and not st.session_state.get(PLAIN, False)
+    return editor_component() is not None and not st.session_state.get(PLAIN, False)
 
 
 def payload(
@@ -135,13 +159,14 @@ def show(
         picked,
         dark=getattr(st.context.theme, "type", None) == "dark",
     )
-    _MOUNT(key=KEY, data=data, on_run_change=ran)
+    declare_assets()  # a runtime made after the component (tests make one per app)
+    editor_component()(key=KEY, data=data, on_run_change=ran)
 
 
 def setting() -> None:
     """The visitor's choice of the plain text area (for a browser or reader the editor does
     not suit)."""
-    if _MOUNT is None:
+    if editor_component() is None:
         return
     st.checkbox(
         "Plain text editor",

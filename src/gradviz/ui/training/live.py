@@ -6,6 +6,7 @@ kept with the stop reason in the page's words.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NoReturn
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
@@ -31,6 +32,7 @@ from gradviz.util.resources import available_cpus
 
 RUN_KEY = "training_run"  # the job in progress: {"job": a Followed, "settings", "following"}
 RESULT_KEY = "training_result"  # the last finished run, drawn on every rerun
+FAILED_KEY = "training_failed"  # why the last run failed (callables drawing it), kept alike
 QUEUE_S = 30.0  # how long a Train click waits for another visitor's run to end
 ABANDON_S = 60.0  # a run nobody follows for this long (a closed tab) is stopped
 ADOPT_S = 3.0  # a run no script run follows this long after the script stopped is stopped
@@ -79,6 +81,7 @@ def _start_training(source: Source, settings: dict) -> None:
     finally:
         wait_box.empty()
     st.session_state.pop(RESULT_KEY, None)
+    st.session_state.pop(FAILED_KEY, None)
     st.session_state[RUN_KEY] = {"job": Followed(job), "settings": run_settings}
 
 
@@ -102,17 +105,14 @@ def _redraw_when_ended() -> None:
     stopped (ADOPT_S later) or has ended with nobody following it, the page runs again and
     shows the results so far and why the run ended, with no click needed. Runs of this
     fragment while the script still follows the run wait for it to end, and then find the
-    run taken care of; one more page run, drawing the same results from session state, then
-    ends the timer (a page run without a live run registers no such fragment, and the browser
-    drops its timer). After a failed run the timer runs on, doing nothing, until the next
-    click: a page run would lose the failure's message, drawn once."""
+    run taken care of. The timer ends with the page run that draws how the run ended (see
+    _ended): a page run without a live run registers no such fragment, and the browser drops
+    its timer; a tick with no run left to follow starts that page run."""
     run = st.session_state.get(RUN_KEY)
     if run and run.get("following"):  # drawn by the script run that follows the run
         return
-    if unseen_end(run):
+    if unseen_end(run) or RUN_KEY not in st.session_state:
         st.rerun()
-    elif RUN_KEY not in st.session_state and RESULT_KEY in st.session_state:
-        st.rerun()  # followed to its results: a page run that draws the same ends the timer
 
 
 def _follow(run: dict) -> None:
@@ -127,6 +127,8 @@ def _follow(run: dict) -> None:
     run["following"] = True
     try:
         _follow_live(run)
+    except Exception as exc:  # noqa: BLE001 - said on the page, which stays up
+        _ended([lambda exc=exc: show_unexpected(exc, "following the training run")])
     finally:  # the end, an error, or a stop of the script (StopException): not followed now
         # (in the run dict: a stopped script run may no longer assign to session state)
         run["following"] = False
@@ -171,13 +173,25 @@ def _follow_live(run: dict) -> None:
     live.empty()
     if not job.finished:  # the tab closed: the run was ended, nobody sees it
         return
-    st.session_state.pop(RUN_KEY, None)
     if job.status == "done":
         keep_result(_explain_stop(job.result, job.abandoned, followed.page_stopped))
-    elif error_kind(job) in ("data", "device", "value"):
-        st.error(message(job.message))
+        _ended()
+    if error_kind(job) in ("data", "device", "value"):
+        text = message(job.message)
     else:
-        st.error(message(job.describe_failure("training")) + " Nothing else was affected.")
+        text = message(job.describe_failure("training")) + " Nothing else was affected."
+    _ended([lambda: st.error(text)])
+
+
+def _ended(failure: list | None = None) -> NoReturn:
+    """The followed run ended (its results kept, or `failure`: what draws why it failed): the
+    page runs again at once and draws that from session state, as every later run does. That
+    page run follows no run, so it registers no _redraw_when_ended and the browser drops the
+    fragment's timer: nothing ticks after a run ends, however it ended."""
+    st.session_state.pop(RUN_KEY, None)
+    if failure:
+        st.session_state[FAILED_KEY] = failure
+    st.rerun()
 
 
 def _draw_event(ev, job, history: list[Progress], status, boxes) -> tuple | None:
@@ -238,12 +252,9 @@ def run_area(run: dict | None, start: bool, source: Source | None, settings: dic
     that draw it (drawn again with the results)."""
     messages: list = []
     if run:
-        try:
-            _follow(run)
-        except Exception as exc:
-            st.session_state.pop(RUN_KEY, None)
-            messages.append(lambda exc=exc: show_unexpected(exc, "following the training run"))
+        _follow(run)
     elif start and source is not None:
+        st.session_state.pop(FAILED_KEY, None)  # a new run: the last one's failure goes
         try:
             # Checked here, not only in the worker: the server knows what this set-up lacks.
             if reason := preset_unavailable_reason(settings["preset"]):

@@ -31,7 +31,7 @@ from gradviz.ui.common import show_unexpected
 from gradviz.ui.training import runs
 from gradviz.ui.training.data import checked_source
 from gradviz.ui.training.form import settings_form, training_devices
-from gradviz.ui.training.live import RESULT_KEY, current_run, retire, run_area
+from gradviz.ui.training.live import FAILED_KEY, RESULT_KEY, current_run, retire, run_area
 from gradviz.ui.training.result import show_result
 from gradviz.ui.training.weights import evaluate_upload
 from gradviz.util.busy import Busy
@@ -80,12 +80,13 @@ def page() -> None:
     if run or (start and source is not None):
         with area.container():
             messages = run_area(run, start, source, settings)
-    # Drawn from session state, so the results look the same on every later rerun. A failed
-    # run's own message (drawn by _follow) stays in the slot: it leaves no results behind.
+    # Drawn from session state, so the results (or why the run failed) look the same on every
+    # later rerun: the page runs again as soon as a followed run ends (see live.py).
     result = st.session_state.get(RESULT_KEY)
-    if result or messages:
+    failure = st.session_state.get(FAILED_KEY, [])
+    if result or messages or failure:
         with area.container():
-            for show in messages:
+            for show in [*messages, *failure]:
                 show()
             if result:
                 show_result(result)
