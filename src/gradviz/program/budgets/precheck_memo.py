@@ -39,7 +39,7 @@ class Unkeyable(Exception):
 def call_key(fn, args: tuple, kwargs: dict) -> Hashable | None:
     """The key of fn(*args, **kwargs) for the pre-check, or None when it has none."""
     try:
-        if hasattr(fn, "cache_key"):  # a layer's forward: its layers, not the call object
+        if _metered(fn):  # a layer's forward: its layers, not the call object
             head = fn.cache_key()
             if head is None:
                 return None
@@ -55,6 +55,19 @@ def call_key(fn, args: tuple, kwargs: dict) -> Hashable | None:
         )
     except (Unkeyable, TypeError, RuntimeError):
         return None
+
+
+_METERED: dict[type, bool] = {}  # by the type of a call: whether it has cache_key
+
+
+def _metered(fn) -> bool:
+    """Whether `fn` is keyed by its cache_key (a Metered call: the method is its class's),
+    asked once per type (hasattr on a torch function raises and catches an error)."""
+    kind = type(fn)
+    known = _METERED.get(kind)
+    if known is None:
+        known = _METERED[kind] = callable(getattr(kind, "cache_key", None))
+    return known
 
 
 def _key(v, budget: list[int]) -> Hashable:
