@@ -293,9 +293,11 @@ class Budget:
 
     def count_work(self, args: tuple, node) -> None:
         """Reductions and unary ops allocate little but still read every input value."""
-        self.total_elements += sum(
-            max(a.numel(), list_cells(a.shape)) for a in args if isinstance(a, torch.Tensor)
-        )
+        read = 0
+        for a in args:
+            if isinstance(a, torch.Tensor):  # a list of rows only from two dimensions on
+                read += a.numel() if a.dim() < 2 else max(a.numel(), list_cells(a.shape))
+        self.total_elements += read
         if self.total_elements > self.limits.max_total_elements:
             self._refuse_total_elements(node)
 

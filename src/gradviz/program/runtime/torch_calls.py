@@ -260,10 +260,12 @@ class Library:
         """t.grad; a None says why (gradviz.program.runtime.errors.NoneGrads): in place of
         PyTorch's warning for a non-leaf, a warning in plain words; for its use, an error."""
         kept = obj.is_leaf or obj.retains_grad
-        with warnings.catch_warnings():
-            if not kept:
-                warnings.filterwarnings("ignore", message=".*not a leaf Tensor")
+        if kept:  # no warning to silence
             grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+        else:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*not a leaf Tensor")
+                grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
         shadow = self.state.shadow
         if shadow is not None and isinstance(grad, torch.Tensor):
             shadow.place(grad, shadow.device_of(obj))  # a gradient lives on its tensor's device
