@@ -50,8 +50,8 @@ def call_key(fn, args: tuple, kwargs: dict) -> Hashable | None:
         return (
             head,
             torch.get_default_dtype(),
-            tuple(_key(a, budget) for a in args),
-            tuple(sorted((k, _key(v, budget)) for k, v in kwargs.items())),
+            tuple([_key(a, budget) for a in args]),
+            tuple(sorted([(k, _key(v, budget)) for k, v in kwargs.items()])) if kwargs else (),
         )
     except (Unkeyable, TypeError, RuntimeError):
         return None
