@@ -211,3 +211,61 @@ def test_a_lazy_parameter_is_found_wherever_it_is_given():
         assert unsized_in(args, kwargs)
     assert not unsized_in((torch.ones(1), 2, "x", None), {"dim": 1})
     assert unsized([lazy]) and not unsized(torch.ones(1))
+
+
+# -- torch.tensor(data): measured once per nesting and types of numbers
+
+
+def _measured(monkeypatch) -> list:
+    calls: list = []
+    real = Budget.measure
+
+    def spy(self, fn, args, kwargs):
+        calls.append(fn)
+        return real(self, fn, args, kwargs)
+
+    monkeypatch.setattr(Budget, "measure", spy)
+    return calls
+
+
+def test_a_tensor_of_each_batch_s_indices_is_measured_once(monkeypatch):
+    calls = _measured(monkeypatch)
+    source = HEADER + (
+        "xs = []\n"
+        "for i in range(20):\n"
+        "    xs.append(torch.tensor([i, i + 1, i * 7]))\n"
+        "print(xs[-1], xs[-1].dtype)\n"
+    )
+    trace = run_program(source, RunOptions(classic=False))
+    assert trace.error is None and trace.stdout == ["tensor([ 19,  20, 133]) torch.int64"]
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        "[[1, 2], [3, 4], [5.5, 6], [True, False], [[1, 2]], [2**63 - 1, 2**63]]",
+        "[[1, 2], [3, 4], [1, 2, 3], [0.5, 2], [-(2**63), 1], [-(2**63) - 1, 1]]",
+    ],
+)
+def test_torch_tensor_kept_by_types_gives_what_measuring_each_call_gives(monkeypatch, rows):
+    source = HEADER + (
+        f"for row in {rows}:\n    t = torch.tensor(row)\n    print(t.dtype, tuple(t.shape))\n"
+    )
+    kept = run_program(source, RunOptions(classic=False))
+    monkeypatch.setattr("gradviz.program.budgets.precheck_memo.Verdicts.get", lambda s, k: None)
+    measured = run_program(source, RunOptions(classic=False))
+    assert kept.stdout == measured.stdout and len(kept.stdout) == 5
+    assert kept.error is not None and kept.error.to_dict() == measured.error.to_dict()
+    assert (kept.stats.operations, kept.stats.bytes) == (
+        measured.stats.operations,
+        measured.stats.bytes,
+    )
+
+
+def test_a_larger_list_at_the_same_line_is_measured_and_refused_before_work():
+    source = HEADER + ("for n in [3, 300]:\n    t = torch.tensor([[0.5] * n] * n)\n    print(n)\n")
+    limits = dataclasses.replace(DEFAULT_LIMITS, max_tensor_elements=1000)
+    trace = run_program(source, RunOptions(classic=False, limits=limits))
+    assert trace.stdout == ["3"] and trace.error is not None
+    assert "would allocate" in trace.error.message
