@@ -293,11 +293,7 @@ class Budget:
 
     def count_work(self, args: tuple, node) -> None:
         """Reductions and unary ops allocate little but still read every input value."""
-        read = 0
-        for a in args:
-            if isinstance(a, torch.Tensor):  # a list of rows only from two dimensions on
-                read += a.numel() if a.dim() < 2 else max(a.numel(), list_cells(a.shape))
-        self.total_elements += read
+        self.total_elements += sum([_values_read(a) for a in args if isinstance(a, torch.Tensor)])
         if self.total_elements > self.limits.max_total_elements:
             self._refuse_total_elements(node)
 
@@ -392,6 +388,11 @@ def _broadcast_output(tensors: list[torch.Tensor]) -> Verdict | None:
     size = max(max(t.element_size() for t in tensors), 4)
     dtype = max(tensors, key=lambda t: t.element_size()).dtype
     return [(shape, math.prod(shape), size, dtype)], 0.0
+
+
+def _values_read(t: torch.Tensor) -> int:
+    """A tensor's values, or its rows' lists where those are more (from two dimensions on)."""
+    return t.numel() if t.dim() < 2 else max(t.numel(), list_cells(t.shape))
 
 
 def _new_bytes(result, args: tuple) -> int:
