@@ -252,3 +252,26 @@ def test_the_second_run_keeps_to_the_first_one_s_wall_clock_limit(monkeypatch):
         LOOP.replace("    loss.backward()\n", "    if step < 30:\n        loss.backward()\n")
     )
     assert len(made) == 2 and made[1].quotas.deadline == made[0].quotas.deadline
+
+
+def test_a_hand_written_update_loop_runs_quiet_once(runs):
+    """`for p in parameters: p.data += ...` after backward binds each leaf in every pass;
+    a leaf has no sources to read, so its quiet binding is the one a full run makes, and
+    the program is not run a second time (makemore's loop)."""
+    source = HEADER + (
+        "W = torch.randn(3, 2, requires_grad=True)\n"
+        "b = torch.randn(2, requires_grad=True)\n"
+        "parameters = [W, b]\n"
+        "x = torch.randn(5, 3)\n"
+        "for step in range(40):\n"
+        "    loss = (x @ W + b).pow(2).mean()\n"
+        "    for p in parameters:\n"
+        "        p.grad = None\n"
+        "    loss.backward()\n"
+        "    for p in parameters:\n"
+        "        p.data += -0.1 * p.grad\n"
+        "print(loss.item())\n"
+    )
+    quiet_run, full_run = _both(source)
+    assert runs[0] == [True, 1] and len(runs) == 2  # quiet, right the first time
+    assert _shown(quiet_run) == _shown(full_run)

@@ -36,6 +36,9 @@ PIECES = {
     torch.Tensor.chunk: "chunk",
 }
 
+# Every function objects_made may find objects for: the others make none.
+OBJECT_MAKERS = (*PIECES, torch.Tensor.tolist)
+
 
 def size_number(v):
     """A size as the precheck reads it: a one-element tensor is the number it holds

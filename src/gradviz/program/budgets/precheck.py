@@ -92,6 +92,8 @@ class Budget:
         self.total_flops = 0.0
         self.parameters = 0  # of every layer made
         self.verdicts = Verdicts()  # the pre-check's, by call key
+        # an element-wise call's output by its tensors' (shape, dtype), in order
+        self.broadcasts = Verdicts()
 
     # -- steps
 
@@ -111,10 +113,6 @@ class Budget:
             self.precheck_broadcast(label, args, kwargs, node)
         else:  # bounded: no bigger than the inputs, but the work still counts
             self.count_work(args, node)
-
-    def after_call(self, result, args: tuple, node, check: str) -> None:
-        if check == "bounded":
-            self.count_new_bytes(result, args, node)
 
     # -- tensor sizes and work
 
@@ -212,17 +210,22 @@ class Budget:
             return None
 
     def precheck_broadcast(self, label: str, args, kwargs, node) -> None:
-        """Element-wise operations: the output has the broadcast shape of the inputs."""
-        tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+        """Element-wise operations: the output has the broadcast shape of the inputs. The
+        output follows from the tensors' shapes and dtypes alone: kept by them (a loop's
+        `a + b` computes it once), and charged and checked on every call."""
+        tensors = [v for v in args if isinstance(v, torch.Tensor)]
+        if kwargs:
+            tensors += [v for v in kwargs.values() if isinstance(v, torch.Tensor)]
         if not tensors:
             return
-        shape = factory_sizes.broadcast_shape(*(t.shape for t in tensors))
-        if shape is None:
-            return  # shapes do not broadcast: the real call raises torch's own message
-        numel = math.prod(shape)
-        size = max(max(t.element_size() for t in tensors), 4)
-        dtype = max(tensors, key=lambda t: t.element_size()).dtype
-        self.account(label, [(shape, numel, size, dtype)], 0.0, node)
+        key = tuple([(t.shape, t.dtype) for t in tensors])
+        found = self.broadcasts.get(key)
+        if found is None:
+            found = _broadcast_output(tensors)
+            if found is None:
+                return  # shapes do not broadcast: the real call raises torch's own message
+            self.broadcasts.put(key, found)
+        self.account(label, found[0], 0.0, node)
 
     def precheck_comparison(self, left, right, node, label: str) -> None:
         """Each pair of `compared_pairs(left, right)` sized as `a == b` on tensors is."""
@@ -231,10 +234,11 @@ class Budget:
 
     def account(self, label: str, outputs, flops: float, node) -> None:
         """Refuse outputs or work over the caps; otherwise add them to the program's totals."""
-        what = self.state.segment(node, 50) or label
+        limits = self.limits
         for shape, numel, size, dtype in outputs:
             nbytes = numel * size
-            if numel > self.limits.max_tensor_elements or nbytes > self.limits.max_tensor_bytes:
+            if numel > limits.max_tensor_elements or nbytes > limits.max_tensor_bytes:
+                what = self.state.segment(node, 50) or label
                 dims = "x".join(str(s) for s in shape) or "scalar"
                 raise self.state.error(
                     "limit",
@@ -247,14 +251,16 @@ class Budget:
             self.total_bytes += nbytes
             self.total_elements += numel
         self._check_totals(node)
-        if flops > self.limits.max_flops_per_op:
-            raise self.state.error(
-                "limit",
-                f"`{what}` is {flops:.3g} floating-point operations of "
-                f"matrix work; the limit is {self.limits.max_flops_per_op:.3g} per operation",
-                node,
-            )
-        self.total_flops += flops
+        if flops:
+            if flops > self.limits.max_flops_per_op:
+                what = self.state.segment(node, 50) or label
+                raise self.state.error(
+                    "limit",
+                    f"`{what}` is {flops:.3g} floating-point operations of "
+                    f"matrix work; the limit is {self.limits.max_flops_per_op:.3g} per operation",
+                    node,
+                )
+            self.total_flops += flops
         if self.total_flops > self.limits.max_total_flops:
             raise self.state.error(
                 "limit",
@@ -287,19 +293,13 @@ class Budget:
 
     def count_work(self, args: tuple, node) -> None:
         """Reductions and unary ops allocate little but still read every input value."""
-        self.total_elements += sum(
-            max(a.numel(), list_cells(a.shape)) for a in args if isinstance(a, torch.Tensor)
-        )
+        self.total_elements += sum([_values_read(a) for a in args if isinstance(a, torch.Tensor)])
         if self.total_elements > self.limits.max_total_elements:
             self._refuse_total_elements(node)
 
     def count_new_bytes(self, result, args: tuple, node) -> None:
         """A bounded op's output is no bigger than its input; it still adds to the total."""
-        inputs = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-        for t in leaves(result):
-            if isinstance(t, torch.Tensor) and t.device.type != "meta":
-                if t.untyped_storage().data_ptr() not in inputs:
-                    self.total_bytes += t.untyped_storage().nbytes()
+        self.total_bytes += _new_bytes(result, args)
         if self.total_bytes > self.limits.max_total_bytes:
             self._refuse_total_bytes(node)
 
@@ -377,6 +377,43 @@ class Budget:
                 f"the limit is {self.limits.max_int_bits:,} bits",
                 node,
             )
+
+
+def _broadcast_output(tensors: list[torch.Tensor]) -> Verdict | None:
+    """The verdict of an element-wise call of `tensors`: its one output, of their broadcast
+    shape and their widest dtype; None when the shapes do not broadcast."""
+    shape = factory_sizes.broadcast_shape(*(t.shape for t in tensors))
+    if shape is None:
+        return None
+    size = max(max(t.element_size() for t in tensors), 4)
+    dtype = max(tensors, key=lambda t: t.element_size()).dtype
+    return [(shape, math.prod(shape), size, dtype)], 0.0
+
+
+def _values_read(t: torch.Tensor) -> int:
+    """A tensor's values, or its rows' lists where those are more (from two dimensions on)."""
+    return t.numel() if t.dim() < 2 else max(t.numel(), list_cells(t.shape))
+
+
+def _new_bytes(result, args: tuple) -> int:
+    """The bytes of the tensors in `result` that hold storage of their own (not an input's)."""
+    if isinstance(result, torch.Tensor):
+        made = (result,)
+    elif isinstance(result, list | tuple | dict):
+        made = leaves(result)
+    else:  # a number, a string, None: no tensor
+        return 0
+    inputs, nbytes = None, 0
+    for t in made:
+        if isinstance(t, torch.Tensor) and t.device.type != "meta":
+            if inputs is None:
+                inputs = {
+                    a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)
+                }
+            storage = t.untyped_storage()
+            if storage.data_ptr() not in inputs:
+                nbytes += storage.nbytes()
+    return nbytes
 
 
 def compared_pairs(left, right):

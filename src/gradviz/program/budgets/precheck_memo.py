@@ -22,6 +22,8 @@ from collections.abc import Hashable
 
 import torch
 
+from gradviz.program.allowlists import tables
+
 MAX_VERDICTS = 1024  # verdicts one run keeps
 MAX_KEY_ITEMS = 256  # values (tensors, numbers, containers) one call's key may hold
 
@@ -39,7 +41,7 @@ class Unkeyable(Exception):
 def call_key(fn, args: tuple, kwargs: dict) -> Hashable | None:
     """The key of fn(*args, **kwargs) for the pre-check, or None when it has none."""
     try:
-        if hasattr(fn, "cache_key"):  # a layer's forward: its layers, not the call object
+        if _metered(fn):  # a layer's forward: its layers, not the call object
             head = fn.cache_key()
             if head is None:
                 return None
@@ -47,14 +49,31 @@ def call_key(fn, args: tuple, kwargs: dict) -> Hashable | None:
             hash(fn)
             head = fn
         budget = [MAX_KEY_ITEMS]
+        if fn is _TENSOR and len(args) == 1 and not kwargs:  # its numbers by their types
+            keyed = (_data_key(args[0], budget), *[_key(a, budget) for a in args[1:]])
+        else:
+            keyed = [_key(a, budget) for a in args]
         return (
             head,
             torch.get_default_dtype(),
-            tuple(_key(a, budget) for a in args),
-            tuple(sorted((k, _key(v, budget)) for k, v in kwargs.items())),
+            tuple(keyed),
+            tuple(sorted([(k, _key(v, budget)) for k, v in kwargs.items()])) if kwargs else (),
         )
     except (Unkeyable, TypeError, RuntimeError):
         return None
+
+
+_METERED: dict[type, bool] = {}  # by the type of a call: whether it has cache_key
+
+
+def _metered(fn) -> bool:
+    """Whether `fn` is keyed by its cache_key (a Metered call: the method is its class's),
+    asked once per type (hasattr on a torch function raises and catches an error)."""
+    kind = type(fn)
+    known = _METERED.get(kind)
+    if known is None:
+        known = _METERED[kind] = callable(getattr(kind, "cache_key", None))
+    return known
 
 
 def _key(v, budget: list[int]) -> Hashable:
@@ -74,6 +93,30 @@ def _key(v, budget: list[int]) -> Hashable:
     if type(v) is dict:
         return (dict, tuple((_key(k, budget), _key(x, budget)) for k, x in v.items()))
     raise Unkeyable
+
+
+def _data_key(v, budget: list[int]) -> Hashable:
+    """torch.tensor's data as its verdict depends on it: the nesting of its lists and the
+    type of each number (which decide the shape and the dtype), and whether an integer fits
+    in int64 (one that does not is refused by torch); not the numbers themselves, so a loop
+    making a tensor of each batch's indices is measured once. Only for torch.tensor(data)
+    alone: given a dtype, a number's value can decide whether it converts."""
+    if type(v) in _NUMBERS:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Unkeyable
+        return (type(v), type(v) is not int or _INT64[0] <= v <= _INT64[1])
+    if type(v) in (tuple, list):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Unkeyable
+        return (type(v), tuple([_data_key(x, budget) for x in v]))
+    return _key(v, budget)
+
+
+_TENSOR = tables.TORCH_FUNCTIONS["tensor"].target
+_NUMBERS = frozenset({bool, int, float, complex})
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 class Verdicts:

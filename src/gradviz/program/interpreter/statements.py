@@ -29,7 +29,7 @@ from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.plain_classes import PlainClasses, PlainInstance
 from gradviz.program.interpreter.updates import Updates
-from gradviz.program.recording.sources import read_tensors
+from gradviz.program.recording.sources import read_tensors, reads_sources
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.results.trace import RunOptions
@@ -384,9 +384,8 @@ class Interpreter:
         shown = stmt.iter if isinstance(stmt, ast.For) else shown
         no_grad = state.no_grad_depth > 0
         cut = not value.requires_grad and (no_grad or op in ("detach", "detach_"))
-        quiet = (
-            state.quiet
-        )  # a pass no result shows (gradviz.program.recording.quiet_passes): no sources
+        # a pass no result shows (gradviz.program.recording.quiet_passes): no sources read
+        quiet = state.quiet and reads_sources(value, cut)
         state.add_binding(
             Binding(
                 name,

@@ -18,6 +18,8 @@ from gradviz.graph.model import MAX_STORED_ELEMENTS
 
 MAX_SNAPSHOTS = 200  # copies kept per run
 MAX_EVENTS = 1000
+MAX_LABELS = 4096  # call labels whose answer `watches` keeps
+_CHANGES: dict[str, bool] = {}  # by a call's label: whether it names an in-place change
 
 
 @dataclass
@@ -40,11 +42,12 @@ class InplaceLog:
 
     @staticmethod
     def watches(label: str, args: tuple) -> bool:
-        return (
-            bool(args)
-            and isinstance(args[0], torch.Tensor)
-            and (label.endswith(("_()", "=")) or label == "item assignment")
-        )
+        changes = _CHANGES.get(label)
+        if changes is None:
+            changes = label.endswith(("_()", "=")) or label == "item assignment"
+            if len(_CHANGES) < MAX_LABELS:
+                _CHANGES[label] = changes
+        return changes and bool(args) and isinstance(args[0], torch.Tensor)
 
     def before(self, tensor: torch.Tensor, bound: bool) -> tuple:
         """What to compare after the call: the version, and a copy when `bound` (a name was

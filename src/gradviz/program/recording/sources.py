@@ -52,12 +52,19 @@ def _value(state: RunState, name: str):
     return None
 
 
+def reads_sources(result: torch.Tensor, cut: bool) -> bool:
+    """Whether `read_tensors` would look for any tensor for `result`: a leaf that is not a
+    cut (a loop's `for p in parameters`) has none, so a quiet pass that skips the reading
+    (gradviz.program.recording.quiet_passes) loses nothing there."""
+    return cut or result.grad_fn is not None
+
+
 def read_tensors(state: RunState, node: ast.AST, result: torch.Tensor, cut: bool) -> tuple:
     """The tensors the expression `node` read that the graph should link to `result`, as
     (tensor, function) pairs: if `cut` (a detach or no_grad result), those requiring grad,
     with None; else, when `result` has a grad_fn, those that do not require grad, with the
     function of its graph that used each (found now: backward frees what they saved)."""
-    if not cut and result.grad_fn is None:
+    if not reads_sources(result, cut):
         return ()
     found: dict[int, tuple] = {}
     for name in read_names(state, node):

@@ -82,6 +82,9 @@ class RunState:
         self.limits = options.limits
         self.env: dict[str, object] = {}
         self.bindings: list[Binding] = []
+        # (id(tensor), version) -> how many of `bindings` hold it: bound_now's answer in one
+        # look-up (the bindings keep their tensors alive, so no other tensor takes the id)
+        self._bound: dict[tuple[int, int], int] = {}
         self.stdout: list[str] = []
         # the values bare top-level expressions show (gradviz.program.interpreter.outputs)
         self.shown: list[ShownValue] = []
@@ -160,6 +163,9 @@ class RunState:
     def add_binding(self, binding: Binding) -> None:
         """A tensor bound to a name. Inside loops, the first NAMED_LOOP_PASSES bindings of a
         (name, line) are kept, then only the latest (it replaces the one before it)."""
+        bound = self._bound
+        held = (id(binding.tensor), binding.version)
+        bound[held] = bound.get(held, 0) + 1
         if not binding.step:
             self.bindings.append(binding)
             return
@@ -169,6 +175,12 @@ class RunState:
             slot = len(self.bindings) if seen >= NAMED_LOOP_PASSES else -1
             self.bindings.append(binding)
         else:
+            old = self.bindings[slot]
+            gone = (id(old.tensor), old.version)
+            if bound[gone] == 1:
+                del bound[gone]
+            else:
+                bound[gone] -= 1
             self.bindings[slot] = binding
         self._loop_slots[key] = (seen + 1, slot)
 
@@ -180,8 +192,7 @@ class RunState:
 
     def bound_now(self, tensor: torch.Tensor) -> bool:
         """Whether a name was bound to `tensor` as it is now (at its current version)."""
-        version = tensor._version
-        return any(b.tensor is tensor and b.version == version for b in reversed(self.bindings))
+        return (id(tensor), tensor._version) in self._bound
 
     def manual_seed(self, seed: int) -> None:
         """torch.manual_seed inside the program: the run's own generators, every device's

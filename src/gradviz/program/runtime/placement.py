@@ -29,6 +29,25 @@ _MOVES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu)
 _NO_FAKE_FNS = (torch.Tensor.backward, setattr, getattr)
 
 
+class NodeDevices(dict):
+    """id(autograd node) -> (node, device): the device of each node the run made, as
+    gradviz.graph.build reads it (a node with none noted is on the CPU).
+
+    Without simulated CUDA, while every output has been on the CPU, no node is walked: the
+    notes would change nothing. The outputs' nodes wait in `waiting` instead, in order
+    (held, as the notes hold them, so no other node takes their ids), and are noted first
+    when another device appears: a walk from that device's nodes then stops where it
+    stopped before."""
+
+    def __init__(self):
+        super().__init__()
+        self.waiting: list = []
+
+    def clear(self) -> None:
+        super().clear()
+        self.waiting = []
+
+
 class Placement:
     """The devices of one run's tensors and autograd nodes, real or simulated."""
 
@@ -38,7 +57,8 @@ class Placement:
         self.device_overrides = dict(state.options.device_overrides or {})
         self.moves: list[DeviceMove] = []
         self.device_notes: list[str] = []
-        self.fn_devices: dict[int, tuple[object, str]] = {}  # id(autograd node) -> (node, device)
+        self.fn_devices = NodeDevices()  # id(autograd node) -> (node, device)
+        self.cpu_only = self.shadow is None  # NodeDevices.waiting
 
     def move_leaf(self, name: str, value: torch.Tensor, device: str, stmt) -> torch.Tensor:
         """device_overrides: the leaf is made on `device`, as if the program had said so."""
@@ -85,6 +105,9 @@ class Placement:
 
     def after_call(self, result, args, kwargs, fake_out) -> None:
         """Record where the outputs live, and the device of each autograd node made."""
+        if self.cpu_only:
+            self.note_cpu_outputs(result)
+            return
         if self.shadow is not None and fake_out is not _NO_FAKE:
             if not self.shadow.record(result, fake_out):
                 self.shadow_fallback(result, args, kwargs)
@@ -140,18 +163,60 @@ class Placement:
             if isinstance(t, torch.Tensor) and self.shadow.device_of(t).type == "cpu":
                 self.shadow.place(t, where)
 
+    def note_cpu_outputs(self, result) -> None:
+        """after_call while every output so far has been on the CPU (no simulated CUDA)."""
+        outputs = (result,) if type(result) is torch.Tensor else leaves(result)
+        for t in outputs:
+            if not isinstance(t, torch.Tensor):
+                continue
+            fn = t.grad_fn
+            if fn is None:
+                continue
+            if not t.is_cpu:  # another device: from now on every node is noted
+                self.cpu_only = False
+                self.note_fn_devices(result)
+                return
+            self.fn_devices.waiting.append(fn)
+
     def note_fn_devices(self, result) -> None:
         """The device of each autograd node this operation made (its output's device)."""
+        notes = self.fn_devices
+        if notes.waiting:
+            waiting, notes.waiting = notes.waiting, []
+            for fn in waiting:
+                self.walk(fn, "cpu")
         for t in leaves(result):
             if not isinstance(t, torch.Tensor) or t.grad_fn is None:
                 continue
             if id(t.grad_fn) in self.fn_devices:
                 continue
-            where = self.state.device_of(t)
-            stack = [t.grad_fn]
-            while stack:
-                fn = stack.pop()
-                if fn is None or id(fn) in self.fn_devices or hasattr(fn, "variable"):
-                    continue
-                self.fn_devices[id(fn)] = (fn, where)
-                stack.extend(n for n, _ in fn.next_functions)
+            self.walk(t.grad_fn, self.state.device_of(t))
+
+    def walk(self, start, where: str) -> None:
+        """`where` for `start` and the nodes behind it that have no device yet."""
+        notes = self.fn_devices
+        if id(start) in notes:
+            return
+        stack = [start]
+        while stack:
+            fn = stack.pop()
+            if fn is None or id(fn) in notes or holds_a_leaf(fn):
+                continue
+            notes[id(fn)] = (fn, where)
+            stack.extend(n for n, _ in fn.next_functions)
+
+
+_HOLDS_A_LEAF: dict[type, bool] = {}  # by an autograd node's type: AccumulateGrad's or not
+
+
+def holds_a_leaf(fn) -> bool:
+    """Whether an autograd node is a leaf's AccumulateGrad (it has `.variable`): asked once
+    per type of node (hasattr on any other node raises and catches an AttributeError)."""
+    kind = type(fn)
+    known = _HOLDS_A_LEAF.get(kind)
+    if known is None:
+        known = hasattr(fn, "variable")
+        if hasattr(fn, "__dict__"):  # a node of Python's own: its attributes are its own
+            return known
+        _HOLDS_A_LEAF[kind] = known
+    return known

@@ -11,7 +11,6 @@ checks its cost first (gradviz.program.budgets.precheck), simulated CUDA decides
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 
 import torch
@@ -20,7 +19,7 @@ from torch.nn.parameter import UninitializedTensorMixin
 from gradviz.devices import simulated as devices
 from gradviz.program.allowlists import tables
 from gradviz.program.budgets.language_caps import Quotas
-from gradviz.program.budgets.object_sizes import hold, objects_made
+from gradviz.program.budgets.object_sizes import OBJECT_MAKERS, hold, objects_made
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording import higher_order
 from gradviz.program.recording.backward import BackwardWatch
@@ -69,39 +68,48 @@ class Library:
     def call(self, label: str, fn, args: tuple, kwargs: dict, node, check: str, around=None):
         """`around`, when given, makes a context manager held around the real call only (a
         layer's: gradviz.program.objects.forward.LayerCalls.recording), not its checks."""
-        self.state.node = node
-        if any(map(unsized, args)) or any(map(unsized, kwargs.values())):
-            raise self.state.error(
+        state = self.state
+        state.node = node
+        if unsized_in(args, kwargs):
+            raise state.error(
                 "runtime",
                 f"{label} is given a lazy layer's parameter, which has no shape before the "
                 "layer's first call",
                 node,
                 "Call the layer once first (a dry run, e.g. net(x)).",
             )
-        count_objects(self, label, fn, args, kwargs, node)
+        if fn in MAKES_OBJECTS:
+            count_objects(self, label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
-        fake_out, real_fn, args, kwargs = self.placement.before_call(label, fn, args, kwargs, node)
-        inplace = self.state.inplace
+        placement = self.placement
+        fake_out, real_fn, args, kwargs = placement.before_call(label, fn, args, kwargs, node)
+        inplace = state.inplace
         token = None
         if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
-            token = inplace.before(args[0], self.state.bound_now(args[0]))
+            token = inplace.before(args[0], state.bound_now(args[0]))
         try:
-            with around() if around is not None else contextlib.nullcontext():
+            if around is None:
                 result = real_fn(*args, **kwargs)
+            else:
+                with around():
+                    result = real_fn(*args, **kwargs)
         except ProgramError:
             raise
         except (RecursionError, MemoryError) as exc:
-            raise self.state.error(
+            raise state.error(
                 "limit", f"{label} ran out of resources ({type(exc).__name__})", node
             ) from None
         except Exception as exc:
-            raise runtime_error(self.state, exc, node, label, tensors_in(args, kwargs)) from None
+            raise runtime_error(state, exc, node, label, tensors_in(args, kwargs)) from None
         if token is not None:
-            inplace.after(token, self.state.where(node))
-        self.placement.after_call(result, args, kwargs, fake_out)
-        self.clocks.after_call(label, args, result, node.lineno, self.state.device_of)
-        self.budget.after_call(result, args, node, check)
-        return checked(self.state, result, node, label)
+            inplace.after(token, state.where(node))
+        placement.after_call(result, args, kwargs, fake_out)
+        self.clocks.after_call(label, args, result, node.lineno, state.device_of)
+        if check == "bounded":
+            self.budget.count_new_bytes(result, args, node)
+        if type(result) is torch.Tensor:  # checked's answer for the most common result
+            return result
+        return checked(state, result, node, label)
 
     # -- torch's namespaces and tensor methods
 
@@ -253,10 +261,12 @@ class Library:
         """t.grad; a None says why (gradviz.program.runtime.errors.NoneGrads): in place of
         PyTorch's warning for a non-leaf, a warning in plain words; for its use, an error."""
         kept = obj.is_leaf or obj.retains_grad
-        with warnings.catch_warnings():
-            if not kept:
-                warnings.filterwarnings("ignore", message=".*not a leaf Tensor")
+        if kept:  # no warning to silence
             grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+        else:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*not a leaf Tensor")
+                grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
         shadow = self.state.shadow
         if shadow is not None and isinstance(grad, torch.Tensor):
             shadow.place(grad, shadow.device_of(obj))  # a gradient lives on its tensor's device
@@ -359,6 +369,21 @@ def tensor_list(value) -> list | None:
     return None
 
 
+def unsized_in(args: tuple, kwargs: dict) -> bool:
+    """Whether any argument is `unsized` (a plain tensor or number never is)."""
+    for v in args:
+        if type(v) not in NEVER_UNSIZED and unsized(v):
+            return True
+    if kwargs:
+        for v in kwargs.values():
+            if type(v) not in NEVER_UNSIZED and unsized(v):
+                return True
+    return False
+
+
+NEVER_UNSIZED = frozenset({torch.Tensor, int, float, bool, str, type(None), torch.dtype})
+
+
 def unsized(value) -> bool:
     """A lazy layer's parameter before its first call (nn.LazyLinear), or a list of them."""
     if isinstance(value, list | tuple):
@@ -407,6 +432,10 @@ def tensor_class_call(state: RunState, args: tuple, kwargs: dict, node):
         node,
         hint or "torch.tensor([1.0, 2.0]) makes a tensor from numbers.",
     )
+
+
+# The functions `objects_made` may find Python objects in (gradviz.program.budgets.object_sizes).
+MAKES_OBJECTS = frozenset(OBJECT_MAKERS)
 
 
 def count_objects(library: Library, label: str, fn, args: tuple, kwargs: dict, node) -> None:
