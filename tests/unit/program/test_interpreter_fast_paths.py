@@ -141,3 +141,70 @@ def test_a_slice_of_a_list_is_counted_as_items():
     assert run(source, max_total_items=37).error is None
     err = run(source, max_total_items=36).error
     assert err is not None and (err.kind, err.line, err.col) == ("limit", 3, 10), err
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "words"),
+    [
+        ("random.randint(5, 2)", "runtime", "empty range for randrange()"),
+        ("random.choice([])", "runtime", "Cannot choose from an empty sequence"),
+        ("random.shuffle((1, 2))", "runtime", "shuffles a list in place, not a tuple"),
+        ("random.choice([nn.Linear(2, 2)])", "type", "takes tensors and numbers, not a"),
+        ("random.choice(torch.ones(3))", "runtime", "not a Tensor"),
+        ("random.randint(1, 2.5)", "runtime", "non-integer stop for randrange()"),
+    ],
+)
+@pytest.mark.parametrize("simulate_cuda", [False, True])
+def test_pythons_random_on_plain_values_is_refused_as_the_library_refused_it(
+    call, kind, words, simulate_cuda
+):
+    source = f"import random\nimport torch\nimport torch.nn as nn\n{call}\n"
+    trace = run_program(source, RunOptions(simulate_cuda=simulate_cuda))
+    err = trace.error
+    assert err is not None and (err.kind, err.line, err.col) == (kind, 4, 1), err
+    assert words in err.message
+
+
+def test_pythons_random_on_plain_values_gives_what_python_gives():
+    source = """\
+import random
+random.seed(3)
+xs = list(range(10))
+random.shuffle(xs)
+f = random.choice
+print(random.random(), random.choice('abc'), random.randint(1, 9), random.uniform(0, 1))
+print(xs, random.sample(xs, k=3), random.gauss(0, 1), f('xyz'), random.randrange(5))
+"""
+    trace = run(source)
+    assert trace.error is None, trace.error
+    assert trace.stdout == python_prints(source)
+
+
+def test_a_def_run_again_makes_a_function_of_its_own_each_time():
+    # what a def's body declares and assigns is read once per def, its defaults and
+    # closure at each run of it
+    source = """\
+fs = []
+for i in range(3):
+    def f(x, i=i):
+        y = x + i
+        return y
+    fs.append(f)
+print([g(10) for g in fs])
+def counter():
+    n = 0
+    def step():
+        nonlocal n
+        n = n + 1
+        return n
+    return step
+a, b = counter(), counter()
+print(a(), a(), b())
+def gen(k):
+    for j in range(k):
+        yield j
+print([list(gen(2)) for _ in range(2)])
+"""
+    trace = run(source)
+    assert trace.error is None, trace.error
+    assert trace.stdout == python_prints(source)

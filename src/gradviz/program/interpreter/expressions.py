@@ -102,6 +102,8 @@ INDEX_TYPES = (
 
 TORCH_OWNERS = (torch.Tensor, Namespace)  # whose methods torch runs
 BOUND_TYPES = (int, np.integer, torch.Tensor)  # a slice's bounds
+# The exact types of the arguments a function of Python's `random` takes the short way with
+PLAIN_ARGUMENTS = frozenset({int, float, bool, str, type(None), list, tuple, range})
 # The exact types of the items a display holds as they are (else checked by `held`)
 PLAIN_ITEMS = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, torch.Tensor})
 
@@ -471,7 +473,31 @@ class Evaluator:
             return self.objects.make(path, member, args, kwargs, node)
         if isinstance(member, ProgramObject):  # numpy's functions
             return member.call(args, kwargs, node)
+        if path.startswith("random.") and type(member) is tables.FnSpec and not member.random:
+            if all(type(v) in PLAIN_ARGUMENTS for v in (*args, *kwargs.values())):
+                return self.python_random(path, member, args, kwargs, node)
         return self.library.call_member(path, member, args, kwargs, node)
+
+    def python_random(self, path: str, member: tables.FnSpec, args: tuple, kwargs: dict, node):
+        """A function of Python's `random` (gradviz.program.runtime.pyrandom) on plain values:
+        what the library's call comes to for them (no tensor to size, place or record: one
+        operation counted, no layer or optimizer among a list's items, Python's errors as
+        the program's, a plain result), without its checks for tensors."""
+        library = self.library
+        self.state.node = node
+        library.refuse_objects(path, args, kwargs, node)
+        self.budget.ops += 1
+        try:
+            result = member.target(*args, **kwargs)
+        except ProgramError:
+            raise
+        except (RecursionError, MemoryError) as exc:
+            raise self.state.error(
+                "limit", f"{path} ran out of resources ({type(exc).__name__})", node
+            ) from None
+        except Exception as exc:
+            raise runtime_error(self.state, exc, node, path, []) from None
+        return checked(self.state, result, node, path)
 
     def _listed(self, value, node):
         if not isinstance(value, ProgramGenerator):
