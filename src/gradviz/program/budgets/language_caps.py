@@ -15,11 +15,15 @@ recursion, list or string can hold the worker past its limits:
 
 Each refusal is a "limit" error at the node, naming the cap, how far the program got and
 the limit.
+
+The interpreter's hottest paths (gradviz.program.interpreter: each expression and statement)
+count a step inline, as `step` does (`steps` up by one, refused by `too_many_steps` past
+`max_steps`), and read the clock against `deadline` themselves, refused by `clock`.
 """
 
 from __future__ import annotations
 
-import time
+from time import perf_counter
 
 from gradviz.program.recording.state import RunState
 
@@ -35,20 +39,26 @@ class Quotas:
         self.depth = 0
         self.total_items = 0
         self.total_chars = 0
-        self.deadline = time.perf_counter() + self.limits.max_seconds
+        self.max_steps = self.limits.max_steps
+        self.max_passes = self.limits.max_loop_iterations
+        self.deadline = perf_counter() + self.limits.max_seconds
 
     def step(self, node) -> None:
         self.steps += 1
-        if self.steps > self.limits.max_steps:
-            raise self.state.error(
-                "limit",
-                f"this program ran more than {self.limits.max_steps:,} steps (statements, "
-                "expressions, calls and loop passes); that is the limit of steps per run",
-                node,
-            )
+        if self.steps > self.max_steps:
+            raise self.too_many_steps(node)
+
+    def too_many_steps(self, node):
+        """The error for the step past the cap (`steps` already counts it)."""
+        return self.state.error(
+            "limit",
+            f"this program ran more than {self.limits.max_steps:,} steps (statements, "
+            "expressions, calls and loop passes); that is the limit of steps per run",
+            node,
+        )
 
     def clock(self, node) -> None:
-        if time.perf_counter() > self.deadline:
+        if perf_counter() > self.deadline:
             raise self.state.error(
                 "limit",
                 f"this program ran for more than {self.limits.max_seconds:g} seconds by this "
@@ -58,15 +68,18 @@ class Quotas:
 
     def loop_pass(self, node) -> None:
         self.passes += 1
-        if self.passes > self.limits.max_loop_iterations:
+        if self.passes > self.max_passes:
             raise self.state.error(
                 "limit",
                 f"loops ran {self.passes:,} passes in all by this line; the limit is "
                 f"{self.limits.max_loop_iterations:,} loop iterations per run",
                 node,
             )
-        self.step(node)
-        self.clock(node)
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise self.too_many_steps(node)
+        if perf_counter() > self.deadline:
+            self.clock(node)
 
     def planned(self, length: int, node, what: str) -> None:
         """A loop over something of known length (`what`: "this loop over `range(n)`",

@@ -100,10 +100,18 @@ INDEX_TYPES = (
 )
 
 
+TORCH_OWNERS = (torch.Tensor, Namespace)  # whose methods torch runs
+BOUND_TYPES = (int, np.integer, torch.Tensor)  # a slice's bounds
+# The exact types of the arguments a function of Python's `random` takes the short way with
+PLAIN_ARGUMENTS = frozenset({int, float, bool, str, type(None), list, tuple, range})
+# The exact types of the items a display holds as they are (else checked by `held`)
+PLAIN_ITEMS = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, torch.Tensor})
+
+
 def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
     """`a:b:c` of an index: integer (or tensor) bounds only, else a type error at `node`."""
     for p in bounds:
-        if p is not None and not isinstance(p, int | np.integer | torch.Tensor):
+        if p is not None and not isinstance(p, BOUND_TYPES):
             raise state.error("type", "slice bounds must be integers", node)
     return slice(*bounds)
 
@@ -172,6 +180,7 @@ class Evaluator:
         # the method's first parameter); run by super_method (both set by the class statement)
         self.super_owners: dict[int, tuple[object, str]] = {}
         self.super_method = None
+        self.spread_calls: dict[int, bool] = {}  # id() of a call run so far -> any `*x` in it
         library.hooks = TensorHooks(state, quotas, self.call_value)  # t.register_hook(f)
         library.functional = AutogradFunctional(state, budget, library, self.call_value)
         self.objects.layers.call_value = self.call_value
@@ -179,13 +188,17 @@ class Evaluator:
 
     def eval(self, node: ast.AST):
         self.state.node = node
-        self.quotas.step(node)
-        if type(node) is ast.Constant:
+        quotas = self.quotas  # one step (Quotas.step, inline: this is the hottest path)
+        quotas.steps += 1
+        if quotas.steps > quotas.max_steps:
+            raise quotas.too_many_steps(node)
+        kind = type(node)
+        if kind is ast.Constant:
             return node.value
-        handler = self.dispatch.get(type(node))
+        handler = self.dispatch.get(kind)
         if handler is None:
             raise self.state.error(
-                "forbidden", f"`{type(node).__name__}` is not part of this language", node
+                "forbidden", f"`{kind.__name__}` is not part of this language", node
             )
         return handler(node)
 
@@ -203,6 +216,12 @@ class Evaluator:
 
     def display(self, node: ast.List | ast.Tuple):
         kind = "list" if isinstance(node, ast.List) else "tuple"
+        spread = self.spread_calls.get(id(node))  # whether any item is `*x`, per display
+        if spread is None:
+            spread = any(isinstance(e, ast.Starred) for e in node.elts)
+            self.spread_calls[id(node)] = spread
+        if not spread:
+            return self._plain_display(node, kind)
         items: list = []
         for e in node.elts:
             more = self.unpacking.part(e, len(items), kind)  # [x] or, for [*xs], its items
@@ -212,6 +231,19 @@ class Evaluator:
             items.extend(more)
         self.quotas.items(len(items), node, kind)
         return items if kind == "list" else tuple(items)
+
+    def _plain_display(self, node: ast.List | ast.Tuple, kind: str):
+        """A display without `*x`: what `display` makes of it, each item held as it is."""
+        evaluate, state = self.eval, self.state
+        tuple_ = kind == "tuple"
+        items: list = []
+        for e in node.elts:
+            item = evaluate(e)
+            if type(item) not in PLAIN_ITEMS and not (tuple_ and is_type(item)):  # (int, float)
+                held(state, item, e, f"a {kind}")
+            items.append(item)
+        self.quotas.items(len(items), node, kind)
+        return tuple(items) if tuple_ else items
 
     def dict_display(self, node: ast.Dict):
         out = {}
@@ -263,6 +295,11 @@ class Evaluator:
 
     def subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
+        kind = type(obj)
+        if kind is dict:  # the commonest first, as the checks below take them
+            return self.containers.get_item(obj, self.eval(node.slice), node)
+        if kind is list or kind is tuple:
+            return self._sequence_item(obj, self.eval_index(node.slice), node)
         if isinstance(obj, ProgramArray):  # numpy's indexing, as a tensor's
             return self.library.arrays.get_item(obj, self.eval_index(node.slice), node)
         if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
@@ -275,16 +312,19 @@ class Evaluator:
             self.containers.bounded(index, node, "an index")
             return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
         if isinstance(obj, tuple | list | torch.Size):
-            try:
-                item = obj[index]
-            except (IndexError, TypeError) as exc:
-                raise runtime_error(self.state, exc, node, "indexing") from None
-            if isinstance(index, slice) and isinstance(item, list | tuple):
-                self.quotas.items(len(item), node, type(item).__name__)
-            return item
+            return self._sequence_item(obj, index, node)
         if isinstance(obj, str | range):
             return self.containers.get_item(obj, index, node)
         raise self.state.error("type", f"a {type_name(obj)} cannot be indexed", node)
+
+    def _sequence_item(self, obj: list | tuple | torch.Size, index, node: ast.Subscript):
+        try:
+            item = obj[index]
+        except (IndexError, TypeError) as exc:
+            raise runtime_error(self.state, exc, node, "indexing") from None
+        if type(index) is slice and isinstance(item, list | tuple):
+            self.quotas.items(len(item), node, type(item).__name__)
+        return item
 
     def eval_index(self, node: ast.AST):
         if isinstance(node, ast.Slice):
@@ -348,17 +388,27 @@ class Evaluator:
         )
 
     def call_node(self, node: ast.Call):
-        args = tuple(self.unpacking.items(node.args, "list of arguments"))
-        kwargs = self.unpacking.keywords(node)
+        spread = self.spread_calls.get(id(node))  # whether any argument is `*x`, per call
+        if spread is None:
+            spread = any(isinstance(a, ast.Starred) for a in node.args)
+            self.spread_calls[id(node)] = spread
+        if spread:
+            args = tuple(self.unpacking.items(node.args, "list of arguments"))
+        else:  # what Unpacking.items gives when no argument is `*x`
+            evaluate = self.eval
+            args = tuple([evaluate(a) for a in node.args])
+        kwargs = self.unpacking.keywords(node) if node.keywords else {}
         self.state.node = node
         func = node.func
-        if isinstance(func, ast.Attribute) and id(func.value) in self.super_owners:
+        if type(func) is ast.Attribute and id(func.value) in self.super_owners:
             return self.super_method(func.value, func.attr, args, kwargs, node)
         # Method call on a tensor: t.name(...)
-        if isinstance(func, ast.Attribute):
+        if type(func) is ast.Attribute:
             owner = self.eval(func.value)
             self.state.node = node
-            if isinstance(owner, torch.Tensor | Namespace):  # torch reads nested lists in C
+            if type(owner) is list and func.attr == "append" and len(args) == 1 and not kwargs:
+                return self.containers.append(owner, args[0], node)  # xs.append(x)
+            if isinstance(owner, TORCH_OWNERS):  # torch reads nested lists in C
                 for value in (*args, *kwargs.values()):
                     self.containers.bounded(value, node, "an argument")
             if isinstance(owner, torch.Tensor):
@@ -423,7 +473,31 @@ class Evaluator:
             return self.objects.make(path, member, args, kwargs, node)
         if isinstance(member, ProgramObject):  # numpy's functions
             return member.call(args, kwargs, node)
+        if path.startswith("random.") and type(member) is tables.FnSpec and not member.random:
+            if all(type(v) in PLAIN_ARGUMENTS for v in (*args, *kwargs.values())):
+                return self.python_random(path, member, args, kwargs, node)
         return self.library.call_member(path, member, args, kwargs, node)
+
+    def python_random(self, path: str, member: tables.FnSpec, args: tuple, kwargs: dict, node):
+        """A function of Python's `random` (gradviz.program.runtime.pyrandom) on plain values:
+        what the library's call comes to for them (no tensor to size, place or record: one
+        operation counted, no layer or optimizer among a list's items, Python's errors as
+        the program's, a plain result), without its checks for tensors."""
+        library = self.library
+        self.state.node = node
+        library.refuse_objects(path, args, kwargs, node)
+        self.budget.ops += 1
+        try:
+            result = member.target(*args, **kwargs)
+        except ProgramError:
+            raise
+        except (RecursionError, MemoryError) as exc:
+            raise self.state.error(
+                "limit", f"{path} ran out of resources ({type(exc).__name__})", node
+            ) from None
+        except Exception as exc:
+            raise runtime_error(self.state, exc, node, path, []) from None
+        return checked(self.state, result, node, path)
 
     def _listed(self, value, node):
         if not isinstance(value, ProgramGenerator):

@@ -57,9 +57,15 @@ class Outputs:
         self.bind = bind
         self.top = {id(stmt) for stmt in top if isinstance(stmt, ast.Expr)}
         self.chars = 0  # characters of the values shown so far
+        # id() of each expression statement run so far -> whether it is `super().__init__()`
+        # (the tree is held for the run, so no other node takes an id)
+        self.super_inits: dict[int, bool] = {}
 
     def expression_statement(self, stmt: ast.Expr) -> None:
-        if super_init_call(stmt) is not None:  # checked: in a class's __init__
+        is_super_init = self.super_inits.get(id(stmt))
+        if is_super_init is None:
+            is_super_init = self.super_inits[id(stmt)] = super_init_call(stmt) is not None
+        if is_super_init:  # checked: in a class's __init__
             self.class_statements.super_init(stmt)
             return
         value = self.evaluator.eval(stmt.value)

@@ -12,6 +12,7 @@ import operator
 import sys
 import warnings
 from operator import attrgetter
+from time import perf_counter
 
 import torch
 
@@ -55,6 +56,10 @@ from gradviz.program.syntax.grammar import DATACLASS_IMPORT, FIELD_IMPORT, IMPOR
 # Names a program cannot assign: the namespaces and the built-ins it always had (the
 # built-ins added since, such as sum or list, may be shadowed by a variable, as in Python).
 RESERVED_NAMES = frozenset(NAMESPACES) | frozenset(RESERVED)
+
+# Values a name is bound to as they are: no module, function, tensor or object (their exact
+# types; a subclass goes the long way)
+PLAIN_VALUES = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, range})
 
 PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 
@@ -200,33 +205,40 @@ class Interpreter:
     # -- statements
 
     def run_body(self, body: list[ast.stmt]) -> None:
-        caught = self.caught
+        caught, state, quotas, handlers = self.caught, self.state, self.quotas, self.handlers
+        count_statement = self.budget.count_statement
         for stmt in body:
-            self.budget.count_statement(stmt)
-            self.quotas.step(stmt)
-            self.quotas.clock(stmt)
-            self.state.node = stmt
+            count_statement(stmt)
+            quotas.steps += 1  # Quotas.step and Quotas.clock, inline
+            if quotas.steps > quotas.max_steps:
+                raise quotas.too_many_steps(stmt)
+            if perf_counter() > quotas.deadline:
+                quotas.clock(stmt)
+            state.node = stmt
             before = len(caught)
+            handler = handlers.get(type(stmt))
             try:
-                self._exec(stmt)
-            finally:
-                for w in caught[before:]:
-                    self.state.warnings.append(
-                        RunWarning(
-                            line=stmt.lineno,
-                            message=str(w.message).split("\n")[0],
-                            category=w.category.__name__,
-                        )
+                if handler is None:  # the checker refuses everything else; a second defence
+                    raise state.error(
+                        "forbidden", f"`{type(stmt).__name__}` is not part of this language", stmt
                     )
-                del caught[before:]
+                handler(stmt)
+            finally:
+                if len(caught) > before:
+                    self._warned(stmt, before)
 
-    def _exec(self, stmt: ast.stmt) -> None:
-        handler = self.handlers.get(type(stmt))
-        if handler is None:  # the checker refuses everything else; a second line of defence
-            raise self.state.error(
-                "forbidden", f"`{type(stmt).__name__}` is not part of this language", stmt
+    def _warned(self, stmt: ast.stmt, before: int) -> None:
+        """The warnings `stmt` raised, kept as the run's (at its line)."""
+        caught = self.caught
+        for w in caught[before:]:
+            self.state.warnings.append(
+                RunWarning(
+                    line=stmt.lineno,
+                    message=str(w.message).split("\n")[0],
+                    category=w.category.__name__,
+                )
             )
-        handler(stmt)
+        del caught[before:]
 
     def assign_statement(self, stmt: ast.Assign) -> None:
         value = self.evaluator.eval(stmt.value)
@@ -297,6 +309,9 @@ class Interpreter:
             self.run_body(stmt.body)
 
     def assign(self, target: ast.AST, value, stmt: ast.stmt) -> None:
+        if type(target) is ast.Name:  # the commonest target first
+            self.bind(target.id, value, stmt)
+            return
         error, call = self.state.error, self.library.call
         if isinstance(target, ast.Starred):  # first, *rest = items: rest is a new list
             self.quotas.items(len(value), target, "list")
@@ -353,6 +368,10 @@ class Interpreter:
 
     def bind(self, name: str, value, stmt: ast.stmt) -> None:
         state = self.state
+        if type(value) in PLAIN_VALUES:  # nothing to check or record: bound as it is
+            scope = state.scope
+            (scope.outer.get(name, scope) if scope.outer else scope).names[name] = value
+            return
         if isinstance(value, Namespace | Builtin | Marker | TypeRef | ClassRef):
             raise state.error(
                 "type", f"`{name}` cannot hold a module or a function; call it instead", stmt

@@ -14,7 +14,7 @@ from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.object_sizes import MAX_NESTING
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.iteration import Iteration, oversized
+from gradviz.program.runtime.iteration import CONTAINERS, Iteration, oversized
 from gradviz.program.runtime.values import held, tensors_in, type_name
 from gradviz.program.syntax.program_error import did_you_mean
 
@@ -112,6 +112,9 @@ class Containers:
     def bounded(self, value, node, what: str):
         """`value`, unless reading it in full (as torch reads a nested list, and Python
         hashes a tuple or compares two lists, in C, without the caps) would be too much."""
+        if not isinstance(value, CONTAINERS):  # nothing to read in full
+            self.quotas.clock(node)
+            return value
         why = oversized(value, self.state.limits.max_total_items)
         if why == "deep":
             raise self.state.error(
@@ -296,6 +299,12 @@ class Containers:
                 self.quotas.items(len(out), node, "list", made=0)
         self.quotas.items(len(out), node, "list")
         return out
+
+    def append(self, owner: list, value, node) -> None:
+        """`owner.append(value)`: what `_list_method` does for it, without the look-ups."""
+        held(self.state, value, node, "a list")
+        self.quotas.items(len(owner) + 1, node, "list", made=1)
+        owner.append(value)
 
     def _list_method(self, owner: list, name: str, args, kwargs, node):
         if name in ("append", "insert"):

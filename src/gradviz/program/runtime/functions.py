@@ -82,6 +82,9 @@ class Functions:
         # a generator's body as the interpreter's own Python generator of its values
         # (gradviz.program.interpreter.generator_bodies), set by the interpreter
         self.steps: Callable[[list[ast.stmt]], Iterator] | None = None
+        # id() of each def run so far (the tree is held for the run) -> (its body's global
+        # and nonlocal declarations, the names it assigns, whether it is a generator's)
+        self.bodies: dict[int, tuple[dict[str, str], frozenset[str], bool]] = {}
 
     def define(self, node: ast.FunctionDef | ast.Lambda) -> UserFunction:
         args = node.args
@@ -97,13 +100,18 @@ class Functions:
         params = {a.arg for a in [*positional, *args.kwonlyargs, args.vararg, args.kwarg] if a}
         if isinstance(node, ast.Lambda):
             return UserFunction("<lambda>", node, defaults, self.state.scope, frozenset(params))
-        ways = declared(node.body)
-        local = frozenset((params | assigned_names(node.body)) - set(ways))
+        known = self.bodies.get(id(node))  # what its body declares and assigns, once a def
+        if known is None:
+            ways = declared(node.body)
+            assigned = frozenset(assigned_names(node.body))
+            known = self.bodies[id(node)] = (ways, assigned, is_generator(node))
+        ways, assigned, generator = known
+        local = frozenset((params | assigned) - set(ways))
         # decorators apply bottom-up, so the outermost one's mode is the one a call runs in
         modes = [grad_decorator(d) for d in node.decorator_list]
         mode = modes[0] if modes else None
         made = UserFunction(node.name, node, defaults, self.state.scope, local, mode, ways)
-        made.generator = is_generator(node)
+        made.generator = generator
         return made
 
     def call(self, fn: UserFunction, args: tuple, kwargs: dict, node):
@@ -118,6 +126,12 @@ class Functions:
         try:
             if isinstance(fn.node, ast.Lambda):
                 return self.evaluate(fn.node.body)
+            if fn.grad_mode is None:  # what grad_mode(None) comes to, without its frame
+                try:
+                    self.run_body(fn.node.body)
+                except Return as done:
+                    return done.value
+                return None
             with self.grad_mode(fn.grad_mode):
                 try:
                     self.run_body(fn.node.body)

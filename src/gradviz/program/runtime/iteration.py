@@ -29,6 +29,9 @@ from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import ProgramObject, type_name
 
 PLAIN_SEQUENCES = (list, tuple, str, range, dict, set, torch.Size)
+# The exact types whose Python iterators never raise (a list changed while it is read goes
+# on, as in Python; a dict or a set changed raises, which `over` makes the program's error)
+UNCHANGING_ITERATORS = frozenset({list, tuple, str, range})
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +58,8 @@ class Iteration:
 
     def over(self, value, node) -> Iterator:
         """The items of `value`, in order."""
+        if type(value) in UNCHANGING_ITERATORS:  # their iterators raise nothing to guard
+            return iter(value)
         if isinstance(value, PLAIN_SEQUENCES):
             return self._guarded(iter(value), node)
         if isinstance(value, torch.Tensor):

@@ -51,6 +51,10 @@ CMPOPS = {
     ast.GtE: (">=", operator.ge),
 }
 
+# The exact types of plain numbers, whose operators take the short way (a subclass, a numpy
+# scalar or a tensor goes the long way)
+NUMBERS = frozenset({int, float, bool})
+
 
 class Operators:
     """Applies the language's operators to evaluated operands."""
@@ -98,6 +102,8 @@ class Operators:
         return False
 
     def compare(self, op: ast.cmpop, left, right, node):
+        if type(left) in NUMBERS and type(right) in NUMBERS and type(op) in CMPOPS:
+            return CMPOPS[type(op)][1](left, right)  # what the checks below come to for them
         if isinstance(op, ast.Is | ast.IsNot):
             return (left is right) == isinstance(op, ast.Is)
         if isinstance(op, ast.In | ast.NotIn):
@@ -185,6 +191,11 @@ class Operators:
 
     def binop(self, op: ast.operator, left, right, node):
         symbol, fn = BINOPS[type(op)]
+        kind = type(left)
+        if kind in NUMBERS and type(right) in NUMBERS:  # what the checks below come to
+            return self.numbers(symbol, fn, left, right, node)
+        if kind is type(right) and (kind is list or kind is str) and symbol == "+":
+            return self.containers.concat(left, right, node)
         if symbol == "%" and isinstance(left, str):
             return self.strings.percent(left, right, node)
         if self.arrays.involved(left, right):
@@ -204,6 +215,10 @@ class Operators:
             return self.library.call(
                 symbol, fn, (left, right), {}, node, "meta" if symbol == "@" else "broadcast"
             )
+        return self.numbers(symbol, fn, left, right, node)
+
+    def numbers(self, symbol: str, fn, left, right, node):
+        """An operator on two plain numbers, an integer result sized first."""
         self.budget.check_number_op(symbol, left, right, node)
         try:
             return fn(left, right)
