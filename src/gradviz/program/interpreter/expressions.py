@@ -26,6 +26,7 @@ from gradviz.program.allowlists import tables
 from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.interpreter.displays import Displays
 from gradviz.program.objects.functional import AutogradFunctional
 from gradviz.program.objects.hooks import TensorHooks
 from gradviz.program.objects.makers import Objects
@@ -33,7 +34,7 @@ from gradviz.program.recording import grad_fns
 from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.arrays.values import ProgramArray
-from gradviz.program.runtime.builtins import Builtins, is_type
+from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
 from gradviz.program.runtime.errors import runtime_error
@@ -41,6 +42,7 @@ from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
 from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration
 from gradviz.program.runtime.operators import Operators
+from gradviz.program.runtime.pyrandom import call_plain
 from gradviz.program.runtime.strings import Strings
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import (
@@ -55,7 +57,6 @@ from gradviz.program.runtime.values import (
     ProgramObject,
     checked,
     field_spec,
-    held,
     marker_path,
     type_name,
 )
@@ -66,9 +67,9 @@ from gradviz.program.syntax.program_error import ProgramError, did_you_mean
 # language's index); a constant is read in `eval` itself.
 EXPRESSIONS: dict[type[ast.expr], str] = {
     ast.Name: "lookup",
-    ast.List: "display",
-    ast.Tuple: "display",
-    ast.Dict: "dict_display",
+    ast.List: "displays.display",
+    ast.Tuple: "displays.display",
+    ast.Dict: "displays.dict_display",
     ast.Set: "set_display",
     ast.BinOp: "binary",
     ast.UnaryOp: "unary",
@@ -104,8 +105,6 @@ TORCH_OWNERS = (torch.Tensor, Namespace)  # whose methods torch runs
 BOUND_TYPES = (int, np.integer, torch.Tensor)  # a slice's bounds
 # The exact types of the arguments a function of Python's `random` takes the short way with
 PLAIN_ARGUMENTS = frozenset({int, float, bool, str, type(None), list, tuple, range})
-# The exact types of the items a display holds as they are (else checked by `held`)
-PLAIN_ITEMS = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, torch.Tensor})
 
 
 def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
@@ -175,6 +174,7 @@ class Evaluator:
             state, quotas, self.iteration, self.containers, self.eval
         )
         self.unpacking = Unpacking(state, quotas, self.iteration, self.eval)
+        self.displays = Displays(state, quotas, self.containers, self.unpacking, self.eval)
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
         # id() of each `super()` of a `super().name(...)` in a class's method -> (the class,
         # the method's first parameter); run by super_method (both set by the class statement)
@@ -213,52 +213,6 @@ class Evaluator:
 
     def lambda_(self, node: ast.Lambda):
         return self.functions.define(node)
-
-    def display(self, node: ast.List | ast.Tuple):
-        kind = "list" if isinstance(node, ast.List) else "tuple"
-        spread = self.spread_calls.get(id(node))  # whether any item is `*x`, per display
-        if spread is None:
-            spread = any(isinstance(e, ast.Starred) for e in node.elts)
-            self.spread_calls[id(node)] = spread
-        if not spread:
-            return self._plain_display(node, kind)
-        items: list = []
-        for e in node.elts:
-            more = self.unpacking.part(e, len(items), kind)  # [x] or, for [*xs], its items
-            for item in more:
-                if not (kind == "tuple" and is_type(item)):  # (int, float)
-                    held(self.state, item, e, f"a {kind}")
-            items.extend(more)
-        self.quotas.items(len(items), node, kind)
-        return items if kind == "list" else tuple(items)
-
-    def _plain_display(self, node: ast.List | ast.Tuple, kind: str):
-        """A display without `*x`: what `display` makes of it, each item held as it is."""
-        evaluate, state = self.eval, self.state
-        tuple_ = kind == "tuple"
-        items: list = []
-        for e in node.elts:
-            item = evaluate(e)
-            if type(item) not in PLAIN_ITEMS and not (tuple_ and is_type(item)):  # (int, float)
-                held(state, item, e, f"a {kind}")
-            items.append(item)
-        self.quotas.items(len(items), node, kind)
-        return tuple(items) if tuple_ else items
-
-    def dict_display(self, node: ast.Dict):
-        out = {}
-        for k, v in zip(node.keys, node.values, strict=True):
-            if k is None:  # {**defaults, "lr": 0.1}
-                self.unpacking.merge(out, self.eval(v), v)
-                continue
-            key = self.containers.key(self.eval(k), k)
-            value = held(self.state, self.eval(v), v, "a dict")
-            try:
-                out[key] = value
-            except TypeError as exc:  # an unhashable key
-                raise self.state.error("runtime", f"TypeError: {exc}", k) from None
-        self.quotas.items(len(out), node, "dict")
-        return out
 
     def binary(self, node: ast.BinOp):
         left = self.eval(node.left)
@@ -475,29 +429,10 @@ class Evaluator:
             return member.call(args, kwargs, node)
         if path.startswith("random.") and type(member) is tables.FnSpec and not member.random:
             if all(type(v) in PLAIN_ARGUMENTS for v in (*args, *kwargs.values())):
-                return self.python_random(path, member, args, kwargs, node)
+                return call_plain(
+                    self.state, self.budget, self.library, path, member, args, kwargs, node
+                )
         return self.library.call_member(path, member, args, kwargs, node)
-
-    def python_random(self, path: str, member: tables.FnSpec, args: tuple, kwargs: dict, node):
-        """A function of Python's `random` (gradviz.program.runtime.pyrandom) on plain values:
-        what the library's call comes to for them (no tensor to size, place or record: one
-        operation counted, no layer or optimizer among a list's items, Python's errors as
-        the program's, a plain result), without its checks for tensors."""
-        library = self.library
-        self.state.node = node
-        library.refuse_objects(path, args, kwargs, node)
-        self.budget.ops += 1
-        try:
-            result = member.target(*args, **kwargs)
-        except ProgramError:
-            raise
-        except (RecursionError, MemoryError) as exc:
-            raise self.state.error(
-                "limit", f"{path} ran out of resources ({type(exc).__name__})", node
-            ) from None
-        except Exception as exc:
-            raise runtime_error(self.state, exc, node, path, []) from None
-        return checked(self.state, result, node, path)
 
     def _listed(self, value, node):
         if not isinstance(value, ProgramGenerator):

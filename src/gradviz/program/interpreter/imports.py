@@ -15,12 +15,19 @@ from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import MATH
 from gradviz.program.runtime.clocks import TIME
 from gradviz.program.runtime.values import (
+    DATACLASS,
+    DATACLASS_FIELD,
     NAMESPACES,
     ClassRef,
     FunctionRef,
     Namespace,
 )
-from gradviz.program.syntax.grammar import TYPING_NAMES
+from gradviz.program.syntax.grammar import (
+    DATACLASS_IMPORT,
+    FIELD_IMPORT,
+    IMPORTABLE,
+    TYPING_NAMES,
+)
 
 
 class TypeHint(Namespace):
@@ -71,3 +78,50 @@ def imported_name(state: RunState, source: Namespace, name: str, node: ast.AST):
     if isinstance(member, FnSpec):
         return FunctionRef(f"{source.path}.{name}", member)
     return member
+
+
+class Imports:
+    """The run's import statements: each bound name gets its module's namespace or the
+    member the module's table gives (Python's `random` and numpy are the run's own)."""
+
+    def __init__(self, state: RunState, random, library):
+        self.state = state
+        self.random = random  # gradviz.program.runtime.pyrandom.ProgramRandom
+        self.library = library  # gradviz.program.runtime.torch_calls.Library (its numpy)
+
+    def bind(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """Bind what the import names (checked: only gradviz.program.syntax.grammar.IMPORTABLE, and
+        names from those modules, which gradviz.program.interpreter.imports finds)."""
+        if isinstance(stmt, ast.ImportFrom):
+            pairs = [(f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names]
+        else:
+            pairs = [(a.name, a.asname) for a in stmt.names if a.asname]
+            tops = [a.name.split(".")[0] for a in stmt.names if not a.asname]
+            pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
+        for module, bound in pairs:
+            if module == "random":
+                value = self.random.namespace()
+            elif module in ("numpy", "numpy.random", "numpy.linalg"):
+                value = numpy_part(self.library.arrays.namespace(), module)
+            elif module == DATACLASS_IMPORT:
+                value = DATACLASS
+            elif module == FIELD_IMPORT:
+                value = DATACLASS_FIELD
+            elif module in IMPORTABLE:
+                value = module_namespace(module)
+            else:
+                value = self.imported(module, stmt)
+            if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
+                self.state.scope.home(bound).names[bound] = value
+
+    def imported(self, path: str, stmt: ast.stmt):
+        """`from <module> import <name>` (checked: the module is IMPORTABLE)."""
+        source, _, name = path.rpartition(".")
+        if source == "random":
+            space = self.random.namespace()
+        elif source.split(".")[0] == "numpy":
+            space = numpy_part(self.library.arrays.namespace(), source)
+        else:
+            space = module_namespace(source)
+        node = next((a for a in getattr(stmt, "names", ()) if a.name == name), stmt)
+        return imported_name(self.state, space, name, node)

@@ -25,7 +25,7 @@ from gradviz.program.interpreter.classes import Classes, UserModule
 from gradviz.program.interpreter.control import Break, Continue, Control
 from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.generator_bodies import GeneratorBodies
-from gradviz.program.interpreter.imports import imported_name, module_namespace, numpy_part
+from gradviz.program.interpreter.imports import Imports
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.plain_classes import PlainClasses, PlainInstance
@@ -41,8 +41,6 @@ from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.pyrandom import ProgramRandom
 from gradviz.program.runtime.torch_calls import Library
 from gradviz.program.runtime.values import (
-    DATACLASS,
-    DATACLASS_FIELD,
     NAMESPACES,
     Builtin,
     ClassRef,
@@ -51,7 +49,6 @@ from gradviz.program.runtime.values import (
     ProgramObject,
     TypeRef,
 )
-from gradviz.program.syntax.grammar import DATACLASS_IMPORT, FIELD_IMPORT, IMPORTABLE
 
 # Names a program cannot assign: the namespaces and the built-ins it always had (the
 # built-ins added since, such as sum or list, may be shadowed by a variable, as in Python).
@@ -85,8 +82,8 @@ STATEMENTS: dict[type[ast.stmt], str] = {
     ast.Raise: "control.raise_",
     ast.Try: "control.try_",
     ast.With: "with_block",
-    ast.Import: "import_modules",
-    ast.ImportFrom: "import_modules",
+    ast.Import: "imports.bind",
+    ast.ImportFrom: "imports.bind",
     ast.Pass: "pass_statement",
     ast.Delete: "names.delete",
     ast.Global: "names.declare",
@@ -131,6 +128,7 @@ class Interpreter:
         self.evaluator = Evaluator(self.state, self.budget, self.quotas, self.library)
         # `import random`: this run's own generator (gradviz.program.runtime.pyrandom)
         self.random = ProgramRandom(options.seed, self.state.limits.max_container_length)
+        self.imports = Imports(self.state, self.random, self.library)
         self.caught: list = []  # warnings caught while the program runs
         run_body = self.run_body
         self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
@@ -259,43 +257,6 @@ class Interpreter:
 
     def pass_statement(self, stmt: ast.Pass) -> None:
         return
-
-    def import_modules(self, stmt: ast.Import | ast.ImportFrom) -> None:
-        """Bind what the import names (checked: only gradviz.program.syntax.grammar.IMPORTABLE, and
-        names from those modules, which gradviz.program.interpreter.imports finds)."""
-        if isinstance(stmt, ast.ImportFrom):
-            pairs = [(f"{stmt.module}.{a.name}", a.asname or a.name) for a in stmt.names]
-        else:
-            pairs = [(a.name, a.asname) for a in stmt.names if a.asname]
-            tops = [a.name.split(".")[0] for a in stmt.names if not a.asname]
-            pairs += [(top, top) for top in tops]  # `import torch.nn` binds torch
-        for module, bound in pairs:
-            if module == "random":
-                value = self.random.namespace()
-            elif module in ("numpy", "numpy.random", "numpy.linalg"):
-                value = numpy_part(self.library.arrays.namespace(), module)
-            elif module == DATACLASS_IMPORT:
-                value = DATACLASS
-            elif module == FIELD_IMPORT:
-                value = DATACLASS_FIELD
-            elif module in IMPORTABLE:
-                value = module_namespace(module)
-            else:
-                value = self.imported(module, stmt)
-            if NAMESPACES.get(bound) is not value:  # torch, F, nn and optim are there already
-                self.state.scope.home(bound).names[bound] = value
-
-    def imported(self, path: str, stmt: ast.stmt):
-        """`from <module> import <name>` (checked: the module is IMPORTABLE)."""
-        source, _, name = path.rpartition(".")
-        if source == "random":
-            space = self.random.namespace()
-        elif source.split(".")[0] == "numpy":
-            space = numpy_part(self.library.arrays.namespace(), source)
-        else:
-            space = module_namespace(source)
-        node = next((a for a in getattr(stmt, "names", ()) if a.name == name), stmt)
-        return imported_name(self.state, space, name, node)
 
     def with_block(self, stmt: ast.With) -> None:
         """`with torch.no_grad():` (or enable_grad), as a decorated function's call runs."""

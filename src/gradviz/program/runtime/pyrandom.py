@@ -9,7 +9,10 @@ from __future__ import annotations
 import random
 
 from gradviz.program.allowlists.tables import FnSpec
-from gradviz.program.runtime.values import Namespace
+from gradviz.program.recording.state import RunState
+from gradviz.program.runtime.errors import runtime_error
+from gradviz.program.runtime.values import Namespace, checked
+from gradviz.program.syntax.program_error import ProgramError
 
 
 class ProgramRandom:
@@ -75,3 +78,24 @@ class ProgramRandom:
             "random",
             {name: FnSpec(fn, check="bounded") for name, fn in {**plain, **own}.items()},
         )
+
+
+def call_plain(state: RunState, budget, library, path: str, member: FnSpec, args, kwargs, node):
+    """A function of Python's `random` on plain values (no tensor among them): what the
+    library's call (`library`, gradviz.program.runtime.torch_calls) comes to for them, without
+    its checks for tensors: one operation counted on `budget`, no layer or optimizer among a
+    list's items, Python's errors as the program's, a plain result."""
+    state.node = node
+    library.refuse_objects(path, args, kwargs, node)
+    budget.ops += 1
+    try:
+        result = member.target(*args, **kwargs)
+    except ProgramError:
+        raise
+    except (RecursionError, MemoryError) as exc:
+        raise state.error(
+            "limit", f"{path} ran out of resources ({type(exc).__name__})", node
+        ) from None
+    except Exception as exc:
+        raise runtime_error(state, exc, node, path, []) from None
+    return checked(state, result, node, path)
