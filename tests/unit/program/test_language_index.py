@@ -8,7 +8,9 @@ import ast
 
 from gradviz.program.interpreter.class_statements import ClassStatements
 from gradviz.program.interpreter.control import Control
+from gradviz.program.interpreter.displays import Displays
 from gradviz.program.interpreter.expressions import EXPRESSIONS, Evaluator
+from gradviz.program.interpreter.imports import Imports
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.run import run_program
@@ -37,11 +39,12 @@ def test_every_handler_is_a_method():
             "outputs": Outputs,
             "class_statements": ClassStatements,
             "updates": Updates,
+            "imports": Imports,
         }[owner]
         assert issubclass(kind, ast.stmt) and callable(getattr(cls, method)), kind
     for kind, name in EXPRESSIONS.items():
         owner, _, method = name.rpartition(".")
-        cls = {"": Evaluator, "comprehensions": Comprehensions}[owner]
+        cls = {"": Evaluator, "comprehensions": Comprehensions, "displays": Displays}[owner]
         assert issubclass(kind, ast.expr) and callable(getattr(cls, method)), kind
 
 
