@@ -84,12 +84,17 @@ class NumpyGenerator(ProgramObject):
         return arrays.wrap(result, node, label)
 
     def shuffle(self, args: tuple, kwargs: dict, node, label: str) -> None:
-        arrays = self.arrays
-        x = args[0] if args else kwargs.get("x")
-        if len(args) + len(kwargs) != 1 or not isinstance(x, ProgramArray | list):
-            raise arrays.state.error("type", f"{label} shuffles one array or list in place", node)
-        target = x.array if isinstance(x, ProgramArray) else x
-        arrays.run(label, self.generator.shuffle, (target,), {}, node)
+        shuffle_in_place(self.arrays, self.generator.shuffle, args, kwargs, node, label)
+
+
+def shuffle_in_place(arrays, shuffle, args: tuple, kwargs: dict, node, label: str) -> None:
+    """`shuffle(x)` (a generator's or np.random's) of one array or list, in place, run by
+    `arrays` (gradviz.program.runtime.arrays.module.Arrays)."""
+    x = args[0] if args else kwargs.get("x")
+    if len(args) + len(kwargs) != 1 or not isinstance(x, ProgramArray | list):
+        raise arrays.state.error("type", f"{label} shuffles one array or list in place", node)
+    target = x.array if isinstance(x, ProgramArray) else x
+    arrays.run(label, shuffle, (target,), {}, node)
 
 
 def outputs(name: str, args: tuple, kwargs: dict) -> list:

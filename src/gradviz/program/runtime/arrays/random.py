@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.program.runtime.arrays import sizes
-from gradviz.program.runtime.arrays.generator import default_rng
-from gradviz.program.runtime.arrays.values import ProgramArray
+from gradviz.program.runtime.arrays.generator import default_rng, shuffle_in_place
 
 
 class NumpyRandom:
@@ -61,9 +60,4 @@ class NumpyRandom:
         return made
 
     def shuffle(self, args: tuple, kwargs: dict, node, label: str) -> None:
-        arrays = self.arrays
-        x = args[0] if args else kwargs.get("x")
-        if len(args) + len(kwargs) != 1 or not isinstance(x, ProgramArray | list):
-            raise arrays.state.error("type", f"{label} shuffles one array or list in place", node)
-        target = x.array if isinstance(x, ProgramArray) else x
-        arrays.run(label, self.rng.shuffle, (target,), {}, node)
+        shuffle_in_place(self.arrays, self.rng.shuffle, args, kwargs, node, label)
