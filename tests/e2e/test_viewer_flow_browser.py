@@ -2,6 +2,9 @@
 under the graph draws a dot moving along each edge from the step's function back to the
 inputs it gives a gradient (the edge marked while it moves), then marks those inputs and
 writes the gradient beside the edge; with reduced motion asked for, no dot, only the marks.
+A step travels once: the frame drawn again at the same step (another choice on the page, the
+tab reloaded) shows the step's end without the dot; the next step, a step gone back to and
+another program's steps travel.
 And the viewer's toolbar keeps to one line at 1024 and 1400 px."""
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
+from e2e_support import type_program
 
 from gradviz.graph.render import dot_available
+from gradviz.program.presets import PRESETS_BY_KEY
 
 pytestmark = [
     pytest.mark.e2e,
@@ -179,5 +184,59 @@ def test_the_step_buttons_are_in_view_with_the_whole_frame(browser, app_server):
         box = button.bounding_box()
         assert frame["y"] >= 0 and box["y"] > frame["y"] + frame["height"], (frame, box)
         assert box["y"] + box["height"] <= 900, box  # clicking it needs no scroll
+    finally:
+        page.context.close()
+
+
+# The shown frame's document is a new one: the frame was drawn again since `_mark_frames`.
+RELOADED_JS = """() => {
+  const f = [...document.querySelectorAll('iframe.gv-frame')].find(f => f.offsetParent);
+  const doc = f && f.contentDocument;
+  return !!(doc && doc.body && doc.body.dataset.gvReady === '1' && !f.contentWindow.__gvOld);
+}"""
+
+
+def _mark_frames(page) -> None:
+    page.evaluate(
+        """() => document.querySelectorAll('iframe.gv-frame')
+          .forEach(f => { f.contentWindow.__gvOld = true; })"""
+    )
+
+
+def test_a_rerun_at_the_same_step_shows_its_end_without_playing_it_again(browser, app_server):
+    page = _open(browser, app_server, (1400, 900), reduced=False)
+    try:
+        _step_ahead(page, 1, "f0")
+        assert {edge for edge, _ in _arrived(page, "t3->f0")["seen"]} == {"t3->f0"}
+        # an unrelated choice redraws the page, and the viewer's frame, at the same step
+        _mark_frames(page)
+        page.get_by_text("Show saved tensors", exact=True).click()
+        page.wait_for_function(RELOADED_JS, timeout=60_000)
+        page.wait_for_timeout(1_000)  # longer than the travel (FLOW_MS)
+        state = _arrived(page, "t3->f0")
+        assert state["seen"] == [], "the step's gradient travelled again on a rerun"
+        assert state["received"] == ["t3"]  # the step's end, as it was
+        assert state["grads"] == ["grad [0.3333, 0.3333, 0.3333]"]
+        # and a reload of the page's tab (the step kept in its address) neither
+        _mark_frames(page)
+        page.reload(wait_until="domcontentloaded")
+        page.wait_for_function(RELOADED_JS, timeout=90_000)
+        page.wait_for_timeout(1_000)
+        state = _arrived(page, "t3->f0")
+        assert state["seen"] == [] and state["received"] == ["t3"]
+        # the next step plays, and so does going back to the step before
+        _step_ahead(page, 2, "f1")
+        assert {edge for edge, _ in _arrived(page, "t2->f1")["seen"]} == {"t2->f1"}
+        page.locator(".st-key-step_back button").first.click()
+        page.get_by_text("Walk-through step 1 of 5").first.wait_for(timeout=60_000)
+        assert {edge for edge, _ in _arrived(page, "t3->f0")["seen"]} == {"t3->f0"}
+        # another program (its step 1 the same as this one's): its first step travels
+        _mark_frames(page)
+        type_program(page, PRESETS_BY_KEY["lesson"].source.replace("c = b + 3", "c = b + 5"))
+        page.get_by_role("button", name="Run program").click()
+        page.wait_for_function(RELOADED_JS, timeout=90_000)
+        page.get_by_role("button", name="Run backward").click()
+        _step_ahead(page, 1, "f0")
+        assert {edge for edge, _ in _arrived(page, "t3->f0")["seen"]} == {"t3->f0"}
     finally:
         page.context.close()

@@ -606,12 +606,38 @@
     });
     document.body.dataset.gvFlowed = shown.map(function (x) { return x.f.src + "->" + x.f.dst; }).join(" ");
   }
+  // On the page a step travels once, when the visitor moves to it: the frame drawn again at
+  // the same step (a rerun, another choice on the page, the tab reloaded) shows the step's end
+  // at once. This tab's storage keeps the step drawn last (the program's text, the graph's
+  // shape and the step's node) and whether it travelled yet: another program, or any other
+  // step drawn since (step 0 included), travels again. A frame drawn while hidden (another
+  // tab of the page open) travels once shown.
+  function stepKey() {
+    var text = String(data.source || ""), h = 0x811c9dc5;
+    for (var i = 0; i < text.length; i++) { h = Math.imul(h ^ text.charCodeAt(i), 0x01000193); }
+    return [(h >>> 0).toString(16), text.length, data.shape, data.focus || ""].join(" ");
+  }
+  var STEP_KEY = stepKey();
+  function lastStep() {
+    try { return JSON.parse(store.getItem("gradviz-step") || "null") || {}; } catch (e) { return {}; }
+  }
+  function markStep(played) {
+    try { store.setItem("gradviz-step", JSON.stringify({ key: STEP_KEY, played: played })); } catch (e) { /* travels again */ }
+  }
+  if (store && lastStep().key !== STEP_KEY) { markStep(false); }
+  function playedBefore() {
+    if (!store) { return false; }
+    var last = lastStep(), again = last.key === STEP_KEY && last.played === true;
+    markStep(true);
+    return again;
+  }
   function playFlow() {
+    var again = playedBefore();
     var shown = (data.flow || []).map(function (f) { return { f: f, e: edgeEl(f.src, f.dst) }; })
       .filter(function (x) { return x.e && x.e.g.style.display !== "none" && x.e.g.querySelector("path"); });
     if (!shown.length) { return; }
     var still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-    if (still) { arrive(shown); return; }
+    if (still || again) { arrive(shown); return; }
     shown.forEach(function (x) {
       x.path = x.e.g.querySelector("path");
       x.len = x.path.getTotalLength();
