@@ -208,3 +208,74 @@ print([list(gen(2)) for _ in range(2)])
     trace = run(source)
     assert trace.error is None, trace.error
     assert trace.stdout == python_prints(source)
+
+
+TENSOR_OPERATORS = """\
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+w = nn.Parameter(torch.ones(2, 2))
+x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+ys = []
+for k in range(3):
+    y = w @ x + x * 2 - 1.5 / x + (k ** 2) * w + True * x
+    ys.append(y)
+    z = 2 ** x
+loss = (y.sum() + z.sum())
+loss.backward()
+print(y, z)
+print(x.grad, w.grad)
+"""
+
+
+def test_operators_on_tensors_and_numbers_give_what_python_gives():
+    # tensors, parameters and numbers on either side: the fast path of an operator
+    trace = run(TENSOR_OPERATORS)
+    assert trace.error is None, trace.error
+    assert "\n".join(trace.stdout).splitlines() == python_prints(TENSOR_OPERATORS)
+    assert {"y", "z", "loss"} <= {t.name for t in trace.tensors}
+
+
+@pytest.mark.parametrize(
+    ("source", "col", "words"),
+    [
+        ("import torch\nx = torch.ones(2)\ny = x + torch.ones(3)\n", 5, "size of tensor a (2)"),
+        ("import torch\nx = torch.ones(2)\ny = x + 'a'\n", 5, "works on tensors and numbers"),
+        ("import torch\nx = torch.ones(2)\ny = [1] * x\n", 5, "works on tensors and numbers"),
+    ],
+)
+def test_operators_on_tensors_are_refused_as_before(source, col, words):
+    err = run(source).error
+    assert err is not None and (err.line, err.col) == (3, col), err
+    assert words in err.message
+
+
+def test_an_operator_on_big_tensors_is_refused_before_it_runs():
+    source = "import torch\nx = torch.ones(1000, 1)\ny = torch.ones(1, 1000)\nz = x * y\n"
+    err = run(source, max_tensor_elements=100_000).error
+    assert err is not None and (err.kind, err.line) == ("limit", 4), err
+
+
+def test_a_tensor_bound_in_a_loop_is_named_at_its_line_each_pass():
+    source = "import torch\nx = torch.ones(2, requires_grad=True)\nfor i in range(3):\n    y = x * i\n    x2 = y.detach()\n"
+    trace = run(source)
+    assert trace.error is None, trace.error
+    ys = [t for t in trace.tensors if t.name == "y"]
+    assert [(t.line, t.expr, t.grad_fn) for t in ys] == [(4, "x * i", "MulBackward0")] * 3
+    cut = [t for t in trace.tensors if t.name == "x2"]
+    assert [(t.expr, t.grad_fn) for t in cut] == [("y.detach()", None)] * 3
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        ("f(1)", "f() missing 1 required positional argument: 'b'"),
+        ("f(1, 2, 3)", "f() takes 2 positional arguments but 3 were given"),
+        ("f(1, b=2, a=3)", "f() got multiple values for argument 'a'"),
+    ],
+)
+def test_a_call_of_a_plain_function_binds_as_python_binds(call, words):
+    source = f"def f(a, b):\n    return a - b\nprint(f(5, 2), f(b=1, a=4))\nr = {call}\n"
+    trace = run(source)
+    assert trace.stdout == ["3 3"]
+    assert trace.error is not None and words in trace.error.message, trace.error

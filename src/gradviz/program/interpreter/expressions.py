@@ -195,6 +195,8 @@ class Evaluator:
         kind = type(node)
         if kind is ast.Constant:
             return node.value
+        if kind is ast.Name:  # the next commonest: its handler, without the table
+            return self.lookup(node)
         handler = self.dispatch.get(kind)
         if handler is None:
             raise self.state.error(

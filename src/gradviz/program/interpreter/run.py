@@ -148,6 +148,7 @@ def _release(interp: Interpreter) -> None:
     after a 1,000-step loop); freed here, the collector finds little."""
     state = interp.state
     interp.tree = None
+    interp.bind_plans.clear()  # they hold the expressions shown
     state.forget_syntax()
     state.registry.ids.clear()
     state.registry.nodes.clear()

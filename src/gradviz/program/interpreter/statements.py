@@ -58,6 +58,9 @@ RESERVED_NAMES = frozenset(NAMESPACES) | frozenset(RESERVED)
 # types; a subclass goes the long way)
 PLAIN_VALUES = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, range})
 
+# a tensor's exact types, bound by bind's second shortest path
+TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
+
 PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 
 # The language's index, with gradviz.program.interpreter.expressions.EXPRESSIONS: the
@@ -130,6 +133,8 @@ class Interpreter:
         self.random = ProgramRandom(options.seed, self.state.limits.max_container_length)
         self.imports = Imports(self.state, self.random, self.library)
         self.caught: list = []  # warnings caught while the program runs
+        # id() of each statement that bound a tensor -> its bind_plan (the tree outlives the run)
+        self.bind_plans: dict[int, tuple] = {}
         run_body = self.run_body
         self.functions = Functions(self.state, self.quotas, self.evaluator.eval, run_body)
         self.evaluator.functions = self.functions
@@ -333,6 +338,10 @@ class Interpreter:
             scope = state.scope
             (scope.outer.get(name, scope) if scope.outer else scope).names[name] = value
             return
+        if type(value) in TENSORS:  # the next commonest: no module or object to refuse
+            value = self.bind_tensor(name, value, stmt)
+            state.scope.home(name).names[name] = value
+            return
         if isinstance(value, Namespace | Builtin | Marker | TypeRef | ClassRef):
             raise state.error(
                 "type", f"`{name}` cannot hold a module or a function; call it instead", stmt
@@ -348,22 +357,26 @@ class Interpreter:
         """A tensor bound to a name: moved or replaced as the run's options ask, and named
         for the graph."""
         state = self.state
-        key = (name, stmt.lineno)
-        if key in state.leaf_overrides and value.is_leaf:
-            value = state.leaf_overrides[key]
-        elif state.leaf_overrides and value.is_leaf and value.is_floating_point():
-            value = value.to(torch.float64)  # gradient checks run every constant in float64
+        if state.leaf_overrides and value.is_leaf:
+            key = (name, stmt.lineno)
+            if key in state.leaf_overrides:
+                value = state.leaf_overrides[key]
+            elif value.is_floating_point():
+                value = value.to(torch.float64)  # gradient checks run every constant in float64
         overrides = self.placement.device_overrides
-        target = overrides.get(name, overrides.get("*"))
-        if target and value.is_leaf:  # "*": every leaf
-            value = self.placement.move_leaf(name, value, target, stmt)
+        if overrides:
+            target = overrides.get(name, overrides.get("*"))
+            if target and value.is_leaf:  # "*": every leaf
+                value = self.placement.move_leaf(name, value, target, stmt)
         if state.options.retain_intermediate and value.requires_grad and not value.is_leaf:
             value.retain_grad()
-        op = op_name(stmt.value) if isinstance(stmt, ast.Assign | ast.Expr) else ""
-        shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign | ast.Expr) else stmt
-        shown = stmt.iter if isinstance(stmt, ast.For) else shown
+        plan = self.bind_plans.get(id(stmt))  # what the statement alone decides, once
+        if plan is None:
+            plan = bind_plan(state, stmt)
+            self.bind_plans[id(stmt)] = plan
+        op, shown, segment, constructor, detach = plan
         no_grad = state.no_grad_depth > 0
-        cut = not value.requires_grad and (no_grad or op in ("detach", "detach_"))
+        cut = not value.requires_grad and (no_grad or detach)
         # a pass no result shows (gradviz.program.recording.quiet_passes): no sources read
         quiet = state.quiet and reads_sources(value, cut)
         state.add_binding(
@@ -371,16 +384,27 @@ class Interpreter:
                 name,
                 value,
                 stmt.lineno,
-                state.segment(shown),
+                segment,
                 no_grad,
                 op,
-                op in tables.CONSTRUCTORS or op in ("Constant", "List"),
+                constructor,
                 tuple(state.loops),
                 () if quiet else read_tensors(state, shown, value, cut),
                 quiet,
             )
         )
         return value
+
+
+def bind_plan(state: RunState, stmt: ast.stmt) -> tuple[str, ast.AST, str, bool, bool]:
+    """What a binding made by `stmt` takes from the statement alone: the operation, the
+    expression shown (and its source text), whether it makes a constant, whether it cuts
+    the graph (`.detach()`)."""
+    op = op_name(stmt.value) if isinstance(stmt, ast.Assign | ast.Expr) else ""
+    shown = stmt.value if isinstance(stmt, ast.Assign | ast.AugAssign | ast.Expr) else stmt
+    shown = stmt.iter if isinstance(stmt, ast.For) else shown
+    constructor = op in tables.CONSTRUCTORS or op in ("Constant", "List")
+    return op, shown, state.segment(shown), constructor, op in ("detach", "detach_")
 
 
 def op_name(node: ast.AST) -> str:

@@ -188,6 +188,8 @@ class Functions:
     def bind_arguments(self, fn: UserFunction, args: tuple, kwargs: dict, node) -> dict:
         """The call's arguments by parameter name, as Python binds them."""
         spec = fn.node.args
+        if not kwargs and simple_parameters(spec) and len(args) == len(spec.args):
+            return dict(zip([a.arg for a in spec.args], args, strict=True))  # f(a, b): as below
         positional = [a.arg for a in [*spec.posonlyargs, *spec.args]]
         keyword_only = [a.arg for a in spec.kwonlyargs]
         shown = fn.name if fn.name != "<lambda>" else "lambda"
@@ -240,6 +242,12 @@ class Functions:
                 )
             names.update({p: fn.defaults[p] for p in group if p not in names})
         return names
+
+
+def simple_parameters(spec: ast.arguments) -> bool:
+    """Whether a function's parameters are plain names only: no `/`, `*args`, keyword-only
+    parameters or `**options`, so a call with one value for each binds them in order."""
+    return not (spec.posonlyargs or spec.vararg or spec.kwonlyargs or spec.kwarg)
 
 
 class Unpacking:

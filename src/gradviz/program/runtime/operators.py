@@ -55,6 +55,10 @@ CMPOPS = {
 # scalar or a tensor goes the long way)
 NUMBERS = frozenset({int, float, bool})
 
+# the exact types of a tensor operand that binop sends straight to torch (with another
+# tensor or a number): what its checks below come to for them
+TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
+
 
 class Operators:
     """Applies the language's operators to evaluated operands."""
@@ -192,8 +196,14 @@ class Operators:
     def binop(self, op: ast.operator, left, right, node):
         symbol, fn = BINOPS[type(op)]
         kind = type(left)
-        if kind in NUMBERS and type(right) in NUMBERS:  # what the checks below come to
+        other = type(right)
+        if kind in NUMBERS and other in NUMBERS:  # what the checks below come to
             return self.numbers(symbol, fn, left, right, node)
+        if (kind in TENSORS and (other in TENSORS or other in NUMBERS)) or (
+            kind in NUMBERS and other in TENSORS
+        ):  # a tensor with a tensor or a number: as below, without the other cases' tests
+            check = "meta" if symbol == "@" else "broadcast"
+            return self.library.call(symbol, fn, (left, right), {}, node, check)
         if kind is type(right) and (kind is list or kind is str) and symbol == "+":
             return self.containers.concat(left, right, node)
         if symbol == "%" and isinstance(left, str):
