@@ -362,8 +362,16 @@ class Evaluator:
         if type(func) is ast.Attribute:
             owner = self.eval(func.value)
             self.state.node = node
-            if type(owner) is list and func.attr == "append" and len(args) == 1 and not kwargs:
+            kind = type(owner)
+            if kind is list and func.attr == "append" and len(args) == 1 and not kwargs:
                 return self.containers.append(owner, args[0], node)  # xs.append(x)
+            if kind is Namespace:  # torch.tanh(h), F.relu(x): the checks below, in short
+                for value in (*args, *kwargs.values()) if kwargs else args:
+                    self.containers.bounded(value, node, "an argument")
+                member = owner.members.get(func.attr)
+                if member is None:
+                    raise missing_member(self.state, owner, func.attr, func)
+                return self.call_named(f"{owner.path}.{func.attr}", member, args, kwargs, node)
             if isinstance(owner, TORCH_OWNERS):  # torch reads nested lists in C
                 for value in (*args, *kwargs.values()):
                     self.containers.bounded(value, node, "an argument")
@@ -422,7 +430,9 @@ class Evaluator:
         generator among the arguments is read into a list first (`nn.ModuleList(Block() for
         _ in range(n))`, `optim.SGD(p for p in net.parameters() if ...)`): torch never holds
         one of the program's generators."""
-        if any(isinstance(a, ProgramGenerator) for a in (*args, *kwargs.values())):
+        if any(
+            type(a) is ProgramGenerator for a in ((*args, *kwargs.values()) if kwargs else args)
+        ):
             args = tuple(self._listed(a, node) for a in args)
             kwargs = {k: self._listed(v, node) for k, v in kwargs.items()}
         if isinstance(member, ObjectSpec):
