@@ -11,6 +11,7 @@ from gradviz.program.interpreter.control import Control
 from gradviz.program.interpreter.displays import Displays
 from gradviz.program.interpreter.expressions import EXPRESSIONS, Evaluator
 from gradviz.program.interpreter.imports import Imports
+from gradviz.program.interpreter.indexing import Indexing
 from gradviz.program.interpreter.names import Names
 from gradviz.program.interpreter.outputs import Outputs
 from gradviz.program.interpreter.run import run_program
@@ -44,7 +45,12 @@ def test_every_handler_is_a_method():
         assert issubclass(kind, ast.stmt) and callable(getattr(cls, method)), kind
     for kind, name in EXPRESSIONS.items():
         owner, _, method = name.rpartition(".")
-        cls = {"": Evaluator, "comprehensions": Comprehensions, "displays": Displays}[owner]
+        cls = {
+            "": Evaluator,
+            "comprehensions": Comprehensions,
+            "displays": Displays,
+            "indexing": Indexing,
+        }[owner]
         assert issubclass(kind, ast.expr) and callable(getattr(cls, method)), kind
 
 

@@ -16,7 +16,6 @@ to gradviz.program.runtime.functions.
 from __future__ import annotations
 
 import ast
-import operator
 from operator import attrgetter
 
 import numpy as np
@@ -27,17 +26,16 @@ from gradviz.program.allowlists.nntables import ObjectSpec
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.interpreter.displays import Displays
+from gradviz.program.interpreter.indexing import Indexing
 from gradviz.program.objects.functional import AutogradFunctional
 from gradviz.program.objects.hooks import TensorHooks
 from gradviz.program.objects.makers import Objects
 from gradviz.program.recording import grad_fns
 from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.arrays.values import ProgramArray
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
 from gradviz.program.runtime.containers import Containers
-from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
 from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration
@@ -76,10 +74,10 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
     ast.BoolOp: "bool_op",
     ast.IfExp: "if_expression",
     ast.Compare: "compare",
-    ast.Subscript: "subscript",
+    ast.Subscript: "indexing.subscript",
     ast.Attribute: "attribute",
     ast.Call: "call_node",
-    ast.Slice: "eval_index",
+    ast.Slice: "indexing.eval_index",
     ast.ListComp: "comprehensions.run",
     ast.GeneratorExp: "comprehensions.run",
     ast.SetComp: "comprehensions.run",
@@ -89,42 +87,9 @@ EXPRESSIONS: dict[type[ast.expr], str] = {
 }
 
 
-INDEX_TYPES = (
-    int,
-    np.integer,
-    torch.Tensor,
-    ProgramArray,
-    type(None),
-    type(Ellipsis),
-    slice,
-    range,
-)
-
-
 TORCH_OWNERS = (torch.Tensor, Namespace)  # whose methods torch runs
-BOUND_TYPES = (int, np.integer, torch.Tensor)  # a slice's bounds
 # The exact types of the arguments a function of Python's `random` takes the short way with
 PLAIN_ARGUMENTS = frozenset({int, float, bool, str, type(None), list, tuple, range})
-
-
-def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
-    """`a:b:c` of an index: integer (or tensor) bounds only, else a type error at `node`."""
-    for p in bounds:
-        if p is not None and not isinstance(p, BOUND_TYPES):
-            raise state.error("type", "slice bounds must be integers", node)
-    return slice(*bounds)
-
-
-def index_value(state: RunState, value, node: ast.AST):
-    """One index as torch, numpy and lists take it (a list is advanced indexing: x[[0, 2]]),
-    else a type error at `node`."""
-    if isinstance(value, (list, *INDEX_TYPES)):
-        return value
-    raise state.error(
-        "type",
-        f"an index must be an integer, slice, tensor or array, not a {type_name(value)}",
-        node,
-    )
 
 
 def unknown_name(state: RunState, name: str, node: ast.AST, builtins: dict) -> ProgramError:
@@ -175,6 +140,7 @@ class Evaluator:
         )
         self.unpacking = Unpacking(state, quotas, self.iteration, self.eval)
         self.displays = Displays(state, quotas, self.containers, self.unpacking, self.eval)
+        self.indexing = Indexing(state, quotas, library, self.containers, self.unpacking, self.eval)
         self.functions: Functions | None = None  # set by the interpreter, which runs bodies
         # id() of each `super()` of a `super().name(...)` in a class's method -> (the class,
         # the method's first parameter); run by super_method (both set by the class statement)
@@ -248,53 +214,6 @@ class Evaluator:
                 return result
             left = right
         return result
-
-    def subscript(self, node: ast.Subscript):
-        obj = self.eval(node.value)
-        kind = type(obj)
-        if kind is dict:  # the commonest first, as the checks below take them
-            return self.containers.get_item(obj, self.eval(node.slice), node)
-        if kind is list or kind is tuple:
-            return self._sequence_item(obj, self.eval_index(node.slice), node)
-        if isinstance(obj, ProgramArray):  # numpy's indexing, as a tensor's
-            return self.library.arrays.get_item(obj, self.eval_index(node.slice), node)
-        if isinstance(obj, ProgramObject):  # its own rules: sd["0.weight"], net[0], net[1:]
-            return obj.index(self.eval(node.slice), node)
-        if isinstance(obj, dict):
-            return self.containers.get_item(obj, self.eval(node.slice), node)
-        index = self.eval_index(node.slice)
-        if isinstance(obj, torch.Tensor):
-            index = ranges_listed(self.quotas, index, node)
-            self.containers.bounded(index, node, "an index")
-            return self.library.call("indexing", operator.getitem, (obj, index), {}, node, "meta")
-        if isinstance(obj, tuple | list | torch.Size):
-            return self._sequence_item(obj, index, node)
-        if isinstance(obj, str | range):
-            return self.containers.get_item(obj, index, node)
-        raise self.state.error("type", f"a {type_name(obj)} cannot be indexed", node)
-
-    def _sequence_item(self, obj: list | tuple | torch.Size, index, node: ast.Subscript):
-        try:
-            item = obj[index]
-        except (IndexError, TypeError) as exc:
-            raise runtime_error(self.state, exc, node, "indexing") from None
-        if type(index) is slice and isinstance(item, list | tuple):
-            self.quotas.items(len(item), node, type(item).__name__)
-        return item
-
-    def eval_index(self, node: ast.AST):
-        if isinstance(node, ast.Slice):
-            bounds = (node.lower, node.upper, node.step)
-            return slice_of(self.state, [None if p is None else self.eval(p) for p in bounds], node)
-        if isinstance(node, ast.Tuple):
-            parts: list = []
-            for e in node.elts:
-                if isinstance(e, ast.Starred):  # t[*index]
-                    parts.extend(self.unpacking.spread(self.eval(e.value), e, len(parts), "tuple"))
-                else:
-                    parts.append(self.eval_index(e))
-            return tuple(parts)
-        return index_value(self.state, self.eval(node), node)
 
     def lookup(self, node: ast.Name):
         name = node.id
@@ -483,14 +402,3 @@ def missing_member(state: RunState, namespace: Namespace, name: str, node: ast.A
         node,
         did_you_mean(name, namespace.members),
     )
-
-
-def ranges_listed(quotas: Quotas, index, node):
-    """A tensor's index with each range in it as the list of its numbers (as torch reads
-    `y_hat[range(len(y_hat)), y]`), sized first as a list of that length."""
-    if isinstance(index, range):
-        quotas.items(len(index), node, "list")
-        return list(index)
-    if isinstance(index, tuple):
-        return tuple(ranges_listed(quotas, part, node) for part in index)
-    return index

@@ -65,7 +65,7 @@ class Names:
                 "of lists and dicts only",
                 target,
             )
-        index = evaluator.eval_index(target.slice)
+        index = evaluator.indexing.eval_index(target.slice)
         if not isinstance(index, int | slice):
             raise state.error(
                 "type", f"list indices must be integers or slices, not {type_name(index)}", target

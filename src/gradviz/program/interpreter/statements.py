@@ -294,7 +294,7 @@ class Interpreter:
                 key = self.evaluator.eval(target.slice)
                 self.evaluator.containers.set_item(obj, key, value, target)
                 return
-            index = self.evaluator.eval_index(target.slice)
+            index = self.evaluator.indexing.eval_index(target.slice)
             if isinstance(obj, ProgramArray):
                 self.library.arrays.set_item(obj, index, value, target)
                 return

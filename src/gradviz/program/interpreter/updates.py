@@ -71,13 +71,13 @@ class Updates:
             if isinstance(obj, dict):
                 index = self.evaluator.eval(stmt.target.slice)
             else:
-                index = self.evaluator.eval_index(stmt.target.slice)
+                index = self.evaluator.indexing.eval_index(stmt.target.slice)
             current = containers.get_item(obj, index, stmt.target)
             containers.set_item(obj, index, self.updated(current, value, stmt), stmt.target)
             return
         if isinstance(obj, ProgramArray):  # a[i] += v, in place as numpy's
             arrays = self.library.arrays
-            index = self.evaluator.eval_index(stmt.target.slice)
+            index = self.evaluator.indexing.eval_index(stmt.target.slice)
             current = arrays.get_item(obj, index, stmt.target)
             symbol = BINOPS[type(stmt.op)][0] + "="
             updated = arrays.binop(symbol, INPLACE[type(stmt.op)], current, value, stmt)
@@ -86,7 +86,7 @@ class Updates:
         if not isinstance(obj, torch.Tensor):
             raise self.state.error("type", "item assignment works on tensors only", stmt.target)
         call = self.library.call
-        index = self.evaluator.eval_index(stmt.target.slice)
+        index = self.evaluator.indexing.eval_index(stmt.target.slice)
         current = call("indexing", operator.getitem, (obj, index), {}, stmt.target, "meta")
         updated = call("+=", INPLACE[type(stmt.op)], (current, value), {}, stmt, "broadcast")
         call("item assignment", operator.setitem, (obj, index, updated), {}, stmt, "bounded")
