@@ -2410,6 +2410,7 @@ SANDBOX_ONLY = [
 # numpy's Generator (np.random.default_rng) and np.linalg: refused, or stopped by a cap
 # before any work, at the line and column of the cause.
 G = N + "rng = np.random.default_rng(0)\n"
+FT = "from torch import Tensor\n"
 IMPORTS_AND_DRAWS = [
     ("from-os-path", "from os import path", "forbidden", "`os` is not available", (1, 1)),
     ("from-builtins-open", "from builtins import open", "forbidden", "not available", (1, 1)),
@@ -2586,6 +2587,11 @@ IMPORTS_AND_DRAWS = [
         "floating-point operations",
         (3, 5),
     ),  # fmt: skip
+    # torch's names imported by themselves: the values their dotted forms read, no more
+    ("tensor-class-subclasses", FT + "Tensor.__subclasses__()", "forbidden", UNDERSCORE, (2, 1)),
+    ("tensor-class-mro", FT + "x = Tensor.mro()", "type", "has no method", (2, 5)),
+    ("tensor-class-kept", FT + "y = [Tensor]", "type", "cannot hold", (2, 6)),
+    ("tensor-class-called-on-function", FT + "Tensor(print)", "type", "not built-in", (2, 1)),
 ]
 
 HOSTILE = HOSTILE + [n[:4] for n in IMPORTS_AND_DRAWS]

@@ -16,6 +16,9 @@ PROGRAMS = {
     "def double(x: Tensor) -> Tensor:\n    return x * 2\n"
     "print(double(tensor([1.0, 2.0])), zeros(2), isinstance(zeros(1), Tensor))\n"
     "print(nn.Linear(2, 1).weight.shape, optim.SGD([torch.ones(1)], lr=0.1) is not None)",
+    "tensor-class-called": "from torch import Tensor\nfrom torch import Tensor as T\n"
+    "print(Tensor([1.0, 2.0]), Tensor([[1, 2]]).dtype, T([3]).shape, Tensor().shape)\n"
+    "print(Tensor(2, 1).shape, isinstance(T([1]), Tensor))",
     "functional-as-F": "from torch.nn import functional as F\nimport torch.nn.functional as G\n"
     "print(F.relu(torch.tensor([-1.0, 2.0])), G.relu(torch.tensor([3.0])))",
     "import-as": "import torch.nn as nn\nimport torch.nn.functional as F\n"
