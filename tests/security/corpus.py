@@ -2473,8 +2473,8 @@ IMPORTS_AND_DRAWS = [
     (
         "imported-tensor-type-called",
         "from torch import Tensor\nt = Tensor(10**12)",
-        "type",
-        "cannot be called",
+        "limit",
+        "would allocate",
         (2, 5),
     ),  # fmt: skip
     ("typing-name-kept", "from typing import List\nx = [List]", "type", "cannot hold", (2, 6)),
