@@ -977,7 +977,7 @@ DECORATORS = [
     ),
     (
         "decorator-stacked-unknown",
-        "@torch.no_grad()\n@torch.inference_mode()\ndef f():\n    return 1",
+        "@torch.no_grad()\n@torch.set_grad_enabled(False)\ndef f():\n    return 1",
         "forbidden",
         "this decorator",
     ),
@@ -2411,6 +2411,7 @@ SANDBOX_ONLY = [
 # before any work, at the line and column of the cause.
 G = N + "rng = np.random.default_rng(0)\n"
 FT = "from torch import Tensor\n"
+NG = "from torch import no_grad\n"
 IMPORTS_AND_DRAWS = [
     ("from-os-path", "from os import path", "forbidden", "`os` is not available", (1, 1)),
     ("from-builtins-open", "from builtins import open", "forbidden", "not available", (1, 1)),
@@ -2592,6 +2593,17 @@ IMPORTS_AND_DRAWS = [
     ("tensor-class-mro", FT + "x = Tensor.mro()", "type", "has no method", (2, 5)),
     ("tensor-class-kept", FT + "y = [Tensor]", "type", "cannot hold", (2, 6)),
     ("tensor-class-called-on-function", FT + "Tensor(print)", "type", "not built-in", (2, 1)),
+    ("grad-mode-dunder", NG + "g = no_grad\ng.__enter__()", "forbidden", UNDERSCORE, (3, 1)),
+    ("grad-mode-marker-name", NG + "y = no_grad.name", "type", "no attribute", (2, 5)),
+    (
+        "grad-mode-rebound-decorator",
+        NG + "def no_grad(f):\n    return print\n@no_grad\ndef g():\n    pass",
+        "type",
+        "cannot decorate",
+        (4, 2),
+    ),  # fmt: skip
+    ("grad-mode-called-kept", NG + "m = no_grad()", "type", "is used as `with", (2, 5)),
+    ("grad-mode-as-name", NG + "with no_grad() as m:\n    pass", "forbidden", "as name", (2, 19)),
 ]
 
 HOSTILE = HOSTILE + [n[:4] for n in IMPORTS_AND_DRAWS]

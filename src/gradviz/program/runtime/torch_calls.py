@@ -35,6 +35,7 @@ from gradviz.program.runtime.values import (
     DEVICE,
     ENABLE_GRAD,
     GENERATOR,
+    INFERENCE_MODE,
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
@@ -114,7 +115,7 @@ class Library:
     # -- torch's namespaces and tensor methods
 
     def call_member(self, label: str, member, args, kwargs, node):
-        if member is NO_GRAD or member is ENABLE_GRAD:
+        if member is NO_GRAD or member is ENABLE_GRAD or member is INFERENCE_MODE:
             raise self.state.error(
                 "type",
                 f"{label}() is used as `with {label}():` followed by an indented block",

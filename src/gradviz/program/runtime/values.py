@@ -91,6 +91,8 @@ class FunctionRef:
 class Marker:
     """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
 
+    type_label = "function"
+
     def __init__(self, name: str):
         self.name = name
 
@@ -100,6 +102,13 @@ class Marker:
 
 NO_GRAD = Marker("no_grad")
 ENABLE_GRAD = Marker("enable_grad")
+INFERENCE_MODE = Marker("inference_mode")
+# torch's grad modes, by the mode each sets for a `with` block or a decorated function
+GRAD_MODES = (
+    (NO_GRAD, "no_grad"),
+    (ENABLE_GRAD, "enable_grad"),
+    (INFERENCE_MODE, "inference_mode"),
+)
 MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
@@ -331,6 +340,7 @@ def _namespaces() -> dict[str, Namespace]:
         "autograd": autograd,
         "no_grad": NO_GRAD,
         "enable_grad": ENABLE_GRAD,
+        "inference_mode": INFERENCE_MODE,
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
         "Generator": GENERATOR,

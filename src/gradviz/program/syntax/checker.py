@@ -59,6 +59,7 @@ from gradviz.program.syntax.grammar import (
     REFUSALS,
     SAVED_VIEWS,
     dotted,
+    grad_manager_names,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
 from gradviz.program.syntax.scope_rules import check_declarations
@@ -85,6 +86,7 @@ class Checker(BlockRules, ClassRules):
         self.top_classes, self.methods, self.supers = set(), set(), set()
         self.self_targets: set[int] = set()
         self.stars: set[int] = set()  # `*x` where it may stand: a call's, a display's item
+        self.grad_names: set[str] = set()
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
         if getattr(node, "lineno", None) is None:
@@ -95,6 +97,7 @@ class Checker(BlockRules, ClassRules):
 
     def check(self, tree: ast.Module) -> None:
         self.find_classes(tree)
+        self.grad_names = grad_manager_names(tree)
         check_declarations(tree, self.error, lambda name, node: self.check_new_name(name, node))
         count = 0
         max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth
