@@ -2412,6 +2412,7 @@ SANDBOX_ONLY = [
 G = N + "rng = np.random.default_rng(0)\n"
 FT = "from torch import Tensor\n"
 NG = "from torch import no_grad\n"
+DS = "class D(torch.utils.data.Dataset):\n    pass\n"
 IMPORTS_AND_DRAWS = [
     ("from-os-path", "from os import path", "forbidden", "`os` is not available", (1, 1)),
     ("from-builtins-open", "from builtins import open", "forbidden", "not available", (1, 1)),
@@ -2604,6 +2605,16 @@ IMPORTS_AND_DRAWS = [
     ),  # fmt: skip
     ("grad-mode-called-kept", NG + "m = no_grad()", "type", "is used as `with", (2, 5)),
     ("grad-mode-as-name", NG + "with no_grad() as m:\n    pass", "forbidden", "as name", (2, 19)),
+    (
+        "dataset-base-of-base",
+        "class D(torch.utils.data.Dataset.__base__):\n    pass",
+        "forbidden",
+        "class's base",
+        (1, 9),
+    ),  # fmt: skip
+    ("dataset-base-internals", DS + "y = D().torch_type", "name", "no attribute", (3, 5)),
+    ("dataset-class-internals", DS + "x = D.torch_base", "name", "no attribute", (3, 5)),
+    ("dataset-base-elsewhere", N + "class D(np.random.Dataset):\n    pass", "name", "not", (2, 9)),
 ]
 
 HOSTILE = HOSTILE + [n[:4] for n in IMPORTS_AND_DRAWS]

@@ -381,6 +381,11 @@ SAVED_VIEWS = frozenset(
 # and plain classes (`class Accumulator:`, `class Config(Base):`, `@dataclass`) run by
 # gradviz.program.interpreter.plain_classes.
 MODULE_BASES = ("nn.Module", "torch.nn.Module")
+DATASET_BASE = ".Dataset"  # class Pairs(torch.utils.data.Dataset): a dotted base, if torch's
+BASE_REFUSAL = (
+    "a class's base is nn.Module, torch.utils.data.Dataset, `object` or one of the program's "
+    "own classes named above it"
+)
 MODULE_IMPORT = ("torch.nn", "Module")  # from torch.nn import Module: `class Net(Module):`
 MAX_CLASSES = 20  # classes in one program
 # The only dunder methods a plain class may define; Python calls each for one operation.
