@@ -2615,6 +2615,12 @@ IMPORTS_AND_DRAWS = [
     ("dataset-base-internals", DS + "y = D().torch_type", "name", "no attribute", (3, 5)),
     ("dataset-class-internals", DS + "x = D.torch_base", "name", "no attribute", (3, 5)),
     ("dataset-base-elsewhere", N + "class D(np.random.Dataset):\n    pass", "name", "not", (2, 9)),
+    # a generator's repr shows an address the run made up: nothing of the object behind it
+    ("rng-type", G + "t = type(rng)", "name", "`type` is not defined", (3, 5)),
+    ("rng-id", G + "print(id(rng))", "name", "`id` is not defined", (3, 7)),
+    ("rng-shown-address-attribute", G + "a = rng.address", "type", "no attribute", (3, 5)),
+    ("rng-bit-generator-state", G + "b = rng.bit_generator.state", "type", "no attribute", (3, 5)),
+    ("torch-generator-inner", "g = torch.Generator()\na = g.generator", "type", "no attr", (2, 5)),
 ]
 
 HOSTILE = HOSTILE + [n[:4] for n in IMPORTS_AND_DRAWS]

@@ -265,9 +265,15 @@ class RandomGenerator(ProgramObject):
     def __init__(self, state: RunState):
         super().__init__(state)
         self.generator = torch.Generator()
+        self.address: int | None = None  # RunState.made_up_address, when first shown
 
     def describe(self) -> str:
         return "torch.Generator"
+
+    def __repr__(self) -> str:  # PyTorch's form, at an address of the run's
+        if self.address is None:
+            self.address = self.state.made_up_address()
+        return f"<torch._C.Generator object at {self.address:#x}>"
 
     def method(self, name: str, args: tuple, kwargs: dict, node):
         if name == "initial_seed" and not args and not kwargs:
