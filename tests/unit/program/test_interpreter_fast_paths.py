@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import random
 
 import pytest
 
@@ -208,3 +209,15 @@ print([list(gen(2)) for _ in range(2)])
     trace = run(source)
     assert trace.error is None, trace.error
     assert trace.stdout == python_prints(source)
+
+
+@pytest.mark.parametrize("error", [MemoryError, RecursionError])
+def test_pythons_random_running_out_of_resources_is_a_limit_as_a_torch_call_is(monkeypatch, error):
+    def exhausted(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr(random.Random, "randint", exhausted)
+    trace = run_program("import random\nx = random.randint(1, 2)\n", RunOptions())
+    err = trace.error
+    assert err is not None and (err.kind, err.line, err.col) == ("limit", 2, 5), err
+    assert err.message == f"random.randint ran out of resources ({error.__name__})"
