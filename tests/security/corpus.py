@@ -977,7 +977,7 @@ DECORATORS = [
     ),
     (
         "decorator-stacked-unknown",
-        "@torch.no_grad()\n@torch.inference_mode()\ndef f():\n    return 1",
+        "@torch.no_grad()\n@torch.set_grad_enabled(False)\ndef f():\n    return 1",
         "forbidden",
         "this decorator",
     ),
@@ -2410,6 +2410,9 @@ SANDBOX_ONLY = [
 # numpy's Generator (np.random.default_rng) and np.linalg: refused, or stopped by a cap
 # before any work, at the line and column of the cause.
 G = N + "rng = np.random.default_rng(0)\n"
+FT = "from torch import Tensor\n"
+NG = "from torch import no_grad\n"
+DS = "class D(torch.utils.data.Dataset):\n    pass\n"
 IMPORTS_AND_DRAWS = [
     ("from-os-path", "from os import path", "forbidden", "`os` is not available", (1, 1)),
     ("from-builtins-open", "from builtins import open", "forbidden", "not available", (1, 1)),
@@ -2472,8 +2475,8 @@ IMPORTS_AND_DRAWS = [
     (
         "imported-tensor-type-called",
         "from torch import Tensor\nt = Tensor(10**12)",
-        "type",
-        "cannot be called",
+        "limit",
+        "would allocate",
         (2, 5),
     ),  # fmt: skip
     ("typing-name-kept", "from typing import List\nx = [List]", "type", "cannot hold", (2, 6)),
@@ -2586,6 +2589,38 @@ IMPORTS_AND_DRAWS = [
         "floating-point operations",
         (3, 5),
     ),  # fmt: skip
+    # torch's names imported by themselves: the values their dotted forms read, no more
+    ("tensor-class-subclasses", FT + "Tensor.__subclasses__()", "forbidden", UNDERSCORE, (2, 1)),
+    ("tensor-class-mro", FT + "x = Tensor.mro()", "type", "has no method", (2, 5)),
+    ("tensor-class-kept", FT + "y = [Tensor]", "type", "cannot hold", (2, 6)),
+    ("tensor-class-called-on-function", FT + "Tensor(print)", "type", "not built-in", (2, 1)),
+    ("grad-mode-dunder", NG + "g = no_grad\ng.__enter__()", "forbidden", UNDERSCORE, (3, 1)),
+    ("grad-mode-marker-name", NG + "y = no_grad.name", "type", "no attribute", (2, 5)),
+    (
+        "grad-mode-rebound-decorator",
+        NG + "def no_grad(f):\n    return print\n@no_grad\ndef g():\n    pass",
+        "type",
+        "cannot decorate",
+        (4, 2),
+    ),  # fmt: skip
+    ("grad-mode-called-kept", NG + "m = no_grad()", "type", "is used as `with", (2, 5)),
+    ("grad-mode-as-name", NG + "with no_grad() as m:\n    pass", "forbidden", "as name", (2, 19)),
+    (
+        "dataset-base-of-base",
+        "class D(torch.utils.data.Dataset.__base__):\n    pass",
+        "forbidden",
+        "class's base",
+        (1, 9),
+    ),  # fmt: skip
+    ("dataset-base-internals", DS + "y = D().torch_type", "name", "no attribute", (3, 5)),
+    ("dataset-class-internals", DS + "x = D.torch_base", "name", "no attribute", (3, 5)),
+    ("dataset-base-elsewhere", N + "class D(np.random.Dataset):\n    pass", "name", "not", (2, 9)),
+    # a generator's repr shows an address the run made up: nothing of the object behind it
+    ("rng-type", G + "t = type(rng)", "name", "`type` is not defined", (3, 5)),
+    ("rng-id", G + "print(id(rng))", "name", "`id` is not defined", (3, 7)),
+    ("rng-shown-address-attribute", G + "a = rng.address", "type", "no attribute", (3, 5)),
+    ("rng-bit-generator-state", G + "b = rng.bit_generator.state", "type", "no attribute", (3, 5)),
+    ("torch-generator-inner", "g = torch.Generator()\na = g.generator", "type", "no attr", (2, 5)),
 ]
 
 HOSTILE = HOSTILE + [n[:4] for n in IMPORTS_AND_DRAWS]

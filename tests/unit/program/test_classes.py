@@ -179,7 +179,13 @@ def test_device_mixing_in_forward_names_the_forward_line():
 @pytest.mark.parametrize(
     ("source", "kind", "line", "col", "words"),
     [
-        ("class A(torch.Tensor):\n    pass", "forbidden", 1, 9, "nn.Module, `object`"),
+        (
+            "class A(torch.Tensor):\n    pass",
+            "forbidden",
+            1,
+            9,
+            "nn.Module, torch.utils.data.Dataset, `object`",
+        ),
         ("class A(nn.Module):\n    x = 1", "forbidden", 2, 5, "methods"),
         ("class A(nn.Module):\n    def __repr__(self):\n        return 1", "forbidden", 2, 5, "_"),
         ("def f():\n    class A(nn.Module):\n        pass", "forbidden", 2, 5, "top level"),
@@ -320,3 +326,52 @@ def test_nn_parameter_refusals_with_line_and_column(source, line, col, words):
     assert err is not None and err.kind == "type", err
     assert (err.line, err.col) == (line, col), err
     assert words in err.message, err.message
+
+
+DOTTED_BASES = """\
+import torch.utils.data as data
+class Squares(torch.utils.data.Dataset):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+    def __len__(self):
+        return self.n
+    def __getitem__(self, i):
+        return torch.tensor([float(i)]), i * i
+class Fewer(Squares):
+    def __len__(self):
+        return 2
+class Pairs(data.Dataset):
+    def __len__(self):
+        return 1
+    def __getitem__(self, i):
+        return i
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(1, 1)
+    def forward(self, x):
+        return self.fc(x)
+net = Net()
+for xb, yb in torch.utils.data.DataLoader(Squares(4), batch_size=2):
+    print(xb, yb, net(xb).shape)
+print(len(Fewer(9)), Pairs()[0], isinstance(Fewer(1), torch.utils.data.Dataset))
+print(isinstance(Pairs(), data.Dataset), isinstance(net, torch.nn.Module))
+"""
+
+
+def test_dotted_dataset_and_module_bases_match_pytorch():
+    assert gradviz_printed(DOTTED_BASES) == python_printed(DOTTED_BASES)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "col"),
+    [
+        ("class A(torch.utils.data.TensorDataset):\n    pass", 1, 9),
+        ("class A:\n    pass\nclass H:\n    Dataset = A\nclass D(H.Dataset):\n    pass", 5, 9),
+    ],
+)
+def test_other_dotted_bases_are_refused_at_their_place(source, line, col):
+    err = run_program(source, RunOptions(simulate_cuda=False)).error
+    assert (err.kind, err.line, err.col) == ("forbidden", line, col), err
+    assert "torch.utils.data.Dataset" in err.message

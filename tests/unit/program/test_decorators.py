@@ -1,4 +1,4 @@
-"""`@torch.no_grad()` and `@torch.enable_grad()` on a program's functions and methods
+"""`@torch.no_grad()`, `@torch.enable_grad()` and `@torch.inference_mode()` on a program's functions and methods
 (nanoGPT's `estimate_loss` and `generate`): each call runs in that grad mode, and the mode
 before the call is back after it; any other decorator is refused at its line and column."""
 
@@ -8,6 +8,7 @@ import pytest
 
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
+from tests.same_as_python import printed, python_printed
 
 
 def run(source: str):
@@ -80,7 +81,8 @@ def test_a_no_grad_method_as_nanogpts_generate():
         ("@staticmethod", 2),
         ("@print", 2),
         ("@torch.no_grad(True)", 2),
-        ("@torch.inference_mode()", 2),
+        ("@no_grad()", 2),  # not imported
+        ("@torch.inference_mode(False)", 2),
         ("@(lambda f: f)", 3),
     ],
 )
@@ -90,3 +92,17 @@ def test_other_decorators_are_refused_at_their_place(decorator, col):
     assert err is not None and err.kind == "forbidden", err
     assert (err.line, err.col) == (2, col)
     assert "@torch.no_grad()" in err.message
+
+
+def test_inference_mode_as_a_block_and_a_decorator_prints_what_python_prints():
+    source = (
+        "x = torch.ones(2, requires_grad=True)\n"
+        "@torch.inference_mode()\n"
+        "def evaluate(t):\n"
+        "    return (t * 2).sum()\n"
+        "with torch.inference_mode():\n"
+        "    y = x + 1\n"
+        "    print(torch.is_grad_enabled(), y.requires_grad)\n"
+        "print(evaluate(x), y, torch.is_grad_enabled())\n"
+    )
+    assert printed(source) == python_printed(source)

@@ -16,6 +16,22 @@ PROGRAMS = {
     "def double(x: Tensor) -> Tensor:\n    return x * 2\n"
     "print(double(tensor([1.0, 2.0])), zeros(2), isinstance(zeros(1), Tensor))\n"
     "print(nn.Linear(2, 1).weight.shape, optim.SGD([torch.ones(1)], lr=0.1) is not None)",
+    "tensor-class-called": "from torch import Tensor\nfrom torch import Tensor as T\n"
+    "print(Tensor([1.0, 2.0]), Tensor([[1, 2]]).dtype, T([3]).shape, Tensor().shape)\n"
+    "print(Tensor(2, 1).shape, isinstance(T([1]), Tensor))",
+    "grad-modes-with": "from torch import no_grad, enable_grad, inference_mode\n"
+    "x = torch.ones(2, requires_grad=True)\nwith no_grad():\n    a = x * 2\n"
+    "    with enable_grad():\n        b = x * 2\nwith inference_mode():\n    c = x * 2\n"
+    "    print(torch.is_grad_enabled())\n"
+    "print(a.requires_grad, b.requires_grad, c, c.requires_grad, torch.is_grad_enabled())",
+    "grad-modes-decorators": "from torch import no_grad, enable_grad\n"
+    "from torch import inference_mode as im\nx = torch.ones(2, requires_grad=True)\n"
+    "@no_grad()\ndef f(t):\n    return t * 2\n@no_grad\ndef g(t):\n    return t * 3\n"
+    "@im()\ndef h(t):\n    return t * 4\nclass Model:\n    @no_grad()\n"
+    "    def step(self, t):\n        return t + 1\n    @enable_grad()\n"
+    "    def grad(self, t):\n        return t + 2\nm = Model()\n"
+    "print(f(x).requires_grad, g(x).requires_grad, h(x), m.step(x).requires_grad)\n"
+    "with no_grad():\n    print(m.grad(x).requires_grad)\nprint(torch.is_grad_enabled())",
     "functional-as-F": "from torch.nn import functional as F\nimport torch.nn.functional as G\n"
     "print(F.relu(torch.tensor([-1.0, 2.0])), G.relu(torch.tensor([3.0])))",
     "import-as": "import torch.nn as nn\nimport torch.nn.functional as F\n"
@@ -76,6 +92,23 @@ def test_from_imports_print_what_python_prints(name):
         ("from typing import List\nList(3)", "type", 2, 1, ["cannot be called"]),
         ("from typing import List\nx = [List]", "type", 2, 6, ["cannot hold typing.List"]),
         ("from torch import tensor as F", "forbidden", 1, 1, ["cannot name torch.tensor"]),
+        (
+            "from torch import no_grad\ndef no_grad():\n    return 1\n@no_grad\ndef f():\n"
+            "    return 2",
+            "type",
+            4,
+            2,
+            ["`no_grad` is a function, not torch.no_grad", "cannot decorate"],
+        ),
+        (
+            "from torch import enable_grad as eg\neg = [1]\nwith eg():\n    pass",
+            "type",
+            3,
+            6,
+            ["`eg` is a list, not torch.no_grad", "cannot open a `with` block"],
+        ),
+        ("from torch import no_grad\nwith no_grad(1):\n    pass", "forbidden", 2, 6, ["`with`"]),
+        ("from torch import no_grad as ng\nx = ng()", "type", 2, 5, ["is used as `with"]),
     ],
 )
 def test_names_the_tables_lack_are_refused_at_their_place(source, kind, line, col, words):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import random
 
 import pytest
 
@@ -279,3 +280,15 @@ def test_a_call_of_a_plain_function_binds_as_python_binds(call, words):
     trace = run(source)
     assert trace.stdout == ["3 3"]
     assert trace.error is not None and words in trace.error.message, trace.error
+
+
+@pytest.mark.parametrize("error", [MemoryError, RecursionError])
+def test_pythons_random_running_out_of_resources_is_a_limit_as_a_torch_call_is(monkeypatch, error):
+    def exhausted(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr(random.Random, "randint", exhausted)
+    trace = run_program("import random\nx = random.randint(1, 2)\n", RunOptions())
+    err = trace.error
+    assert err is not None and (err.kind, err.line, err.col) == ("limit", 2, 5), err
+    assert err.message == f"random.randint ran out of resources ({error.__name__})"

@@ -14,7 +14,12 @@ from gradviz.program.interpreter.expressions import Evaluator
 from gradviz.program.interpreter.plain_classes import Method, PlainClasses
 from gradviz.program.objects.layers import LayerRef
 from gradviz.program.runtime.values import DATACLASS, NAMESPACES
-from gradviz.program.syntax.grammar import MODULE_BASES, dotted, super_method_calls
+from gradviz.program.syntax.grammar import (
+    BASE_REFUSAL,
+    MODULE_BASES,
+    dotted,
+    super_method_calls,
+)
 
 NN_MODULE = NAMESPACES["nn"].members["Module"]
 DATASET = NAMESPACES["torch"].members["utils"].members["data"].members["Dataset"]
@@ -48,8 +53,11 @@ class ClassStatements:
                     "`dataclass` here is not the one of `from dataclasses import dataclass`",
                     decorator,
                 )
+        torch_base = None
         if parent is DATASET:  # class Pairs(Dataset): a plain class DataLoader reads
-            parent = None
+            parent, torch_base = None, DATASET.type
+        elif "." in (base or ""):  # checked: `<...>.Dataset`, which must be torch's
+            raise self.state.error("forbidden", BASE_REFUSAL, stmt.bases[0])
         if isinstance(parent, UserClass):
             raise self.state.error(
                 "forbidden",
@@ -58,6 +66,7 @@ class ClassStatements:
                 stmt.bases[0],
             )
         made = self.plain.define(stmt, parent, bool(stmt.decorator_list))
+        made.torch_base = made.torch_base or torch_base
         self.bind(stmt.name, made, stmt)
         self.note_supers(stmt, made)
 

@@ -53,6 +53,7 @@ from gradviz.program.runtime.values import (
     Marker,
     Namespace,
     ProgramObject,
+    TypeRef,
     checked,
     field_spec,
     marker_path,
@@ -339,8 +340,9 @@ class Evaluator:
             return self.library.call_member("torch.nn.Parameter", callee, args, kwargs, node)
         if callee is DATACLASS_FIELD:  # from dataclasses import field
             return field_spec(self.state, args, kwargs, node)
-        if isinstance(callee, Marker):  # from torch.autograd.functional import jacobian
-            return self.library.call_member(marker_path(callee), callee, args, kwargs, node)
+        if isinstance(callee, Marker | TypeRef):  # from torch import Tensor; jacobian
+            path = marker_path(callee) if isinstance(callee, Marker) else callee.path
+            return self.library.call_member(path, callee, args, kwargs, node)
         raise self.state.error("type", f"a {type_name(callee)} cannot be called", node)
 
     def call_named(self, path: str, member, args: tuple, kwargs: dict, node):

@@ -60,6 +60,9 @@ class PlainClass(ProgramObject):
         self.methods: dict[str, Method] = {}
         self.constants: dict[str, object] = {}
         self.fields: list[tuple[str, bool, object]] | None = None  # a dataclass's
+        # torch.utils.data.Dataset for a class built on it, or on a class that is: what
+        # isinstance() finds its instances are
+        self.torch_base: type | None = None if base is None else base.torch_base
 
     def describe(self) -> str:
         return f"class {self.name}"
@@ -132,6 +135,10 @@ class PlainInstance(ProgramObject):
         super().__init__(cls.state)
         self.cls = cls
         self.attrs: dict[str, object] = {}
+
+    @property
+    def torch_type(self) -> type | None:  # isinstance(ds, torch.utils.data.Dataset)
+        return self.cls.torch_base
 
     def describe(self) -> str:
         return f"{self.cls.name} object"
@@ -320,7 +327,8 @@ class PlainClasses:
         if base is not None and not isinstance(base, PlainClass):
             raise self.state.error(
                 "type",
-                f"a class's base is nn.Module, `object` or one of the program's own classes, "
+                f"a class's base is nn.Module, torch.utils.data.Dataset, `object` or one of the "
+                f"program's own classes, "
                 f"not a {type_name(base)}",
                 node.bases[0],
             )

@@ -264,13 +264,15 @@ class Interpreter:
         return
 
     def with_block(self, stmt: ast.With) -> None:
-        """`with torch.no_grad():` (or enable_grad), as a decorated function's call runs."""
+        """`with torch.no_grad():` (or enable_grad, inference_mode, or a name `from torch
+        import no_grad` bound), as a decorated function's call runs."""
         with contextlib.ExitStack() as modes:
             for item in stmt.items:
-                mode = item.context_expr.func.attr
-                if mode == "detect_anomaly":  # nothing to change: a note says why
+                callee = item.context_expr.func
+                if getattr(callee, "attr", None) == "detect_anomaly":  # a note says why
                     self.evaluator.library.functional.note_anomaly(item.context_expr)
                     continue
+                mode = self.functions.grad_mode_of(callee, "open a `with` block")
                 modes.enter_context(self.functions.grad_mode(mode))
             self.run_body(stmt.body)
 

@@ -34,6 +34,9 @@ from gradviz.program.syntax.program_error import ProgramError, char_col, source_
 NAMED_LOOP_PASSES = 10
 # segment texts a run keeps (one per node and length asked; a program has a few thousand nodes)
 MAX_SEGMENTS = 20_000
+# the first address made_up_address gives, 0x40 above it (below them: the autograd nodes'
+# of gradviz.program.recording.grad_fns and the hook handles' of gradviz.program.objects.hooks)
+SHOWN_ADDRESS = 0x7F2000000000
 
 
 class Scope:
@@ -109,6 +112,7 @@ class RunState:
         self.skip_backward = skip_backward  # gradient checks re-run programs without backward()
         self.in_backward = False  # a backward pass is running (the program's hooks may run)
         self.hooks_made = 0  # tensor hooks the program has registered (t.register_hook)
+        self.addresses_given = 0  # the objects made_up_address has numbered
         self.node: ast.AST | None = None
         self.globals = Scope(self.env)
         self.scope = self.globals  # the scope being run: the program's, or a call's
@@ -193,6 +197,14 @@ class RunState:
     def bound_now(self, tensor: torch.Tensor) -> bool:
         """Whether a name was bound to `tensor` as it is now (at its current version)."""
         return (id(tensor), tensor._version) in self._bound
+
+    def made_up_address(self) -> int:
+        """The address an object's repr shows where Python shows its id() (`Generator(PCG64)
+        at 0x7F2000000040`): numbered in the order the run first shows such objects, so the
+        same on every run, and never the object's real address, which would tell a program
+        where the worker's memory lies."""
+        self.addresses_given += 1
+        return SHOWN_ADDRESS + 0x40 * self.addresses_given
 
     def manual_seed(self, seed: int) -> None:
         """torch.manual_seed inside the program: the run's own generators, every device's

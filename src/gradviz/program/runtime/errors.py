@@ -59,6 +59,16 @@ def runtime_error(
     return with_devices(err, named, source)
 
 
+def call_error(state: RunState, exc: Exception, node, label: str, operands=()) -> ProgramError:
+    """The program's error for what a library call (`label`: torch's, numpy's, Python's
+    `random`) raised at `node`: running out of stack or memory is a limit, anything else
+    the runtime error runtime_error makes of it (a ProgramError the callers re-raise as is,
+    before this)."""
+    if isinstance(exc, RecursionError | MemoryError):
+        return state.error("limit", f"{label} ran out of resources ({type(exc).__name__})", node)
+    return runtime_error(state, exc, node, label, operands)
+
+
 def inplace_hint(culprits: list, hint: str | None) -> str | None:
     """The explanation, with the in-place change(s) that bumped the saved tensor's version
     (program.inplace's culprits) named by line and column: PyTorch points only at backward()."""

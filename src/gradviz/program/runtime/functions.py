@@ -31,10 +31,17 @@ from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState, Scope
 from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import PLAIN_SEQUENCES, Iteration, LazySequence
-from gradviz.program.runtime.values import ProgramObject, clipped, held, type_name
+from gradviz.program.runtime.values import (
+    GRAD_MODES,
+    Namespace,
+    ProgramObject,
+    clipped,
+    held,
+    type_name,
+)
 from gradviz.program.syntax.checker import child_nodes
 from gradviz.program.syntax.generator_rules import is_generator
-from gradviz.program.syntax.grammar import dotted, grad_decorator
+from gradviz.program.syntax.grammar import METHOD_DECORATORS, dotted
 from gradviz.program.syntax.scope_rules import declared
 
 
@@ -108,7 +115,7 @@ class Functions:
         ways, assigned, generator = known
         local = frozenset((params | assigned) - set(ways))
         # decorators apply bottom-up, so the outermost one's mode is the one a call runs in
-        modes = [grad_decorator(d) for d in node.decorator_list]
+        modes = [self.decorator_mode(d) for d in node.decorator_list]
         mode = modes[0] if modes else None
         made = UserFunction(node.name, node, defaults, self.state.scope, local, mode, ways)
         made.generator = generator
@@ -169,15 +176,45 @@ class Functions:
             scope = scope.parent
         raise self.state.error("syntax", f"no binding for nonlocal '{name}' found", node)
 
+    def decorator_mode(self, decorator: ast.expr) -> str | None:
+        """The grad mode a decorator sets (checked: a method's @staticmethod, @classmethod
+        or @property, which set none, or what grammar.grad_manager allows)."""
+        callee = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(callee, ast.Name) and callee.id in METHOD_DECORATORS:
+            return None
+        return self.grad_mode_of(callee, "decorate a function")
+
+    def grad_mode_of(self, callee: ast.expr, use: str) -> str:
+        """The mode of a `with` item's or a decorator's callee (`torch.no_grad`, or a name
+        `from torch import no_grad [as name]` bound): its value must be one of torch's grad
+        modes, whatever the program has bound that name to since."""
+        if isinstance(callee, ast.Attribute):  # torch.no_grad: read as a member, never kept
+            owner = self.evaluate(callee.value)
+            value = owner.members.get(callee.attr) if isinstance(owner, Namespace) else owner
+        else:
+            value = self.evaluate(callee)
+        for marker, mode in GRAD_MODES:
+            if value is marker:
+                return mode
+        raise self.state.error(
+            "type",
+            f"`{dotted(callee)}` is a {type_name(value)}, not torch.no_grad, torch.enable_grad "
+            f"or torch.inference_mode, so it cannot {use}",
+            callee,
+        )
+
     @contextlib.contextmanager
     def grad_mode(self, mode: str | None) -> Iterator[None]:
-        """A decorated function's call runs as `with torch.no_grad():` (or enable_grad) would
-        run its body; the mode before the call is back after it, however it ends."""
+        """A decorated function's call runs as `with torch.no_grad():` (or enable_grad,
+        inference_mode) would run its body; the mode before the call is back after it, however
+        it ends. inference_mode runs as no_grad: what it computes is the same (requires_grad
+        False), while PyTorch's inference tensors have no version counter, which the run's
+        in-place checks read on every tensor bound to a name."""
         if mode is None:
             yield
             return
-        manager = torch.no_grad() if mode == "no_grad" else torch.enable_grad()
-        change = 1 if mode == "no_grad" else 0
+        manager = torch.enable_grad() if mode == "enable_grad" else torch.no_grad()
+        change = 0 if mode == "enable_grad" else 1
         with manager:
             self.state.no_grad_depth += change
             try:

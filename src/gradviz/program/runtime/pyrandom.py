@@ -10,7 +10,7 @@ import random
 
 from gradviz.program.allowlists.tables import FnSpec
 from gradviz.program.recording.state import RunState
-from gradviz.program.runtime.errors import runtime_error
+from gradviz.program.runtime.errors import call_error
 from gradviz.program.runtime.values import Namespace, checked
 from gradviz.program.syntax.program_error import ProgramError
 
@@ -92,10 +92,6 @@ def call_plain(state: RunState, budget, library, path: str, member: FnSpec, args
         result = member.target(*args, **kwargs)
     except ProgramError:
         raise
-    except (RecursionError, MemoryError) as exc:
-        raise state.error(
-            "limit", f"{path} ran out of resources ({type(exc).__name__})", node
-        ) from None
     except Exception as exc:
-        raise runtime_error(state, exc, node, path, []) from None
+        raise call_error(state, exc, node, path) from None
     return checked(state, result, node, path)

@@ -27,7 +27,7 @@ from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.arrays.module import Arrays, for_torch
 from gradviz.program.runtime.clocks import ClockWatch
-from gradviz.program.runtime.errors import NoneGrads, runtime_error
+from gradviz.program.runtime.errors import NoneGrads, call_error, runtime_error
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.values import (
     AUTOGRAD_GRAD,
@@ -35,6 +35,7 @@ from gradviz.program.runtime.values import (
     DEVICE,
     ENABLE_GRAD,
     GENERATOR,
+    INFERENCE_MODE,
     MANUAL_SEED,
     NO_GRAD,
     PARAMETER,
@@ -95,12 +96,8 @@ class Library:
                     result = real_fn(*args, **kwargs)
         except ProgramError:
             raise
-        except (RecursionError, MemoryError) as exc:
-            raise state.error(
-                "limit", f"{label} ran out of resources ({type(exc).__name__})", node
-            ) from None
         except Exception as exc:
-            raise runtime_error(state, exc, node, label, tensors_in(args, kwargs)) from None
+            raise call_error(state, exc, node, label, tensors_in(args, kwargs)) from None
         if token is not None:
             inplace.after(token, state.where(node))
         placement.after_call(result, args, kwargs, fake_out)
@@ -114,7 +111,7 @@ class Library:
     # -- torch's namespaces and tensor methods
 
     def call_member(self, label: str, member, args, kwargs, node):
-        if member is NO_GRAD or member is ENABLE_GRAD:
+        if member is NO_GRAD or member is ENABLE_GRAD or member is INFERENCE_MODE:
             raise self.state.error(
                 "type",
                 f"{label}() is used as `with {label}():` followed by an indented block",

@@ -91,6 +91,8 @@ class FunctionRef:
 class Marker:
     """A member of `torch` the interpreter handles itself (no_grad, manual_seed, ...)."""
 
+    type_label = "function"
+
     def __init__(self, name: str):
         self.name = name
 
@@ -100,6 +102,13 @@ class Marker:
 
 NO_GRAD = Marker("no_grad")
 ENABLE_GRAD = Marker("enable_grad")
+INFERENCE_MODE = Marker("inference_mode")
+# torch's grad modes, by the mode each sets for a `with` block or a decorated function
+GRAD_MODES = (
+    (NO_GRAD, "no_grad"),
+    (ENABLE_GRAD, "enable_grad"),
+    (INFERENCE_MODE, "inference_mode"),
+)
 MANUAL_SEED = Marker("manual_seed")
 DEVICE = Marker("device")
 PARAMETER = Marker("Parameter")  # nn.Parameter(tensor): gradviz.program.runtime.torch_calls
@@ -256,9 +265,15 @@ class RandomGenerator(ProgramObject):
     def __init__(self, state: RunState):
         super().__init__(state)
         self.generator = torch.Generator()
+        self.address: int | None = None  # RunState.made_up_address, when first shown
 
     def describe(self) -> str:
         return "torch.Generator"
+
+    def __repr__(self) -> str:  # PyTorch's form, at an address of the run's
+        if self.address is None:
+            self.address = self.state.made_up_address()
+        return f"<torch._C.Generator object at {self.address:#x}>"
 
     def method(self, name: str, args: tuple, kwargs: dict, node):
         if name == "initial_seed" and not args and not kwargs:
@@ -331,6 +346,7 @@ def _namespaces() -> dict[str, Namespace]:
         "autograd": autograd,
         "no_grad": NO_GRAD,
         "enable_grad": ENABLE_GRAD,
+        "inference_mode": INFERENCE_MODE,
         "manual_seed": MANUAL_SEED,
         "device": DEVICE,
         "Generator": GENERATOR,

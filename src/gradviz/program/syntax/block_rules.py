@@ -7,7 +7,6 @@ import ast
 
 from gradviz.program.syntax.grammar import (
     ANOMALY_MANAGER,
-    CONTEXT_MANAGERS,
     DATACLASS_IMPORT,
     FIELD_IMPORT,
     FILE_ACCESS,
@@ -17,7 +16,7 @@ from gradviz.program.syntax.grammar import (
     METHOD_DECORATORS,
     RAISABLE,
     dotted,
-    grad_decorator,
+    grad_manager,
     underscore_refusal,
 )
 
@@ -30,6 +29,7 @@ class BlockRules:
     imports and assignment targets (the Checker below walks the tree and calls them)."""
 
     known_names: set[str]
+    grad_names: set[str]  # grammar.grad_manager_names: `from torch import no_grad`'s
     self_targets: set[int]  # `self.name = ...` targets in methods (ClassRules)
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
@@ -67,12 +67,13 @@ class BlockRules:
                 kind = decorator.id if isinstance(decorator, ast.Name) else None
                 if method and kind in METHOD_DECORATORS:
                     continue
-                if grad_decorator(decorator) is None:
+                if grad_manager(decorator, self.grad_names) is None:
                     raise self.error(
                         "forbidden",
                         "this decorator is not part of this language: a function or method "
-                        "may be decorated with @torch.no_grad() or @torch.enable_grad(), a "
-                        "method also with @staticmethod, @classmethod or @property",
+                        "may be decorated with @torch.no_grad(), @torch.enable_grad() or "
+                        "@torch.inference_mode(), a method also with @staticmethod, "
+                        "@classmethod or @property",
                         decorator,
                     )
             if not method:  # a method's name was checked with its class
@@ -276,13 +277,7 @@ class BlockRules:
         for item in node.items:
             expr = item.context_expr
             ok = (
-                isinstance(expr, ast.Call)
-                and not expr.args
-                and not expr.keywords
-                and isinstance(expr.func, ast.Attribute)
-                and isinstance(expr.func.value, ast.Name)
-                and expr.func.value.id == "torch"
-                and expr.func.attr in CONTEXT_MANAGERS
+                isinstance(expr, ast.Call) and grad_manager(expr, self.grad_names) is expr.func
             ) or (
                 isinstance(expr, ast.Call)
                 and not expr.args
@@ -294,8 +289,8 @@ class BlockRules:
             if not ok:
                 raise self.error(
                     "forbidden",
-                    "`with` works with torch.no_grad(), torch.enable_grad() and "
-                    "torch.autograd.detect_anomaly() only",
+                    "`with` works with torch.no_grad(), torch.enable_grad(), "
+                    "torch.inference_mode() and torch.autograd.detect_anomaly() only",
                     expr,
                 )
             if item.optional_vars is not None:

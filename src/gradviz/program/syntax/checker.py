@@ -10,13 +10,14 @@ What is allowed (everything else is refused):
   `first, *rest = items`, `t[...]`, `items[i]`, `table[key]`, `t.grad`, `t.requires_grad`),
   augmented assignment, `del` (of names the program bound, `items[i]`, `table[key]`; not of
   attributes nor of the language's own names), expression statements,
-  `pass`, `with torch.no_grad():` / `with torch.enable_grad():` blocks, `if/elif/else`,
+  `pass`, `with torch.no_grad():` / `enable_grad()` / `inference_mode()` blocks (also by
+  the names `from torch import no_grad [as name]` binds), `if/elif/else`,
   `for` and `while` (with `break`, `continue` and `else`), `assert`, `raise` of Python's
   exceptions (`RAISABLE`; a bare `raise` inside an `except` block re-raises), `try` with
   `except` (bare, `except ValueError:`, `except (TypeError, KeyError) as e:`, exceptions
   of `RAISABLE` only), `else` and `finally` (`except*` is refused; the run's caps and the
   language's refusals are never caught), `def` (positional, keyword and default arguments,
-  `*args` and `**kwargs`, `@torch.no_grad()`/`@torch.enable_grad()`; no other decorators)
+  `*args` and `**kwargs`, the same grad modes as decorators; no other decorators)
   and `return`, `global` and `nonlocal` in them (held to CPython's compiler rules,
   gradviz.program.syntax.scope_rules), `yield` and `yield from` in them as a statement or
   an assignment's value (generators, gradviz.program.syntax.generator_rules), `del`, and
@@ -59,6 +60,7 @@ from gradviz.program.syntax.grammar import (
     REFUSALS,
     SAVED_VIEWS,
     dotted,
+    grad_manager_names,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
 from gradviz.program.syntax.scope_rules import check_declarations
@@ -85,6 +87,7 @@ class Checker(BlockRules, ClassRules):
         self.top_classes, self.methods, self.supers = set(), set(), set()
         self.self_targets: set[int] = set()
         self.stars: set[int] = set()  # `*x` where it may stand: a call's, a display's item
+        self.grad_names: set[str] = set()
 
     def error(self, kind: str, message: str, node: ast.AST | None, hint: str | None = None):
         if getattr(node, "lineno", None) is None:
@@ -95,6 +98,7 @@ class Checker(BlockRules, ClassRules):
 
     def check(self, tree: ast.Module) -> None:
         self.find_classes(tree)
+        self.grad_names = grad_manager_names(tree)
         check_declarations(tree, self.error, lambda name, node: self.check_new_name(name, node))
         count = 0
         max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth

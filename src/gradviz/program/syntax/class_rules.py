@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 
 from gradviz.program.syntax.grammar import (
+    BASE_REFUSAL,
     CLASS_DECORATORS,
+    DATASET_BASE,
     DUNDER_METHODS,
     MAX_CLASSES,
     METHOD_DECORATORS,
@@ -91,13 +93,16 @@ class ClassRules:
             )
         base = dotted(node.bases[0]) if node.bases else None
         module = base in MODULE_BASES or base in self.module_names
-        if node.bases and not module and (base is None or "." in base or base in self.known_names):
-            raise self.error(
-                "forbidden",
-                "a class's base is nn.Module, `object` or one of the program's own classes "
-                "named above it",
-                node.bases[0],
-            )
+        # torch.utils.data.Dataset (data.Dataset, with `from torch.utils import data`): a
+        # plain class's base, which the run checks is torch's Dataset
+        dataset = base is not None and base.endswith(DATASET_BASE)
+        if (
+            node.bases
+            and not module
+            and not dataset
+            and (base is None or "." in base or base in self.known_names)
+        ):
+            raise self.error("forbidden", BASE_REFUSAL, node.bases[0])
         dataclass = self.check_class_decorators(node, module)
         self.check_new_name(node.name, node, "class name")
         for i, stmt in enumerate(node.body):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 
 ALLOWED_NODES: tuple[type, ...] = (
     ast.Module,
@@ -122,7 +123,9 @@ REFUSALS: dict[type, str] = {
     ast.RShift: "shift operators are not part of this language",
 }
 
-CONTEXT_MANAGERS = ("no_grad", "enable_grad")
+# torch's grad modes, for `with` and as decorators; inference_mode runs as no_grad does
+# (gradviz.program.runtime.functions.Functions.grad_mode says why)
+CONTEXT_MANAGERS = ("no_grad", "enable_grad", "inference_mode")
 # `with torch.autograd.detect_anomaly():` runs its block as it is, with a note
 # (gradviz.program.objects.functional.ANOMALY_NOTE).
 ANOMALY_MANAGER = "torch.autograd.detect_anomaly"
@@ -142,19 +145,36 @@ RAISABLE = (
 )
 
 
-def grad_decorator(node: ast.expr) -> str | None:
-    """The grad mode a function decorator sets (`@torch.no_grad()`, `@torch.no_grad`,
-    `@torch.enable_grad()`): "no_grad" or "enable_grad"; None for any other decorator."""
+def grad_manager(node: ast.expr, names: Collection[str]) -> ast.expr | None:
+    """What a `with` item or a function decorator calls for a grad mode, as its text reads:
+    `torch.no_grad()` (enable_grad, inference_mode), or one of `names`, those that
+    `from torch import no_grad [as name]` binds (grad_manager_names); a decorator may leave
+    out the parentheses (`@torch.no_grad`). The callee, whose value the run checks (a
+    program may bind the name to something else); None for anything else."""
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         node = node.func
+    if isinstance(node, ast.Name):
+        return node if node.id in names else None
     if (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
         and node.value.id == "torch"
         and node.attr in CONTEXT_MANAGERS
     ):
-        return node.attr
+        return node
     return None
+
+
+def grad_manager_names(tree: ast.AST) -> set[str]:
+    """The names `from torch import no_grad [as name]` (enable_grad, inference_mode) binds
+    anywhere in the program: a `with` or a decorator may call them, as `torch.no_grad`."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "torch" and not node.level
+        for alias in node.names
+        if alias.name in CONTEXT_MANAGERS
+    }
 
 
 # What a program may import (the interpreter binds them to what is available under those
@@ -361,6 +381,11 @@ SAVED_VIEWS = frozenset(
 # and plain classes (`class Accumulator:`, `class Config(Base):`, `@dataclass`) run by
 # gradviz.program.interpreter.plain_classes.
 MODULE_BASES = ("nn.Module", "torch.nn.Module")
+DATASET_BASE = ".Dataset"  # class Pairs(torch.utils.data.Dataset): a dotted base, if torch's
+BASE_REFUSAL = (
+    "a class's base is nn.Module, torch.utils.data.Dataset, `object` or one of the program's "
+    "own classes named above it"
+)
 MODULE_IMPORT = ("torch.nn", "Module")  # from torch.nn import Module: `class Net(Module):`
 MAX_CLASSES = 20  # classes in one program
 # The only dunder methods a plain class may define; Python calls each for one operation.

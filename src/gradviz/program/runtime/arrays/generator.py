@@ -58,12 +58,18 @@ class NumpyGenerator(ProgramObject):
         super().__init__(arrays.state)
         self.arrays = arrays
         self.generator = generator
+        self.address: int | None = None  # RunState.made_up_address, when first shown
 
     def describe(self) -> str:
         return "numpy.random.Generator"
 
-    def __repr__(self) -> str:
+    def as_str(self) -> str:  # print(rng), str(rng), f"{rng}"
         return "Generator(PCG64)"
+
+    def __repr__(self) -> str:  # repr(rng), [rng]: numpy's form, at an address of the run's
+        if self.address is None:
+            self.address = self.state.made_up_address()
+        return f"Generator(PCG64) at 0x{self.address:X}"
 
     def method(self, name: str, args: tuple, kwargs: dict, node):
         arrays = self.arrays

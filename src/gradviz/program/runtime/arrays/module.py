@@ -29,7 +29,7 @@ from gradviz.program.runtime.arrays.values import (
     Plain,
     ProgramArray,
 )
-from gradviz.program.runtime.errors import runtime_error
+from gradviz.program.runtime.errors import call_error, runtime_error
 from gradviz.program.runtime.values import Namespace, ProgramObject
 from gradviz.program.syntax.program_error import ProgramError
 
@@ -110,12 +110,8 @@ class Arrays:
                 return fn(*args, **kwargs)
         except ProgramError:
             raise
-        except (RecursionError, MemoryError) as exc:
-            raise self.state.error(
-                "limit", f"{label} ran out of resources ({type(exc).__name__})", node
-            ) from None
         except Exception as exc:
-            raise runtime_error(self.state, exc, node, label) from None
+            raise call_error(self.state, exc, node, label) from None
 
     def work(self, label: str, values, node) -> None:
         """Every value a call reads counts toward the values computed in all, as a tensor
