@@ -41,3 +41,32 @@ def test_a_second_derivative_shows_the_gradient_s_graph_marked_and_says_so():
     assert [r["graph"] for r in rows] == ["gradient's graph (made by backward call 1)"] * 3 + [
         "program's graph"
     ]
+
+
+HESSIAN = """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+def f(x):
+    return (x ** 3).sum()
+H = torch.autograd.functional.hessian(f, x, create_graph=True)
+s = H.sum()
+s.backward()
+"""
+
+
+def test_a_hessian_s_graph_is_marked_as_built_by_its_passes_and_says_so():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_area(key="program").input(HESSIAN)
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    line = (
+        "H has its own graph because create_graph=True (the orange nodes, made by hessian's "
+        "backward passes at line 5); this backward runs through it and gives the derivative "
+        "of H."
+    )
+    assert line in captions, captions
+    dot = at.session_state["shown_dot"]
+    assert "made by hessian's backward passes at line 5 (create_graph=True)" in dot
+    assert 'subgraph "cluster_built_f0"' in dot
+    legend = next(m.value for m in at.markdown if m.value.startswith("Legend: "))
+    assert "built by backward (2nd order)" in legend

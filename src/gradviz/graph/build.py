@@ -227,8 +227,9 @@ def _places(record: RunRecord, model: GraphModel, bound: dict[str, Binding]) -> 
     return _Places(output_slot, leaf_node, functions)
 
 
-def _built_by(record: RunRecord, fn) -> int | None:
-    """The backward call whose create_graph=True pass built an autograd node, if one did."""
+def _built_by(record: RunRecord, fn) -> int | str | None:
+    """The backward call whose create_graph=True pass built an autograd node (or the
+    torch.autograd.functional call's label), if one did."""
     entry = record.built_by.get(id(fn)) if fn is not None else None
     return entry[1] if entry is not None and entry[0] is fn else None
 

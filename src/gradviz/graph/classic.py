@@ -7,7 +7,7 @@ import warnings
 
 from torchviz import make_dot
 
-from gradviz.graph.higher_order.drawing import COLORS
+from gradviz.graph.higher_order.drawing import COLORS, maker
 from gradviz.graph.record import RunRecord
 
 # torchviz 0.0.3 (the latest) compares torch versions with distutils' LooseVersion on every
@@ -55,7 +55,7 @@ def _mark_built(source: str, record: RunRecord) -> str:
     border, fill, _ = COLORS["light"]
     marks = [
         f'\t"{key}" [fillcolor="{fill}" color="{border}" penwidth=2 '
-        f'tooltip="made by backward call {number} (create_graph=True)"]\n'
+        f'tooltip="made by {maker(number)} (create_graph=True)"]\n'
         for key, (_fn, number) in record.built_by.items()
         if f"\t{key} [" in head
     ]

@@ -120,10 +120,11 @@ class GraphNode:
     shape: list[int] | None = None  # for unnamed leaves
     device: str | None = None  # where the tensor (or the function's output) lives
     module: str | None = None  # ModuleCall.id of the layer call that made it (its cluster)
-    # the backward call (1-based) whose create_graph=True pass made it: a node of a
-    # gradient's own graph (a higher-order gradient differentiates through it); None for
-    # a node the program's forward code made
-    made_by: int | None = None
+    # the backward call (1-based) whose create_graph=True pass made it, or the label of the
+    # torch.autograd.functional call whose passes did ("hessian's backward passes at line
+    # 5"): a node of a gradient's own graph (a higher-order gradient differentiates through
+    # it); None for a node the program's forward code made
+    made_by: int | str | None = None
 
 
 @dataclass

@@ -123,7 +123,8 @@ class RunRecord:
     # id(autograd node) -> (node, graph.build.held_saved_tensors(node) before the first
     # backward pass through it ran), from program.recording
     saved_before: dict[int, tuple[object, frozenset[str]]] = field(default_factory=dict)
-    # id(autograd node) -> (node, the backward call whose create_graph=True pass built it),
-    # and those passes (program.recording.higher_order's BuiltPass: output, gradients)
-    built_by: dict[int, tuple[object, int]] = field(default_factory=dict)
+    # id(autograd node) -> (node, the backward call whose create_graph=True pass built it,
+    # or the label of the torch.autograd.functional call that did), and those backward
+    # calls' passes (program.recording.higher_order's BuiltPass: output, gradients)
+    built_by: dict[int, tuple[object, int | str]] = field(default_factory=dict)
     built_passes: list = field(default_factory=list)

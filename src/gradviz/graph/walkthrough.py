@@ -10,6 +10,7 @@ import io
 from dataclasses import replace
 
 from gradviz.graph.dot import to_dot
+from gradviz.graph.higher_order import drawing as built
 from gradviz.graph.model import DEFAULT_DRAWING, BackwardRecord, DrawOptions, GraphModel
 from gradviz.graph.render import CLI_LIMITS, RenderLimits, render_bytes
 from gradviz.graph.rules import rule_for
@@ -80,7 +81,7 @@ def frames(
         name = step.fn.split("::")[-1]
         node = model.node(step.node)
         if node is not None and node.made_by is not None:  # a gradient's own graph
-            name += f" (in the gradient's graph, made by backward call {node.made_by})"
+            name += f" (in the gradient's graph, made by {built.maker(node.made_by)})"
         dot = to_dot(
             _so_far(model, record, arrived(model, record, k - 1)),
             look,

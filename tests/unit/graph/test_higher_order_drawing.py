@@ -11,6 +11,7 @@ import re
 from gradviz.graph.dot import to_dot
 from gradviz.graph.higher_order import drawing
 from gradviz.graph.interactive import viewer_data
+from gradviz.graph.model import GraphModel, GraphNode
 from gradviz.graph.walkthrough import frames
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
@@ -108,3 +109,63 @@ def test_the_walk_through_frames_name_the_gradient_s_graph():
     made = "(in the gradient's graph, made by backward call 1)"
     assert [made in t for t in titles] == [True, True, True, False, False]
     assert all('subgraph "cluster_built_1"' in d for d in dots)
+
+
+HESSIAN = """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+def f(x):
+    return (x ** 3).sum()
+H = torch.autograd.functional.hessian(f, x, create_graph=True)
+s = H.sum()
+s.backward()
+"""
+BY_HESSIAN = "hessian's backward passes at line 5"
+
+
+def test_a_hessian_s_passes_are_drawn_as_a_gradient_s_own_graph_named_after_the_call():
+    trace, call = _last_call(HESSIAN, classic=True)
+    for graph in (trace.graph, call.graph):
+        dot = to_dot(graph)
+        start = dot.index('subgraph "cluster_built_f0" {')
+        cluster = dot[start : dot.index("\n  }", start)]
+        assert f"made by {BY_HESSIAN} (create_graph=True)" in cluster
+        built = {n.id for n in graph.nodes if n.made_by == BY_HESSIAN}
+        assert len(built) == 11  # H and the ten nodes of its passes and stacking
+        for node in graph.nodes:
+            inside = re.search(rf'^\s*"{node.id}" \[', cluster, re.M) is not None
+            assert inside == (node.id in built), node.title
+        assert f'"legend_built" [label="{drawing.BUILT_TEXT}"' in dot
+        assert f'tooltip="made by {BY_HESSIAN} (create_graph=True): ' in dot
+        assert all(e.kind != "gradient" for e in graph.edges)  # f(x) is not drawn
+    data = viewer_data(call.graph)
+    assert sum(n.get("made_by") == BY_HESSIAN for n in data["nodes"].values()) == 11
+    assert [drawing.BUILT_TEXT, drawing.COLORS["light"][1]] in data["roles"]
+    assert trace.classic_dot.count(f"made by {BY_HESSIAN} (create_graph=True)") == 10
+
+
+def test_the_summary_and_the_walk_through_name_the_hessian_s_passes():
+    trace, call = _last_call(HESSIAN)
+    line = drawing.summary(trace.graph, trace.backward)
+    assert line == (
+        "H has its own graph because create_graph=True (the orange nodes, made by "
+        f"{BY_HESSIAN}); this backward runs through it and gives the derivative of H."
+    )
+    where = [drawing.step_graph(s.node, call.graph) for s in call.backward[0].steps]
+    assert where[1] == f"gradient's graph (made by {BY_HESSIAN})"
+    dots = frames(call.graph, call.backward[0])
+    title = re.search(r'graph \[label="([^"]*)"', dots[1]).group(1)
+    assert f"(in the gradient's graph, made by {BY_HESSIAN})" in title
+
+
+def test_backward_calls_and_functional_calls_are_named_together_in_order():
+    model = GraphModel(
+        nodes=[
+            GraphNode("f0", "function", "MulBackward0", "function", made_by=BY_HESSIAN),
+            GraphNode("f1", "function", "PowBackward0", "function", made_by=2),
+            GraphNode("f2", "function", "PowBackward0", "function"),
+        ]
+    )
+    assert drawing.maker(2) == "backward call 2" and drawing.maker(BY_HESSIAN) == BY_HESSIAN
+    assert f"made by backward call 2; {BY_HESSIAN})" in drawing.summary(model)
+    dot = to_dot(model)
+    assert dot.index('"cluster_built_2"') < dot.index('"cluster_built_f1"')

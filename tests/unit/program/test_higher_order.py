@@ -109,3 +109,70 @@ def test_a_loop_of_create_graph_passes_notes_a_bounded_number_of_them():
     graph = trace.at_call(None).graph  # the last pair: g's graph, built by call 119
     assert {n.made_by for n in graph.nodes} - {None} == {119}
     assert all(r.create_graph == (i % 2 == 0) for i, r in enumerate(trace.backward))
+
+
+HESSIAN = """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+def f(x):
+    return (x ** 3).sum()
+H = torch.autograd.functional.hessian(f, x, create_graph=True)
+s = H.sum()
+s.backward()
+"""
+BY_HESSIAN = "hessian's backward passes at line 5"
+
+
+def test_a_hessian_s_own_passes_mark_the_nodes_they_built_with_the_call():
+    trace = _run(HESSIAN)
+    graph = trace.graph
+    tensors = {graph.tensor_info(n.tensor).name: n.made_by for n in graph.nodes if n.tensor}
+    assert tensors == {"x": None, "H": BY_HESSIAN, "s": None}
+    made = {}
+    for n in graph.nodes:
+        if n.kind == "function":
+            made.setdefault(n.made_by, []).append(n.title)
+    # 3·x²·upstream for each pass of the inner jacobian, then 6·x·... of the outer one,
+    # the rows stacked: all built by hessian's passes; s = H.sum() and the views torch made
+    # of x for the function to run on are not
+    assert sorted(made[BY_HESSIAN]) == sorted(
+        ["ViewBackward0", "StackBackward0", "ViewBackward0", "ViewBackward0"]
+        + ["MulBackward0", "MulBackward1", "PowBackward0"] * 2
+    )
+    assert sorted(made[None]) == ["SumBackward0", "ViewBackward0", "ViewBackward0"]
+    assert set(made) == {None, BY_HESSIAN}
+
+
+def test_the_backward_from_a_hessian_walks_the_nodes_its_passes_built():
+    trace = _run(HESSIAN)
+    assert trace.calls.count == 1  # hessian's own passes are not the program's calls
+    call = trace.at_call(None)
+    made = _made_by(call.graph)
+    steps = [made.get(s.node) for s in call.backward[0].steps]
+    assert steps[0] is None and steps[1:11] == [BY_HESSIAN] * 10
+    assert set(steps[11:]) == {None}  # the function's views of x, x's AccumulateGrad
+    assert call.tensor("x").grad == [6.0, 6.0]  # d(sum of diag(6x))/dx
+
+
+def test_vjp_with_create_graph_marks_the_vjp_not_the_function_s_output():
+    trace = _run(
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "out, v = torch.autograd.functional.vjp(lambda t: t ** 3, x, torch.ones(2), "
+        "create_graph=True)\n"
+    )
+    graph = trace.graph
+    tensors = {graph.tensor_info(n.tensor).name: n.made_by for n in graph.nodes if n.tensor}
+    assert tensors == {"x": None, "out": None, "v": "vjp's backward passes at line 2"}
+
+
+def test_jacobian_and_vjp_without_create_graph_leave_nothing_to_mark():
+    trace = _run(
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "J = torch.autograd.functional.jacobian(lambda t: t ** 3, x)\n"
+        "out, v = torch.autograd.functional.vjp(lambda t: t ** 3, x, torch.ones(2))\n"
+        "H = torch.autograd.functional.hessian(lambda t: (t ** 3).sum(), x)\n"
+        "print(J.requires_grad, out.requires_grad, v.requires_grad, H.requires_grad)\n"
+        "(x * 2).sum().backward()\n"
+    )
+    assert trace.stdout == ["False False False False"]  # detached: no graph at all
+    for graph in [trace.graph] + [c.graph for c in trace.calls.kept]:
+        assert all(n.made_by is None for n in graph.nodes)

@@ -5,8 +5,11 @@ the gradient's computation as a graph of its own; gradviz.program.recording.high
 its nodes (GraphNode.made_by: the backward call that built them) and joins y to the gradient
 by a "gradient" edge. The DOT writer (gradviz.graph.dot) draws those nodes inside a cluster
 per backward call, in orange, with a legend entry; the edge from y to the gradient is an
-orange arrow labelled dy/dx. `summary` is the line the page and the walk-through say about it.
-No torch: plain GraphModel data in, DOT text out.
+orange arrow labelled dy/dx. torch.autograd.functional's hessian, jacobian, vjp and jvp with
+create_graph=True mark the nodes their own passes built with the call's label (`maker`: "made
+by hessian's backward passes at line 5"), drawn the same way, with no arrow (the function's
+output is not one of the program's tensors). `summary` is the line the page and the
+walk-through say about it. No torch: plain GraphModel data in, DOT text out.
 """
 
 from __future__ import annotations
@@ -26,6 +29,17 @@ COLORS = {
     "print": ("black", "white", "white"),
     "lecture": ("#E69F00", "#FFE3B0", "#FFFFFF"),
 }
+
+
+def maker(made_by: int | str) -> str:
+    """What built a marked node, in words: "backward call 2", or a torch.autograd.functional
+    call's label as recorded ("hessian's backward passes at line 5")."""
+    return made_by if isinstance(made_by, str) else f"backward call {made_by}"
+
+
+def _order(made_by: int | str) -> tuple:
+    """Backward calls by number, then functional calls by label."""
+    return (1, 0, made_by) if isinstance(made_by, str) else (0, made_by, "")
 
 
 def marked(model: GraphModel) -> bool:
@@ -48,26 +62,27 @@ def tooltip(node: GraphNode, text: str) -> str:
     """A node's tooltip, saying which backward call built it when one did."""
     if node.made_by is None:
         return text
-    return f"made by backward call {node.made_by} (create_graph=True): {text}"
+    return f"made by {maker(node.made_by)} (create_graph=True): {text}"
 
 
 def clustered(model: GraphModel, body: list[str], lines: dict[str, str], theme: str) -> list[str]:
     """The drawing's node statements with the built nodes (those outside layer clusters) moved
     into a cluster per backward call that built them."""
     border, _, fill = COLORS.get(theme, COLORS["light"])
-    calls: dict[int, list[str]] = {}
+    calls: dict[int | str, list[str]] = {}
     for node in model.nodes:
         if node.made_by is not None:
             calls.setdefault(node.made_by, []).append("  " + lines[node.id])
     moved = {line for group in calls.values() for line in group}
     out = [line for line in body if line not in moved]
     style = '"rounded,filled"' if theme != "print" else '"rounded,dashed"'
-    for number, group in sorted(calls.items()):
-        present = [line for line in group if line in body]
+    for k, number in enumerate(sorted(calls, key=_order)):
+        present = [line for line in calls[number] if line in body]
         if not present:
             continue
-        label = f"the gradient's own graph: made by backward call {number} (create_graph=True)"
-        out.append(f"  subgraph {dot_string(f'cluster_built_{number}')} {{")
+        label = f"the gradient's own graph: made by {maker(number)} (create_graph=True)"
+        name = f"cluster_built_{number}" if isinstance(number, int) else f"cluster_built_f{k}"
+        out.append(f"  subgraph {dot_string(name)} {{")
         out.append(
             f"    label={dot_string(label)} fontsize=10 style={style} "
             f"color={dot_string(border)} fillcolor={dot_string(fill)} fontcolor={dot_string(border)};"
@@ -109,7 +124,7 @@ def step_graph(node_id: str, model: GraphModel) -> str:
     create_graph=True backward) or the program's."""
     node = model.node(node_id)
     if node is not None and node.made_by is not None:
-        return f"gradient's graph (made by backward call {node.made_by})"
+        return f"gradient's graph (made by {maker(node.made_by)})"
     return "program's graph"
 
 
@@ -127,14 +142,21 @@ def summary(model: GraphModel, records: list[BackwardRecord] | None = None) -> s
     if not marked(model):
         return None
     names = gradient_names(model)
-    first, second = names if names else ("the gradient", "the second derivative")
-    numbers = sorted({n.made_by for n in model.nodes if n.made_by is not None})
-    calls = ", ".join(str(n) for n in numbers)
+    makers = sorted({n.made_by for n in model.nodes if n.made_by is not None}, key=_order)
+    numbers = [str(n) for n in makers if isinstance(n, int)]
+    made = [f"backward call {', '.join(numbers)}"] if numbers else []
+    made += [n for n in makers if isinstance(n, str)]
     ran = records and any(s.node in _built_ids(model) for r in records for s in r.steps)
     verb = "this backward runs through it and gives" if ran else "its backward gives"
+    if names:
+        first, second = f"The gradient {names[0]}", names[1]
+    else:  # torch.autograd.functional's result: its function's output is not drawn
+        result = _built_tensor(model)
+        first = result or "The result"
+        second = f"the derivative of {result}" if result else "its derivative"
     return (
-        f"The gradient {first} has its own graph because create_graph=True (the orange "
-        f"nodes, made by backward call {calls}); {verb} {second}."
+        f"{first} has its own graph because create_graph=True (the orange nodes, made by "
+        f"{'; '.join(made)}); {verb} {second}."
     )
 
 
@@ -148,6 +170,15 @@ def building_note(model: GraphModel, records: list[BackwardRecord]) -> str | Non
         "gradient, so the gradient has a graph of its own (drawn in orange with a later "
         "backward call through it) and can be differentiated again."
     )
+
+
+def _built_tensor(model: GraphModel) -> str | None:
+    """The name of the first marked tensor that has one (a functional call's result)."""
+    for node in model.nodes:
+        info = model.tensor_info(node.tensor) if node.made_by is not None else None
+        if info is not None and info.name:
+            return info.name
+    return None
 
 
 def _built_ids(model: GraphModel) -> set[str]:

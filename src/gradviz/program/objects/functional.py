@@ -1,5 +1,8 @@
 """torch.autograd.functional: `jacobian(f, x)`, `hessian(f, x)`, `vjp(f, x, v)` and
 `jvp(f, x, v)` of a program's own function (a def or a lambda) or one of torch's.
+With create_graph=True the nodes the call's backward passes build for its result are marked
+as its own (gradviz.program.recording.higher_order.note_functional), so the drawing shows
+them as a gradient's own graph.
 
 torch never gets the program's function. It gets a Python closure (`AutogradFunctional.
 wrapped`) that calls the function through the interpreter (gradviz.program.interpreter.
@@ -24,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from gradviz.program.budgets.precheck import Budget
+from gradviz.program.recording import higher_order
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.functions import UserFunction
@@ -169,14 +173,17 @@ class AutogradFunctional:
             self.tensors(label, given["v"], "v", node)
             options["v"] = given["v"]
         rounds = size if name == "hessian" else 1
-        wrapped = self.wrapped(label, func, rounds, size, name, node)
+        # what the function made, held till the result's nodes are marked (create_graph)
+        forward: dict[int, object] | None = {} if given["create_graph"] else None
+        stop = {id(t.grad_fn) for t in inputs if t.grad_fn is not None}
+        wrapped = self.wrapped(label, func, rounds, size, name, node, (forward, stop))
         target = getattr(torch.autograd.functional, name)
         if self.running:
             raise state.error("forbidden", f"{label} cannot run inside another one", node)
         self.library.not_in_a_hook(label, node)  # a hook runs inside a backward pass
         self.running += 1
         try:
-            return self.library.call(
+            result = self.library.call(
                 label,
                 lambda *_: target(wrapped, given["inputs"], **options),
                 tuple(inputs),
@@ -186,6 +193,12 @@ class AutogradFunctional:
             )
         finally:
             self.running -= 1
+        if forward is not None and not state.quiet:
+            built = f"{name}'s backward passes at line {getattr(node, 'lineno', 0)}"
+            higher_order.note_functional(
+                state.calls.built, state.registry, built, result, forward, stop
+            )
+        return result
 
     def arguments(self, label: str, signature, args: tuple, kwargs: dict, node) -> dict:
         names = [n for n, _ in signature]
@@ -228,9 +241,11 @@ class AutogradFunctional:
             )
         return items
 
-    def wrapped(self, label: str, func, rounds: int, in_size: int, name: str, node):
+    def wrapped(self, label: str, func, rounds: int, in_size: int, name: str, node, seen):
         """The closure torch calls: the program's function run by the interpreter, its
-        answer checked, and the passes torch will make after it charged to the budget."""
+        answer checked, and the passes torch will make after it charged to the budget.
+        `seen`: (forward, stop): with create_graph, `forward` gets the nodes the function
+        made (higher_order.reached, up to the inputs' own nodes in `stop`)."""
         state, budget = self.state, self.budget
 
         def run(*inputs):
@@ -282,6 +297,8 @@ class AutogradFunctional:
             budget.total_elements += work * max(1, budget.total_elements - elements)
             budget.total_flops += work * (budget.total_flops - flops)
             budget.account(label, [], 0.0, node)  # refuses totals over the caps
+            if seen[0] is not None:
+                higher_order.reached(outs, *seen)
             return out
 
         return run

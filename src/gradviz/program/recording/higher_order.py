@@ -13,6 +13,13 @@ not in a given `grad_outputs`' graph. gradviz.graph.build reads the marks (RunRe
 `built_by`) into GraphNode.made_by, and joins each pass's output tensor to its gradients by
 a "gradient" edge; gradviz.program.recording.steps draws a later call's graph with the graph
 of the pass that built its nodes, so both orders show together.
+
+torch.autograd.functional's hessian, jacobian, vjp and jvp with create_graph=True run such
+passes inside themselves (gradviz.program.objects.functional): `reached` notes the nodes the
+program's function made each time torch calls it, and `note_functional` marks the nodes of
+the call's result that are neither those nor older, with the call's label ("hessian's
+backward passes at line 5") in place of a backward call's number. Without create_graph their
+results are detached: nothing to mark.
 """
 
 from __future__ import annotations
@@ -44,12 +51,13 @@ class BuiltPass:
 
 @dataclass
 class BuiltNodes:
-    """What the run's create_graph=True passes built: id(node) -> (node, pass number)."""
+    """What the run's create_graph=True passes built: id(node) -> (node, what built it: the
+    backward call's number, or a torch.autograd.functional call's label)."""
 
-    nodes: dict[int, tuple[object, int]] = field(default_factory=dict)
+    nodes: dict[int, tuple[object, int | str]] = field(default_factory=dict)
     passes: list[BuiltPass] = field(default_factory=list)
 
-    def pass_of(self, fn) -> int | None:
+    def pass_of(self, fn) -> int | str | None:
         entry = self.nodes.get(id(fn))
         return entry[1] if entry is not None and entry[0] is fn else None
 
@@ -160,3 +168,46 @@ def unnamed_gradient(built: BuiltNodes, tensor: torch.Tensor, record, bindings: 
     if fn is None or built.pass_of(fn) is None or any(b.tensor is tensor for b in bindings):
         return None
     return Binding(record.target, tensor, record.line or 0, record.target, False, "grad")
+
+
+def _tensors(value) -> list[torch.Tensor]:
+    """The tensors in a torch.autograd.functional result: a tensor, or tuples of them
+    (jacobian's of several inputs and outputs nests them)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [t for item in value for t in _tensors(item)]
+    return []
+
+
+def reached(outputs, forward: dict[int, object], stop: set[int]) -> None:
+    """Into `forward` (id(node) -> node, held until the call is marked): the autograd nodes
+    behind `outputs`, what a program's function made when torch.autograd.functional called
+    it (and the graph before it), up to the nodes in `stop`."""
+    stack = [t.grad_fn for t in _tensors(outputs)]
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in forward or id(fn) in stop:
+            continue
+        forward[id(fn)] = fn
+        stack.extend(n for n, _ in fn.next_functions)
+
+
+def note_functional(
+    built: BuiltNodes, registry, label: str, result, forward: dict[int, object], stop: set[int]
+) -> None:
+    """Mark, as built by `label`, the nodes of a create_graph=True torch.autograd.functional
+    call's `result` that its backward passes (and the stacking of their gradients) made: not
+    the program function's own (`forward`, from `reached`), not older ones."""
+    known = set(registry.ids) | set(built.nodes) | stop
+    stack = [t.grad_fn for t in _tensors(result)]
+    while stack and len(built.nodes) < MAX_MARKED:
+        fn = stack.pop()
+        if fn is None or id(fn) in known:
+            continue
+        known.add(id(fn))
+        if forward.get(id(fn)) is fn:
+            continue  # the function's forward: the graph the passes ran through
+        built.nodes[id(fn)] = (fn, label)
+        registry.key(fn)
+        stack.extend(n for n, _ in fn.next_functions)
