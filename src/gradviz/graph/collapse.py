@@ -98,8 +98,16 @@ def _fold(model: GraphModel, into: dict[str, str]) -> GraphModel:
     edges: dict[tuple[str, str], GraphEdge] = {}
     for e in model.edges:
         src, dst = node_of.get(e.src, e.src), node_of.get(e.dst, e.dst)
-        if src != dst and (src, dst) not in edges:
-            edges[(src, dst)] = GraphEdge(src, dst, e.copy)
+        # into a function left as it was, an edge keeps the inputs it stands for (edges
+        # out of one folded call into it become one, standing for all of theirs)
+        slots = e.slots if dst == e.dst and e.kind == "data" else ()
+        if src == dst:
+            continue
+        if (src, dst) not in edges:
+            edges[(src, dst)] = GraphEdge(src, dst, e.copy, slots=slots)
+        elif slots:
+            had = edges[(src, dst)]
+            edges[(src, dst)] = replace(had, slots=tuple(sorted({*had.slots, *slots})))
     return replace(
         model,
         nodes=nodes,
