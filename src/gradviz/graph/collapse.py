@@ -103,11 +103,12 @@ def _fold(model: GraphModel, into: dict[str, str]) -> GraphModel:
         slots = e.slots if dst == e.dst and e.kind == "data" else ()
         if src == dst:
             continue
-        if (src, dst) not in edges:
-            edges[(src, dst)] = GraphEdge(src, dst, e.copy, slots=slots)
-        elif slots:
-            had = edges[(src, dst)]
-            edges[(src, dst)] = replace(had, slots=tuple(sorted({*had.slots, *slots})))
+        had = edges.get((src, dst))
+        if had is None:  # a cut, input or gradient edge stays one, drawn as before
+            edges[(src, dst)] = GraphEdge(src, dst, e.copy, e.kind, e.label, slots)
+        elif e.kind == "data":  # autograd's own among those that became one: drawn as it
+            kept = had if had.kind == "data" else GraphEdge(src, dst, had.copy or e.copy)
+            edges[(src, dst)] = replace(kept, slots=tuple(sorted({*kept.slots, *slots})))
     return replace(
         model,
         nodes=nodes,

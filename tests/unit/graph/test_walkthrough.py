@@ -207,7 +207,9 @@ def test_a_folded_layer_s_edge_into_the_next_function_keeps_its_gradient():
     )
     trace = run_program(source, RunOptions(backward="loss"))
     folded = fold_calls(trace.graph, [trace.graph.modules[0].id])
+    # the constant c's edge stays an input edge: no gradient travels along it
     assert _flow_by_title(trace, "MulBackward0", folded) == {
-        "net: Sequential\n(9 nodes)": "[[1.0000], [1.0000]]",
-        "c": None,  # the constant: no gradient on its edge
+        "net: Sequential\n(9 nodes)": "[[1.0000], [1.0000]]"
     }
+    kinds = {(e.src, e.dst): e.kind for e in folded.edges}
+    assert kinds[(_id(trace, "c"), _id(trace, "MulBackward0"))] == "input"
