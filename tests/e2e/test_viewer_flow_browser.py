@@ -77,9 +77,9 @@ def _open(browser, app_server, size, reduced: bool):
     return page
 
 
-def _step_ahead(page, k: int, focus: str) -> None:
+def _step_ahead(page, k: int, focus: str, steps: int = 5) -> None:
     page.locator(".st-key-step_ahead button").first.click()
-    page.get_by_text(f"Walk-through step {k} of 5").first.wait_for(timeout=60_000)
+    page.get_by_text(f"Walk-through step {k} of {steps}").first.wait_for(timeout=60_000)
     page.wait_for_function(
         f"() => {{ const s = ({STATE_JS})(); return s && s.focus === '{focus}' && s.ready; }}",
         timeout=60_000,
@@ -116,6 +116,46 @@ def test_a_step_sends_its_gradient_along_the_edge_to_its_input(browser, app_serv
         page.mouse.move(0, 0)  # no button's tooltip over README's picture of a step
         page.wait_for_timeout(400)
         page.locator("iframe.gv-frame:visible").first.screenshot(path=str(SCREENSHOT))
+    finally:
+        page.context.close()
+
+
+# x goes into MulBackward0 twice (x * x, one edge drawn) and into AddBackward0 as well; w
+# into MmBackward0 twice (its two gradients are longer than a label: cut short with …)
+TWICE = (
+    "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * x + x\nz = y.sum()\nz.backward()\n"
+)
+MATRIX = (
+    "w = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
+    "y = (w @ w + w).sum()\n"
+    "y.backward()\n"
+)
+MATRIX_GRADS = "grad [[3.0000, 7.0000], [3.0000, 7.0000]] + [[4.0000, 4.0000], [6.0000, 6.0000]]"
+
+
+@pytest.mark.parametrize(
+    ("source", "label", "leaf"),
+    [
+        (TWICE, "grad [1.0000, 2.0000] + [1.0000, 2.0000]", "x"),
+        (MATRIX, MATRIX_GRADS[:64] + "…", "w"),
+    ],
+)
+def test_an_input_taken_twice_gets_its_gradients_written_on_its_one_edge(
+    browser, app_server, source, label, leaf
+):
+    page = _open(browser, app_server, (1400, 900), reduced=True)
+    try:
+        _mark_frames(page)
+        type_program(page, source)
+        page.get_by_role("button", name="Run program").click()
+        page.wait_for_function(RELOADED_JS, timeout=90_000)
+        page.wait_for_function(BACKWARD_DRAWN_JS.replace("'x'", f"'{leaf}'"), timeout=90_000)
+        # step 3: the product (f3) gives the leaf (t0) a gradient for each of its two inputs
+        for k, focus in ((1, "f0"), (2, "f1"), (3, "f3")):
+            _step_ahead(page, k, focus, steps=4)
+        state = _arrived(page, "t0->f3")
+        assert state["received"] == ["t0"]
+        assert state["grads"] == [label]
     finally:
         page.context.close()
 

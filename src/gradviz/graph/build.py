@@ -361,30 +361,31 @@ def _edges(
     """5. Edges, forward: input -> function, function -> named output; a copy between
     devices is marked on the edge into its Copy function."""
     registry = record.registry
-    edges: list[tuple[str, str]] = []
+    # (src, dst) -> the positions among dst's inputs the edge stands for (none: into a tensor)
+    edges: dict[tuple[str, str], list[int]] = {}
     for fn in places.functions:
         if hasattr(fn, "variable"):
             continue
         key = registry.key(fn)
-        for u, nr in fn.next_functions:
+        for slot, (u, nr) in enumerate(fn.next_functions):
             if u is None:
                 continue
             ukey = registry.key(u)
             src = places.output_slot.get((ukey, nr)) or node_of_fn.get(ukey)
             if src:
-                edges.append((src, key))
+                edges.setdefault((src, key), []).append(slot)
     for (fkey, _nr), tid in places.output_slot.items():
         if fkey in node_of_fn:
-            edges.append((fkey, tid))
+            edges.setdefault((fkey, tid), [])
     device_of = {n.id: n.device for n in model.nodes}
     copy_fns = {n.id for n in model.nodes if n.kind == "function" and "Copy" in n.title}
     out = []
-    for s, d in dict.fromkeys(edges):
+    for (s, d), slots in edges.items():
         copy = None
         a, b = device_of.get(s), device_of.get(d)
         if d in copy_fns and a and b and a != b:
             copy = f"{a}→{b}"
-        out.append(GraphEdge(s, d, copy))
+        out.append(GraphEdge(s, d, copy, slots=tuple(slots)))
     return out
 
 

@@ -98,8 +98,17 @@ def _fold(model: GraphModel, into: dict[str, str]) -> GraphModel:
     edges: dict[tuple[str, str], GraphEdge] = {}
     for e in model.edges:
         src, dst = node_of.get(e.src, e.src), node_of.get(e.dst, e.dst)
-        if src != dst and (src, dst) not in edges:
-            edges[(src, dst)] = GraphEdge(src, dst, e.copy)
+        # into a function left as it was, an edge keeps the inputs it stands for (edges
+        # out of one folded call into it become one, standing for all of theirs)
+        slots = e.slots if dst == e.dst and e.kind == "data" else ()
+        if src == dst:
+            continue
+        had = edges.get((src, dst))
+        if had is None:  # a cut, input or gradient edge stays one, drawn as before
+            edges[(src, dst)] = GraphEdge(src, dst, e.copy, e.kind, e.label, slots)
+        elif e.kind == "data":  # autograd's own among those that became one: drawn as it
+            kept = had if had.kind == "data" else GraphEdge(src, dst, had.copy or e.copy)
+            edges[(src, dst)] = replace(kept, slots=tuple(sorted({*kept.slots, *slots})))
     return replace(
         model,
         nodes=nodes,

@@ -138,6 +138,10 @@ class GraphEdge:
     # (the gradient's own graph was built by that pass)
     kind: str = "data"
     label: str | None = None  # "detached", "no_grad"
+    # a "data" edge into a function: the positions among that function's inputs (autograd's
+    # next_functions, the order of a backward step's `produced`) it stands for; more than
+    # one where the function took the same input twice (x * x)
+    slots: tuple[int, ...] = ()
 
 
 @dataclass

@@ -112,31 +112,41 @@ def flow(model: GraphModel, record: BackwardRecord | None, node: str | None) -> 
     """The edges a walk-through step passes gradients along: from the step's function `node`
     back to each input it gives a gradient (autograd's own edges into it), each as
     {"src", "dst" (the drawn edge), "to" (the node receiving), "grad" (the gradient that
-    arrives there, as the walk-through shows it, or None where it cannot tell which)}.
-    A leaf's AccumulateGrad passes nothing on: no edges."""
+    arrives there, as the walk-through shows it, or None where none does)}.
+    A leaf's AccumulateGrad passes nothing on: no edges.
+
+    Each edge's gradient is the step's gradient for the input the edge stands for (its
+    `slots`, positions in autograd's order of the function's inputs, the order of the
+    step's `produced`): an input autograd has no edge for (a constant) is skipped, whatever
+    the function gives it. An input taken twice (x * x) gets the sum of its gradients where
+    the walk-through has it (the input goes into this function only: the gradient that
+    arrives at it), else both, joined by +."""
     if record is None or node is None:
         return []
     steps = {s.node: s for s in record.steps}
     step = steps.get(node)
     if step is None:
         return []
-    into = [e for e in model.edges if e.dst == node and e.kind == "data"]
-    # an input that needs no gradient gets None (it has no edge here)
-    given = [g for g in step.produced if g != "None"]
-    consumers: dict[str, int] = {}
-    producer: dict[str, str] = {}
-    for e in model.edges:
-        if e.kind == "data" and e.dst in steps:
-            consumers[e.src] = consumers.get(e.src, 0) + 1
-        if e.kind == "data" and e.src in steps:
-            producer[e.dst] = e.src
     out = []
-    for i, e in enumerate(into):
-        grad = None
-        if len(into) == len(given):  # one gradient an input, in autograd's order of inputs
-            grad = given[i]
-        elif consumers.get(e.src) == 1:  # its whole gradient comes from this step
-            arrives = steps.get(e.src) or steps.get(producer.get(e.src, ""))
-            grad = ", ".join(arrives.upstream) if arrives is not None else None
+    for e in model.edges:
+        if e.dst != node or e.kind != "data":
+            continue
+        given = [step.produced[i] for i in e.slots if i < len(step.produced)]
+        given = [g for g in given if g != "None"]
+        grad = given[0] if len(given) == 1 else _summed(model, steps, e.src, given)
         out.append({"src": e.src, "dst": e.dst, "to": e.src, "grad": grad})
     return out
+
+
+def _summed(model: GraphModel, steps: dict, src: str, given: list[str]) -> str | None:
+    """What arrives at `src` from gradients `given` for several of a function's inputs that
+    are all `src`: the gradient `src` receives in all (its AccumulateGrad's, or its producing
+    function's, upstream) when this function is its only user, else `given` joined by +."""
+    if not given:
+        return None
+    users = {e.dst for e in model.edges if e.src == src and e.kind == "data" and e.dst in steps}
+    producer = next((e.src for e in model.edges if e.dst == src and e.src in steps), None)
+    arrives = steps.get(src) or steps.get(producer or "")
+    if len(users) == 1 and arrives is not None:
+        return ", ".join(arrives.upstream)
+    return " + ".join(given)

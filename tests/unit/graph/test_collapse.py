@@ -81,3 +81,29 @@ def test_the_renderer_draws_folded_nodes_module_depth_and_a_caption():
     assert "cluster_m" not in to_dot(model(), DrawOptions(module_depth=0))
     assert to_dot(model(), DrawOptions(module_depth=1)).count('subgraph "cluster_m') == 1
     assert to_dot(model()).count('subgraph "cluster_m') == 2
+
+
+def test_a_cut_edge_outside_the_folded_call_keeps_its_kind_and_label():
+    model = GraphModel(
+        nodes=[
+            GraphNode("a", "tensor", "a", "leaf"),
+            GraphNode("f", "function", "MulBackward0", "function", module="m0"),
+            GraphNode("b", "tensor", "b", "untracked"),
+            GraphNode("g", "function", "AddBackward0", "function"),
+        ],
+        edges=[
+            GraphEdge("a", "f", slots=(0,)),
+            GraphEdge("f", "g", slots=(0,)),
+            GraphEdge("a", "b", kind="cut", label="detached"),
+            GraphEdge("b", "g", kind="input"),
+        ],
+        modules=[ModuleCall("m0", "net", "Linear", 1)],
+    )
+    folded = fold_calls(model, ["m0"])
+    got = {(e.src, e.dst): (e.kind, e.label, e.slots) for e in folded.edges}
+    assert got == {
+        ("a", "fold_m0"): ("data", None, ()),  # into the folded call: no function's inputs
+        ("fold_m0", "g"): ("data", None, (0,)),
+        ("a", "b"): ("cut", "detached", ()),
+        ("b", "g"): ("input", None, ()),
+    }

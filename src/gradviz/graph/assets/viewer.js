@@ -593,7 +593,8 @@
     var len = path.getTotalLength(), p = path.getPointAtLength(len / 2), tx = document.createElementNS(SVGNS, "text");
     tx.setAttribute("class", "gv-flow-grad");
     tx.setAttribute("x", p.x + 6); tx.setAttribute("y", p.y + 4);
-    tx.textContent = "grad " + String(f.grad).slice(0, 60);
+    var full = "grad " + String(f.grad);  // cut short with … (the step's list has it whole)
+    tx.textContent = full.length > 65 ? full.slice(0, 64) + "…" : full;
     e.g.appendChild(tx);
   }
   function arrive(shown) {
