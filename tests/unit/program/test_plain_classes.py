@@ -125,8 +125,11 @@ def test_a_cap_inside_getitem_is_not_the_end_of_iteration():
     assert err is not None and err.kind == "limit" and "call depth" in err.message, err
 
 
-def test_a_plain_instance_prints_without_an_address():
-    assert printed("class A:\n    pass\nprint(A())") == ["<__main__.A object>"]
+def test_a_plain_instance_prints_as_python_prints_it_at_an_address_of_the_runs_own():
+    source = "class A:\n    pass\na, b = A(), A()\nprint(a, b, [a])"
+    shown = "<__main__.A object at 0x7f2000000040> <__main__.A object at 0x7f2000000080>"
+    assert printed(source) == [f"{shown} [<__main__.A object at 0x7f2000000040>]"]
+    assert printed(source) == printed(source)  # the same on every run
 
 
 @pytest.mark.parametrize(

@@ -135,6 +135,7 @@ class PlainInstance(ProgramObject):
         super().__init__(cls.state)
         self.cls = cls
         self.attrs: dict[str, object] = {}
+        self.address: int | None = None  # RunState.made_up_address, when first shown
 
     @property
     def torch_type(self) -> type | None:  # isinstance(ds, torch.utils.data.Dataset)
@@ -271,8 +272,10 @@ class PlainInstance(ProgramObject):
         """Its repr where no class of its defines `__repr__` (a dataclass's, or object's)."""
         owner = self.cls.owner
         fields = next((c.fields for c in self.cls.chain() if c.fields is not None), None)
-        if fields is None:
-            return f"<__main__.{self.cls.name} object>"
+        if fields is None:  # object's repr, at an address of the run's own (not its id())
+            if self.address is None:
+                self.address = self.state.made_up_address()
+            return f"<__main__.{self.cls.name} object at {self.address:#x}>"
         if id(self) in owner.showing or len(owner.showing) >= MAX_SHOWN:
             return "..."  # as Python's dataclass repr shows an object inside itself
         owner.showing.add(id(self))
