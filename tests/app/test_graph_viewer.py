@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from editor_told import editor_data
 from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
@@ -93,18 +94,10 @@ def test_the_export_tab_offers_the_viewer_as_one_html_file():
     assert "Download interactive HTML" in labels
 
 
-def _editor_data(at: AppTest) -> dict | None:
-    """What the page's code editor (gradviz.ui.autograd.code_editor) is told."""
-    for c in at.get("bidi_component"):
-        if c.proto.component_name == "gradviz.editor":
-            return json.loads(c.proto.json)
-    return None
-
-
 def test_the_node_clicked_in_the_viewer_is_highlighted_in_the_code_editor():
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception, at.exception
-    assert _editor_data(at)["picked"] is None
+    assert editor_data(at)["picked"] is None
     # what the viewer's component hands back for a click on tensor b (line 4 of the lesson)
     at.session_state["viewer_selected"] = {
         "id": "t2",
@@ -113,20 +106,20 @@ def test_the_node_clicked_in_the_viewer_is_highlighted_in_the_code_editor():
         "text": "b = a ** 2",
     }
     at.run()
-    assert _editor_data(at)["picked"] == {"line": 4, "text": "b = a ** 2", "title": "b"}
+    assert editor_data(at)["picked"] == {"line": 4, "text": "b = a ** 2", "title": "b"}
     # the editor marks the line in place: no second copy of the program
     assert not [c.value for c in at.code if "▶" in c.value]
     assert not any("Clicked in the graph" in c.value for c in at.caption)
     # a click from before an edit that changed that line is forgotten
     at.session_state["viewer_selected"] = {"id": "t2", "title": "b", "line": 4, "text": "b = a"}
     at.run()
-    assert _editor_data(at)["picked"] is None
+    assert editor_data(at)["picked"] is None
 
 
 def test_with_the_plain_editor_the_clicked_node_marks_its_line_in_a_copy_of_the_program():
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.checkbox(key="plain_editor").check().run()
-    assert _editor_data(at) is None
+    assert editor_data(at) is None
     at.session_state["viewer_selected"] = {
         "id": "t2",
         "title": "b",

@@ -87,3 +87,36 @@ def test_autograd_and_devices_pages_work_without_torch_in_the_server():
     }
     # Not torch, nor what the pages' tables, charts and pictures used to load in the server.
     assert report["loaded"] == []
+
+
+EDITOR_MARKS = """
+import json, sys
+from streamlit.testing.v1 import AppTest
+from gradviz.ui.autograd import code_editor
+
+HEAVY = ("torch", "numpy", "pandas", "pyarrow")
+
+at = AppTest.from_file("app.py", default_timeout=180).run()
+at.text_area(key="program").input("a = torch.ones(3, requires_grad=True)\\nb = a * 2\\nc = nope + b\\n")
+at = at.button[0].click().run()  # an error, at its line and column
+at.session_state["viewer_selected"] = {"id": "t1", "title": "b", "line": 2, "text": "b = a * 2"}
+at = at.run()  # and a node clicked in the graph
+told = [json.loads(c.proto.json) for c in at.get("bidi_component")
+        if c.proto.component_name == code_editor.NAME]
+print(json.dumps({
+    "problems": [str(e.value) for e in at.exception],
+    "told": told,
+    "loaded": sorted(m for m in HEAVY if m in sys.modules),
+}))
+"""
+
+
+def test_the_code_editor_told_an_error_and_a_clicked_line_loads_no_dataframe_library():
+    # Streamlit looks for a dataframe in each nested object of a component's data, and that
+    # look imports numpy, pandas and pyarrow (about 85 MB of the server's memory: the crowd
+    # of docs/BENCHMARKS.md); the editor's marks go as JSON text.
+    report = run_fresh(EDITOR_MARKS, timeout=300)
+    assert report["problems"] == []
+    [told] = report["told"]
+    assert told["error"] and told["picked"]  # both marks were sent
+    assert report["loaded"] == []

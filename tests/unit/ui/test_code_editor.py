@@ -4,6 +4,7 @@ from the editor taken into the session, and the bundle shipped with its licence.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -55,6 +56,19 @@ def test_the_clicked_node_line_is_told_while_the_program_holds_it():
     assert code_editor.payload(SOURCE, SOURCE, None, stale)["picked"] is None
     for bad in ({**picked, "line": 9}, {**picked, "line": "2"}, {}):
         assert code_editor.payload(SOURCE, SOURCE, None, bad)["picked"] is None
+
+
+def test_the_marks_go_as_json_text_so_streamlit_looks_for_no_dataframe_in_them():
+    # Streamlit's component looks for a dataframe in each value of the data that is not a
+    # str, int, float, bool, bytes, tuple, set or None: a look that imports numpy, pandas and
+    # pyarrow into the server (tests/app/test_server_without_torch.py runs the page).
+    err = RunError("name", "`nope` is not defined", line=3, col=5)
+    picked = {"id": "t2", "title": "b", "line": 2, "text": "b = a * 2"}
+    data = code_editor.payload(SOURCE, SOURCE, err, picked)
+    sent = code_editor.wire(data)
+    assert all(v is None or isinstance(v, str | int | bool) for v in sent.values()), sent
+    assert {k: json.loads(v) if k in ("error", "picked") else v for k, v in sent.items()} == data
+    assert code_editor.wire(code_editor.payload(SOURCE, SOURCE, None, None))["error"] is None
 
 
 def test_a_run_from_the_editor_puts_its_text_where_the_text_area_keeps_it():

@@ -20,6 +20,7 @@ Streamlit itself, as the manifest would, before the component is made or mounted
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, MutableMapping
 from functools import cache
 from pathlib import Path
@@ -114,6 +115,14 @@ def payload(
     }
 
 
+def wire(data: dict) -> dict:
+    """`data` as the component is given it: its nested objects (the error's place, the clicked
+    line) as JSON text, which the script reads back. Streamlit looks for a dataframe in each
+    nested object of a component's data, and that look imports numpy, pandas and pyarrow into
+    the server (about 85 MB of its memory, for the first error or click in any session)."""
+    return {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in data.items()}
+
+
 def take_run(state: MutableMapping, value: object) -> bool:
     """The editor's run, into `state` (the session): its text becomes the program, as the
     text area's would. False (nothing changed) for a value that is not one."""
@@ -152,12 +161,14 @@ def show(
         if take_run(st.session_state, value):
             submit()
 
-    data = payload(
-        st.session_state.get(PROGRAM, ""),
-        source,
-        error,
-        picked,
-        dark=getattr(st.context.theme, "type", None) == "dark",
+    data = wire(
+        payload(
+            st.session_state.get(PROGRAM, ""),
+            source,
+            error,
+            picked,
+            dark=getattr(st.context.theme, "type", None) == "dark",
+        )
     )
     declare_assets()  # a runtime made after the component (tests make one per app)
     editor_component()(key=KEY, data=data, on_run_change=ran)

@@ -8,10 +8,11 @@
 
    The page's data: text (the program the editor should hold: changed by the server on a preset
    or a share link), source (the program that ran), error {line, col, message} and picked
-   {line, text, title}, each for `source` and shown only while the editor holds that program's
-   line, dark, height. A run sends the trigger "run" with the editor's text; the page keeps it
-   where its plain text area keeps the program. While the editor is on the page its plain text
-   area (the fallback, in the container .st-key-plain_program) is hidden. */
+   {line, text, title} (each sent as JSON text: see unwired), each for `source` and shown only
+   while the editor holds that program's line, dark, height. A run sends the trigger "run"
+   with the editor's text; the page keeps it where its plain text area keeps the program.
+   While the editor is on the page its plain text area (the fallback, in the container
+   .st-key-plain_program) is hidden. */
 import { Compartment, EditorState, StateEffect, StateField, Prec, RangeSet } from "@codemirror/state";
 import {
   EditorView, Decoration, WidgetType, GutterMarker, keymap, lineNumbers, gutter,
@@ -211,8 +212,14 @@ function build(root, data, send) {
 
 const views = new WeakMap();  // the component's element -> {view, text, marks}
 
+// The error's place and the clicked line come as JSON text: Streamlit looks for a dataframe in
+// each nested object of a component's data, and that look loads pandas into the server.
+const parsed = (value) => (typeof value === "string" ? JSON.parse(value) : value ?? null);
+const unwired = (data) => ({ ...data, error: parsed(data.error), picked: parsed(data.picked) });
+
 export default function (component) {
-  const { data, setTriggerValue, parentElement } = component;
+  const { setTriggerValue, parentElement } = component;
+  const data = unwired(component.data);
   if (!document.getElementById(HIDE_ID)) {
     const style = document.createElement("style");
     style.id = HIDE_ID;
