@@ -2621,6 +2621,29 @@ IMPORTS_AND_DRAWS = [
     ("rng-shown-address-attribute", G + "a = rng.address", "type", "no attribute", (3, 5)),
     ("rng-bit-generator-state", G + "b = rng.bit_generator.state", "type", "no attribute", (3, 5)),
     ("torch-generator-inner", "g = torch.Generator()\na = g.generator", "type", "no attr", (2, 5)),
+    # a class on an aliased nn (import torch.nn as tnn) is a module like any other: its name
+    # in PyTorch's repr is a plain callable the program cannot reach
+    (
+        "aliased-module-get-name",
+        "import torch.nn as tnn\nclass N(tnn.Module):\n    pass\nf = N()._get_name",
+        "forbidden",
+        "underscore",
+        (4, 5),
+    ),  # fmt: skip
+    (
+        "aliased-module-dict",
+        "import torch.nn as tnn\nclass N(tnn.Module):\n    pass\nd = N().__dict__",
+        "forbidden",
+        "underscore",
+        (4, 5),
+    ),  # fmt: skip
+    (
+        "aliased-module-of-numpy",
+        "import numpy as tnn\nclass N(tnn.Module):\n    pass",
+        "forbidden",
+        "class's base",
+        (2, 9),
+    ),  # fmt: skip
 ]
 
 HOSTILE = HOSTILE + [n[:4] for n in IMPORTS_AND_DRAWS]

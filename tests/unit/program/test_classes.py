@@ -375,3 +375,35 @@ def test_other_dotted_bases_are_refused_at_their_place(source, line, col):
     err = run_program(source, RunOptions(simulate_cuda=False)).error
     assert (err.kind, err.line, err.col) == ("forbidden", line, col), err
     assert "torch.utils.data.Dataset" in err.message
+
+
+NESTED_AND_ALIASED = """\
+import torch
+import torch.nn as tnn
+from torch import nn as mynn
+class N(tnn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = tnn.Linear(2, 1)
+    def forward(self, x):
+        return self.fc(x)
+class M(mynn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = N()
+        self.seq = torch.nn.Sequential(N(), tnn.ReLU())
+    def forward(self, x):
+        return self.seq(x) + self.n(x)
+torch.manual_seed(0)
+m = M()
+print(m(torch.ones(1, 2)))
+print(m)
+print(m.n)
+"""
+
+
+def test_modules_inside_modules_print_their_class_names_and_aliased_bases_are_modules():
+    from tests.same_as_python import printed, python_printed
+
+    assert printed(NESTED_AND_ALIASED) == python_printed(NESTED_AND_ALIASED)
+    assert "  (n): N(" in printed(NESTED_AND_ALIASED)

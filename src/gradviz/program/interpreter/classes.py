@@ -24,6 +24,7 @@ of the layers inside it.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 
 import torch
@@ -76,6 +77,9 @@ class UserModule(LayerRef):
 
     def __init__(self, classes: Classes, cls: UserClass):
         super().__init__(classes.layers, nn.Module())
+        # its name in nn.Module's repr, as PyTorch prints a module of that class, also
+        # inside another module's: `(n): N(...)` (a plain callable, no code of the program's)
+        self.module.__dict__["_get_name"] = functools.partial(str, cls.name)
         self.classes = classes
         self.cls = cls
         self.attrs: dict[str, object] = {}  # plain attributes: tensors, numbers, lists
@@ -85,8 +89,7 @@ class UserModule(LayerRef):
         return f"{self.cls.name} module"
 
     def __repr__(self) -> str:
-        text = repr(self.module)
-        return self.cls.name + text[len("Module") :] if text.startswith("Module") else text
+        return repr(self.module)
 
     def call(self, args: tuple, kwargs: dict, node):
         return self.classes.forward(self, args, kwargs, node)

@@ -256,13 +256,20 @@ class ClassRules:
 
 
 def module_import_names(tree: ast.Module) -> set[str]:
-    """The names `from torch.nn import Module [as name]` binds anywhere in the program: a
-    class on one of them is an nn.Module class, as `class Net(nn.Module):` is."""
+    """The names a class's base may have to be an nn.Module class, as `class Net(nn.Module):`
+    is, beyond MODULE_BASES: what `from torch.nn import Module [as name]` binds, and
+    `alias.Module` for `import torch.nn as alias` and `from torch import nn as alias`."""
     source, name = MODULE_IMPORT
-    return {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == source and not node.level
-        for alias in node.names
-        if alias.name == name
-    }
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            for alias in node.names:
+                if node.module == source and alias.name == name:
+                    names.add(alias.asname or alias.name)
+                elif node.module == "torch" and alias.name == "nn" and alias.asname:
+                    names.add(f"{alias.asname}.{name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == source and alias.asname:
+                    names.add(f"{alias.asname}.{name}")
+    return names
