@@ -9,6 +9,7 @@ from page_tabs import open_tab
 from streamlit.testing.v1 import AppTest
 
 from tests import markdown_tables
+from tests.higher_order_programs import HESSIAN
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PROGRAM = """x = torch.tensor(2.0, requires_grad=True)
@@ -41,16 +42,6 @@ def test_a_second_derivative_shows_the_gradient_s_graph_marked_and_says_so():
     assert [r["graph"] for r in rows] == ["gradient's graph (made by backward call 1)"] * 3 + [
         "program's graph"
     ]
-
-
-HESSIAN = """import torch
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-def f(x):
-    return (x ** 3).sum()
-H = torch.autograd.functional.hessian(f, x, create_graph=True)
-s = H.sum()
-s.backward()
-"""
 
 
 def test_a_hessian_s_graph_is_marked_as_built_by_its_passes_and_says_so():

@@ -15,6 +15,7 @@ from gradviz.graph.model import GraphModel, GraphNode
 from gradviz.graph.walkthrough import frames
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
+from tests.higher_order_programs import BY_HESSIAN, HESSIAN
 
 SECOND = """x = torch.tensor(2.0, requires_grad=True)
 y = x ** 3
@@ -109,17 +110,6 @@ def test_the_walk_through_frames_name_the_gradient_s_graph():
     made = "(in the gradient's graph, made by backward call 1)"
     assert [made in t for t in titles] == [True, True, True, False, False]
     assert all('subgraph "cluster_built_1"' in d for d in dots)
-
-
-HESSIAN = """import torch
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-def f(x):
-    return (x ** 3).sum()
-H = torch.autograd.functional.hessian(f, x, create_graph=True)
-s = H.sum()
-s.backward()
-"""
-BY_HESSIAN = "hessian's backward passes at line 5"
 
 
 def test_a_hessian_s_passes_are_drawn_as_a_gradient_s_own_graph_named_after_the_call():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
+from tests.higher_order_programs import BY_HESSIAN, HESSIAN
 
 AUTOGRAD_GRAD = """x = torch.tensor(2.0, requires_grad=True)
 y = x ** 3
@@ -109,17 +110,6 @@ def test_a_loop_of_create_graph_passes_notes_a_bounded_number_of_them():
     graph = trace.at_call(None).graph  # the last pair: g's graph, built by call 119
     assert {n.made_by for n in graph.nodes} - {None} == {119}
     assert all(r.create_graph == (i % 2 == 0) for i, r in enumerate(trace.backward))
-
-
-HESSIAN = """import torch
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-def f(x):
-    return (x ** 3).sum()
-H = torch.autograd.functional.hessian(f, x, create_graph=True)
-s = H.sum()
-s.backward()
-"""
-BY_HESSIAN = "hessian's backward passes at line 5"
 
 
 def test_a_hessian_s_own_passes_mark_the_nodes_they_built_with_the_call():
