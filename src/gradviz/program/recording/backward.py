@@ -31,6 +31,8 @@ from gradviz.program.recording.state import RunState
 # Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
 # cheaper than taking their first values); past it, only the first values are copied.
 WHOLE_COPIES = 1_000_000
+# by an autograd node's type: True when it is not a leaf's AccumulateGrad (no `.variable`)
+_NOT_A_LEAF: dict[type, bool] = {}
 
 
 class BackwardWatch:
@@ -114,7 +116,12 @@ class BackwardWatch:
     def _accumulating(self, fn, record: BackwardRecord) -> None:
         """A leaf's AccumulateGrad whose `.grad` already holds a gradient: this pass adds to
         it, and `record` names the leaf."""
+        kind = type(fn)
+        if _NOT_A_LEAF.get(kind):  # asked once per type: getattr on other nodes raises
+            return
         leaf = getattr(fn, "variable", None)
+        if leaf is None and not hasattr(fn, "__dict__") and len(_NOT_A_LEAF) < 4096:
+            _NOT_A_LEAF[kind] = True  # a node of torch's own: its attributes are its type's
         if leaf is not None and leaf.grad is not None:
             record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 

@@ -26,7 +26,7 @@ from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.arrays.module import Arrays, for_torch
-from gradviz.program.runtime.clocks import ClockWatch
+from gradviz.program.runtime.clocks import CLOCKS, ClockWatch
 from gradviz.program.runtime.errors import NoneGrads, runtime_error
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.values import (
@@ -103,8 +103,13 @@ class Library:
             raise runtime_error(state, exc, node, label, tensors_in(args, kwargs)) from None
         if token is not None:
             inplace.after(token, state.where(node))
-        placement.after_call(result, args, kwargs, fake_out)
-        self.clocks.after_call(label, args, result, node.lineno, state.device_of)
+        if placement.cpu_only:  # Placement.after_call's first test, without its call
+            placement.note_cpu_outputs(result)
+        else:
+            placement.after_call(result, args, kwargs, fake_out)
+        clocks = self.clocks
+        if clocks.last_read is not None or label in CLOCKS:  # see ClockWatch.after_call
+            clocks.after_call(label, args, result, node.lineno, state.device_of)
         if check == "bounded":
             self.budget.count_new_bytes(result, args, node)
         if type(result) is torch.Tensor:  # checked's answer for the most common result
