@@ -92,7 +92,10 @@ def signature(args: tuple, kwargs: dict) -> list | None:
     sig = [torch.get_default_dtype()]
     try:
         for a in args:
-            if _add(sig, a):
+            kind = type(a)
+            if kind in _TENSORS:  # _add's first case, without its call
+                sig += (kind, a.shape, a.stride(), a.dtype, a.device, a.requires_grad)
+            elif _add(sig, a):
                 return None
         if kwargs:
             for k, v in kwargs.items():
@@ -101,7 +104,7 @@ def signature(args: tuple, kwargs: dict) -> list | None:
                     return None
     except (TypeError, RuntimeError):  # a tensor without strides (sparse, mkldnn)
         return None
-    return sig
+    return sig if len(sig) <= MAX_ITEMS * 4 else None
 
 
 def broadcast_signature(args: tuple, kwargs: dict) -> list:

@@ -454,17 +454,22 @@ def count_objects(library: Library, label: str, fn, args: tuple, kwargs: dict, n
         hold(library.state, library.quotas, library.budget, label, made, node)
 
 
+CPU = torch.device("cpu")
+
+
 def random_device(args, kwargs) -> torch.device:
     """Where a random call makes its numbers: its device=, else its first tensor's (rand_like,
     normal, bernoulli, multinomial), else the CPU. A device PyTorch would refuse counts as
     the CPU here: the call itself then says what is wrong."""
     device = kwargs.get("device")
     if device is None:
-        device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), CPU)
+    if type(device) is torch.device:
+        return device
     try:
         return torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        return torch.device("cpu")
+        return CPU
 
 
 def dtype_only(state: RunState, args, kwargs, node) -> None:
