@@ -96,7 +96,9 @@ class Placement:
 
     def before_call(self, label: str, fn, args, kwargs, node):
         """(fake output, function, args, kwargs) for the real call: under simulated CUDA
-        the fake twins run first and the real call gets CPU devices."""
+        the fake twins run first and the real call gets CPU devices. Without simulated
+        CUDA it hands the call back as it is (Library.call then does not ask), and
+        `after_call` reads no fake output."""
         fake_out = _NO_FAKE
         if self.shadow is not None and fn not in _NO_FAKE_FNS:
             if fn in _MOVES or self.shadow.needed(args, kwargs):

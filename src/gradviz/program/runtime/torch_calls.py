@@ -82,7 +82,10 @@ class Library:
             count_objects(self, label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         placement = self.placement
-        fake_out, real_fn, args, kwargs = placement.before_call(label, fn, args, kwargs, node)
+        if placement.shadow is None:  # no simulated CUDA: Placement.before_call's answer
+            fake_out, real_fn = None, fn
+        else:
+            fake_out, real_fn, args, kwargs = placement.before_call(label, fn, args, kwargs, node)
         inplace = state.inplace
         token = None
         if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
