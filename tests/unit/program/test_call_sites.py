@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 import torch
 
+from gradviz.graph.values import list_cells
 from gradviz.program.budgets import precheck as budget_module
 from gradviz.program.budgets.call_sites import PER_SITE, Sites, broadcast_signature, signature
 from gradviz.program.budgets.precheck_memo import Verdicts
@@ -241,3 +242,31 @@ def _state(**limits):
         simulate_cuda=False, classic=False, limits=dataclasses.replace(DEFAULT_LIMITS, **limits)
     )
     return RunState("x = 1\n", options)
+
+
+# -- a bounded call's values read and bytes made
+
+
+@pytest.mark.parametrize(
+    "shape", [(), (0,), (5,), (3, 4), (3, 0), (0, 4), (1, 1), (4, 1, 1), (2, 0, 3), (2, 3, 0)]
+)
+def test_values_read_are_the_values_or_the_rows_lists_where_more(shape):
+    budget = budget_module.Budget(_state())
+    t = torch.zeros(shape)
+    budget.count_work((t, "grad", 3), None)
+    expected = t.numel() if t.dim() < 2 else max(t.numel(), list_cells(t.shape))
+    assert budget.total_elements == expected
+
+
+def test_new_bytes_count_a_result_s_own_storage_only():
+    budget = budget_module.Budget(_state())
+    a = torch.zeros(10)
+    budget.count_new_bytes(a.view(2, 5), (a,), None)  # a view: no new storage
+    assert budget.total_bytes == 0
+    budget.count_new_bytes(a + 1, (a,), None)
+    assert budget.total_bytes == 40
+    budget.count_new_bytes((a[:2], a * 2), (a,), None)  # a tuple: the new one only
+    assert budget.total_bytes == 80
+    for plain in (None, 3, 2.0, True, torch.Size([2]), torch.float32):
+        budget.count_new_bytes(plain, (a,), None)
+    assert budget.total_bytes == 80

@@ -117,8 +117,8 @@ class Totals:
                 dims = a.dim()
                 if dims < 2:
                     read += a.numel()
-                elif dims == 2:  # list_cells of (rows, columns): its rows
-                    read += max(a.numel(), a.size(0))
+                elif dims == 2:  # list_cells of (rows, columns): its rows, more only
+                    read += a.numel() or a.size(0)  # when there are no columns
                 else:
                     read += max(a.numel(), list_cells(a.shape))
         self.total_elements += read
