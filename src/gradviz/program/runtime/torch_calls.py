@@ -82,9 +82,8 @@ class Library:
             count_objects(self, label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         placement = self.placement
-        if placement.shadow is None:  # no simulated CUDA: Placement.before_call's answer
-            fake_out, real_fn = None, fn
-        else:
+        fake_out, real_fn = None, fn  # without simulated CUDA, Placement.before_call's answer
+        if placement.shadow is not None:
             fake_out, real_fn, args, kwargs = placement.before_call(label, fn, args, kwargs, node)
         inplace = state.inplace
         token = None
@@ -110,9 +109,8 @@ class Library:
             placement.note_cpu_outputs(result)
         else:
             placement.after_call(result, args, kwargs, fake_out)
-        clocks = self.clocks
-        if clocks.last_read is not None or label in CLOCKS:  # see ClockWatch.after_call
-            clocks.after_call(label, args, result, node.lineno, state.device_of)
+        if self.clocks.last_read is not None or label in CLOCKS:  # see ClockWatch.after_call
+            self.clocks.after_call(label, args, result, node.lineno, state.device_of)
         if check == "bounded":
             self.budget.count_new_bytes(result, args, node)
         if type(result) is torch.Tensor:  # checked's answer for the most common result
