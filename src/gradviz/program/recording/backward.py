@@ -26,13 +26,12 @@ from gradviz.graph.build import held_saved_tensors
 from gradviz.graph.model import BackwardRecord, BackwardStep
 from gradviz.graph.record import walk_graph
 from gradviz.graph.values import part_preview, preview_part, storable
+from gradviz.program.recording.grad_fns import leaf_of
 from gradviz.program.recording.state import RunState
 
 # Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
 # cheaper than taking their first values); past it, only the first values are copied.
 WHOLE_COPIES = 1_000_000
-# by an autograd node's type: True when it is not a leaf's AccumulateGrad (no `.variable`)
-_NOT_A_LEAF: dict[type, bool] = {}
 
 
 class BackwardWatch:
@@ -116,12 +115,7 @@ class BackwardWatch:
     def _accumulating(self, fn, record: BackwardRecord) -> None:
         """A leaf's AccumulateGrad whose `.grad` already holds a gradient: this pass adds to
         it, and `record` names the leaf."""
-        kind = type(fn)
-        if _NOT_A_LEAF.get(kind):  # asked once per type: getattr on other nodes raises
-            return
-        leaf = getattr(fn, "variable", None)
-        if leaf is None and not hasattr(fn, "__dict__") and len(_NOT_A_LEAF) < 4096:
-            _NOT_A_LEAF[kind] = True  # a node of torch's own: its attributes are its type's
+        leaf = leaf_of(fn)
         if leaf is not None and leaf.grad is not None:
             record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 
