@@ -1,19 +1,20 @@
-"""Each call site's last pre-check verdict, found again by one comparison.
+"""Each call site's last pre-check verdicts, found again by comparing signatures.
 
 A loop makes the same call at the same line over and over, with tensors of the same shapes.
-`Sites` keeps, for each call site (the program's syntax node of the call), the functions it
+`Sites` keeps, for each call site (the id of the program's syntax node), the functions it
 called last, the exact signatures of their arguments and what each call was charged: the bytes
 and values of its outputs, its FLOPs, and whether those fit the caps of one tensor and one
 operation. A call whose function and signature are those kept is not looked up again
 (gradviz.program.budgets.precheck_memo) nor measured: it is charged to the run's totals, and
-refused over a cap at its own line, as any other call (`Budget.charge`).
+refused over a cap at its own line, as any other call
+(gradviz.program.budgets.totals.Totals.charge).
 
 The signature holds, in order, for each tensor argument its type, shape, strides, dtype,
 device and requires_grad; for each number, string, None, dtype, device and slice its type
 and its value (a float by its exact bits); a generator by its type (the pre-check never draws
 from it); tuples and lists by their type and length, then their items; keywords by name and
 value; and, for a measured call, torch's default dtype. Anything else (a program's object, a
-container of over `MAX_ITEMS` values, a tensor without strides) has no signature: the call
+signature of over 4 x `MAX_ITEMS` entries, a tensor without strides) has no signature: the call
 goes the long way. An element-wise call's verdict follows from its tensors' shapes and dtypes
 alone (`Budget.precheck_broadcast`): its signature holds those.
 """
@@ -33,7 +34,7 @@ _ATOMS = frozenset({int, bool, str, type(None), type(...), torch.dtype, torch.de
 class Charge:
     """What one call costs: its outputs (shape, count, element size, dtype), their values
     and bytes in all, its FLOPs, and whether every output fits the caps of one tensor and
-    the FLOPs the cap of one operation (only then may `Budget.charge` skip that check)."""
+    the FLOPs the cap of one operation (only then may `Totals.charge` skip that check)."""
 
     __slots__ = ("outputs", "work", "nbytes", "values", "fits")
 
