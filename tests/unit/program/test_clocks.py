@@ -7,7 +7,7 @@ import pytest
 
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.results.trace import RunOptions
-from gradviz.program.runtime.clocks import MAX_SLEEP_S
+from gradviz.program.runtime.clocks import MAX_SLEEP_S, ClockWatch
 
 # Seed 003's CPU-vs-GPU block as written, at a size the caps allow (the lesson: 100x1000x1000,
 # 1000 loops).
@@ -104,3 +104,25 @@ def test_sleep_refuses_what_is_not_a_duration(bad):
     trace = run(f"import time\ntime.sleep({bad})\n")
     assert trace.error is not None and trace.error.line == 2
     assert "Traceback" not in trace.error.message
+
+
+def test_calls_before_the_first_clock_read_are_not_followed(monkeypatch):
+    """Before the first read nothing can be pending: the watch follows calls from it on, and
+    the note still sees the work launched between two reads."""
+    seen = []
+    real = ClockWatch.after_call
+
+    def spy(self, label, *rest):
+        seen.append(label)
+        return real(self, label, *rest)
+
+    monkeypatch.setattr(ClockWatch, "after_call", spy)
+    source = (
+        "import time\nimport torch\n"
+        "x = torch.ones(3, device='cuda')\ny = x + 1\n"
+        "t0 = time.time()\nz = y * 2\nt1 = time.time()\n"
+    )
+    trace = run_program(source, RunOptions(classic=False, simulate_cuda=True))
+    assert trace.error is None, trace.error
+    assert seen == ["time.time", "*", "time.time"]
+    assert any("Lines 5–7" in note for note in trace.device_notes), trace.device_notes

@@ -8,6 +8,7 @@ import torch
 
 from gradviz.graph.values import part_preview, preview_part, tensor_values
 from gradviz.program.interpreter.run import run_program
+from gradviz.program.recording.grad_fns import leaf_of
 from gradviz.program.results.trace import RunOptions
 
 HEADER = "import torch\n"
@@ -179,3 +180,24 @@ def test_a_retained_grad_changed_later_leaves_the_previews_as_they_ran():
     steps = trace.backward[-1].steps
     assert [s.upstream for s in steps] == [["1.0000"], ["[1.0000, 1.0000]"], ["[3.0000, 3.0000]"]]
     assert steps[0].produced == ["[1.0000, 1.0000]"]
+
+
+def test_leaf_of_answers_per_type_of_torch_node_and_asks_python_nodes_each_time():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    w = torch.ones(3, requires_grad=True)
+    y = (w * 3).sum()
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert leaf_of(acc) is w and leaf_of(acc) is w
+    assert leaf_of(y.grad_fn) is None and leaf_of(y.grad_fn) is None  # SumBackward0
+    node = Double.apply(w).grad_fn
+    assert leaf_of(node) is None
+    node.variable = w  # a node of Python's own: its attributes are its own
+    assert leaf_of(node) is w

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from gradviz.program.budgets import precheck as budget_module
+from gradviz.program.budgets.call_sites import Sites
 from gradviz.program.budgets.precheck_memo import MAX_KEY_ITEMS, Verdicts, call_key
 from gradviz.program.interpreter.run import run_program
 from gradviz.program.objects.forward import LayerForward
@@ -38,6 +39,7 @@ def uncached(monkeypatch):
     def run(source: str, **options):
         with monkeypatch.context() as m:
             m.setattr(Verdicts, "get", lambda self, key: None)
+            m.setattr(Sites, "get", lambda self, node, fn, sig: None)
             return run_program(source, RunOptions(classic=False, **options))
 
     return run

@@ -17,6 +17,8 @@ allocates anything:
   `Metered` call, whose matrix work and pooling windows the FLOP counter measures as one;
 - Python integers: `check_number_op` and `check_round` refuse a huge result before it is
   computed.
+
+What each call is charged, and the caps in all, are `Totals`' (gradviz.program.budgets.totals).
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ import torch
 import torch.nn.functional as F
 from torch.utils._pytree import tree_flatten, tree_map
 
-from gradviz.graph.values import list_cells
 from gradviz.program.allowlists import tables
 from gradviz.program.budgets import factory_sizes
-from gradviz.program.budgets.object_sizes import leaves, size_number
+from gradviz.program.budgets.call_sites import Charge, Sites, broadcast_signature, signature
+from gradviz.program.budgets.object_sizes import size_number
 from gradviz.program.budgets.precheck_memo import Verdict, Verdicts, call_key
+from gradviz.program.budgets.totals import Totals
 from gradviz.program.recording.state import RunState
-from gradviz.util.format import fmt_bytes
 
 aten = torch.ops.aten
 
@@ -79,21 +81,20 @@ WINDOW_WORK = {
 }
 
 
-class Budget:
+class Budget(Totals):
     """What one run has used of its limits; refuses the step that would pass one."""
 
     def __init__(self, state: RunState):
-        self.state = state
-        self.limits = state.limits
+        super().__init__(state)
         self.statements = 0
         self.ops = 0
-        self.total_bytes = 0
-        self.total_elements = 0
-        self.total_flops = 0.0
         self.parameters = 0  # of every layer made
         self.verdicts = Verdicts()  # the pre-check's, by call key
         # an element-wise call's output by its tensors' (shape, dtype), in order
         self.broadcasts = Verdicts()
+        # each call site's last verdict (gradviz.program.budgets.call_sites)
+        self.sites = Sites()
+        self.broadcast_sites = Sites()
 
     # -- steps
 
@@ -118,10 +119,18 @@ class Budget:
 
     def precheck(self, label: str, fn, args, kwargs, node) -> None:
         """Run the operation on shape-only tensors and refuse it if a cap would be passed.
-        A call measured before with the same key (gradviz.program.budgets.precheck_memo) is not measured
-        again; it is charged and checked as any other."""
+        A call measured before with the same signature at the same site
+        (gradviz.program.budgets.call_sites) or the same key (gradviz.program.budgets.precheck_memo)
+        is not measured again; it is charged and checked as any other."""
+        sig = None
         if fn is F.one_hot:
             args, kwargs = _one_hot_classes(args, kwargs)
+        elif not isinstance(fn, Metered):  # a layer's forward: keyed by its layers
+            sig = signature(args, kwargs)
+            charge = self.sites.get(node, fn, sig)
+            if charge is not None:
+                self.charge(label, charge, node)
+                return
         key = call_key(fn, args, kwargs)
         verdict = self.verdicts.get(key)
         if verdict is None:
@@ -134,6 +143,10 @@ class Budget:
             verdict, keyed = measured
             if keyed:
                 self.verdicts.put(key, verdict)
+        else:
+            keyed = True
+        if keyed and key is not None and sig is not None:  # the site keeps it too
+            self.sites.put(node, fn, sig, Charge(*verdict, self.limits))
         outputs, work = verdict
         self.account(label, outputs, work, node)
 
@@ -211,97 +224,33 @@ class Budget:
 
     def precheck_broadcast(self, label: str, args, kwargs, node) -> None:
         """Element-wise operations: the output has the broadcast shape of the inputs. The
-        output follows from the tensors' shapes and dtypes alone: kept by them (a loop's
-        `a + b` computes it once), and charged and checked on every call."""
-        tensors = [v for v in args if isinstance(v, torch.Tensor)]
-        if kwargs:
-            tensors += [v for v in kwargs.values() if isinstance(v, torch.Tensor)]
-        if not tensors:
+        output follows from the tensors' shapes and dtypes alone: kept by them at the call's
+        site and in all (a loop's `a + b` computes it once), and charged and checked on
+        every call."""
+        sig = broadcast_signature(args, kwargs)
+        if not sig:
             return
-        key = tuple([(t.shape, t.dtype) for t in tensors])
+        charge = self.broadcast_sites.get(node, None, sig)
+        if charge is not None:
+            self.charge(label, charge, node)
+            return
+        key = tuple(zip(sig[::2], sig[1::2], strict=True))
         found = self.broadcasts.get(key)
         if found is None:
+            tensors = [v for v in args if isinstance(v, torch.Tensor)]
+            if kwargs:
+                tensors += [v for v in kwargs.values() if isinstance(v, torch.Tensor)]
             found = _broadcast_output(tensors)
             if found is None:
                 return  # shapes do not broadcast: the real call raises torch's own message
             self.broadcasts.put(key, found)
+        self.broadcast_sites.put(node, None, sig, Charge(*found, self.limits))
         self.account(label, found[0], 0.0, node)
 
     def precheck_comparison(self, left, right, node, label: str) -> None:
         """Each pair of `compared_pairs(left, right)` sized as `a == b` on tensors is."""
         for a, b in compared_pairs(left, right):
             self.precheck_broadcast(label, (a, b), {}, node)
-
-    def account(self, label: str, outputs, flops: float, node) -> None:
-        """Refuse outputs or work over the caps; otherwise add them to the program's totals."""
-        limits = self.limits
-        for shape, numel, size, dtype in outputs:
-            nbytes = numel * size
-            if numel > limits.max_tensor_elements or nbytes > limits.max_tensor_bytes:
-                what = self.state.segment(node, 50) or label
-                dims = "x".join(str(s) for s in shape) or "scalar"
-                raise self.state.error(
-                    "limit",
-                    f"`{what}` would allocate {fmt_bytes(nbytes)} ({numel:,} {str(dtype).replace('torch.', '')} "
-                    f"values, shape {dims}); the limit is {fmt_bytes(self.limits.max_tensor_bytes)} "
-                    f"and {self.limits.max_tensor_elements:,} values per tensor",
-                    node,
-                    "Use smaller sizes: the ideas are the same at 3x3 as at 3000x3000.",
-                )
-            self.total_bytes += nbytes
-            self.total_elements += numel
-        self._check_totals(node)
-        if flops:
-            if flops > self.limits.max_flops_per_op:
-                what = self.state.segment(node, 50) or label
-                raise self.state.error(
-                    "limit",
-                    f"`{what}` is {flops:.3g} floating-point operations of "
-                    f"matrix work; the limit is {self.limits.max_flops_per_op:.3g} per operation",
-                    node,
-                )
-            self.total_flops += flops
-        if self.total_flops > self.limits.max_total_flops:
-            raise self.state.error(
-                "limit",
-                f"this program would do more than {self.limits.max_total_flops:.3g} floating-point "
-                "operations of matrix work in all (the limit) by this line",
-                node,
-            )
-
-    def _check_totals(self, node) -> None:
-        if self.total_bytes > self.limits.max_total_bytes:
-            self._refuse_total_bytes(node)
-        if self.total_elements > self.limits.max_total_elements:
-            self._refuse_total_elements(node)
-
-    def _refuse_total_bytes(self, node):
-        raise self.state.error(
-            "limit",
-            f"this program would allocate more than {fmt_bytes(self.limits.max_total_bytes)} "
-            "in all (the limit) by this line",
-            node,
-        )
-
-    def _refuse_total_elements(self, node):
-        raise self.state.error(
-            "limit",
-            f"this program would compute more than {self.limits.max_total_elements:,} values "
-            "in all (the limit) by this line",
-            node,
-        )
-
-    def count_work(self, args: tuple, node) -> None:
-        """Reductions and unary ops allocate little but still read every input value."""
-        self.total_elements += sum([_values_read(a) for a in args if isinstance(a, torch.Tensor)])
-        if self.total_elements > self.limits.max_total_elements:
-            self._refuse_total_elements(node)
-
-    def count_new_bytes(self, result, args: tuple, node) -> None:
-        """A bounded op's output is no bigger than its input; it still adds to the total."""
-        self.total_bytes += _new_bytes(result, args)
-        if self.total_bytes > self.limits.max_total_bytes:
-            self._refuse_total_bytes(node)
 
     # -- layers and optimizers
 
@@ -328,20 +277,6 @@ class Budget:
                 hint,
             )
         self.parameters += new
-
-    def reserve(self, what: str, nbytes: int, node, held: str = "of state") -> None:
-        """Memory an object will hold (an optimizer's state, a call's Python objects:
-        gradviz.program.budgets.object_sizes), counted against the bytes in all before it
-        is allocated."""
-        if self.total_bytes + nbytes > self.limits.max_total_bytes:
-            raise self.state.error(
-                "limit",
-                f"`{what}` needs {fmt_bytes(nbytes)} {held}; with the "
-                f"{fmt_bytes(self.total_bytes)} this program holds, that passes the budget of "
-                f"{fmt_bytes(self.limits.max_total_bytes)} in all",
-                node,
-            )
-        self.total_bytes += nbytes
 
     # -- Python integers
 
@@ -388,32 +323,6 @@ def _broadcast_output(tensors: list[torch.Tensor]) -> Verdict | None:
     size = max(max(t.element_size() for t in tensors), 4)
     dtype = max(tensors, key=lambda t: t.element_size()).dtype
     return [(shape, math.prod(shape), size, dtype)], 0.0
-
-
-def _values_read(t: torch.Tensor) -> int:
-    """A tensor's values, or its rows' lists where those are more (from two dimensions on)."""
-    return t.numel() if t.dim() < 2 else max(t.numel(), list_cells(t.shape))
-
-
-def _new_bytes(result, args: tuple) -> int:
-    """The bytes of the tensors in `result` that hold storage of their own (not an input's)."""
-    if isinstance(result, torch.Tensor):
-        made = (result,)
-    elif isinstance(result, list | tuple | dict):
-        made = leaves(result)
-    else:  # a number, a string, None: no tensor
-        return 0
-    inputs, nbytes = None, 0
-    for t in made:
-        if isinstance(t, torch.Tensor) and t.device.type != "meta":
-            if inputs is None:
-                inputs = {
-                    a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)
-                }
-            storage = t.untyped_storage()
-            if storage.data_ptr() not in inputs:
-                nbytes += storage.nbytes()
-    return nbytes
 
 
 def compared_pairs(left, right):

@@ -9,7 +9,7 @@ training loop measure `net(x)` once. Only the measuring is skipped: every call, 
 or not, is still charged to the budgets and refused over a cap by `Budget.account`.
 
 A call is keyed only when all of its arguments are plain (tensors, numbers, strings, None,
-dtypes, devices, and tuples, lists and dicts of them, `MAX_KEY_ITEMS` in all); anything
+dtypes, devices, slices, and tuples, lists and dicts of them, `MAX_KEY_ITEMS` in all); anything
 else (a program's object, a huge list) is measured every time, as before. A layer's forward
 (a `Metered` call) is keyed by `Metered.cache_key`: the layers inside it, their modes, and
 (through its arguments) its parameters' shapes. The store is per run and holds at most
@@ -92,6 +92,8 @@ def _key(v, budget: list[int]) -> Hashable:
         return (type(v), tuple(_key(x, budget) for x in v))
     if type(v) is dict:
         return (dict, tuple((_key(k, budget), _key(x, budget)) for k, x in v.items()))
+    if type(v) is slice:  # x[1:3], x[:, 0]
+        return (slice, _key(v.start, budget), _key(v.stop, budget), _key(v.step, budget))
     raise Unkeyable
 
 

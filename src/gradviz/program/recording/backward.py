@@ -26,6 +26,7 @@ from gradviz.graph.build import held_saved_tensors
 from gradviz.graph.model import BackwardRecord, BackwardStep
 from gradviz.graph.record import walk_graph
 from gradviz.graph.values import part_preview, preview_part, storable
+from gradviz.program.recording.grad_fns import leaf_of
 from gradviz.program.recording.state import RunState
 
 # Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
@@ -114,7 +115,7 @@ class BackwardWatch:
     def _accumulating(self, fn, record: BackwardRecord) -> None:
         """A leaf's AccumulateGrad whose `.grad` already holds a gradient: this pass adds to
         it, and `record` names the leaf."""
-        leaf = getattr(fn, "variable", None)
+        leaf = leaf_of(fn)
         if leaf is not None and leaf.grad is not None:
             record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
 

@@ -21,6 +21,7 @@ from gradviz.graph.build import build_graph
 from gradviz.graph.model import BackwardRecord, ValueBudget
 from gradviz.graph.record import RunRecord, walk_graph
 from gradviz.graph.values import storable, tensor_values
+from gradviz.program.recording.grad_fns import leaf_of
 from gradviz.program.recording.higher_order import BuiltNodes, joined, unnamed_gradient
 from gradviz.program.results.calls import (
     MAX_STEP_PARAMETERS,
@@ -156,7 +157,7 @@ class CallWatch:
         if fns is None:
             fns = walk_graph(tensor.grad_fn) if tensor.grad_fn is not None else []
         made = {id(fn) for fn in fns}
-        leaves = {id(fn.variable) for fn in fns if hasattr(fn, "variable")}
+        leaves = {id(leaf) for fn in fns if (leaf := leaf_of(fn)) is not None}
         extra, outputs = joined(self.built, fns) if self.built.passes else (set(), [])
         made |= extra  # the graph a gradient came from, drawn with the gradient's own
         tensors = {id(t) for t in outputs}

@@ -23,6 +23,7 @@ from gradviz.program.runtime.errors import runtime_error
 from gradviz.program.runtime.values import tensors_in
 
 _NO_FAKE = object()  # no fake run for this call
+_NO_TENSOR = frozenset({bool, int, float, str, torch.Size, torch.dtype})  # results without one
 _MOVES = (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu)
 # backward() cannot run on fake CUDA tensors (hasPrimaryContext): values and gradients come
 # from the real CPU run; setting attributes and reading them need no device rules.
@@ -95,7 +96,9 @@ class Placement:
 
     def before_call(self, label: str, fn, args, kwargs, node):
         """(fake output, function, args, kwargs) for the real call: under simulated CUDA
-        the fake twins run first and the real call gets CPU devices."""
+        the fake twins run first and the real call gets CPU devices. Without simulated
+        CUDA it hands the call back as it is (Library.call then does not ask), and
+        `after_call` reads no fake output."""
         fake_out = _NO_FAKE
         if self.shadow is not None and fn not in _NO_FAKE_FNS:
             if fn in _MOVES or self.shadow.needed(args, kwargs):
@@ -165,7 +168,16 @@ class Placement:
 
     def note_cpu_outputs(self, result) -> None:
         """after_call while every output so far has been on the CPU (no simulated CUDA)."""
-        outputs = (result,) if type(result) is torch.Tensor else leaves(result)
+        if type(result) is torch.Tensor:
+            fn = result.grad_fn
+            if fn is not None and result.is_cpu:
+                self.fn_devices.waiting.append(fn)
+                return
+            outputs = (result,) if fn is not None else ()
+        elif result is None or type(result) in _NO_TENSOR:
+            return
+        else:
+            outputs = leaves(result)
         for t in outputs:
             if not isinstance(t, torch.Tensor):
                 continue

@@ -26,7 +26,7 @@ from gradviz.program.recording.backward import BackwardWatch
 from gradviz.program.recording.state import RunState
 from gradviz.program.results.reports import RunWarning
 from gradviz.program.runtime.arrays.module import Arrays, for_torch
-from gradviz.program.runtime.clocks import ClockWatch
+from gradviz.program.runtime.clocks import CLOCKS, ClockWatch
 from gradviz.program.runtime.errors import NoneGrads, call_error, runtime_error
 from gradviz.program.runtime.placement import Placement
 from gradviz.program.runtime.values import (
@@ -83,7 +83,9 @@ class Library:
             count_objects(self, label, fn, args, kwargs, node)
         self.budget.before_call(label, fn, args, kwargs, node, check)
         placement = self.placement
-        fake_out, real_fn, args, kwargs = placement.before_call(label, fn, args, kwargs, node)
+        fake_out, real_fn = None, fn  # without simulated CUDA, Placement.before_call's answer
+        if placement.shadow is not None:
+            fake_out, real_fn, args, kwargs = placement.before_call(label, fn, args, kwargs, node)
         inplace = state.inplace
         token = None
         if inplace.watches(label, args):  # y += 1, y.add_(1), y[0] = 5
@@ -100,8 +102,12 @@ class Library:
             raise call_error(state, exc, node, label, tensors_in(args, kwargs)) from None
         if token is not None:
             inplace.after(token, state.where(node))
-        placement.after_call(result, args, kwargs, fake_out)
-        self.clocks.after_call(label, args, result, node.lineno, state.device_of)
+        if placement.cpu_only:  # Placement.after_call's first test, without its call
+            placement.note_cpu_outputs(result)
+        else:
+            placement.after_call(result, args, kwargs, fake_out)
+        if self.clocks.last_read is not None or label in CLOCKS:  # see ClockWatch.after_call
+            self.clocks.after_call(label, args, result, node.lineno, state.device_of)
         if check == "bounded":
             self.budget.count_new_bytes(result, args, node)
         if type(result) is torch.Tensor:  # checked's answer for the most common result
@@ -446,17 +452,22 @@ def count_objects(library: Library, label: str, fn, args: tuple, kwargs: dict, n
         hold(library.state, library.quotas, library.budget, label, made, node)
 
 
+CPU = torch.device("cpu")
+
+
 def random_device(args, kwargs) -> torch.device:
     """Where a random call makes its numbers: its device=, else its first tensor's (rand_like,
     normal, bernoulli, multinomial), else the CPU. A device PyTorch would refuse counts as
     the CPU here: the call itself then says what is wrong."""
     device = kwargs.get("device")
     if device is None:
-        device = next((a.device for a in args if isinstance(a, torch.Tensor)), "cpu")
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), CPU)
+    if type(device) is torch.device:
+        return device
     try:
         return torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        return torch.device("cpu")
+        return CPU
 
 
 def dtype_only(state: RunState, args, kwargs, node) -> None:
