@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from gradviz.program.results.limits import DEFAULT_LIMITS, Limits
 from gradviz.program.syntax.block_rules import BlockRules
 from gradviz.program.syntax.class_rules import ClassRules
-from gradviz.program.syntax.generator_rules import check_generators
+from gradviz.program.syntax.generator_rules import YIELDS, check_generators
 from gradviz.program.syntax.grammar import (
     ALLOWED_TYPES,
     INTERNAL_ATTRIBUTES,
@@ -61,6 +61,7 @@ from gradviz.program.syntax.grammar import (
     SAVED_VIEWS,
     dotted,
     grad_manager_names,
+    import_statements,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
 from gradviz.program.syntax.scope_rules import check_declarations
@@ -97,12 +98,14 @@ class Checker(BlockRules, ClassRules):
         return ProgramError(kind, message, line, col, hint)
 
     def check(self, tree: ast.Module) -> None:
-        self.find_classes(tree)
-        self.grad_names = grad_manager_names(tree)
+        imports = import_statements(tree)
+        self.find_classes(tree, imports)
+        self.grad_names = grad_manager_names(imports)
         check_declarations(tree, self.error, lambda name, node: self.check_new_name(name, node))
         count = 0
         max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth
         check_node = self.check_node
+        yields = False  # any `yield`: only then has check_generators anything to refuse
         # Iterative walk with depth, so a deep tree cannot exhaust Python's stack here.
         stack: list[tuple[ast.AST, int, ast.AST | None, _Where]] = [(tree, 0, None, _Where())]
         pop, push = stack.pop, stack.append
@@ -126,6 +129,7 @@ class Checker(BlockRules, ClassRules):
                     node,
                 )
             check_node(node, where)
+            yields = yields or type(node) in YIELDS
             depth += 1
             kids = child_nodes(node)
             if not kids:
@@ -140,7 +144,8 @@ class Checker(BlockRules, ClassRules):
             else:
                 for child in kids:
                     push((child, depth, anchor, where))
-        check_generators(tree, self.error)
+        if yields:
+            check_generators(tree, self.error)
 
     def check_node(self, node: ast.AST, where: _Where) -> None:
         kind = type(node)

@@ -56,7 +56,7 @@ class ClassRules:
     def check_new_name(self, name: str, node: ast.AST, what: str = "name") -> None:
         raise NotImplementedError
 
-    def find_classes(self, tree: ast.Module) -> None:
+    def find_classes(self, tree: ast.Module, imports: list[ast.Import | ast.ImportFrom]) -> None:
         classes = [s for s in tree.body if isinstance(s, ast.ClassDef)]
         if len(classes) > MAX_CLASSES:
             raise self.error(
@@ -65,7 +65,7 @@ class ClassRules:
                 classes[MAX_CLASSES],
             )
         self.top_classes = {id(c) for c in classes}
-        self.module_names = module_import_names(tree)
+        self.module_names = module_import_names(imports)
         self.methods, self.supers, self.self_targets = set(), set(), set()
         self.fields = set()
 
@@ -255,13 +255,14 @@ class ClassRules:
             )
 
 
-def module_import_names(tree: ast.Module) -> set[str]:
+def module_import_names(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:
     """The names a class's base may have to be an nn.Module class, as `class Net(nn.Module):`
     is, beyond MODULE_BASES: what `from torch.nn import Module [as name]` binds, and
-    `alias.Module` for `import torch.nn as alias` and `from torch import nn as alias`."""
+    `alias.Module` for `import torch.nn as alias` and `from torch import nn as alias`
+    (`imports`: grammar.import_statements)."""
     source, name = MODULE_IMPORT
     names = set()
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom) and not node.level:
             for alias in node.names:
                 if node.module == source and alias.name == name:

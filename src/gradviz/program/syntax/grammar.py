@@ -165,12 +165,19 @@ def grad_manager(node: ast.expr, names: Collection[str]) -> ast.expr | None:
     return None
 
 
-def grad_manager_names(tree: ast.AST) -> set[str]:
+def import_statements(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The program's import statements, wherever they stand (one walk of the tree, read by
+    grad_manager_names and the class rules' module_import_names)."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+def grad_manager_names(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:
     """The names `from torch import no_grad [as name]` (enable_grad, inference_mode) binds
-    anywhere in the program: a `with` or a decorator may call them, as `torch.no_grad`."""
+    anywhere in the program (`imports`: import_statements): a `with` or a decorator may call
+    them, as `torch.no_grad`."""
     return {
         alias.asname or alias.name
-        for node in ast.walk(tree)
+        for node in imports
         if isinstance(node, ast.ImportFrom) and node.module == "torch" and not node.level
         for alias in node.names
         if alias.name in CONTEXT_MANAGERS
