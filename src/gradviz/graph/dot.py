@@ -302,6 +302,7 @@ def to_dot(
     by_device: bool | None = None,
     wrap: int | None = None,
     show_values: bool = True,
+    input_labels: bool = True,
 ) -> str:
     """The enriched drawing in `options`' direction and theme, with saved tensors and the
     legend as they say (their view and colour are the caller's: `fills`, `by_device`).
@@ -311,7 +312,9 @@ def to_dot(
     above the drawing; `fills` gives some nodes their own fill colour (node id -> colour,
     in place of their role's: colour by gradient); `by_device`: borders by device and the
     device legend (None: when some node is off the CPU); `wrap`: long expressions kept whole
-    on lines of about that many characters (slides) instead of cut."""
+    on lines of about that many characters (slides) instead of cut; `input_labels`: an
+    input's dashed arrow says "input (no grad)" (a slide whose legend says what dashed arrows
+    are leaves it out: that label's room between two ranks costs every text its size)."""
     theme, rankdir = options.theme, options.rankdir
     th = THEMES[theme]
     compact = len(model.nodes) > COMPACT_NODES
@@ -347,7 +350,7 @@ def to_dot(
         f"  edge [color={_q(th.edge)} arrowsize={0.7 if not pen else 1.0}{pen}];",
         *body,
     ]
-    out.extend(_edge_lines(model, th, theme))
+    out.extend(_edge_lines(model, th, theme, input_labels))
     if options.legend and model.nodes:
         keys = _legend(th, theme)
         if built.marked(model):
@@ -384,7 +387,7 @@ class _Look:
     wrap: int | None = None
 
 
-def _edge_lines(model: GraphModel, th: Theme, theme: str) -> list[str]:
+def _edge_lines(model: GraphModel, th: Theme, theme: str, input_labels: bool = True) -> list[str]:
     """The DOT statements of the drawing's edges."""
     out: list[str] = []
     # dot doubles every rank of a graph in which any edge has a `label` (room for the
@@ -403,7 +406,8 @@ def _edge_lines(model: GraphModel, th: Theme, theme: str) -> list[str]:
         elif e.kind == "gradient":
             out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{built.edge_attrs(e, theme, edge_label)}];")
         elif e.kind != "data":
-            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{_cut_attrs(e, th, edge_label)}];")
+            attrs = _cut_attrs(e, th, edge_label, input_labels)
+            out.append(f"  {_q(e.src)} -> {_q(e.dst)} [{attrs}];")
         else:
             out.append(f"  {_q(e.src)} -> {_q(e.dst)};")
     return out
@@ -509,10 +513,10 @@ EDGE_TOOLTIP = {
 }
 
 
-def _cut_attrs(e, th: Theme, edge_label: str = "label") -> str:
-    """A cut or input edge: dashed, labelled (`edge_label`: DOT's `label` or `xlabel`), no
-    gradient flows along it."""
-    label = e.label or "input (no grad)"
+def _cut_attrs(e, th: Theme, edge_label: str = "label", input_label: bool = True) -> str:
+    """A cut or input edge: dashed, labelled (`edge_label`: DOT's `label` or `xlabel`; an
+    input's "input (no grad)" only if `input_label`), no gradient flows along it."""
+    label = e.label or ("input (no grad)" if input_label else "")
     tip = EDGE_TOOLTIP.get(e.label or "", "an input that does not require grad")
     return (
         f"style=dashed arrowhead=empty fontname=Helvetica fontsize=9 "

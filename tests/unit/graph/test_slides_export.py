@@ -194,3 +194,20 @@ def test_a_split_graph_s_slides_say_where_each_cut_arrow_goes_on():
         assert (onward in svg) == (i < n), (i, n)
         assert (back in svg) == (i > 1), (i, n)
         assert not re.search(rf"slide {i}\b", svg)  # never itself
+
+
+@needs_dot
+def test_the_tutorial_net_is_one_png_slide_its_inputs_dashed_without_a_label(tmp_path):
+    # its inputs' arrows into the folded Net and the loss are dashed (no gradient flows);
+    # the legend says so: the arrows' own "input (no grad)" split the PNG slide in two
+    assert [p.name for p in _slides(tmp_path, "tutorial_net", "png")] == ["tutorial_net-out.png"]
+    svgs = [p.read_text(encoding="utf-8") for p in _slides(tmp_path, "tutorial_net", "svg")]
+    assert not any("input (no grad)" in svg for svg in svgs)
+    assert sum(svg.count('class="edge input"') for svg in svgs) >= 2
+    assert "an input that does not require grad" in svgs[-1]  # the legend's line
+    bare = tmp_path / "no-legend"
+    bare.mkdir()
+    svgs = [
+        p.read_text(encoding="utf-8") for p in _slides(bare, "tutorial_net", "svg", "--no-legend")
+    ]
+    assert any("input (no grad)" in svg for svg in svgs)

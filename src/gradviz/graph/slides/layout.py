@@ -206,6 +206,7 @@ def slide_dot(
         fills=fills,
         by_device=by_device,
         wrap=wrap,
+        input_labels=not options.legend,  # the legend says what a dashed arrow is
     )
     dot = with_marks(dot, marks, options.theme)
     # No theme's own aspect (the lecture theme's 16:9 ratio leaves out the legend below).
