@@ -145,6 +145,10 @@ TENSOR_METHODS: dict[str, str] = {
     ),
 }
 
+# The exact types of the tensors a program holds (a layer's parameters are nn.Parameter):
+# what the interpreter's and the budget's short paths for tensors test with `type(v) in`.
+TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+
 # Attributes a program may read from a tensor (methods are in TENSOR_METHODS).
 TENSOR_ATTRIBUTES = frozenset(
     [

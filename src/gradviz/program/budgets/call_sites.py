@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import torch
 
+from gradviz.program.allowlists.tables import TENSOR_TYPES
+
 MAX_SITES = 1024  # call sites one run keeps
 PER_SITE = 8  # signatures kept at one site
 MAX_ITEMS = 64  # values one signature may hold
 
-_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
 _ATOMS = frozenset({int, bool, str, type(None), type(...), torch.dtype, torch.device})
 
 
@@ -94,7 +95,7 @@ def signature(args: tuple, kwargs: dict) -> list | None:
     try:
         for a in args:
             kind = type(a)
-            if kind in _TENSORS:  # _add's first case, without its call
+            if kind in TENSOR_TYPES:  # _add's first case, without its call
                 sig += (kind, a.shape, a.stride(), a.dtype, a.device, a.requires_grad)
             elif _add(sig, a):
                 return None
@@ -127,7 +128,7 @@ def _add(sig: list, v) -> bool:
     if len(sig) > MAX_ITEMS * 4:
         return True
     kind = type(v)
-    if kind in _TENSORS:
+    if kind in TENSOR_TYPES:
         sig += (kind, v.shape, v.stride(), v.dtype, v.device, v.requires_grad)
     elif kind in _ATOMS:
         sig += (kind, v)

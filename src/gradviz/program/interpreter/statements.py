@@ -58,9 +58,6 @@ RESERVED_NAMES = frozenset(NAMESPACES) | frozenset(RESERVED)
 # types; a subclass goes the long way)
 PLAIN_VALUES = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, range})
 
-# a tensor's exact types, bound by bind's second shortest path
-TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
-
 PYTHON_FRAMES = 5_000  # Python's recursion limit while a program runs
 
 # The language's index, with gradviz.program.interpreter.expressions.EXPRESSIONS: the
@@ -340,7 +337,7 @@ class Interpreter:
             scope = state.scope
             (scope.outer.get(name, scope) if scope.outer else scope).names[name] = value
             return
-        if type(value) in TENSORS:  # the next commonest: no module or object to refuse
+        if type(value) in tables.TENSOR_TYPES:  # the next commonest: no module or object to refuse
             value = self.bind_tensor(name, value, stmt)
             state.scope.home(name).names[name] = value
             return

@@ -13,6 +13,7 @@ import operator
 
 import torch
 
+from gradviz.program.allowlists.tables import TENSOR_TYPES
 from gradviz.program.budgets.precheck import Budget
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.arrays.values import ProgramArray
@@ -54,10 +55,6 @@ CMPOPS = {
 # The exact types of plain numbers, whose operators take the short way (a subclass, a numpy
 # scalar or a tensor goes the long way)
 NUMBERS = frozenset({int, float, bool})
-
-# the exact types of a tensor operand that binop sends straight to torch (with another
-# tensor or a number): what its checks below come to for them
-TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
 
 
 class Operators:
@@ -199,8 +196,8 @@ class Operators:
         other = type(right)
         if kind in NUMBERS and other in NUMBERS:  # what the checks below come to
             return self.numbers(symbol, fn, left, right, node)
-        if (kind in TENSORS and (other in TENSORS or other in NUMBERS)) or (
-            kind in NUMBERS and other in TENSORS
+        if (kind in TENSOR_TYPES and (other in TENSOR_TYPES or other in NUMBERS)) or (
+            kind in NUMBERS and other in TENSOR_TYPES
         ):  # a tensor with a tensor or a number: as below, without the other cases' tests
             check = "meta" if symbol == "@" else "broadcast"
             return self.library.call(symbol, fn, (left, right), {}, node, check)
