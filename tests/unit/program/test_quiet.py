@@ -275,3 +275,60 @@ def test_a_hand_written_update_loop_runs_quiet_once(runs):
     quiet_run, full_run = _both(source)
     assert runs[0] == [True, 1] and len(runs) == 2  # quiet, right the first time
     assert _shown(quiet_run) == _shown(full_run)
+
+
+GENERATOR_EPOCHS = HEADER + (
+    "w = torch.zeros(3, 1, requires_grad=True)\n"
+    "x = torch.randn(60, 3)\n"
+    "y = torch.randn(60, 1)\n"
+    "def batches(sizes):\n"
+    "    for i in range(0, sizes[epoch], 3):\n"
+    "        yield x[i:i + 3], y[i:i + 3]\n"
+    "for epoch in range(3):\n"
+    "    for xb, yb in batches(SIZES):\n"
+    "        loss = ((xb @ w - yb) ** 2).mean()\n"
+    "        loss.backward()\n"
+    "        with torch.no_grad():\n"
+    "            w -= 0.1 * w.grad\n"
+    "            w.grad.zero_()\n"
+    "    print(epoch, round(loss.item(), 4))\n"
+)
+
+
+def test_a_loop_over_a_generator_runs_quiet_in_its_later_runs(runs):
+    """d2l's `for X, y in data_iter(...)` in each epoch: its length is not known first, so
+    its first run records every pass; the later runs are predicted to make as many passes."""
+    source = GENERATOR_EPOCHS.replace("SIZES", "[60, 60, 60]")
+    quiet_run, full_run = _both(source)
+    assert runs[0] == [True, 2]  # the second and third epochs, and no second run
+    assert len(runs) == 2
+    assert quiet_run.error is None
+    assert _shown(quiet_run) == _shown(full_run)
+
+
+def test_a_generator_loop_that_ends_sooner_than_predicted_is_run_again(runs):
+    """The last epoch's generator yields fewer batches than the one before: its last passes
+    ran quiet though they were the run's last, and the run is made again recording all."""
+    source = GENERATOR_EPOCHS.replace("SIZES", "[60, 60, 30]")
+    quiet_run, full_run = _both(source)
+    assert [runs[0][0], runs[1][0]] == [True, False]  # quiet, then again without
+    assert len(runs) == 3
+    assert _shown(quiet_run) == _shown(full_run)
+
+
+def test_a_while_loop_is_predicted_from_its_run_before(runs):
+    source = HEADER + (
+        "w = torch.zeros(2, requires_grad=True)\n"
+        "def train(steps):\n"
+        "    n = 0\n"
+        "    while n < steps:\n"
+        "        loss = ((w - 1) ** 2).sum()\n"
+        "        loss.backward()\n"
+        "        n += 1\n"
+        "for k in range(3):\n"
+        "    train(30)\n"
+        "print(w.grad)\n"
+    )
+    quiet_run, full_run = _both(source)
+    assert runs[0] == [True, 2] and len(runs) == 2
+    assert _shown(quiet_run) == _shown(full_run)

@@ -9,8 +9,10 @@ costs beyond PyTorch's own work, and a middle pass's is thrown away at the end.
 
 So a pass of a `for` loop runs quiet, without that recording, when the run can tell nothing
 of it will be shown:
-- the loop goes over something whose length is known, and its body has no `break` or
-  `return` (barring an error, every pass runs);
+- the loop goes over something whose length is known, or it ran before to its end (a loop
+  over the program's own generator, a `while`: d2l's `for X, y in data_iter(...)` in each
+  epoch), and is predicted to run as many passes as it ran then; and its body has no
+  `break` or `return` (barring an error, every pass runs);
 - the loop has run NAMED_LOOP_PASSES passes in all, and the run has made its first kept
   backward calls;
 - its previous pass made backward calls, and the passes after this one, making as many, make
@@ -18,7 +20,8 @@ of it will be shown:
 Everything else a pass does is the same: the same PyTorch calls with the same checks and
 budgets, the same variables, the same printed text, `.grad` noted as accumulating.
 
-That is a prediction. A later pass may make fewer calls (a backward under an `if`), or a
+That is a prediction. A loop whose length was not known may end sooner than the last time,
+a later pass may make fewer calls (a backward under an `if`), or a
 tensor from a quiet pass may still be shown at the end (kept in a variable the loop does not
 bind again, or in the history of a later tensor). `missed` checks at the end of the run, and
 where the prediction failed (or an error stopped the run after quiet passes) run_program
@@ -61,12 +64,19 @@ class QuietPasses:
         # lasts (the statements themselves would tie the tree into the run's cycles):
         self.passes: dict[int, int] = {}  # its passes so far, in all
         self.early: dict[int, bool] = {}  # _ends_early(its body)
+        # the passes its latest run made, for a loop whose length is not known first
+        self.lengths: dict[int, int] = {}
         # autograd sequence numbers [start, end) of the nodes quiet passes made
         self.ranges: list[list[int]] = []
 
     def loop(self, stmt: ast.For | ast.While, length: int | None) -> LoopPasses:
-        """The passes of one run of a loop (`length`: its passes, when known first)."""
-        return LoopPasses(self, stmt, length if self.enabled else None)
+        """The passes of one run of a loop (`length`: its passes, when known first; when
+        not, as many as its latest run made, if it ran before)."""
+        if not self.enabled:
+            return LoopPasses(self, stmt, None)
+        if length is not None:
+            return LoopPasses(self, stmt, length)
+        return LoopPasses(self, stmt, self.lengths.get(id(stmt)), predicted=True)
 
     def set(self, quiet: bool) -> None:
         """RunState.quiet from now on; a quiet stretch's nodes are noted by their numbers."""
@@ -112,10 +122,18 @@ class LoopPasses:
     """One run of a loop: `begin(number)` before each pass sets whether it is quiet; `end()`
     when the loop is left gives the run back the quiet it had around the loop."""
 
-    def __init__(self, quiet: QuietPasses, stmt: ast.For | ast.While, length: int | None):
+    def __init__(
+        self,
+        quiet: QuietPasses,
+        stmt: ast.For | ast.While,
+        length: int | None,
+        predicted: bool = False,
+    ):
         self.quiet = quiet
         self.key = id(stmt)
         self.length = length
+        self.predicted = predicted  # `length` is the latest run's passes, not known first
+        self.made = 0  # the passes begun
         self.around = quiet.state.quiet  # a quiet pass of an outer loop: this one is quiet too
         self.calls_before = quiet.state.calls.count  # at the start of the pass before
         if length is not None and self.key not in quiet.early:
@@ -123,6 +141,7 @@ class LoopPasses:
 
     def begin(self, number: int) -> None:
         quiet, state = self.quiet, self.quiet.state
+        self.made = number + 1
         count = state.calls.count
         made, self.calls_before = count - self.calls_before, count  # by the pass before
         passes = quiet.passes[self.key] = quiet.passes.get(self.key, 0) + 1
@@ -138,5 +157,7 @@ class LoopPasses:
         )
 
     def end(self) -> None:
+        if self.predicted:
+            self.quiet.lengths[self.key] = self.made
         if self.length is not None and not self.around:
             self.quiet.set(False)
