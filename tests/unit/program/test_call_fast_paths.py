@@ -19,7 +19,12 @@ from gradviz.program.recording.state import NAMED_LOOP_PASSES, RunState
 from gradviz.program.results.limits import DEFAULT_LIMITS
 from gradviz.program.results.trace import RunOptions
 from gradviz.program.runtime.placement import Placement
-from gradviz.program.runtime.torch_calls import MAKES_OBJECTS, unsized, unsized_in
+from gradviz.program.runtime.torch_calls import (
+    MAKES_OBJECTS,
+    plain_arguments,
+    unsized,
+    unsized_in,
+)
 from gradviz.program.syntax.program_error import ProgramError
 
 HEADER = "import torch\n"
@@ -269,3 +274,34 @@ def test_a_larger_list_at_the_same_line_is_measured_and_refused_before_work():
     trace = run_program(source, RunOptions(classic=False, limits=limits))
     assert trace.stdout == ["3"] and trace.error is not None
     assert "would allocate" in trace.error.message
+
+
+# -- plain arguments: no array to unwrap and no object to refuse
+
+
+def test_plain_arguments_are_exact_tensors_parameters_numbers_and_dtypes():
+    t, p = torch.ones(2), torch.nn.Parameter(torch.ones(2))
+    assert plain_arguments((t, p, 2, 0.5, True, None, "mean", torch.float32), {"dim": 0})
+    lazy = torch.nn.LazyLinear(3).weight
+    for other in ([t], (t,), lazy, torch.nn.Linear(2, 2), object()):
+        assert not plain_arguments((t, other), {})
+        assert not plain_arguments((t,), {"x": other})
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("y = torch.add(torch.ones(2), other=net)", "takes tensors and numbers, not a"),
+        ("y = torch.ones(2).add(net)", "takes tensors and numbers, not a"),
+        ("y = torch.stack([torch.ones(2), net])", "takes tensors and numbers, not a"),
+        ("y = torch.tanh(torch.from_numpy(np.ones(2)))", None),
+        ("y = torch.cat([torch.ones(2), torch.from_numpy(np.ones(2)).float()])", None),
+    ],
+)
+def test_calls_with_other_arguments_still_take_the_checks(line, message):
+    source = "import torch\nimport torch.nn as nn\nimport numpy as np\nnet = nn.Linear(2, 2)\n"
+    trace = run_program(source + line + "\nprint(y)\n", RunOptions(classic=False))
+    if message is None:
+        assert trace.error is None, trace.error
+    else:
+        assert trace.error is not None and message in trace.error.message

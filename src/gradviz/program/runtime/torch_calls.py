@@ -146,10 +146,13 @@ class Library:
             raise self.state.error("type", f"`{label}` cannot be called", node)
         if label.endswith("norm"):
             refuse_matrix_norm(self.state, args, kwargs, node)
-        args, kwargs = for_torch(args, kwargs)  # torch.tensor(a), from_numpy(a)
+        plain = plain_arguments(args, kwargs)  # no array to unwrap, no object to refuse
+        if not plain:
+            args, kwargs = for_torch(args, kwargs)  # torch.tensor(a), from_numpy(a)
         if member.random:
             kwargs = random_kwargs(self.state, label, args, kwargs, node)
-        self.refuse_objects(label, args, kwargs, node)
+        if not plain:
+            self.refuse_objects(label, args, kwargs, node)
         return self.call(label, member.target, args, kwargs, node, member.check)
 
     def parameter(self, args, kwargs, node) -> torch.Tensor:
@@ -214,7 +217,8 @@ class Library:
             refuse_matrix_norm(self.state, args, kwargs, node)
         if name == "type":
             dtype_only(self.state, args, kwargs, node)
-        self.refuse_objects(f".{name}()", args, kwargs, node)
+        if not plain_arguments(args, kwargs):
+            self.refuse_objects(f".{name}()", args, kwargs, node)
         method = getattr(torch.Tensor, name)
         return self.call(f".{name}()", method, (tensor, *args), kwargs, node, check)
 
@@ -385,6 +389,23 @@ def unsized_in(args: tuple, kwargs: dict) -> bool:
 
 
 NEVER_UNSIZED = frozenset({torch.Tensor, int, float, bool, str, type(None), torch.dtype})
+# Arguments that need neither for_torch (no program array in them) nor refuse_objects (no
+# layer, optimizer or loader): exact tensors and parameters (a lazy layer's parameter is a
+# type of its own), plain numbers, strings, dtypes.
+PLAIN_ARGUMENTS = NEVER_UNSIZED | {torch.nn.Parameter}
+
+
+def plain_arguments(args: tuple, kwargs: dict) -> bool:
+    """Whether every argument's type is one of PLAIN_ARGUMENTS (a tuple, a list, anything
+    else takes the checks)."""
+    for v in args:
+        if type(v) not in PLAIN_ARGUMENTS:
+            return False
+    if kwargs:
+        for v in kwargs.values():
+            if type(v) not in PLAIN_ARGUMENTS:
+                return False
+    return True
 
 
 def unsized(value) -> bool:
