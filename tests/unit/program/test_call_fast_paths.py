@@ -305,3 +305,39 @@ def test_calls_with_other_arguments_still_take_the_checks(line, message):
         assert trace.error is None, trace.error
     else:
         assert trace.error is not None and message in trace.error.message
+
+
+# -- a tensor's own attributes: read, not computed
+
+
+@pytest.mark.parametrize("simulate_cuda", [False, True])
+def test_reading_a_gradient_or_values_charges_no_bytes_and_counts_one_operation(simulate_cuda):
+    """t.grad and t.data are what the tensor holds already: a loop reading them a thousand
+    times allocates nothing (each read was charged the gradient's bytes before)."""
+    base = "import torch\nx = torch.ones(10_000, requires_grad=True)\nx.sum().backward()\n"
+    options = RunOptions(classic=False, simulate_cuda=simulate_cuda)
+    before = run_program(base, options).stats
+    reads = base + "for i in range(100):\n    g = x.grad\n    d = x.data\n    s = x.shape\n"
+    after = run_program(reads, options)
+    assert after.error is None
+    assert after.stats.bytes == before.bytes
+    assert after.stats.operations == before.operations + 300
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("print(x.grad, x.data.dtype, x.shape, x.ndim, x.is_leaf, x.requires_grad)", True),
+        ("print(y.grad)", True),
+        ("print(torch.ones(2, 2, 2).T)", True),  # a warning, as in Python
+        ("print(torch.ones(2).mT)", False),
+    ],
+)
+def test_attribute_reads_give_what_python_gives(line, shown):
+    source = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x * 2\ny.sum().backward()\n"
+    trace = run_program(source + line + "\n", RunOptions(classic=False))
+    if shown:
+        assert trace.error is None, trace.error
+        assert trace.stdout
+    else:  # torch's own error, explained at the line
+        assert trace.error is not None and trace.error.line == 5

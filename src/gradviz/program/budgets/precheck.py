@@ -10,7 +10,8 @@ allocates anything:
   (`precheck`), "broadcast" calls are sized from their inputs' broadcast shape
   (`precheck_broadcast`), "bounded" calls make nothing bigger than their inputs but still
   count the values they read (`count_work`) and, afterwards, the bytes they made
-  (`after_call`);
+  (`after_call`); "read" calls (a tensor's own attributes: t.grad, t.data, t.shape) make
+  no values and do no work: counted as an operation only;
 - layers and optimizers (gradviz.program.objects.layers, .optimizers): `count_parameters` holds the
   parameters of one model and of the whole run to their budgets, `reserve` counts memory an
   object will hold (an optimizer's state) against the bytes in all; a layer's forward is a
@@ -112,8 +113,9 @@ class Budget(Totals):
             self.precheck(label, fn, args, kwargs, node)
         elif check == "broadcast":
             self.precheck_broadcast(label, args, kwargs, node)
-        else:  # bounded: no bigger than the inputs, but the work still counts
+        elif check == "bounded":  # no bigger than the inputs, but the work still counts
             self.count_work(args, node)
+        # "read": what a tensor already holds (t.grad, t.data, t.shape): no values, no work
 
     # -- tensor sizes and work
 

@@ -254,7 +254,7 @@ class Library:
                 return where if name == "device" else where.type == "cuda"
             if name == "grad":
                 return self.grad_of(obj, node)
-            return self.call(f".{name}", getattr, (obj, name), {}, node, "bounded")
+            return self.read(obj, name, node)
         if name in tables.TENSOR_METHODS:
             raise self.state.error("type", f"`.{name}` is a method: call it, e.g. t.{name}()", node)
         raise self.state.error(
@@ -264,16 +264,34 @@ class Library:
             did_you_mean(name, set(tables.TENSOR_ATTRIBUTES) | set(tables.TENSOR_METHODS)),
         )
 
+    def read(self, obj: torch.Tensor, name: str, node):
+        """t.name, a tensor's own attribute (tables.TENSOR_ATTRIBUTES): what the tensor holds
+        already (its gradient, its values, a view, its shape), so no values are made and no
+        work is done ("read": counted as an operation only). On a run on the CPU alone with
+        no clock read, nothing else of `call` applies (no device to place, no launch to
+        time, no in-place change, no lazy parameter): the attribute is read at once."""
+        placement = self.placement
+        if placement.cpu_only and placement.shadow is None and self.clocks.last_read is None:
+            if name in PLAIN_READS:
+                self.state.node = node
+                self.budget.ops += 1
+                result = getattr(obj, name)
+                placement.note_cpu_outputs(result)
+                if type(result) is torch.Tensor or result is None:
+                    return result
+                return checked(self.state, result, node, f".{name}")
+        return self.call(f".{name}", getattr, (obj, name), {}, node, "read")
+
     def grad_of(self, obj: torch.Tensor, node):
         """t.grad; a None says why (gradviz.program.runtime.errors.NoneGrads): in place of
         PyTorch's warning for a non-leaf, a warning in plain words; for its use, an error."""
         kept = obj.is_leaf or obj.retains_grad
         if kept:  # no warning to silence
-            grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+            grad = self.read(obj, "grad", node)
         else:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*not a leaf Tensor")
-                grad = self.call(".grad", getattr, (obj, "grad"), {}, node, "bounded")
+                grad = self.read(obj, "grad", node)
         shadow = self.state.shadow
         if shadow is not None and isinstance(grad, torch.Tensor):
             shadow.place(grad, shadow.device_of(obj))  # a gradient lives on its tensor's device
@@ -389,6 +407,9 @@ def unsized_in(args: tuple, kwargs: dict) -> bool:
 
 
 NEVER_UNSIZED = frozenset({torch.Tensor, int, float, bool, str, type(None), torch.dtype})
+# Tensor attributes whose reading cannot fail (t.T of a 3-d tensor, t.mT of a 1-d one raise
+# torch's own errors: they take `call`, which explains them).
+PLAIN_READS = frozenset({"data", "grad", "shape", "dtype", "requires_grad", "is_leaf", "ndim"})
 # Arguments that need neither for_torch (no program array in them) nor refuse_objects (no
 # layer, optimizer or loader): exact tensors and parameters (a lazy layer's parameter is a
 # type of its own), plain numbers, strings, dtypes.
