@@ -62,11 +62,11 @@ def test_log_reads_the_versions_in_pytorchs_message():
     assert not log.watches(".add()", (t, 1)) and not log.watches("+=", (1, t))
     token = log.before(t, True)
     t.add_(1)
-    log.after(token, (3, 1, "t += 1"))
+    log.after(token, lambda: (3, 1, "t += 1"))
     assert log.snapshots[(id(t), 0)][1].tolist() == [0.0, 0.0]
     token = log.before(t, False)
     t.add_(1)
-    log.after(token, (4, 1, "t += 1"))
+    log.after(token, lambda: (4, 1, "t += 1"))
     assert (id(t), 1) not in log.snapshots  # no name was bound to it at version 1
     message = "... is at version 2; expected version 1 instead."
     assert [e.line for e in log.culprits(message)] == [4]
@@ -105,3 +105,23 @@ def test_the_updated_leaf_shows_its_value_now_and_says_so():
     )
     (w,) = trace.tensors
     assert w.preview == "[0.0000, 0.0000]" and "after the change" in w.note
+
+
+def test_a_full_log_no_longer_asks_where_a_change_was():
+    import torch
+
+    from gradviz.program.recording import inplace
+
+    log = inplace.InplaceLog()
+    t = torch.zeros(2)
+    asked = []
+
+    def where():
+        asked.append(1)
+        return (1, 0, "t += 1")
+
+    for _ in range(inplace.MAX_EVENTS + 5):
+        token = log.before(t, False)
+        t.add_(1)
+        log.after(token, where)
+    assert len(log.events) == inplace.MAX_EVENTS == len(asked)

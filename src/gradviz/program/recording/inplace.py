@@ -10,6 +10,7 @@ as it was when it was made (gradviz.graph.build)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -62,14 +63,16 @@ class InplaceLog:
             copy = tensor.detach().clone()
         return tensor, tensor._version, copy
 
-    def after(self, token: tuple, where: tuple[int | None, int | None, str]) -> None:
+    def after(self, token: tuple, where: Callable[[], tuple[int | None, int | None, str]]) -> None:
+        """Note the change, if the call made one; `where()` gives its (line, column, source
+        text), asked only while the log has room for it."""
         tensor, version, copy = token
         if tensor._version == version:
             return
         if copy is not None:
             self.snapshots.setdefault((id(tensor), version), (tensor, copy))
         if len(self.events) < MAX_EVENTS:
-            self.events.append(InplaceEvent(*where, version, tensor._version))
+            self.events.append(InplaceEvent(*where(), version, tensor._version))
 
     def culprits(self, message: str) -> list[InplaceEvent]:
         """The in-place changes that could have moved a saved tensor from the version

@@ -11,6 +11,7 @@ checks its cost first (gradviz.program.budgets.precheck), simulated CUDA decides
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import torch
@@ -101,7 +102,7 @@ class Library:
         except Exception as exc:
             raise call_error(state, exc, node, label, tensors_in(args, kwargs)) from None
         if token is not None:
-            inplace.after(token, state.where(node))
+            inplace.after(token, functools.partial(state.where, node))
         if placement.cpu_only:  # Placement.after_call's first test, without its call
             placement.note_cpu_outputs(result)
         else:
