@@ -404,7 +404,7 @@ d = {"a": [1, -2], **{}}
 
 def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
     from gradviz.program.presets import PRESETS
-    from gradviz.program.syntax.checker import child_nodes
+    from gradviz.program.syntax.grammar import child_nodes
 
     sources = [_EVERY_SHAPE] + [p.source for p in PRESETS] + [row[0] for row in FORBIDDEN]
     walked = 0
@@ -418,6 +418,70 @@ def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
     assert child_nodes(bare) == list(ast.iter_child_nodes(bare)) == []
     call = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[ast.Constant(1), "odd"])
     assert child_nodes(call) == list(ast.iter_child_nodes(call))
+
+
+_BLOCKS_AND_DECLARATIONS = """
+import math
+def outer(a):
+    from math import pi
+    global g
+    n = 0
+    def inner():
+        nonlocal n
+        import torch.nn as nn
+        n += 1
+    for i in range(3):
+        if i:
+            with torch.no_grad():
+                import torch
+        else:
+            while False:
+                pass
+            else:
+                global h
+    try:
+        import random
+    except ValueError as e:
+        from math import e as ee
+    else:
+        pass
+    finally:
+        lam = lambda: [x for x in range(2)]
+    return inner
+class A:
+    import math as m2
+    def f(self):
+        global k
+"""
+
+
+def test_statements_are_every_statement_in_source_order():
+    """grammar.statements walks only the blocks statements stand in: the same statements
+    as ast.walk's, in the order of the source; a function's own declarations (declared)
+    are those of its own statements, not of the functions inside it."""
+    from gradviz.program.presets import PRESETS
+    from gradviz.program.syntax.grammar import statements
+    from gradviz.program.syntax.scope_rules import declared
+
+    sources = [_EVERY_SHAPE, _BLOCKS_AND_DECLARATIONS] + [p.source for p in PRESETS]
+    sources += [row[0] for row in FORBIDDEN]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        found = statements(tree)
+        walked = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+        assert {id(n) for n in found} == {id(n) for n in walked}
+        assert len(found) == len(walked)
+        places = [(n.lineno, n.col_offset) for n in found]
+        assert places == sorted(places)
+    tree = ast.parse(_BLOCKS_AND_DECLARATIONS)
+    outer = tree.body[1]
+    inner = outer.body[3]
+    assert declared(outer.body) == {"g": "global", "h": "global"}
+    assert declared(inner.body) == {"n": "nonlocal"}
+    assert declared(tree.body[2].body[1].body) == {"k": "global"}
 
 
 def _old_bracket_check(source: str, max_nesting: int) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@ from gradviz.program.syntax.grammar import (
     METHOD_DECORATORS,
     MODULE_BASES,
     MODULE_IMPORT,
+    child_nodes,
     dotted,
     super_init_call,
     super_method_calls,
@@ -184,13 +185,9 @@ class ClassRules:
                 "syntax", f"the method `{stmt.name}` needs `self` as its first parameter", stmt
             )
         me = (spec.posonlyargs or spec.args)[0].arg
-        for inner in ast.walk(stmt):
-            targets = inner.targets if isinstance(inner, ast.Assign) else []
-            for t in targets:
-                if isinstance(t, ast.Attribute) and dotted(t.value) == me:
-                    self.self_targets.add(id(t))
+        parents = self.note_self_targets(stmt, me)
         for call in super_method_calls(stmt):
-            attribute = self.parent_of(stmt, call)
+            attribute = parents.get(id(call))  # the `super().name` the call stands in
             if attribute is None or attribute.attr == "__init__":
                 continue  # super().__init__(...): a statement of __init__ (below)
             named = [dotted(a) for a in call.args] == [cls.name, me]
@@ -215,13 +212,22 @@ class ClassRules:
             if plain or named:
                 self.supers.update((id(call.func), id(inner.value.func)))
 
-    @staticmethod
-    def parent_of(method: ast.FunctionDef, call: ast.Call) -> ast.Attribute | None:
-        """The `super().name` attribute a method's `super()` call stands in."""
-        for node in ast.walk(method):
-            if isinstance(node, ast.Attribute) and node.value is call:
-                return node
-        return None
+    def note_self_targets(self, method: ast.FunctionDef, me: str) -> dict[int, ast.Attribute]:
+        """One walk of a method: its assignments' `self.name` targets noted (`me`: its first
+        parameter), and each attribute read of a call's result by the call's id (the
+        `super().name` of each `super()` call)."""
+        parents: dict[int, ast.Attribute] = {}
+        stack: list[ast.AST] = [method]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and dotted(t.value) == me:
+                        self.self_targets.add(id(t))
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
+                parents[id(node.value)] = node
+            stack.extend(child_nodes(node))
+        return parents
 
     def check_field(self, node: ast.AnnAssign) -> None:
         """A dataclass's field, or `losses: List[float] = []`: a plain name given a value
@@ -259,7 +265,7 @@ def module_import_names(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:
     """The names a class's base may have to be an nn.Module class, as `class Net(nn.Module):`
     is, beyond MODULE_BASES: what `from torch.nn import Module [as name]` binds, and
     `alias.Module` for `import torch.nn as alias` and `from torch import nn as alias`
-    (`imports`: grammar.import_statements)."""
+    (`imports`: the import statements of grammar.statements)."""
     source, name = MODULE_IMPORT
     names = set()
     for node in imports:
