@@ -484,6 +484,62 @@ def test_statements_are_every_statement_in_source_order():
     assert declared(tree.body[2].body[1].body) == {"k": "global"}
 
 
+_SUPERS = """
+class A(nn.Module):
+    def __init__(self, n=super):
+        super().__init__()
+        self.a = nn.Linear(2, 2)
+        def inner(self):
+            self.b = super().forward(1)
+            return lambda: super().odd()
+        self.c, self.d = 1, 2
+        super(A, self).describe(super().x(), k=super(keyword=1).y())
+    def forward(self, x):
+        return super().forward(super().__init__(x)) + self.a(x)
+"""
+
+
+def test_a_method_is_read_in_one_walk():
+    """ClassRules.read_method finds the `super()` calls grammar.super_method_calls finds,
+    in its order, each with its `super().name`, and the `self.name` targets a walk of the
+    whole method finds."""
+    from gradviz.program.presets import PRESETS
+    from gradviz.program.syntax.class_rules import ClassRules
+    from gradviz.program.syntax.grammar import dotted, super_method_calls
+
+    from tests.security.corpus import HOSTILE
+
+    methods = 0
+    sources = [_SUPERS] + [p.source for p in PRESETS]
+    sources += [row[1] for row in HOSTILE if "class " in row[1] and len(row[1]) < 10_000]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for method in [m for m in cls.body if isinstance(m, ast.FunctionDef)]:
+                me = method.args.args[0].arg if method.args.args else "self"
+                rules = ClassRules()
+                rules.self_targets = set()
+                found = rules.read_method(method, me)
+                calls = super_method_calls(method)
+                assert [c for c, _ in found] == calls
+                assert all(a.value is c for c, a in found)
+                targets = {
+                    id(t)
+                    for n in ast.walk(method)
+                    if isinstance(n, ast.Assign)
+                    for t in n.targets
+                    if isinstance(t, ast.Attribute) and dotted(t.value) == me
+                }
+                assert rules.self_targets == targets
+                methods += 1
+    assert methods > 20
+
+
 def _old_bracket_check(source: str, max_nesting: int) -> tuple[int, int] | None:
     """The bracket check as it was, character by character: (line, col) of its refusal."""
     depth = 0

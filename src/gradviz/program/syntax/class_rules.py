@@ -17,7 +17,6 @@ from gradviz.program.syntax.grammar import (
     child_nodes,
     dotted,
     super_init_call,
-    super_method_calls,
 )
 
 # What a dataclass field's annotation may be made of (it is read, never evaluated).
@@ -185,10 +184,8 @@ class ClassRules:
                 "syntax", f"the method `{stmt.name}` needs `self` as its first parameter", stmt
             )
         me = (spec.posonlyargs or spec.args)[0].arg
-        parents = self.note_self_targets(stmt, me)
-        for call in super_method_calls(stmt):
-            attribute = parents.get(id(call))  # the `super().name` the call stands in
-            if attribute is None or attribute.attr == "__init__":
+        for call, attribute in self.read_method(stmt, me):
+            if attribute.attr == "__init__":
                 continue  # super().__init__(...): a statement of __init__ (below)
             named = [dotted(a) for a in call.args] == [cls.name, me]
             if call.args and not named:
@@ -212,22 +209,33 @@ class ClassRules:
             if plain or named:
                 self.supers.update((id(call.func), id(inner.value.func)))
 
-    def note_self_targets(self, method: ast.FunctionDef, me: str) -> dict[int, ast.Attribute]:
-        """One walk of a method: its assignments' `self.name` targets noted (`me`: its first
-        parameter), and each attribute read of a call's result by the call's id (the
-        `super().name` of each `super()` call)."""
-        parents: dict[int, ast.Attribute] = {}
-        stack: list[ast.AST] = [method]
+    def read_method(self, method: ast.FunctionDef, me: str) -> list[tuple[ast.Call, ast.Attribute]]:
+        """One walk of a method's body: the `self.name` targets of its assignments noted
+        (`me`: its first parameter; also in the functions inside it), and its `super()`
+        calls, each with the `super().name` it stands in, in grammar.super_method_calls'
+        order (not those inside its functions, lambdas and classes)."""
+        found: list[tuple[ast.Call, ast.Attribute]] = []
+        stack: list[tuple[ast.AST, bool]] = [(s, False) for s in method.body]
         while stack:
-            node = stack.pop()
+            node, inner = stack.pop()
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and dotted(t.value) == me:
                         self.self_targets.add(id(t))
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
-                parents[id(node.value)] = node
-            stack.extend(child_nodes(node))
-        return parents
+            elif isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+                inner = True
+            elif not inner and isinstance(node, ast.Call):
+                func = node.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Call)
+                    and isinstance(func.value.func, ast.Name)
+                    and func.value.func.id == "super"
+                    and not func.value.keywords
+                ):
+                    found.append((func.value, func))
+            stack.extend([(child, inner) for child in child_nodes(node)])
+        return found
 
     def check_field(self, node: ast.AnnAssign) -> None:
         """A dataclass's field, or `losses: List[float] = []`: a plain name given a value
