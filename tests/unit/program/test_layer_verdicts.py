@@ -166,6 +166,12 @@ def test_the_tutorials_layers_are_answered_and_others_left_to_the_meta_device():
     assert verdict(grown, layer_tensors(grown, {}), (_x(2, 4),), {}) is None
     layer = nn.Linear(4, 3)
     assert verdict(layer, {"weight": layer.weight}, (_x(2, 4),), {}) is None  # bias not given
+    extra = {**layer_tensors(layer, {}), "other": layer.weight}
+    assert verdict(layer, extra, (_x(2, 4),), {}) is None  # a tensor no layer reads
+    square = nn.Linear(4, 4)
+    twice = nn.Sequential(square, square)  # one layer twice: its tensors named once
+    assert verdict(twice, layer_tensors(twice, {}), (_x(2, 4),), {}) is None
+    assert measured(twice, _x(2, 4)) is not None
 
 
 def test_given_tensors_are_the_ones_sized():

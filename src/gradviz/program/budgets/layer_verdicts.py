@@ -24,7 +24,6 @@ import math
 import torch
 from torch import nn
 
-# One call's verdict, as gradviz.program.budgets.precheck_memo.Verdict: the outputs and the work.
 Shape = tuple[int, ...]
 
 
@@ -40,25 +39,16 @@ def verdict(module: nn.Module, tensors: dict, args: tuple, kwargs: dict):
     dtype = x.dtype
     if not dtype.is_floating_point:
         return None
-    found = _through(module, "", tensors, x.shape, dtype, [0])
-    if found is None:
-        return None
-    shape, work = found
-    if not _uses_all(module, tensors):
+    work = [0, 0]  # FLOPs, tensors read
+    shape = _through(module, "", tensors, x.shape, dtype, work)
+    if shape is None or work[1] != len(tensors):  # a tensor given that no layer reads
         return None
     size = torch.Size(shape)
     return [(size, math.prod(size), dtype.itemsize, dtype)], float(work[0])
 
 
-def _uses_all(module: nn.Module, tensors: dict) -> bool:
-    """Whether `tensors` names exactly the parameters the layers read (no buffer, nothing
-    else given in their place under another name)."""
-    wanted = {name for name, _ in module.named_parameters()}
-    return set(tensors) == wanted and not any(True for _ in module.buffers())
-
-
 def _through(module, prefix: str, tensors: dict, shape, dtype, work: list[int]):
-    """(the output's shape, work) of one layer, or None (`work[0]` gathers the FLOPs)."""
+    """The output's shape of one layer, or None (`work`: the FLOPs and the tensors read)."""
     kind = type(module)
     if kind is nn.Sequential:
         for name, child in module._modules.items():
@@ -67,23 +57,36 @@ def _through(module, prefix: str, tensors: dict, shape, dtype, work: list[int]):
             shape = _through(child, f"{prefix}{name}.", tensors, shape, dtype, work)
             if shape is None:
                 return None
-            shape = shape[0]
-        return shape, work
+        return shape
+    if not _reads_given(module, prefix, tensors, work):
+        return None
     # the layers' only hooks are gradviz's own recording ones (a program cannot register
     # any: gradviz.program.allowlists.nntables), silent outside a recorded call
     if kind is nn.Linear:
-        out = _linear(tensors, prefix, shape, dtype, work)
-    elif kind is nn.Conv2d:
-        out = _conv2d(module, tensors, prefix, shape, dtype, work)
-    elif kind is nn.MaxPool2d:
-        out = _max_pool2d(module, shape, work)
-    elif kind is nn.ReLU:
-        out = tuple(shape)
-    elif kind is nn.Flatten:
-        out = _flatten(module, shape)
-    else:
-        return None
-    return None if out is None else (out, work)
+        return _linear(tensors, prefix, shape, dtype, work)
+    if kind is nn.Conv2d:
+        return _conv2d(module, tensors, prefix, shape, dtype, work)
+    if kind is nn.MaxPool2d:
+        return _max_pool2d(module, shape, work)
+    if kind is nn.ReLU:
+        return tuple(shape)
+    if kind is nn.Flatten:
+        return _flatten(module, shape)
+    return None
+
+
+def _reads_given(module: nn.Module, prefix: str, tensors: dict, work: list[int]) -> bool:
+    """Whether each parameter of a layer (no submodules, no buffers) is given by its name,
+    as functional_call gives it, and no name is given for one it does not hold; counted
+    in `work[1]`. A parameter shared with a layer before it is given under that one's name
+    only (named_parameters' way): not here, so the call is measured."""
+    if module._modules or any(b is not None for b in module._buffers.values()):
+        return False
+    for name, p in module._parameters.items():
+        if (prefix + name in tensors) != (p is not None):
+            return False
+        work[1] += p is not None
+    return True
 
 
 def _same_dtype(dtype, *tensors) -> bool:
