@@ -506,7 +506,6 @@ def test_a_method_is_read_in_one_walk():
     from gradviz.program.presets import PRESETS
     from gradviz.program.syntax.class_rules import ClassRules
     from gradviz.program.syntax.grammar import dotted, super_method_calls
-
     from tests.security.corpus import HOSTILE
 
     methods = 0
