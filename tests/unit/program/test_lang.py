@@ -404,7 +404,7 @@ d = {"a": [1, -2], **{}}
 
 def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
     from gradviz.program.presets import PRESETS
-    from gradviz.program.syntax.checker import child_nodes
+    from gradviz.program.syntax.grammar import child_nodes
 
     sources = [_EVERY_SHAPE] + [p.source for p in PRESETS] + [row[0] for row in FORBIDDEN]
     walked = 0
@@ -418,6 +418,125 @@ def test_child_nodes_are_ast_iter_child_nodes_in_the_same_order():
     assert child_nodes(bare) == list(ast.iter_child_nodes(bare)) == []
     call = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[ast.Constant(1), "odd"])
     assert child_nodes(call) == list(ast.iter_child_nodes(call))
+
+
+_BLOCKS_AND_DECLARATIONS = """
+import math
+def outer(a):
+    from math import pi
+    global g
+    n = 0
+    def inner():
+        nonlocal n
+        import torch.nn as nn
+        n += 1
+    for i in range(3):
+        if i:
+            with torch.no_grad():
+                import torch
+        else:
+            while False:
+                pass
+            else:
+                global h
+    try:
+        import random
+    except ValueError as e:
+        from math import e as ee
+    else:
+        pass
+    finally:
+        lam = lambda: [x for x in range(2)]
+    return inner
+class A:
+    import math as m2
+    def f(self):
+        global k
+"""
+
+
+def test_statements_are_every_statement_in_source_order():
+    """grammar.statements walks only the blocks statements stand in: the same statements
+    as ast.walk's, in the order of the source; a function's own declarations (declared)
+    are those of its own statements, not of the functions inside it."""
+    from gradviz.program.presets import PRESETS
+    from gradviz.program.syntax.grammar import statements
+    from gradviz.program.syntax.scope_rules import declared
+
+    sources = [_EVERY_SHAPE, _BLOCKS_AND_DECLARATIONS] + [p.source for p in PRESETS]
+    sources += [row[0] for row in FORBIDDEN]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        found = statements(tree)
+        walked = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+        assert {id(n) for n in found} == {id(n) for n in walked}
+        assert len(found) == len(walked)
+        places = [(n.lineno, n.col_offset) for n in found]
+        assert places == sorted(places)
+    tree = ast.parse(_BLOCKS_AND_DECLARATIONS)
+    outer = tree.body[1]
+    inner = outer.body[3]
+    assert declared(outer.body) == {"g": "global", "h": "global"}
+    assert declared(inner.body) == {"n": "nonlocal"}
+    assert declared(tree.body[2].body[1].body) == {"k": "global"}
+
+
+_SUPERS = """
+class A(nn.Module):
+    def __init__(self, n=super):
+        super().__init__()
+        self.a = nn.Linear(2, 2)
+        def inner(self):
+            self.b = super().forward(1)
+            return lambda: super().odd()
+        self.c, self.d = 1, 2
+        super(A, self).describe(super().x(), k=super(keyword=1).y())
+    def forward(self, x):
+        return super().forward(super().__init__(x)) + self.a(x)
+"""
+
+
+def test_a_method_is_read_in_one_walk():
+    """ClassRules.read_method finds the `super()` calls grammar.super_method_calls finds,
+    in its order, each with its `super().name`, and the `self.name` targets a walk of the
+    whole method finds."""
+    from gradviz.program.presets import PRESETS
+    from gradviz.program.syntax.class_rules import ClassRules
+    from gradviz.program.syntax.grammar import dotted, super_method_calls
+    from tests.security.corpus import HOSTILE
+
+    methods = 0
+    sources = [_SUPERS] + [p.source for p in PRESETS]
+    sources += [row[1] for row in HOSTILE if "class " in row[1] and len(row[1]) < 10_000]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for method in [m for m in cls.body if isinstance(m, ast.FunctionDef)]:
+                me = method.args.args[0].arg if method.args.args else "self"
+                rules = ClassRules()
+                rules.self_targets = set()
+                found = rules.read_method(method, me)
+                calls = super_method_calls(method)
+                assert [c for c, _ in found] == calls
+                assert all(a.value is c for c, a in found)
+                targets = {
+                    id(t)
+                    for n in ast.walk(method)
+                    if isinstance(n, ast.Assign)
+                    for t in n.targets
+                    if isinstance(t, ast.Attribute) and dotted(t.value) == me
+                }
+                assert rules.self_targets == targets
+                methods += 1
+    assert methods > 20
 
 
 def _old_bracket_check(source: str, max_nesting: int) -> tuple[int, int] | None:

@@ -58,6 +58,11 @@ class Metered:
         None: measured on every call (gradviz.program.budgets.precheck_memo)."""
         return None
 
+    def known(self, args: tuple, kwargs: dict):
+        """The call's verdict worked out without measuring it (it follows from the call's
+        key alone, gradviz.program.budgets.layer_verdicts), or None: measure it."""
+        return None
+
 
 def _flop_counter(mapping: dict | None = None):
     """The FLOP count of one meta call (gradviz.program.budgets.flops.FlopCount), imported on first
@@ -163,6 +168,10 @@ class Budget(Totals):
                 return None
             return v
 
+        if isinstance(fn, Metered):
+            verdict = fn.known(args, kwargs)
+            if verdict is not None:
+                return verdict, True
         known = factory_sizes.output(fn, args, kwargs)
         if known is not None:  # a factory with plain numbers: no meta call (its imports)
             shape, dtype = known

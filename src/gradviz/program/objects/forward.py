@@ -24,6 +24,7 @@ from torch.utils._pytree import tree_flatten
 
 from gradviz.graph.model import ModuleCall
 from gradviz.graph.record import claim_nodes
+from gradviz.program.budgets.layer_verdicts import verdict
 from gradviz.program.budgets.precheck import Metered
 from gradviz.program.recording.state import RunState
 
@@ -41,6 +42,11 @@ class LayerForward(Metered):
         if tensors is self.own:
             return self.module(*args, **kwargs)
         return functional_call(self.module, tensors, args, kwargs, strict=False)
+
+    def known(self, args: tuple, kwargs: dict):
+        """A plain layer's verdict from shapes (gradviz.program.budgets.layer_verdicts), or
+        None: measured on the meta device. args[0]: the tensors it is given."""
+        return verdict(self.module, args[0], args[1:], kwargs)
 
     def cache_key(self):
         """The layers the forward runs, each with its mode: a container grown by `.append`

@@ -16,7 +16,7 @@ import torch
 
 from gradviz.graph.cuts import users_of
 from gradviz.program.recording.state import RunState
-from gradviz.program.syntax.checker import child_nodes
+from gradviz.program.syntax.grammar import child_nodes
 
 MAX_SOURCES = 8  # tensors kept per binding
 

@@ -39,9 +39,8 @@ from gradviz.program.runtime.values import (
     held,
     type_name,
 )
-from gradviz.program.syntax.checker import child_nodes
 from gradviz.program.syntax.generator_rules import is_generator
-from gradviz.program.syntax.grammar import METHOD_DECORATORS, dotted
+from gradviz.program.syntax.grammar import METHOD_DECORATORS, child_nodes, dotted
 from gradviz.program.syntax.scope_rules import declared
 
 

@@ -59,9 +59,10 @@ from gradviz.program.syntax.grammar import (
     NOTHING_TO_CHECK,
     REFUSALS,
     SAVED_VIEWS,
+    child_nodes,
     dotted,
     grad_manager_names,
-    import_statements,
+    statements,
 )
 from gradviz.program.syntax.program_error import ProgramError, char_col
 from gradviz.program.syntax.scope_rules import check_declarations
@@ -98,10 +99,13 @@ class Checker(BlockRules, ClassRules):
         return ProgramError(kind, message, line, col, hint)
 
     def check(self, tree: ast.Module) -> None:
-        imports = import_statements(tree)
+        found = statements(tree)
+        imports = [s for s in found if isinstance(s, ast.Import | ast.ImportFrom)]
         self.find_classes(tree, imports)
         self.grad_names = grad_manager_names(imports)
-        check_declarations(tree, self.error, lambda name, node: self.check_new_name(name, node))
+        # check_declarations refuses only at a `global` or `nonlocal`: none, nothing to do
+        if any(isinstance(s, ast.Global | ast.Nonlocal) for s in found):
+            check_declarations(tree, self.error, lambda name, n: self.check_new_name(name, n))
         count = 0
         max_nodes, max_depth = self.limits.max_ast_nodes, self.limits.max_expr_depth
         check_node = self.check_node
@@ -313,30 +317,6 @@ def _children(
     loop = _Where(function=where.function, loop=True, handler=where.handler)
     body = {id(s) for s in node.body}
     return [(c, loop if id(c) in body else where) for c in kids]
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """list(ast.iter_child_nodes(node)), the same nodes in the same order, without its two
-    generators per node (the checker's walk of a 1,000-line program spent half its time
-    there): each field in `_fields` order, a node as it is, a list's nodes in turn."""
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(kind._fields)
-    out: list[ast.AST] = []
-    for name in names:
-        try:
-            value = getattr(node, name)
-        except AttributeError:  # as ast.iter_fields: a field left unset is skipped
-            continue
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend([item for item in value if isinstance(item, ast.AST)])
-    return out
 
 
 _BRACKET_EVENTS = re.compile(r"""[\n'"#()\[\]{}]""")  # the characters the check acts on

@@ -14,9 +14,9 @@ from gradviz.program.syntax.grammar import (
     METHOD_DECORATORS,
     MODULE_BASES,
     MODULE_IMPORT,
+    child_nodes,
     dotted,
     super_init_call,
-    super_method_calls,
 )
 
 # What a dataclass field's annotation may be made of (it is read, never evaluated).
@@ -184,14 +184,8 @@ class ClassRules:
                 "syntax", f"the method `{stmt.name}` needs `self` as its first parameter", stmt
             )
         me = (spec.posonlyargs or spec.args)[0].arg
-        for inner in ast.walk(stmt):
-            targets = inner.targets if isinstance(inner, ast.Assign) else []
-            for t in targets:
-                if isinstance(t, ast.Attribute) and dotted(t.value) == me:
-                    self.self_targets.add(id(t))
-        for call in super_method_calls(stmt):
-            attribute = self.parent_of(stmt, call)
-            if attribute is None or attribute.attr == "__init__":
+        for call, attribute in self.read_method(stmt, me):
+            if attribute.attr == "__init__":
                 continue  # super().__init__(...): a statement of __init__ (below)
             named = [dotted(a) for a in call.args] == [cls.name, me]
             if call.args and not named:
@@ -215,13 +209,33 @@ class ClassRules:
             if plain or named:
                 self.supers.update((id(call.func), id(inner.value.func)))
 
-    @staticmethod
-    def parent_of(method: ast.FunctionDef, call: ast.Call) -> ast.Attribute | None:
-        """The `super().name` attribute a method's `super()` call stands in."""
-        for node in ast.walk(method):
-            if isinstance(node, ast.Attribute) and node.value is call:
-                return node
-        return None
+    def read_method(self, method: ast.FunctionDef, me: str) -> list[tuple[ast.Call, ast.Attribute]]:
+        """One walk of a method's body: the `self.name` targets of its assignments noted
+        (`me`: its first parameter; also in the functions inside it), and its `super()`
+        calls, each with the `super().name` it stands in, in grammar.super_method_calls'
+        order (not those inside its functions, lambdas and classes)."""
+        found: list[tuple[ast.Call, ast.Attribute]] = []
+        stack: list[tuple[ast.AST, bool]] = [(s, False) for s in method.body]
+        while stack:
+            node, inner = stack.pop()
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and dotted(t.value) == me:
+                        self.self_targets.add(id(t))
+            elif isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+                inner = True
+            elif not inner and isinstance(node, ast.Call):
+                func = node.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Call)
+                    and isinstance(func.value.func, ast.Name)
+                    and func.value.func.id == "super"
+                    and not func.value.keywords
+                ):
+                    found.append((func.value, func))
+            stack.extend([(child, inner) for child in child_nodes(node)])
+        return found
 
     def check_field(self, node: ast.AnnAssign) -> None:
         """A dataclass's field, or `losses: List[float] = []`: a plain name given a value
@@ -259,7 +273,7 @@ def module_import_names(imports: list[ast.Import | ast.ImportFrom]) -> set[str]:
     """The names a class's base may have to be an nn.Module class, as `class Net(nn.Module):`
     is, beyond MODULE_BASES: what `from torch.nn import Module [as name]` binds, and
     `alias.Module` for `import torch.nn as alias` and `from torch import nn as alias`
-    (`imports`: grammar.import_statements)."""
+    (`imports`: the import statements of grammar.statements)."""
     source, name = MODULE_IMPORT
     names = set()
     for node in imports:

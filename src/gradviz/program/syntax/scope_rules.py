@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from gradviz.program.syntax.grammar import child_nodes, statements
+
 # What a nested scope's insides are (their names are theirs, not the function's).
 _SCOPES = (ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp)
 _SCOPES += (ast.GeneratorExp,)
@@ -27,13 +29,13 @@ def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
         node = stack.pop()
         yield node
         if not isinstance(node, _SCOPES):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend(reversed(child_nodes(node)))
 
 
 def declared(body: list[ast.stmt]) -> dict[str, str]:
     """The names a function body declares, each "global" or "nonlocal"."""
     out: dict[str, str] = {}
-    for node in own_nodes(body):
+    for node in statements(ast.Module(body=body, type_ignores=[]), _SCOPES):
         if isinstance(node, ast.Global | ast.Nonlocal):
             how = "global" if isinstance(node, ast.Global) else "nonlocal"
             out.update(dict.fromkeys(node.names, how))
