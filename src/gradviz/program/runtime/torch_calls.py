@@ -132,7 +132,7 @@ class Library:
         if member is DEVICE:
             return self.call("torch.device", torch.device, args, kwargs, node, "bounded")
         if member is PARAMETER:
-            return self.parameter(args, kwargs, node)
+            return new_parameter(self, args, kwargs, node)
         if member is GENERATOR:
             return new_generator(self.state, args, kwargs, node)
         if member is AUTOGRAD_GRAD:
@@ -155,35 +155,6 @@ class Library:
         if not plain:
             self.refuse_objects(label, args, kwargs, node)
         return self.call(label, member.target, args, kwargs, node, member.check)
-
-    def parameter(self, args, kwargs, node) -> torch.Tensor:
-        """nn.Parameter(data, requires_grad=True): a leaf that a class registers as its
-        parameter when set on `self` (gradviz.program.interpreter.classes)."""
-        state = self.state
-        if len(args) > 2 or set(kwargs) - {"data", "requires_grad"} or (args and "data" in kwargs):
-            raise state.error("type", "nn.Parameter takes a tensor and requires_grad=", node)
-        data = args[0] if args else kwargs.get("data")
-        requires_grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
-        if not isinstance(data, torch.Tensor):
-            raise state.error(
-                "type",
-                f"nn.Parameter wraps a tensor, not {type_name(data)}",
-                node,
-                "Make the tensor first, e.g. nn.Parameter(torch.randn(3)).",
-            )
-        if not isinstance(requires_grad, bool):
-            raise state.error("type", "nn.Parameter's requires_grad must be True or False", node)
-        if requires_grad and not (data.is_floating_point() or data.is_complex()):
-            raise state.error(
-                "type",
-                "Only Tensors of floating point and complex dtype can require gradients: "
-                f"this nn.Parameter's tensor is {str(data.dtype).replace('torch.', '')}",
-                node,
-                "Make it a float tensor (torch.randn, or .float()), or pass requires_grad=False.",
-            )
-        return self.call(
-            "nn.Parameter", torch.nn.Parameter, (data, requires_grad), {}, node, "bounded"
-        )
 
     def tensor_method(self, tensor: torch.Tensor, name: str, args, kwargs, node):
         if name == "register_hook" and self.hooks is not None:  # gradviz.program.objects.hooks
@@ -529,6 +500,36 @@ def dtype_only(state: RunState, args, kwargs, node) -> None:
             node,
             "To move a tensor to a device, write t.to(device).",
         )
+
+
+def new_parameter(library: Library, args, kwargs, node) -> torch.Tensor:
+    """nn.Parameter(data, requires_grad=True): a leaf that a class registers as its
+    parameter when set on `self` (gradviz.program.interpreter.classes)."""
+    state = library.state
+    if len(args) > 2 or set(kwargs) - {"data", "requires_grad"} or (args and "data" in kwargs):
+        raise state.error("type", "nn.Parameter takes a tensor and requires_grad=", node)
+    data = args[0] if args else kwargs.get("data")
+    requires_grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+    if not isinstance(data, torch.Tensor):
+        raise state.error(
+            "type",
+            f"nn.Parameter wraps a tensor, not {type_name(data)}",
+            node,
+            "Make the tensor first, e.g. nn.Parameter(torch.randn(3)).",
+        )
+    if not isinstance(requires_grad, bool):
+        raise state.error("type", "nn.Parameter's requires_grad must be True or False", node)
+    if requires_grad and not (data.is_floating_point() or data.is_complex()):
+        raise state.error(
+            "type",
+            "Only Tensors of floating point and complex dtype can require gradients: "
+            f"this nn.Parameter's tensor is {str(data.dtype).replace('torch.', '')}",
+            node,
+            "Make it a float tensor (torch.randn, or .float()), or pass requires_grad=False.",
+        )
+    return library.call(
+        "nn.Parameter", torch.nn.Parameter, (data, requires_grad), {}, node, "bounded"
+    )
 
 
 def new_generator(state: RunState, args, kwargs, node) -> RandomGenerator:
