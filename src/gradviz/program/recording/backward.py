@@ -32,6 +32,11 @@ from gradviz.program.recording.state import RunState
 # Gradient values one pass may copy whole for its previews (small gradients: one plain copy is
 # cheaper than taking their first values); past it, only the first values are copied.
 WHOLE_COPIES = 1_000_000
+# The passes whose new nodes note the saved tensors they hold (RunRecord.saved_before): a
+# drawn node of a later pass has its saved tensors read one by one (the same text; a freed
+# one raises, at about 9 µs), where noting them in each pass of a loop costs about 5 µs a
+# node that saves tensors, for nodes most of which are never drawn.
+SAVED_BEFORE_PASSES = 3
 
 
 class BackwardWatch:
@@ -46,6 +51,7 @@ class BackwardWatch:
         self.parts: list = []
         self.fns: list = []  # the autograd nodes of the pass running now, or that just ran
         self.hooked: set[int] = set()  # id(node) of the nodes with a hook (NodeRegistry's)
+        self.passes = 0  # the passes hooked so far
         self.sink = _Sink()
 
     def begin(
@@ -88,23 +94,25 @@ class BackwardWatch:
         if (
             self.state.quiet
         ):  # a pass no result shows (gradviz.program.recording.quiet_passes): no hooks
-            for fn in self.fns:
-                self._accumulating(fn, record)
+            self._accumulating(self.fns, record)
             yield
             return
         parts = self.parts = []
         copies = PassCopies(hold=record.gradient != "given")
         registry, hooked, sink = self.state.registry, self.hooked, self.sink
         saved_before = self.state.saved_before
+        noting = self.passes < SAVED_BEFORE_PASSES
+        self.passes += 1
         for fn in self.fns:
-            key = registry.key(fn)
-            self._accumulating(fn, record)
-            if id(fn) not in hooked:  # the registry keeps fn alive: its id stays its own
-                fn.register_hook(functools.partial(_step_hook, sink, key))
-                hooked.add(id(fn))
+            if id(fn) in hooked:  # the registry keeps fn alive: its id stays its own
+                continue
+            fn.register_hook(functools.partial(_step_hook, sink, registry.key(fn)))
+            hooked.add(id(fn))
+            if noting:
                 held = held_saved_tensors(fn)  # before this pass frees them
                 if held:
                     saved_before[id(fn)] = (fn, held)
+        self._accumulating(self.fns, record)
         sink.parts, sink.copies = parts, copies
         try:
             yield
@@ -112,12 +120,14 @@ class BackwardWatch:
             sink.parts = sink.copies = None
             copies.seen.clear()
 
-    def _accumulating(self, fn, record: BackwardRecord) -> None:
-        """A leaf's AccumulateGrad whose `.grad` already holds a gradient: this pass adds to
-        it, and `record` names the leaf."""
-        leaf = leaf_of(fn)
-        if leaf is not None and leaf.grad is not None:
-            record.accumulated.append(self.state.name_of(leaf) or "an unnamed leaf")
+    def _accumulating(self, fns: list, record: BackwardRecord) -> None:
+        """The leaves of `fns` (AccumulateGrad nodes) whose `.grad` already holds a gradient:
+        this pass adds to it, and `record` names each, in `fns`' order."""
+        name_of = self.state.name_of
+        for fn in fns:
+            leaf = leaf_of(fn)
+            if leaf is not None and leaf.grad is not None:
+                record.accumulated.append(name_of(leaf) or "an unnamed leaf")
 
     def done(self, record: BackwardRecord) -> None:
         """`record`'s pass ran to the end: it is the latest, and the one before keeps no steps

@@ -167,7 +167,8 @@ class CallWatch:
         room = [CALL_VALUES]  # the leaves' numbers a call copies: what its result may carry
         for b in state.bindings:
             t = b.tensor
-            if t is tensor or id(t) in tensors or (t.grad_fn is not None and id(t.grad_fn) in made):
+            fn = t.grad_fn
+            if (fn is not None and id(fn) in made) or t is tensor or (tensors and id(t) in tensors):
                 bindings.append(b)
             elif id(t) in leaves:
                 bindings.append(b)

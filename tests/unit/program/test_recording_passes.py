@@ -1,0 +1,157 @@
+"""gradviz.program.recording across the passes of a loop: a node hooked in one pass keeps
+its hook (a parameter's AccumulateGrad, a retained graph), only the new nodes of a pass are
+hooked, and only the first passes note the saved tensors their nodes hold; the last pass's
+steps, the accumulated-gradient notes and the drawn saved values are what recording every
+node of every pass gives."""
+
+from __future__ import annotations
+
+import torch
+
+import gradviz.program.recording.backward as recording
+from gradviz.graph.record import walk_graph
+from gradviz.program.interpreter.run import run_program
+from gradviz.program.results.trace import RunOptions
+
+
+def run(source: str, **options):
+    trace = run_program(source, RunOptions(classic=False, **options))
+    assert trace.error is None, trace.error
+    return trace
+
+
+def names(record) -> list[str]:
+    return [s.fn.split("::")[-1] for s in record.steps]
+
+
+def plain_names(loss: torch.Tensor) -> list[str]:
+    """The nodes autograd runs for `loss`, in order, as PyTorch's own hooks see them."""
+    ran: list[str] = []
+    for fn in walk_graph(loss.grad_fn):
+        fn.register_hook(lambda gi, go, fn=fn: ran.append(type(fn).__name__))
+    loss.backward()
+    return ran
+
+
+# A loop over a generator (no quiet passes): every pass is recorded. The last pass runs
+# under `if` with nodes of kinds no earlier pass made (tanh, exp), and a parameter `v` no
+# earlier pass reached; `w`'s AccumulateGrad was hooked in the first pass.
+UNDER_IF = """\
+import torch
+w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+v = torch.tensor([1.5, 0.25, -0.5], requires_grad=True)
+def batches(n):
+    for i in range(n):
+        yield torch.tensor([1.0, 2.0, 3.0]) * (i + 1)
+for i, x in enumerate(batches(6)):
+    loss = (w * x).sum()
+    if i == 5:
+        loss = (w * x).tanh().sum() + (v * x).exp().mean()
+    loss.backward()
+"""
+
+
+def test_a_last_pass_with_new_nodes_has_every_node_s_step_in_autograd_s_order():
+    trace = run(UNDER_IF)
+    last = trace.backward[-1]
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    v = torch.tensor([1.5, 0.25, -0.5], requires_grad=True)
+    x = torch.tensor([1.0, 2.0, 3.0]) * 6
+    assert names(last) == plain_names((w * x).tanh().sum() + (v * x).exp().mean())
+    assert names(last).count("AccumulateGrad") == 2
+    # w's .grad held the five passes before; v's held none
+    assert last.accumulated == ["w"]
+    assert [r.accumulated for r in trace.backward] == [[]] + [["w"]] * 5
+
+
+def test_a_parameter_replaced_between_passes_is_hooked_and_named():
+    source = """\
+import torch
+def batches(n):
+    for i in range(n):
+        yield torch.ones(2) * (i + 1)
+w = torch.ones(2, requires_grad=True)
+for i, x in enumerate(batches(5)):
+    if i == 3:
+        w = torch.full((2,), 2.0, requires_grad=True)
+    loss = (w * x).sum()
+    loss.backward()
+"""
+    trace = run(source)
+    records = trace.backward
+    assert [r.accumulated for r in records] == [[], ["w"], ["w"], [], ["w"]]
+    last = records[-1]
+    assert names(last) == ["SumBackward0", "MulBackward0", "AccumulateGrad"]
+    assert last.steps[2].upstream == ["[5.0000, 5.0000]"]  # the new w's gradient: x
+    # the step's node is the new w, the one the graph draws
+    drawn = trace.graph.node(last.steps[2].node)
+    assert drawn.kind == "tensor" and drawn.title == "w[3]", drawn
+
+
+def test_a_retained_graph_s_second_pass_in_a_loop_has_every_step():
+    source = """\
+import torch
+w = torch.ones(2, requires_grad=True)
+def batches(n):
+    for i in range(n):
+        yield torch.ones(2) * (i + 1)
+for x in batches(3):
+    loss = (w * x).pow(2).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+"""
+    trace = run(source)
+    first, second = trace.backward[-2:]
+    assert first.steps == []
+    assert names(second) == ["SumBackward0", "PowBackward0", "MulBackward0", "AccumulateGrad"]
+    assert second.steps[3].upstream == ["[18.0000, 18.0000]"]  # 2 * (3w) * 3 at w = 1
+    assert second.accumulated == ["w"]
+
+
+LOOP = """\
+import torch
+w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+def batches(n):
+    for i in range(n):
+        yield torch.tensor([1.0, 2.0, 3.0]) * (i + 1)
+for x in batches(9):
+    y = (w * x).tanh()
+    loss = (y * y).sum()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.01 * w.grad
+        w.grad.zero_()
+"""
+
+
+def _saved(trace) -> list:
+    graphs = [trace.graph, *(c.graph for c in trace.calls.kept)]
+    return [[(n.title, n.saved) for n in g.nodes if n.kind == "function"] for g in graphs]
+
+
+def test_only_the_first_passes_note_their_saved_tensors(monkeypatch):
+    noted: list[str] = []
+    held = recording.held_saved_tensors
+
+    def counting(fn):
+        noted.append(type(fn).__name__)
+        return held(fn)
+
+    monkeypatch.setattr(recording, "held_saved_tensors", counting)
+    trace = run(LOOP)
+    assert len(trace.backward) == 9
+    per_pass = ["SumBackward0", "MulBackward0", "TanhBackward0", "MulBackward0"]
+    # w's AccumulateGrad once (hooked in the first pass, kept), then each pass's new nodes
+    expected = ["AccumulateGrad"] + per_pass * recording.SAVED_BEFORE_PASSES
+    assert sorted(noted) == sorted(expected)
+
+
+def test_saved_values_of_passes_past_the_first_are_drawn_as_when_every_pass_notes_them(
+    monkeypatch,
+):
+    few = _saved(run(LOOP))
+    monkeypatch.setattr(recording, "SAVED_BEFORE_PASSES", 1_000)
+    every = _saved(run(LOOP))
+    assert few == every
+    freed = [text for graph in few for _, saved in graph for _, text in saved]
+    assert freed.count("(freed by backward)") > 10
