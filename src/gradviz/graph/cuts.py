@@ -15,7 +15,7 @@ from collections import deque
 import torch
 
 from gradviz.graph.model import GraphEdge
-from gradviz.graph.record import RunRecord
+from gradviz.graph.record import RunRecord, accumulates
 
 SEARCH_NODES = 64  # backward functions searched for the one that saved an input
 _SAVED: dict[type, list[str]] = {}
@@ -70,7 +70,7 @@ def users_of(sources: list[torch.Tensor], result: torch.Tensor) -> list:
     queue, seen = deque([result.grad_fn]), set()
     while queue and wanted and len(seen) < SEARCH_NODES:
         fn = queue.popleft()
-        if fn is None or id(fn) in seen or hasattr(fn, "variable"):  # AccumulateGrad
+        if fn is None or id(fn) in seen or accumulates(fn):
             continue
         seen.add(id(fn))
         for saved in _saved_tensors(fn):

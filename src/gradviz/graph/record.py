@@ -56,6 +56,22 @@ class NodeRegistry:
         return k
 
 
+_ACCUMULATES: dict[type, bool] = {}  # by an autograd node's type: whether it has `.variable`
+
+
+def accumulates(fn) -> bool:
+    """Whether `fn` is a leaf's AccumulateGrad (it has `.variable`): asked once per type of
+    node of torch's own (hasattr on a node without it raises and catches an AttributeError),
+    each time for a node of Python's own (it has a `__dict__`)."""
+    kind = type(fn)
+    known = _ACCUMULATES.get(kind)
+    if known is None:
+        known = hasattr(fn, "variable")
+        if not hasattr(fn, "__dict__") and len(_ACCUMULATES) < 4096:
+            _ACCUMULATES[kind] = known
+    return known
+
+
 def claim_nodes(
     fn_modules: dict[int, tuple[object, str]],
     call: str,
@@ -79,7 +95,7 @@ def claim_nodes(
         if key in seen or key in stop:
             continue
         seen.add(key)
-        if hasattr(fn, "variable"):  # a leaf's AccumulateGrad: only the layer's own
+        if accumulates(fn):  # a leaf's AccumulateGrad: only the layer's own
             if key in fn_modules:  # an inner call's already (an outer layer asks no own())
                 continue
             if mine is None:

@@ -155,3 +155,33 @@ def test_saved_values_of_passes_past_the_first_are_drawn_as_when_every_pass_note
     assert few == every
     freed = [text for graph in few for _, saved in graph for _, text in saved]
     assert freed.count("(freed by backward)") > 10
+
+
+def test_a_name_rebound_each_pass_keeps_bound_now_right():
+    """A loop's binding replaces the one before it in its slot: the same tensor as it was
+    (`for p in params`) changes nothing, another tensor is bound now and the one it replaced
+    is not, unless another binding holds it."""
+    from gradviz.graph.record import Binding
+    from gradviz.program.recording.state import NAMED_LOOP_PASSES, RunState
+
+    state = RunState("", RunOptions())
+    kept = [torch.zeros(1) for _ in range(NAMED_LOOP_PASSES)]
+    latest, same, other = torch.ones(1), torch.ones(2), torch.ones(3)
+
+    def bind(t, i):
+        state.add_binding(Binding("x", t, 5, "x", False, "Name", step=(i,)))
+
+    for i, t in enumerate([*kept, latest, same, same, same]):
+        bind(t, i)
+    assert len(state.bindings) == NAMED_LOOP_PASSES + 1
+    assert all(state.bound_now(t) for t in [*kept, same]) and not state.bound_now(latest)
+    bind(other, 99)
+    assert state.bound_now(other) and not state.bound_now(same)
+    assert state.name_of(other) == "x" and state.name_of(same) is None
+    same.add_(1)  # a new version: bound again, it is another value
+    bind(same, 100)
+    bind(same, 101)
+    assert state.bound_now(same) and not state.bound_now(other)
+    bind(kept[0], 102)  # a tensor another binding holds stays bound when replaced
+    bind(other, 103)
+    assert state.bound_now(kept[0]) and state.bound_now(other) and not state.bound_now(same)

@@ -119,9 +119,8 @@ class RunState:
         self.loops: list[int] = []  # the pass each loop around this statement is on
         # a pass whose recording no result shows is running (gradviz.program.recording.quiet_passes)
         self.quiet = False
-        self._loop_slots: dict[
-            tuple[str, int], tuple[int, int]
-        ] = {}  # (name, line) -> (passes, slot)
+        # (name, line) -> [its bindings so far, the slot of its latest one in `bindings`]
+        self._loop_slots: dict[tuple[str, int], list[int]] = {}
         simulate = options.simulate_cuda
         self.simulated = devices.simulation_needed() if simulate is None else bool(simulate)
         self.shadow = devices.FakeShadow() if self.simulated else None
@@ -169,24 +168,32 @@ class RunState:
         (name, line) are kept, then only the latest (it replaces the one before it)."""
         bound = self._bound
         held = (id(binding.tensor), binding.version)
-        bound[held] = bound.get(held, 0) + 1
         if not binding.step:
+            bound[held] = bound.get(held, 0) + 1
             self.bindings.append(binding)
             return
         key = (binding.name, binding.line)
-        seen, slot = self._loop_slots.get(key, (0, -1))
+        entry = self._loop_slots.get(key)  # [bindings so far, the slot of the latest]
+        if entry is None:
+            entry = self._loop_slots[key] = [0, -1]
+        seen, slot = entry
+        entry[0] = seen + 1
         if seen < NAMED_LOOP_PASSES or slot < 0:
-            slot = len(self.bindings) if seen >= NAMED_LOOP_PASSES else -1
+            bound[held] = bound.get(held, 0) + 1
+            if seen >= NAMED_LOOP_PASSES:
+                entry[1] = len(self.bindings)
             self.bindings.append(binding)
-        else:
-            old = self.bindings[slot]
-            gone = (id(old.tensor), old.version)
+            return
+        bindings = self.bindings
+        old = bindings[slot]
+        gone = (id(old.tensor), old.version)
+        if gone != held:  # the same tensor as it was (a loop's `for p in params`): no change
+            bound[held] = bound.get(held, 0) + 1
             if bound[gone] == 1:
                 del bound[gone]
             else:
                 bound[gone] -= 1
-            self.bindings[slot] = binding
-        self._loop_slots[key] = (seen + 1, slot)
+        bindings[slot] = binding
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
         for b in reversed(self.bindings):
