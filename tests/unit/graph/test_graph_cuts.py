@@ -158,3 +158,32 @@ def max_rank(dot: str) -> int:
     exe = shutil.which("dot")
     proc = subprocess.run([exe, "-v", "-Tplain"], input=dot.encode(), capture_output=True)
     return int(re.search(rb"Maxrank = (\d+)", proc.stderr).group(1))
+
+
+def test_accumulates_answers_per_type_of_torch_node_and_asks_python_nodes_each_time():
+    import torch
+
+    from gradviz.graph.cuts import users_of
+    from gradviz.graph.record import accumulates
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    w = torch.ones(3, requires_grad=True)
+    x = torch.ones(3)
+    y = (w * x).sum()
+    mul = y.grad_fn.next_functions[0][0]
+    acc = mul.next_functions[0][0]
+    assert accumulates(acc) and accumulates(acc)
+    assert not accumulates(y.grad_fn) and not accumulates(y.grad_fn)  # SumBackward0
+    assert users_of([x], y) == [mul]  # MulBackward0 saved x; the search passed the leaf by
+    node = Double.apply(w).grad_fn
+    assert not accumulates(node)
+    node.variable = w  # a node of Python's own: its attributes are its own
+    assert accumulates(node)
