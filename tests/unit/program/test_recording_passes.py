@@ -185,3 +185,40 @@ def test_a_name_rebound_each_pass_keeps_bound_now_right():
     bind(kept[0], 102)  # a tensor another binding holds stays bound when replaced
     bind(other, 103)
     assert state.bound_now(kept[0]) and state.bound_now(other) and not state.bound_now(same)
+
+
+def test_name_of_answers_as_the_latest_binding_holding_the_tensor_after_each_change():
+    """name_of keeps the names it found; each binding added or replaced that holds the
+    tensor, or held it, gives the answer a search of the bindings gives."""
+    from gradviz.graph.record import Binding
+    from gradviz.program.recording.state import NAMED_LOOP_PASSES, RunState
+
+    state = RunState("", RunOptions())
+    w, v, t = torch.ones(1), torch.ones(2), torch.ones(3)
+
+    def searched(tensor):
+        return next((b.name for b in reversed(state.bindings) if b.tensor is tensor), None)
+
+    def bind(name, tensor, line, step=()):
+        state.add_binding(Binding(name, tensor, line, name, False, "Name", step=step))
+        for x in (w, v, t):
+            assert state.name_of(x) == searched(x), (name, line, step)
+            assert state.name_of(x) == searched(x)  # asked again: as kept
+
+    bind("w", w, 1)
+    bind("params", w, 2)  # the same tensor named again: the latest name
+    for i in range(NAMED_LOOP_PASSES + 3):  # a loop's slot, then its replacements
+        bind("p", [w, v][i % 2], 4, (i,))
+    bind("t", t, 6)
+    bind("p", t, 4, (99,))  # the slot held v: v's name is now that of an earlier pass's
+    assert state.name_of(v) == "p" and state.name_of(t) == "t"  # "t" is later in the list
+    bind("v", v, 7)
+    assert state.name_of(v) == "v"
+    # a loop's latest tensor, named only in its slot, is named no more once replaced
+    tensors = [torch.zeros(1) for _ in range(NAMED_LOOP_PASSES + 2)]
+    for i, x in enumerate(tensors):
+        bind("y", x, 9, (i,))
+        assert state.name_of(x) == "y"
+    assert state.name_of(tensors[-2]) is None
+    state.forget_syntax()
+    assert state.name_of(t) == "t"  # searched again once the kept names go

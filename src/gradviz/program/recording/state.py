@@ -32,6 +32,8 @@ from gradviz.program.syntax.program_error import ProgramError, char_col, source_
 # A loop's tensors are named on the graph for its first passes, then only its latest one
 # (loss[0] ... loss[9], loss[999]): a long loop does not bury the graph in names.
 NAMED_LOOP_PASSES = 10
+# bound tensors whose names name_of keeps (a program names a few thousand at most)
+MAX_NAMES = 10_000
 # segment texts a run keeps (one per node and length asked; a program has a few thousand nodes)
 MAX_SEGMENTS = 20_000
 # the first address made_up_address gives, 0x40 above it (below them: the autograd nodes'
@@ -88,6 +90,10 @@ class RunState:
         # (id(tensor), version) -> how many of `bindings` hold it: bound_now's answer in one
         # look-up (the bindings keep their tensors alive, so no other tensor takes the id)
         self._bound: dict[tuple[int, int], int] = {}
+        # id(tensor) -> (tensor, name_of's answer), for a bound tensor asked for again (a
+        # loop's parameters, named at each pass's backward); an entry goes when a binding
+        # of its tensor is added or replaced
+        self._names: dict[int, tuple[torch.Tensor, str]] = {}
         self.stdout: list[str] = []
         # the values bare top-level expressions show (gradviz.program.interpreter.outputs)
         self.shown: list[ShownValue] = []
@@ -156,9 +162,11 @@ class RunState:
         _release): the caches keyed by its nodes and the node being run. The run's parts
         refer to each other, so what they hold is freed only by the cyclic garbage
         collector, and it reads every object it frees: a 1,000-line program's tree is
-        15,000 objects, the larger part of the collection that follows a run."""
+        15,000 objects, the larger part of the collection that follows a run. The tensors
+        name_of keeps with their names go too (the bindings go next)."""
         self._segments.clear()
         self.names_read.clear()
+        self._names.clear()
         self.node = None
 
     # -- what the run holds
@@ -168,6 +176,9 @@ class RunState:
         (name, line) are kept, then only the latest (it replaces the one before it)."""
         bound = self._bound
         held = (id(binding.tensor), binding.version)
+        names = self._names
+        if names:
+            names.pop(held[0], None)
         if not binding.step:
             bound[held] = bound.get(held, 0) + 1
             self.bindings.append(binding)
@@ -187,6 +198,8 @@ class RunState:
         bindings = self.bindings
         old = bindings[slot]
         gone = (id(old.tensor), old.version)
+        if names:
+            names.pop(gone[0], None)
         if gone != held:  # the same tensor as it was (a loop's `for p in params`): no change
             bound[held] = bound.get(held, 0) + 1
             if bound[gone] == 1:
@@ -196,8 +209,14 @@ class RunState:
         bindings[slot] = binding
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
+        """The name of the latest binding (by its place in `bindings`) that holds `tensor`."""
+        hit = self._names.get(id(tensor))
+        if hit is not None and hit[0] is tensor:
+            return hit[1]
         for b in reversed(self.bindings):
             if b.tensor is tensor:
+                if len(self._names) < MAX_NAMES:
+                    self._names[id(tensor)] = (tensor, b.name)
                 return b.name
         return None
 
