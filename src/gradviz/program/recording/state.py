@@ -90,8 +90,9 @@ class RunState:
         # (id(tensor), version) -> how many of `bindings` hold it: bound_now's answer in one
         # look-up (the bindings keep their tensors alive, so no other tensor takes the id)
         self._bound: dict[tuple[int, int], int] = {}
-        # id(tensor) -> (tensor, name_of's answer), for a bound tensor asked for again (a
-        # loop's parameters, named at each pass's backward); an entry goes when a binding
+        # id(tensor) -> (tensor, name_of's answer), for a bound leaf asked for again (a
+        # loop's parameters, named at each pass's backward; a result such as a loss is
+        # asked for once, and bound again at the next pass); an entry goes when a binding
         # of its tensor is added or replaced
         self._names: dict[int, tuple[torch.Tensor, str]] = {}
         self.stdout: list[str] = []
@@ -215,7 +216,7 @@ class RunState:
             return hit[1]
         for b in reversed(self.bindings):
             if b.tensor is tensor:
-                if len(self._names) < MAX_NAMES:
+                if tensor.grad_fn is None and len(self._names) < MAX_NAMES:
                     self._names[id(tensor)] = (tensor, b.name)
                 return b.name
         return None
