@@ -222,3 +222,13 @@ def test_name_of_answers_as_the_latest_binding_holding_the_tensor_after_each_cha
     assert state.name_of(tensors[-2]) is None
     state.forget_syntax()
     assert state.name_of(t) == "t"  # searched again once the kept names go
+
+
+def test_backward_s_arguments_are_checked_as_before_a_pass():
+    head = "import torch\nw = torch.ones(2, requires_grad=True)\ny = (w * 2).sum()\n"
+    unknown = run_program(head + "y.backward(foo=1, retain_graph=True)\n", RunOptions())
+    assert unknown.error.message == (
+        "backward() takes gradient, retain_graph, create_graph; not ['foo']"
+    )
+    assert run_program(head + "y.backward(None, True, False, 1)\n", RunOptions()).error
+    assert run(head + "y.backward(retain_graph=True)\ny.backward(gradient=None)\n").backward

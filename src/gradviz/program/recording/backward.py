@@ -37,6 +37,7 @@ WHOLE_COPIES = 1_000_000
 # one raises, at about 9 µs), where noting them in each pass of a loop costs about 5 µs a
 # node that saves tensors, for nodes most of which are never drawn.
 SAVED_BEFORE_PASSES = 3
+BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph"})
 
 
 class BackwardWatch:
@@ -59,8 +60,7 @@ class BackwardWatch:
     ) -> BackwardRecord:
         """Check backward()'s arguments and name what it runs from."""
         gradient = args[0] if args else kwargs.get("gradient")
-        allowed = {"gradient", "retain_graph", "create_graph"}
-        extra = set(kwargs) - allowed
+        extra = set(kwargs) - BACKWARD_KEYWORDS if kwargs else set()
         if extra or len(args) > 3:
             raise self.state.error(
                 "type",
