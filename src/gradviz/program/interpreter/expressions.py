@@ -35,7 +35,7 @@ from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
-from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.containers import Containers, append
 from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
 from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration
@@ -162,7 +162,12 @@ class Evaluator:
         kind = type(node)
         if kind is ast.Constant:
             return node.value
-        if kind is ast.Name:  # the next commonest: its handler, without the table
+        if kind is ast.Name:  # the next commonest: `lookup`'s first case here, else it
+            scope = self.state.scope
+            if not scope.outer:
+                names = scope.names
+                if node.id in names:
+                    return names[node.id]
             return self.lookup(node)
         handler = self.dispatch.get(kind)
         if handler is None:
@@ -270,9 +275,8 @@ class Evaluator:
             self.spread_calls[id(node)] = spread
         if spread:
             args = tuple(self.unpacking.items(node.args, "list of arguments"))
-        else:  # what Unpacking.items gives when no argument is `*x`
-            evaluate = self.eval
-            args = tuple([evaluate(a) for a in node.args])
+        else:  # what Unpacking.items gives when no argument is `*x`, in the same order
+            args = tuple(map(self.eval, node.args))
         kwargs = self.unpacking.keywords(node) if node.keywords else {}
         self.state.node = node
         func = node.func
@@ -284,7 +288,7 @@ class Evaluator:
             self.state.node = node
             kind = type(owner)
             if kind is list and func.attr == "append" and len(args) == 1 and not kwargs:
-                return self.containers.append(owner, args[0], node)  # xs.append(x)
+                return append(self.state, self.quotas, owner, args[0], node)  # xs.append(x)
             if kind is Namespace:  # torch.tanh(h), F.relu(x): the checks below, in short
                 for value in (*args, *kwargs.values()) if kwargs else args:
                     self.containers.bounded(value, node, "an argument")
