@@ -67,7 +67,7 @@ class Iteration:
         if isinstance(value, LazySequence):
             return self._sequence(value, node)
         if isinstance(value, ProgramObject):  # a loader's batches, a layer's parameters
-            return self._guarded(self._objects(value, node), node)
+            return self._objects(value, node)
         raise self.state.error("type", f"a {type_name(value)} cannot be iterated over", node)
 
     def length(self, value) -> int | None:
@@ -219,16 +219,22 @@ class Iteration:
                 ) from None
             return default[0]
 
-    @staticmethod
-    def _objects(obj: ProgramObject, node) -> Iterator:
+    def _objects(self, obj: ProgramObject, node) -> Iterator:
         """The values of one of the program's objects, through its own iterator (which
-        answers only its table: gradviz.program.objects.arguments, .data)."""
-        it = obj.iterate(node)
+        answers only its table: gradviz.program.objects.arguments, .data), its Python
+        errors the program's as `_guarded` makes them (one generator, not two, to resume
+        at each value)."""
+        it = None
         while True:
             try:
-                yield it.next_value(node)
+                if it is None:
+                    it = obj.iterate(node)
+                item = it.next_value(node)
             except StopIteration:
                 return
+            except (RuntimeError, TypeError, ValueError) as exc:
+                raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+            yield item
 
     def _rows(self, tensor: torch.Tensor, node) -> Iterator:
         if tensor.dim() == 0:
