@@ -111,3 +111,54 @@ def test_plans_are_the_runs_own():
     for source, shown in ((first, "[1]"), (second, "[3, 4]"), (first, "[1]")):
         trace = run(source)
         assert trace.error is None and trace.stdout == [shown], trace.error
+
+
+RESUMED = """\
+def g(n):
+    for i in range(n):
+        yield i
+s = sum(x * 2 for x in g(3))
+t = ''.join(str(c) for c in range(3))
+print(s, t)
+"""
+
+
+def test_each_resumption_counts_its_step_where_it_did():
+    # the step cap swept over a program of generators resumed by sum() and str.join
+    stops = []
+    for limit in range(10, 60, 3):
+        err = run(RESUMED, max_steps=limit).error
+        stops.append(err and (err.kind, err.line, err.col))
+    assert stops == [
+        ("limit", *where)
+        for where in [
+            (4, 24),
+            (2, 20),
+            (3, 9),
+            (4, 9),
+            (4, 5),
+            (2, 5),
+            (4, 8),
+            (4, 13),
+            (4, 24),
+            (3, 15),
+            (4, 9),
+            (4, 5),
+            (5, 5),
+            (5, 35),
+            (5, 5),
+            (5, 17),
+            (5, 5),
+        ]
+    ]
+    assert run(RESUMED).stdout == ["6 012"]
+
+
+def test_generators_delegating_to_themselves_stop_at_the_call_depth_cap():
+    source = (
+        "def g(k):\n    yield k\n    if k > 0:\n        yield from g(k - 1)\nprint(list(g(10)))\n"
+    )
+    err = run(source, max_call_depth=6).error
+    assert err is not None and (err.kind, err.line, err.col) == ("limit", 4, 20), err
+    assert "calls of `g` are nested 7 deep; the limit is 6" in err.message
+    assert run(source, max_call_depth=12).stdout == [str(list(range(10, -1, -1)))]

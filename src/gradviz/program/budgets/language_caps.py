@@ -113,8 +113,11 @@ class Quotas:
                 f"{self.limits.max_call_depth} (call depth): does the recursion stop?",
                 node,
             )
-        self.step(node)
-        self.clock(node)
+        self.steps += 1  # step and clock, inline: every call and generator resumption
+        if self.steps > self.max_steps:
+            raise self.too_many_steps(node)
+        if perf_counter() > self.deadline:
+            self.clock(node)
 
     def leave_call(self) -> None:
         self.depth -= 1

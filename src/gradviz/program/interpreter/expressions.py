@@ -355,9 +355,8 @@ class Evaluator:
         generator among the arguments is read into a list first (`nn.ModuleList(Block() for
         _ in range(n))`, `optim.SGD(p for p in net.parameters() if ...)`): torch never holds
         one of the program's generators."""
-        if any(
-            type(a) is ProgramGenerator for a in ((*args, *kwargs.values()) if kwargs else args)
-        ):
+        values = (*args, *kwargs.values()) if kwargs else args
+        if ProgramGenerator in map(type, values):
             args = tuple(self._listed(a, node) for a in args)
             kwargs = {k: self._listed(v, node) for k, v in kwargs.items()}
         if isinstance(member, ObjectSpec):
@@ -365,7 +364,7 @@ class Evaluator:
         if isinstance(member, ProgramObject):  # numpy's functions
             return member.call(args, kwargs, node)
         if path.startswith("random.") and type(member) is tables.FnSpec and not member.random:
-            if all(type(v) in PLAIN_ARGUMENTS for v in (*args, *kwargs.values())):
+            if PLAIN_ARGUMENTS.issuperset(map(type, (*args, *kwargs.values()))):
                 return call_plain(
                     self.state, self.budget, self.library, path, member, args, kwargs, node
                 )

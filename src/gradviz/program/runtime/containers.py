@@ -299,12 +299,14 @@ class Containers:
         known = self.iteration.length(iterable)
         if known is not None:
             self.quotas.items(known, node, "list", made=0)
-        out = []
+        out, quotas = [], self.quotas
         for item in self.iteration.over(iterable, node):
-            self.quotas.step(node)
+            quotas.steps += 1  # Quotas.step, inline
+            if quotas.steps > quotas.max_steps:
+                raise quotas.too_many_steps(node)
             out.append(item)
-            if known is None and len(out) > self.state.limits.max_container_length:
-                self.quotas.items(len(out), node, "list", made=0)
+            if known is None and len(out) > quotas.max_items:
+                quotas.items(len(out), node, "list", made=0)
         self.quotas.items(len(out), node, "list")
         return out
 

@@ -306,6 +306,15 @@ def oversized(value, max_items: int, max_depth: int = MAX_NESTING) -> str | None
         elif key in open_:
             return "big"  # it holds itself
         elif key not in done:
+            kind = type(v)
+            if (kind is list or kind is tuple) and LEAVES.issuperset(map(type, v)):
+                # no container inside: what its finished pass below comes to, at once
+                if max_depth < 1:
+                    return "deep"
+                if len(v) > max_items:
+                    return "big"
+                done[key] = (len(v), 1)
+                continue
             open_.add(key)
             stack.append((v, True))
             if not isinstance(v, range):
@@ -320,6 +329,8 @@ def _items(v) -> tuple | list:
 
 
 CONTAINERS = (list, tuple, dict, set, range)
+# The exact types of the items that are no container (a list of only these is read at once)
+LEAVES = frozenset({int, float, bool, str, type(None), torch.Tensor})
 
 
 def range_length(r: range) -> int:
