@@ -150,3 +150,16 @@ except KeyError as e:
     err = run("d = {}\nx = d['k']\n").error
     assert err is not None and (err.kind, err.line, err.col) == ("runtime", 2, 5), err
     assert err.message == "KeyError: 'k'"
+
+
+def test_float_and_small_int_operators_give_what_python_gives():
+    source = "a = 2.0 ** 0.5\nb = (-8.0) ** (1 / 3)\nc = 7 - 10 + 2.5 * 2 - 3 // 2\nprint(a, b, c, 1e308 * 10)\n"
+    trace = run(source)
+    assert trace.error is None, trace.error
+    assert trace.stdout == [f"{2.0**0.5} {(-8.0) ** (1 / 3)} {7 - 10 + 2.5 * 2 - 3 // 2} inf"]
+    err = run("x = 1.5\ny = x / 0.0\n").error
+    assert err is not None and (err.kind, err.line, err.col) == ("runtime", 2, 5), err
+    assert err.message == "ZeroDivisionError: float division by zero"
+    err = run("x = 10.0\ny = x ** 1000.0\n").error
+    assert err is not None and (err.kind, err.line, err.col) == ("runtime", 2, 5), err
+    assert err.message.startswith("OverflowError: ")

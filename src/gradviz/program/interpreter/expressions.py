@@ -278,14 +278,14 @@ class Evaluator:
         else:  # what Unpacking.items gives when no argument is `*x`, in the same order
             args = tuple(map(self.eval, node.args))
         kwargs = self.unpacking.keywords(node) if node.keywords else {}
-        self.state.node = node
+        state = self.state
+        state.node = node
         func = node.func
-        if type(func) is ast.Attribute and id(func.value) in self.super_owners:
-            return self.super_method(func.value, func.attr, args, kwargs, node)
-        # Method call on a tensor: t.name(...)
-        if type(func) is ast.Attribute:
+        if type(func) is ast.Attribute:  # a method: t.name(...), xs.append(x), torch.f(x)
+            if id(func.value) in self.super_owners:
+                return self.super_method(func.value, func.attr, args, kwargs, node)
             owner = self.eval(func.value)
-            self.state.node = node
+            state.node = node
             kind = type(owner)
             if kind is list and func.attr == "append" and len(args) == 1 and not kwargs:
                 return append(self.state, self.quotas, owner, args[0], node)  # xs.append(x)

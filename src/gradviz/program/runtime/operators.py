@@ -199,6 +199,18 @@ class Operators:
         kind = type(left)
         other = type(right)
         if kind in NUMBERS and other in NUMBERS:  # what the checks below come to
+            small = self.small
+            if (kind is float and other is float) or (
+                kind is int
+                and other is int
+                and symbol in ADDITIVE
+                and -small < left < small
+                and -small < right < small
+            ):  # `numbers` without its checks: none could refuse these
+                try:
+                    return fn(left, right)
+                except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+                    pass  # its error, as `numbers` words it
             return self.numbers(symbol, fn, left, right, node)
         if (kind in TENSOR_TYPES and (other in TENSOR_TYPES or other in NUMBERS)) or (
             kind in NUMBERS and other in TENSOR_TYPES
