@@ -18,7 +18,9 @@ the limit.
 
 The interpreter's hottest paths (gradviz.program.interpreter: each expression and statement)
 count a step inline, as `step` does (`steps` up by one, refused by `too_many_steps` past
-`max_steps`), and read the clock against `deadline` themselves, refused by `clock`.
+`max_steps`), and read the clock against `deadline` themselves, refused by `clock`; a
+statement's loop passes are counted inline as `loop_pass` does (refused by
+`too_many_passes`), and the items a list grows by as `items` does, its refusals left to it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Quotas:
         self.total_chars = 0
         self.max_steps = self.limits.max_steps
         self.max_passes = self.limits.max_loop_iterations
+        self.max_items = self.limits.max_container_length
+        self.max_total_items = self.limits.max_total_items
         self.deadline = perf_counter() + self.limits.max_seconds
 
     def step(self, node) -> None:
@@ -69,17 +73,21 @@ class Quotas:
     def loop_pass(self, node) -> None:
         self.passes += 1
         if self.passes > self.max_passes:
-            raise self.state.error(
-                "limit",
-                f"loops ran {self.passes:,} passes in all by this line; the limit is "
-                f"{self.limits.max_loop_iterations:,} loop iterations per run",
-                node,
-            )
+            raise self.too_many_passes(node)
         self.steps += 1
         if self.steps > self.max_steps:
             raise self.too_many_steps(node)
         if perf_counter() > self.deadline:
             self.clock(node)
+
+    def too_many_passes(self, node):
+        """The error for the loop pass past the cap (`passes` already counts it)."""
+        return self.state.error(
+            "limit",
+            f"loops ran {self.passes:,} passes in all by this line; the limit is "
+            f"{self.limits.max_loop_iterations:,} loop iterations per run",
+            node,
+        )
 
     def planned(self, length: int, node, what: str) -> None:
         """A loop over something of known length (`what`: "this loop over `range(n)`",
@@ -105,8 +113,11 @@ class Quotas:
                 f"{self.limits.max_call_depth} (call depth): does the recursion stop?",
                 node,
             )
-        self.step(node)
-        self.clock(node)
+        self.steps += 1  # step and clock, inline: every call and generator resumption
+        if self.steps > self.max_steps:
+            raise self.too_many_steps(node)
+        if perf_counter() > self.deadline:
+            self.clock(node)
 
     def leave_call(self) -> None:
         self.depth -= 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from time import perf_counter
 
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.interpreter.expressions import Evaluator
@@ -139,8 +140,10 @@ class Control:
         evaluator: Evaluator,
         run_block: Callable[[list[ast.stmt]], None],
         assign: Callable[[ast.AST, object, ast.stmt], None],
+        bind: Callable[[str, object, ast.stmt], None],
     ):
         self.state = state
+        self.bind = bind  # a name's binding: what `assign` does for a name target
         self.quotas = quotas
         self.evaluator = evaluator
         self.iteration = evaluator.iteration
@@ -175,17 +178,31 @@ class Control:
     def _passes(self, stmt: ast.For | ast.While, items, target, length: int | None) -> bool:
         """Run the loop's body once per item (`length`: how many, when known first); False
         if it ended with `break`."""
-        self.state.loops.append(0)
+        loops, quotas, body, run_block = self.state.loops, self.quotas, stmt.body, self.run_block
+        loops.append(0)
         passes = self.quiet.loop(stmt, length)
+        begin = passes.begin
+        # a name target is bound as `assign` binds one, without its tests
+        name = target.id if type(target) is ast.Name else None
+        bind, assign = self.bind, self.assign
         try:
             for number, item in enumerate(items):
-                self.quotas.loop_pass(stmt)
-                self.state.loops[-1] = number
-                passes.begin(number)
-                if target is not None:
-                    self.assign(target, item, stmt)
+                quotas.passes += 1  # Quotas.loop_pass, inline
+                if quotas.passes > quotas.max_passes:
+                    raise quotas.too_many_passes(stmt)
+                quotas.steps += 1
+                if quotas.steps > quotas.max_steps:
+                    raise quotas.too_many_steps(stmt)
+                if perf_counter() > quotas.deadline:
+                    quotas.clock(stmt)
+                loops[-1] = number
+                begin(number)
+                if name is not None:
+                    bind(name, item, stmt)
+                elif target is not None:
+                    assign(target, item, stmt)
                 try:
-                    self.run_block(stmt.body)
+                    run_block(body)
                 except Break:
                     return False
                 except Continue:
@@ -193,7 +210,7 @@ class Control:
             return True
         finally:
             passes.end()
-            self.state.loops.pop()
+            loops.pop()
 
     def try_(self, stmt: ast.Try) -> None:
         """The body; on an error a program may catch (exception_of), the first `except`

@@ -7,17 +7,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-import torch
-
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import is_type
-from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.containers import PLAIN_ITEMS, Containers
 from gradviz.program.runtime.functions import Unpacking
 from gradviz.program.runtime.values import held
-
-# The exact types of the items a display holds as they are (else checked by `held`)
-PLAIN_ITEMS = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, torch.Tensor})
 
 
 class Displays:
@@ -67,7 +62,11 @@ class Displays:
             if type(item) not in PLAIN_ITEMS and not (tuple_ and is_type(item)):  # (int, float)
                 held(state, item, e, f"a {kind}")
             items.append(item)
-        self.quotas.items(len(items), node, kind)
+        quotas, length = self.quotas, len(items)
+        if length <= quotas.max_items and quotas.total_items + length <= quotas.max_total_items:
+            quotas.total_items += length  # Quotas.items, inline where it cannot refuse
+        else:
+            quotas.items(length, node, kind)
         return tuple(items) if tuple_ else items
 
     def dict_display(self, node: ast.Dict):

@@ -35,7 +35,7 @@ from gradviz.program.recording.grad_fns import GradFnRef
 from gradviz.program.recording.state import RunState
 from gradviz.program.runtime.builtins import Builtins
 from gradviz.program.runtime.comprehensions import Comprehensions
-from gradviz.program.runtime.containers import Containers
+from gradviz.program.runtime.containers import Containers, append
 from gradviz.program.runtime.functions import Functions, Unpacking, UserFunction
 from gradviz.program.runtime.generators import ProgramGenerator
 from gradviz.program.runtime.iteration import Iteration
@@ -162,7 +162,12 @@ class Evaluator:
         kind = type(node)
         if kind is ast.Constant:
             return node.value
-        if kind is ast.Name:  # the next commonest: its handler, without the table
+        if kind is ast.Name:  # the next commonest: `lookup`'s first case here, else it
+            scope = self.state.scope
+            if not scope.outer:
+                names = scope.names
+                if node.id in names:
+                    return names[node.id]
             return self.lookup(node)
         handler = self.dispatch.get(kind)
         if handler is None:
@@ -270,21 +275,20 @@ class Evaluator:
             self.spread_calls[id(node)] = spread
         if spread:
             args = tuple(self.unpacking.items(node.args, "list of arguments"))
-        else:  # what Unpacking.items gives when no argument is `*x`
-            evaluate = self.eval
-            args = tuple([evaluate(a) for a in node.args])
+        else:  # what Unpacking.items gives when no argument is `*x`, in the same order
+            args = tuple(map(self.eval, node.args))
         kwargs = self.unpacking.keywords(node) if node.keywords else {}
-        self.state.node = node
+        state = self.state
+        state.node = node
         func = node.func
-        if type(func) is ast.Attribute and id(func.value) in self.super_owners:
-            return self.super_method(func.value, func.attr, args, kwargs, node)
-        # Method call on a tensor: t.name(...)
-        if type(func) is ast.Attribute:
+        if type(func) is ast.Attribute:  # a method: t.name(...), xs.append(x), torch.f(x)
+            if id(func.value) in self.super_owners:
+                return self.super_method(func.value, func.attr, args, kwargs, node)
             owner = self.eval(func.value)
-            self.state.node = node
+            state.node = node
             kind = type(owner)
             if kind is list and func.attr == "append" and len(args) == 1 and not kwargs:
-                return self.containers.append(owner, args[0], node)  # xs.append(x)
+                return append(self.state, self.quotas, owner, args[0], node)  # xs.append(x)
             if kind is Namespace:  # torch.tanh(h), F.relu(x): the checks below, in short
                 for value in (*args, *kwargs.values()) if kwargs else args:
                     self.containers.bounded(value, node, "an argument")
@@ -351,9 +355,8 @@ class Evaluator:
         generator among the arguments is read into a list first (`nn.ModuleList(Block() for
         _ in range(n))`, `optim.SGD(p for p in net.parameters() if ...)`): torch never holds
         one of the program's generators."""
-        if any(
-            type(a) is ProgramGenerator for a in ((*args, *kwargs.values()) if kwargs else args)
-        ):
+        values = (*args, *kwargs.values()) if kwargs else args
+        if ProgramGenerator in map(type, values):
             args = tuple(self._listed(a, node) for a in args)
             kwargs = {k: self._listed(v, node) for k, v in kwargs.items()}
         if isinstance(member, ObjectSpec):
@@ -361,7 +364,7 @@ class Evaluator:
         if isinstance(member, ProgramObject):  # numpy's functions
             return member.call(args, kwargs, node)
         if path.startswith("random.") and type(member) is tables.FnSpec and not member.random:
-            if all(type(v) in PLAIN_ARGUMENTS for v in (*args, *kwargs.values())):
+            if PLAIN_ARGUMENTS.issuperset(map(type, (*args, *kwargs.values()))):
                 return call_plain(
                     self.state, self.budget, self.library, path, member, args, kwargs, node
                 )

@@ -58,7 +58,9 @@ class GeneratorBodies:
         self.control = control
         self.run_body = run_body
         self.assign = assign
-        self.yielding: dict[int, bool] = {}  # id(statement) -> has_yield(statement)
+        # id() of a body run so far -> its `plan` (the tree is held for the run, its
+        # bodies too, so no other list takes an id)
+        self.plans: dict[int, list[tuple[bool, object]]] = {}
         self.handlers: dict[type, Callable[[ast.stmt], Steps]] = {
             ast.Expr: self.expression,
             ast.Assign: self.assignment,
@@ -77,14 +79,14 @@ class GeneratorBodies:
         return None
 
     def run(self, body: list[ast.stmt]) -> Steps:
-        for stmt in body:
-            key = id(stmt)
-            yields = self.yielding.get(key)
-            if yields is None:
-                yields = self.yielding[key] = has_yield(stmt)
-            if not yields:
-                self.run_body([stmt])
+        plan = self.plans.get(id(body))
+        if plan is None:
+            plan = self.plans[id(body)] = self.plan(body)
+        for plain, part in plan:
+            if plain:  # statements with no `yield`: run as any others, in one call
+                self.run_body(part)
                 continue
+            stmt = part
             self.budget.count_statement(stmt)
             self.quotas.step(stmt)
             self.quotas.clock(stmt)
@@ -93,6 +95,19 @@ class GeneratorBodies:
             if handler is None:  # the checker refuses every other place; a second defence
                 raise self.state.error("forbidden", "`yield` cannot stand here", stmt)
             yield from handler(stmt)
+
+    def plan(self, body: list[ast.stmt]) -> list[tuple[bool, object]]:
+        """`body` as `run` takes it: each run of statements with no `yield` in them as
+        (True, the statements), each statement that holds one as (False, the statement)."""
+        plan: list[tuple[bool, object]] = []
+        for stmt in body:
+            if has_yield(stmt):
+                plan.append((False, stmt))
+            elif plan and plan[-1][0]:
+                plan[-1][1].append(stmt)
+            else:
+                plan.append((True, [stmt]))
+        return plan
 
     # -- the statements that hold a `yield`
 
@@ -110,7 +125,7 @@ class GeneratorBodies:
         return None
 
     def expression(self, stmt: ast.Expr) -> Steps:
-        yield from self.value(stmt.value)
+        return self.value(stmt.value)  # its steps themselves: one generator fewer to resume
 
     def assignment(self, stmt: ast.Assign) -> Steps:
         value = yield from self.value(stmt.value)

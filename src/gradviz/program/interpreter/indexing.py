@@ -32,13 +32,16 @@ INDEX_TYPES = (
 )
 
 
+LIST_OR_INDEX = (list, *INDEX_TYPES)
 BOUND_TYPES = (int, np.integer, torch.Tensor)  # a slice's bounds
+# The exact types of the dict keys read the short way (no tuple to bound, nothing to raise)
+PLAIN_KEYS = frozenset({int, str, bool, float, type(None)})
 
 
-def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
+def slice_of(state: RunState, bounds: list | tuple, node: ast.AST) -> slice:
     """`a:b:c` of an index: integer (or tensor) bounds only, else a type error at `node`."""
     for p in bounds:
-        if p is not None and not isinstance(p, BOUND_TYPES):
+        if p is not None and type(p) is not int and not isinstance(p, BOUND_TYPES):
             raise state.error("type", "slice bounds must be integers", node)
     return slice(*bounds)
 
@@ -46,7 +49,7 @@ def slice_of(state: RunState, bounds: list, node: ast.AST) -> slice:
 def index_value(state: RunState, value, node: ast.AST):
     """One index as torch, numpy and lists take it (a list is advanced indexing: x[[0, 2]]),
     else a type error at `node`."""
-    if isinstance(value, (list, *INDEX_TYPES)):
+    if type(value) is int or isinstance(value, LIST_OR_INDEX):
         return value
     raise state.error(
         "type",
@@ -89,7 +92,10 @@ class Indexing:
         obj = self.evaluate(node.value)
         kind = type(obj)
         if kind is dict:  # the commonest first, as the checks below take them
-            return self.containers.get_item(obj, self.evaluate(node.slice), node)
+            key = self.evaluate(node.slice)
+            if type(key) in PLAIN_KEYS and key in obj:  # what get_item comes to for them
+                return obj[key]
+            return self.containers.get_item(obj, key, node)
         if kind is list or kind is tuple:
             return self.sequence_item(obj, self.eval_index(node.slice), node)
         if isinstance(obj, ProgramArray):  # numpy's indexing, as a tensor's
@@ -115,15 +121,24 @@ class Indexing:
         except (IndexError, TypeError) as exc:
             raise runtime_error(self.state, exc, node, "indexing") from None
         if type(index) is slice and isinstance(item, list | tuple):
-            self.quotas.items(len(item), node, type(item).__name__)
+            quotas, length = self.quotas, len(item)
+            if length <= quotas.max_items and quotas.total_items + length <= quotas.max_total_items:
+                quotas.total_items += length  # Quotas.items, inline where it cannot refuse
+            else:
+                quotas.items(length, node, type(item).__name__)
         return item
 
     def eval_index(self, node: ast.AST):
-        if isinstance(node, ast.Slice):
-            bounds = (node.lower, node.upper, node.step)
-            return slice_of(
-                self.state, [None if p is None else self.evaluate(p) for p in bounds], node
+        kind = type(node)
+        if kind is ast.Slice:
+            lower, upper, step = node.lower, node.upper, node.step
+            evaluate = self.evaluate
+            bounds = (
+                None if lower is None else evaluate(lower),
+                None if upper is None else evaluate(upper),
+                None if step is None else evaluate(step),
             )
+            return slice_of(self.state, bounds, node)
         if isinstance(node, ast.Tuple):
             parts: list = []
             for e in node.elts:

@@ -38,6 +38,8 @@ from gradviz.program.results.reports import ShownValue
 from gradviz.program.syntax.grammar import super_init_call
 
 MAX_NAMED_ITEMS = 16  # the items of a shown tuple or list named on the graph
+# What an expression statement is: run only, its value shown (top level), `super().__init__()`
+RUN, SHOWN, SUPER_INIT = 0, 1, 2
 
 
 class Outputs:
@@ -57,20 +59,29 @@ class Outputs:
         self.bind = bind
         self.top = {id(stmt) for stmt in top if isinstance(stmt, ast.Expr)}
         self.chars = 0  # characters of the values shown so far
-        # id() of each expression statement run so far -> whether it is `super().__init__()`
-        # (the tree is held for the run, so no other node takes an id)
-        self.super_inits: dict[int, bool] = {}
+        # id() of each expression statement run so far -> SUPER_INIT if it is
+        # `super().__init__()`, SHOWN if it is at the program's top level (its value shown),
+        # else RUN (the tree is held for the run, so no other node takes an id)
+        self.kinds: dict[int, int] = {}
 
     def expression_statement(self, stmt: ast.Expr) -> None:
-        is_super_init = self.super_inits.get(id(stmt))
-        if is_super_init is None:
-            is_super_init = self.super_inits[id(stmt)] = super_init_call(stmt) is not None
-        if is_super_init:  # checked: in a class's __init__
+        kind = self.kinds.get(id(stmt))
+        if kind is None:
+            kind = self.kinds[id(stmt)] = (
+                SUPER_INIT
+                if super_init_call(stmt) is not None
+                else SHOWN
+                if id(stmt) in self.top
+                else RUN
+            )
+        if kind == RUN:
+            self.evaluator.eval(stmt.value)
+        elif kind == SUPER_INIT:  # checked: in a class's __init__
             self.class_statements.super_init(stmt)
-            return
-        value = self.evaluator.eval(stmt.value)
-        if id(stmt) in self.top and value is not None and not _quiet(stmt.value):
-            self.answer(stmt, value)
+        else:
+            value = self.evaluator.eval(stmt.value)
+            if value is not None and not _quiet(stmt.value):
+                self.answer(stmt, value)
 
     def name_tensor(self, name: str, value, stmt: ast.Expr) -> None:
         """A tensor autograd made, on the graph as `name`; a bare `y` is there as y already."""

@@ -141,7 +141,9 @@ class Interpreter:
         plain.represent = self.evaluator.strings.represent
         self.class_statements = ClassStatements(self.evaluator, self.classes, plain, self.bind)
         self.updates = Updates(self.evaluator, self.library, self.assign, self.bind)
-        self.control = Control(self.state, self.quotas, self.evaluator, run_body, self.assign)
+        self.control = Control(
+            self.state, self.quotas, self.evaluator, run_body, self.assign, self.bind
+        )
         self.names = Names(self.state, self.evaluator)  # del, global, nonlocal
         self.generators = GeneratorBodies(
             self.state,
@@ -206,9 +208,13 @@ class Interpreter:
 
     def run_body(self, body: list[ast.stmt]) -> None:
         caught, state, quotas, handlers = self.caught, self.state, self.quotas, self.handlers
-        count_statement = self.budget.count_statement
+        budget = self.budget
+        max_statements = budget.limits.max_statements
         for stmt in body:
-            count_statement(stmt)
+            if budget.statements < max_statements:  # Budget.count_statement, inline
+                budget.statements += 1
+            else:  # the statement past the cap: refused there, with its message
+                budget.count_statement(stmt)
             quotas.steps += 1  # Quotas.step and Quotas.clock, inline
             if quotas.steps > quotas.max_steps:
                 raise quotas.too_many_steps(stmt)
@@ -242,7 +248,11 @@ class Interpreter:
 
     def assign_statement(self, stmt: ast.Assign) -> None:
         value = self.evaluator.eval(stmt.value)
-        for target in stmt.targets:
+        targets = stmt.targets
+        if len(targets) == 1 and type(targets[0]) is ast.Name:  # what `assign` does first
+            self.bind(targets[0].id, value, stmt)
+            return
+        for target in targets:
             self.assign(target, value, stmt)
 
     def break_statement(self, stmt: ast.Break) -> None:

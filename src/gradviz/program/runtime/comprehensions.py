@@ -71,10 +71,15 @@ class Comprehensions:
     def _values(self, node: ast.GeneratorExp, level: int, items) -> Iterator:
         gen = node.generators[level]
         names = self.state.scope.names  # the generator's own scope, set while it runs
+        target, ifs, loop_pass = gen.target, gen.ifs, self.quotas.loop_pass
+        name = target.id if type(target) is ast.Name else None  # bound as `assign` binds it
         for item in items:
-            self.quotas.loop_pass(node)
-            self.iteration.assign(gen.target, item, gen.target, names.__setitem__)
-            if not all(self.iteration.truth(self.evaluate(c), c) for c in gen.ifs):
+            loop_pass(node)
+            if name is not None:
+                names[name] = item
+            else:
+                self.iteration.assign(target, item, target, names.__setitem__)
+            if ifs and not all(self.iteration.truth(self.evaluate(c), c) for c in ifs):
                 continue
             if level + 1 < len(node.generators):
                 inner = node.generators[level + 1].iter
@@ -91,10 +96,15 @@ class Comprehensions:
         if known is not None:
             self.quotas.planned(known, gen.iter, f"this {what}")
         names = self.state.scope.names
+        target, ifs, loop_pass = gen.target, gen.ifs, self.quotas.loop_pass
+        name = target.id if type(target) is ast.Name else None  # bound as `assign` binds it
         for item in self.iteration.over(iterable, gen.iter):
-            self.quotas.loop_pass(node)
-            self.iteration.assign(gen.target, item, gen.target, names.__setitem__)
-            if not all(self.iteration.truth(self.evaluate(c), c) for c in gen.ifs):
+            loop_pass(node)
+            if name is not None:
+                names[name] = item
+            else:
+                self.iteration.assign(target, item, target, names.__setitem__)
+            if ifs and not all(self.iteration.truth(self.evaluate(c), c) for c in ifs):
                 continue
             if level + 1 < len(node.generators):
                 inner = node.generators[level + 1]

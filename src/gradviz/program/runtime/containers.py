@@ -10,6 +10,8 @@ Containers never hold a module or a built-in function (gradviz.program.runtime.v
 
 from __future__ import annotations
 
+import torch
+
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.budgets.object_sizes import MAX_NESTING
 from gradviz.program.budgets.precheck import Budget
@@ -92,6 +94,8 @@ SET_OPERATORS = {"|": "union", "&": "intersection", "-": "difference", "^": "sym
 _SIZED = frozenset(["zfill", "ljust", "rjust", "center"])  # str methods taking a width
 _FAILURES = (IndexError, KeyError, ValueError, TypeError, RuntimeError, OverflowError)
 SEQUENCES = (list, tuple, str)
+# The exact types of the items a list or display holds as they are (else checked by `held`)
+PLAIN_ITEMS = frozenset({int, float, bool, str, type(None), list, tuple, dict, set, torch.Tensor})
 
 
 class Containers:
@@ -146,8 +150,12 @@ class Containers:
             return None
         if isinstance(left, str):
             self.quotas.chars(len(left) + len(right), node)
+            return left + right
+        quotas, length = self.quotas, len(left) + len(right)
+        if length <= quotas.max_items and quotas.total_items + length <= quotas.max_total_items:
+            quotas.total_items += length  # Quotas.items, inline where it cannot refuse
         else:
-            self.quotas.items(len(left) + len(right), node, type(left).__name__)
+            quotas.items(length, node, type(left).__name__)
         return left + right
 
     def repeat(self, left, right, node):
@@ -291,20 +299,16 @@ class Containers:
         known = self.iteration.length(iterable)
         if known is not None:
             self.quotas.items(known, node, "list", made=0)
-        out = []
+        out, quotas = [], self.quotas
         for item in self.iteration.over(iterable, node):
-            self.quotas.step(node)
+            quotas.steps += 1  # Quotas.step, inline
+            if quotas.steps > quotas.max_steps:
+                raise quotas.too_many_steps(node)
             out.append(item)
-            if known is None and len(out) > self.state.limits.max_container_length:
-                self.quotas.items(len(out), node, "list", made=0)
+            if known is None and len(out) > quotas.max_items:
+                quotas.items(len(out), node, "list", made=0)
         self.quotas.items(len(out), node, "list")
         return out
-
-    def append(self, owner: list, value, node) -> None:
-        """`owner.append(value)`: what `_list_method` does for it, without the look-ups."""
-        held(self.state, value, node, "a list")
-        self.quotas.items(len(owner) + 1, node, "list", made=1)
-        owner.append(value)
 
     def _list_method(self, owner: list, name: str, args, kwargs, node):
         if name in ("append", "insert"):
@@ -392,3 +396,15 @@ class Containers:
         if isinstance(result, list):
             self.quotas.items(len(result), node, "list")
         return result
+
+
+def append(state: RunState, quotas: Quotas, owner: list, value, node) -> None:
+    """`owner.append(value)`: what Containers' list methods do for it, without the
+    look-ups (a plain item needs no `held`; Quotas.items, inline, where it cannot refuse)."""
+    if type(value) not in PLAIN_ITEMS:
+        held(state, value, node, "a list")
+    if len(owner) < quotas.max_items and quotas.total_items < quotas.max_total_items:
+        quotas.total_items += 1
+    else:  # the cap's own test and message
+        quotas.items(len(owner) + 1, node, "list", made=1)
+    owner.append(value)

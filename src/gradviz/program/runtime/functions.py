@@ -157,9 +157,9 @@ class Functions:
             scope.outer[name] = self.home(fn, name, how, node)
         steps = self.steps(fn.node.body)
         mode = fn.grad_mode
-        return ProgramGenerator(
-            self.state, self.quotas, fn.name, steps, scope, lambda: self.grad_mode(mode)
-        )
+        # what grad_mode(None) comes to, without its frame at each resumption
+        around = contextlib.nullcontext if mode is None else lambda: self.grad_mode(mode)
+        return ProgramGenerator(self.state, self.quotas, fn.name, steps, scope, around)
 
     def home(self, fn: UserFunction, name: str, how: str, node) -> Scope:
         """The scope a `global` (the program's) or `nonlocal` name (the nearest enclosing

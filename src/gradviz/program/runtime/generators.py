@@ -87,11 +87,17 @@ class ProgramGenerator(ProgramObject):
         self.running = self.started = True
         ended = False
         try:
-            with self.around():
+            if self.around is contextlib.nullcontext:  # no grad mode of its own: nothing
                 try:
                     value = next(self.steps)
                 except StopIteration as end:
                     ended, self.returned = True, end.value
+            else:
+                with self.around():
+                    try:
+                        value = next(self.steps)
+                    except StopIteration as end:
+                        ended, self.returned = True, end.value
         except BaseException:
             self.finished = True
             raise

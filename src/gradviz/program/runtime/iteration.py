@@ -67,7 +67,7 @@ class Iteration:
         if isinstance(value, LazySequence):
             return self._sequence(value, node)
         if isinstance(value, ProgramObject):  # a loader's batches, a layer's parameters
-            return self._guarded(self._objects(value, node), node)
+            return self._objects(value, node)
         raise self.state.error("type", f"a {type_name(value)} cannot be iterated over", node)
 
     def length(self, value) -> int | None:
@@ -219,16 +219,22 @@ class Iteration:
                 ) from None
             return default[0]
 
-    @staticmethod
-    def _objects(obj: ProgramObject, node) -> Iterator:
+    def _objects(self, obj: ProgramObject, node) -> Iterator:
         """The values of one of the program's objects, through its own iterator (which
-        answers only its table: gradviz.program.objects.arguments, .data)."""
-        it = obj.iterate(node)
+        answers only its table: gradviz.program.objects.arguments, .data), its Python
+        errors the program's as `_guarded` makes them (one generator, not two, to resume
+        at each value)."""
+        it = None
         while True:
             try:
-                yield it.next_value(node)
+                if it is None:
+                    it = obj.iterate(node)
+                item = it.next_value(node)
             except StopIteration:
                 return
+            except (RuntimeError, TypeError, ValueError) as exc:
+                raise self.state.error("runtime", f"{type(exc).__name__}: {exc}", node) from None
+            yield item
 
     def _rows(self, tensor: torch.Tensor, node) -> Iterator:
         if tensor.dim() == 0:
@@ -300,6 +306,15 @@ def oversized(value, max_items: int, max_depth: int = MAX_NESTING) -> str | None
         elif key in open_:
             return "big"  # it holds itself
         elif key not in done:
+            kind = type(v)
+            if (kind is list or kind is tuple) and LEAVES.issuperset(map(type, v)):
+                # no container inside: what its finished pass below comes to, at once
+                if max_depth < 1:
+                    return "deep"
+                if len(v) > max_items:
+                    return "big"
+                done[key] = (len(v), 1)
+                continue
             open_.add(key)
             stack.append((v, True))
             if not isinstance(v, range):
@@ -314,6 +329,8 @@ def _items(v) -> tuple | list:
 
 
 CONTAINERS = (list, tuple, dict, set, range)
+# The exact types of the items that are no container (a list of only these is read at once)
+LEAVES = frozenset({int, float, bool, str, type(None), torch.Tensor})
 
 
 def range_length(r: range) -> int:

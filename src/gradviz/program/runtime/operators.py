@@ -55,6 +55,7 @@ CMPOPS = {
 # The exact types of plain numbers, whose operators take the short way (a subclass, a numpy
 # scalar or a tensor goes the long way)
 NUMBERS = frozenset({int, float, bool})
+ADDITIVE = frozenset({"+", "-"})
 
 
 class Operators:
@@ -76,6 +77,9 @@ class Operators:
         self.strings = strings
         self.containers = containers
         self.arrays = library.arrays
+        # ints this far from 0 add and subtract within the cap on an integer's bits
+        bits = state.limits.max_int_bits
+        self.small = 2 ** (bits - 2) if bits >= 2 else 0
 
     def unary(self, op: ast.unaryop, operand, node):
         symbol, fn = UNARYOPS[type(op)]
@@ -195,6 +199,18 @@ class Operators:
         kind = type(left)
         other = type(right)
         if kind in NUMBERS and other in NUMBERS:  # what the checks below come to
+            small = self.small
+            if (kind is float and other is float) or (
+                kind is int
+                and other is int
+                and symbol in ADDITIVE
+                and -small < left < small
+                and -small < right < small
+            ):  # `numbers` without its checks: none could refuse these
+                try:
+                    return fn(left, right)
+                except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+                    pass  # its error, as `numbers` words it
             return self.numbers(symbol, fn, left, right, node)
         if (kind in TENSOR_TYPES and (other in TENSOR_TYPES or other in NUMBERS)) or (
             kind in NUMBERS and other in TENSOR_TYPES
@@ -225,8 +241,16 @@ class Operators:
         return self.numbers(symbol, fn, left, right, node)
 
     def numbers(self, symbol: str, fn, left, right, node):
-        """An operator on two plain numbers, an integer result sized first."""
-        self.budget.check_number_op(symbol, left, right, node)
+        """An operator on two plain numbers, an integer result sized first (not where
+        Budget.check_number_op could not refuse it: a float operand, or a sum or difference
+        of two ints of fewer bits than the cap's)."""
+        kind, other = type(left), type(right)
+        if kind is float or other is float:
+            pass
+        elif not (kind is int and other is int and symbol in ADDITIVE) or not (
+            -self.small < left < self.small and -self.small < right < self.small
+        ):
+            self.budget.check_number_op(symbol, left, right, node)
         try:
             return fn(left, right)
         except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
