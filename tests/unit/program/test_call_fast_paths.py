@@ -341,3 +341,41 @@ def test_attribute_reads_give_what_python_gives(line, shown):
         assert trace.stdout
     else:  # torch's own error, explained at the line
         assert trace.error is not None and trace.error.line == 5
+
+
+# -- torch.tensor of a dataset's rows: the rows passed to the meta device as they are
+
+
+def test_plain_data_is_numbers_in_lists_and_tuples_only():
+    from gradviz.program.budgets.precheck import plain_data
+
+    row = [1, 2.5, True]
+    assert plain_data([row, (3, 4, 5), [[6]], []]) and plain_data((1, 2)) and plain_data([])
+    assert not plain_data(3) and not plain_data("abc") and not plain_data(torch.ones(2))
+    for inside in (torch.tensor(1.0), "a", None, {1: 2}, torch.float32):
+        assert not plain_data([row, [1, inside]])
+
+
+def test_a_list_of_rows_is_sized_without_rebuilding_it(monkeypatch):
+    """The same verdict as before (bytes, values), and no tree_map over the rows; a list
+    holding a tensor still takes it."""
+    from gradviz.program.budgets import precheck
+
+    mapped = []
+    tree_map = precheck.tree_map
+    monkeypatch.setattr(
+        precheck, "tree_map", lambda fn, value: mapped.append(value) or tree_map(fn, value)
+    )
+    rows = "X = []\nfor i in range(500):\n    X.append([i % 7, 1.5, 2])\n"
+    trace = run_program(HEADER + rows + "T = torch.tensor(X)\nprint(T.shape, T.dtype)\n")
+    assert trace.error is None and trace.stdout == ["torch.Size([500, 3]) torch.float32"]
+    assert trace.stats.bytes >= 500 * 3 * 4
+
+    def holds(value, length):
+        inside = value if isinstance(value, tuple) else (value,)
+        return any(isinstance(v, list) and len(v) == length for v in inside)
+
+    assert not any(holds(v, 500) for v in mapped)
+    mixed = run_program(HEADER + "t = torch.tensor([torch.tensor(1.5), 2.0])\nprint(t)\n")
+    assert mixed.error is None and mixed.stdout == ["tensor([1.5000, 2.0000])"]
+    assert any(holds(v, 2) for v in mapped)
