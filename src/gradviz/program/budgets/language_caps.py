@@ -18,9 +18,7 @@ the limit.
 
 The interpreter's hottest paths (gradviz.program.interpreter: each expression and statement)
 count a step inline, as `step` does (`steps` up by one, refused by `too_many_steps` past
-`max_steps`), and read the clock against `deadline` themselves, refused by `clock`; a
-statement's loop passes are counted inline as `loop_pass` does (refused by
-`too_many_passes`), and the items a list grows by as `items` does, its refusals left to it.
+`max_steps`), and read the clock against `deadline` themselves, refused by `clock`.
 """
 
 from __future__ import annotations
@@ -125,7 +123,7 @@ class Quotas:
     def items(self, length: int, node, what: str = "list", made: int | None = None) -> None:
         """A list, tuple or dict of `length` items is about to be made (or grown to it),
         adding `made` items (all of them unless said)."""
-        if length > self.limits.max_container_length:
+        if length > self.max_items:
             raise self.state.error(
                 "limit",
                 f"this would make a {what} of {length:,} items; the limit is "
@@ -133,7 +131,7 @@ class Quotas:
                 node,
             )
         self.total_items += length if made is None else made
-        if self.total_items > self.limits.max_total_items:
+        if self.total_items > self.max_total_items:
             raise self.state.error(
                 "limit",
                 f"this program would make more than {self.limits.max_total_items:,} list, "

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from time import perf_counter
 
 from gradviz.program.budgets.language_caps import Quotas
 from gradviz.program.interpreter.expressions import Evaluator
@@ -178,7 +177,12 @@ class Control:
     def _passes(self, stmt: ast.For | ast.While, items, target, length: int | None) -> bool:
         """Run the loop's body once per item (`length`: how many, when known first); False
         if it ended with `break`."""
-        loops, quotas, body, run_block = self.state.loops, self.quotas, stmt.body, self.run_block
+        loops, loop_pass, body, run_block = (
+            self.state.loops,
+            self.quotas.loop_pass,
+            stmt.body,
+            self.run_block,
+        )
         loops.append(0)
         passes = self.quiet.loop(stmt, length)
         begin = passes.begin
@@ -187,14 +191,7 @@ class Control:
         bind, assign = self.bind, self.assign
         try:
             for number, item in enumerate(items):
-                quotas.passes += 1  # Quotas.loop_pass, inline
-                if quotas.passes > quotas.max_passes:
-                    raise quotas.too_many_passes(stmt)
-                quotas.steps += 1
-                if quotas.steps > quotas.max_steps:
-                    raise quotas.too_many_steps(stmt)
-                if perf_counter() > quotas.deadline:
-                    quotas.clock(stmt)
+                loop_pass(stmt)
                 loops[-1] = number
                 begin(number)
                 if name is not None:

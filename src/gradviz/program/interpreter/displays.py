@@ -62,11 +62,7 @@ class Displays:
             if type(item) not in PLAIN_ITEMS and not (tuple_ and is_type(item)):  # (int, float)
                 held(state, item, e, f"a {kind}")
             items.append(item)
-        quotas, length = self.quotas, len(items)
-        if length <= quotas.max_items and quotas.total_items + length <= quotas.max_total_items:
-            quotas.total_items += length  # Quotas.items, inline where it cannot refuse
-        else:
-            quotas.items(length, node, kind)
+        self.quotas.items(len(items), node, kind)
         return tuple(items) if tuple_ else items
 
     def dict_display(self, node: ast.Dict):

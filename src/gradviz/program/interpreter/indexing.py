@@ -121,11 +121,7 @@ class Indexing:
         except (IndexError, TypeError) as exc:
             raise runtime_error(self.state, exc, node, "indexing") from None
         if type(index) is slice and isinstance(item, list | tuple):
-            quotas, length = self.quotas, len(item)
-            if length <= quotas.max_items and quotas.total_items + length <= quotas.max_total_items:
-                quotas.total_items += length  # Quotas.items, inline where it cannot refuse
-            else:
-                quotas.items(length, node, type(item).__name__)
+            self.quotas.items(len(item), node, type(item).__name__)
         return item
 
     def eval_index(self, node: ast.AST):

@@ -151,11 +151,7 @@ class Containers:
         if isinstance(left, str):
             self.quotas.chars(len(left) + len(right), node)
             return left + right
-        quotas, length = self.quotas, len(left) + len(right)
-        if length <= quotas.max_items and quotas.total_items + length <= quotas.max_total_items:
-            quotas.total_items += length  # Quotas.items, inline where it cannot refuse
-        else:
-            quotas.items(length, node, type(left).__name__)
+        self.quotas.items(len(left) + len(right), node, type(left).__name__)
         return left + right
 
     def repeat(self, left, right, node):
@@ -400,11 +396,8 @@ class Containers:
 
 def append(state: RunState, quotas: Quotas, owner: list, value, node) -> None:
     """`owner.append(value)`: what Containers' list methods do for it, without the
-    look-ups (a plain item needs no `held`; Quotas.items, inline, where it cannot refuse)."""
+    look-ups (a plain item needs no `held`)."""
     if type(value) not in PLAIN_ITEMS:
         held(state, value, node, "a list")
-    if len(owner) < quotas.max_items and quotas.total_items < quotas.max_total_items:
-        quotas.total_items += 1
-    else:  # the cap's own test and message
-        quotas.items(len(owner) + 1, node, "list", made=1)
+    quotas.items(len(owner) + 1, node, "list", made=1)
     owner.append(value)

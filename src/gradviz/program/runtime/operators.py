@@ -241,16 +241,9 @@ class Operators:
         return self.numbers(symbol, fn, left, right, node)
 
     def numbers(self, symbol: str, fn, left, right, node):
-        """An operator on two plain numbers, an integer result sized first (not where
-        Budget.check_number_op could not refuse it: a float operand, or a sum or difference
-        of two ints of fewer bits than the cap's)."""
-        kind, other = type(left), type(right)
-        if kind is float or other is float:
-            pass
-        elif not (kind is int and other is int and symbol in ADDITIVE) or not (
-            -self.small < left < self.small and -self.small < right < self.small
-        ):
-            self.budget.check_number_op(symbol, left, right, node)
+        """An operator on two plain numbers, an integer result sized first (`binop` takes
+        the ones Budget.check_number_op could not refuse without it)."""
+        self.budget.check_number_op(symbol, left, right, node)
         try:
             return fn(left, right)
         except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
