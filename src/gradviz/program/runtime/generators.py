@@ -85,19 +85,12 @@ class ProgramGenerator(ProgramObject):
         state.scope = self.scope
         state.loops.extend(self.loops)
         self.running = self.started = True
-        ended = False
         try:
             if self.around is contextlib.nullcontext:  # no grad mode of its own: nothing
-                try:
-                    value = next(self.steps)
-                except StopIteration as end:
-                    ended, self.returned = True, end.value
+                value, ended = self._resume()
             else:
                 with self.around():
-                    try:
-                        value = next(self.steps)
-                    except StopIteration as end:
-                        ended, self.returned = True, end.value
+                    value, ended = self._resume()
         except BaseException:
             self.finished = True
             raise
@@ -111,6 +104,15 @@ class ProgramGenerator(ProgramObject):
             self.finished = True
             raise StopIteration
         return value
+
+    def _resume(self) -> tuple[object, bool]:
+        """(the body's next value, False), or (None, True) once it has returned (its value
+        kept for `yield from`)."""
+        try:
+            return next(self.steps), False
+        except StopIteration as end:
+            self.returned = end.value
+            return None, True
 
     def delegate(self, node) -> Iterator:
         """`yield from` it, in another generator's body: its values, then its `return`'s
