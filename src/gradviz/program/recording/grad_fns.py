@@ -18,6 +18,7 @@ import ast
 
 import torch
 
+from gradviz.graph.record import accumulates
 from gradviz.program.syntax.grammar import SAVED_VIEWS
 
 FIRST_ADDRESS = 0x7F0000000000  # the address the first node a run reads prints with
@@ -114,23 +115,8 @@ def saved_value(state, ref: GradFnRef, name: str, node: ast.AST):
 PLAIN = (torch.Tensor, bool, int, float, str, type(None), torch.Size)
 
 
-_NO_LEAF: dict[type, bool] = {}  # by an autograd node's type: True when it never has one
-
-
 def leaf_of(fn):
     """The leaf tensor an AccumulateGrad node adds gradients to (its `.variable`), or None
-    for any other node. Asked once per type of node of torch's own (getattr on one that has
-    no `.variable` raises and catches an AttributeError); a node of Python's own (it has a
-    `__dict__`) is asked each time."""
-    kind = type(fn)
-    if _NO_LEAF.get(kind):
-        return None
-    leaf = getattr(fn, "variable", _ABSENT)
-    if leaf is _ABSENT:
-        if not hasattr(fn, "__dict__") and len(_NO_LEAF) < 4096:
-            _NO_LEAF[kind] = True
-        return None
-    return leaf
-
-
-_ABSENT = object()
+    for any other node (told by gradviz.graph.record.accumulates, once per type of node of
+    torch's own)."""
+    return fn.variable if accumulates(fn) else None
