@@ -385,18 +385,18 @@ PLAIN_READS = frozenset({"data", "grad", "shape", "dtype", "requires_grad", "is_
 # Arguments that need neither for_torch (no program array in them) nor refuse_objects (no
 # layer, optimizer or loader): exact tensors and parameters (a lazy layer's parameter is a
 # type of its own), plain numbers, strings, dtypes.
-PLAIN_ARGUMENTS = NEVER_UNSIZED | {torch.nn.Parameter}
+TORCH_PLAIN_ARGUMENTS = NEVER_UNSIZED | {torch.nn.Parameter}
 
 
 def plain_arguments(args: tuple, kwargs: dict) -> bool:
-    """Whether every argument's type is one of PLAIN_ARGUMENTS (a tuple, a list, anything
+    """Whether every argument's type is one of TORCH_PLAIN_ARGUMENTS (a tuple, a list, anything
     else takes the checks)."""
     for v in args:
-        if type(v) not in PLAIN_ARGUMENTS:
+        if type(v) not in TORCH_PLAIN_ARGUMENTS:
             return False
     if kwargs:
         for v in kwargs.values():
-            if type(v) not in PLAIN_ARGUMENTS:
+            if type(v) not in TORCH_PLAIN_ARGUMENTS:
                 return False
     return True
 
